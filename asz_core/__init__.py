@@ -1,0 +1,19 @@
+"""asz: keep what AI coding agents actually did, as verifiable Session Data.
+
+``asz_core`` is the host: the hook specifications, the plugin manager, configuration, the pass
+context, the Session Data library, the storage root and cursors, verify, view and the CLI.
+Adapters reach it only through entry points (``asz.adapters``), exactly as third-party ones do.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+from asz_core.plugin import hookimpl
+
+__all__ = ["__version__", "hookimpl"]
+
+try:
+    __version__ = version("asz")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0.0.0"

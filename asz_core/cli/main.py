@@ -1,0 +1,56 @@
+"""``asz-pipeline``: parse the command line, run the subcommand, turn failures into exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from asz_core import __version__
+from asz_core.cli import commands
+from asz_core.cli.app import EXIT_CONFIG, EXIT_REFUSED, App
+from asz_core.config import ConfigError
+from asz_core.pipeline import PassRefused
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser(app: App) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="asz-pipeline",
+        description="Collect AI coding agents' sessions into a storage root of Session Data.")
+    parser.add_argument("--version", action="version", version=f"asz {__version__}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", metavar="FILE",
+                        help="asz.yaml to use (else $ASZ_CONFIG, ./asz.yaml, the user config dir)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    commands.add_all(sub, common)
+    app.host.add_commands(sub)
+    for action in sub.choices.values():  # plugin commands take --config too
+        if not any("--config" in a.option_strings for a in action._actions):
+            action.add_argument("--config", metavar="FILE", help="asz.yaml to use")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
+    app = app or App()
+    parser = build_parser(app)
+    args = parser.parse_args(argv)
+    app.config_path = args.config
+    try:
+        return int(args.func(args, app))
+    except ConfigError as exc:
+        print("asz: the configuration cannot be used:", file=app.err)
+        for problem in exc.problems:
+            print(f"  {problem}", file=app.err)
+        return EXIT_CONFIG
+    except PassRefused as exc:
+        print(f"asz: {exc}", file=app.err)
+        return EXIT_REFUSED
+    except KeyboardInterrupt:
+        print("asz: interrupted; what landed is complete, the rest lands next pass", file=app.err)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,23 @@
+"""Collectors: the shared mechanism by which adapters read sources into landed files.
+
+An adapter says what its sources are and how a line reads in its dialect; the collectors apply
+the cursor rules (DESIGN.md, "The storage root"), cut files by written size, land them and move
+the cursors — the same way for every runtime.
+"""
+
+from __future__ import annotations
+
+from asz_core.collect.append import AppendSource, collect_append
+from asz_core.collect.snapshot import SnapshotSource, collect_snapshot
+from asz_core.collect.source import NOT_JSON, LineDialect, SourceLine, line_sha
+
+__all__ = [
+    "NOT_JSON",
+    "AppendSource",
+    "LineDialect",
+    "SnapshotSource",
+    "SourceLine",
+    "collect_append",
+    "collect_snapshot",
+    "line_sha",
+]

@@ -1,0 +1,286 @@
+"""Collecting a source that only grows by whole lines (a transcript, a journal, an event log).
+
+Each pass, per source (DESIGN.md, "Append cursor"):
+
+* the file is gone → the cursor says ``source_gone``; what landed stays;
+* it is shorter than the cursor's offset → ``conflict`` (truncated);
+* same size, same inode → nothing to read (mtime is never trusted);
+* the ≤ 1 MiB before the offset no longer hashes to ``tail_sha256`` → ``conflict`` (rewritten).
+  A new inode alone is not a conflict: the tail decides;
+* otherwise the lines after the offset land, in files that end before a record that would take
+  them past ``max_delta_bytes`` (as written). An unterminated last line is a write in progress and
+  waits. A single record too large for a file lands alone, reduced. At most
+  :data:`~asz_core.context.MAX_WINDOWS` files land per source per pass; the rest is pending.
+
+A conflict is sticky: nothing more lands from the source, and every pass counts it, until the
+landed bytes are back. The cursor moves only after the file it covers has landed; a cursor that
+lags (a crash between the two) is brought forward from the landed files before reading, so no
+line lands twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from asz_core.collect.source import LineDialect, SourceLine, line_sha
+from asz_core.context import MAX_WINDOWS, AdapterContext
+from asz_core.root.cursors import ACTIVE, CONFLICT, SOURCE_GONE, AppendCursor
+from asz_core.root.landing import LandingFile
+from asz_core.root.layout import KIND_PREFIX, parse_file_name
+from asz_core.root.storage import SessionHandle
+from asz_core.sessiondata.errors import SessionDataError
+from asz_core.sessiondata.model import Header, Record
+from asz_core.sessiondata.reader import open_file
+from asz_core.sessiondata.reduce import reduce_to_fit
+from asz_core.sessiondata.times import format_instant
+from asz_core.sessiondata.writer import encode_record
+
+__all__ = ["TAIL_BYTES", "AppendSource", "collect_append", "cursor_path"]
+
+#: How much of the source before the offset the tail digest covers.
+TAIL_BYTES = 1 << 20
+#: Room a closing line takes (``{"t":"end","records":N,"digest":<64 hex>}`` and a newline).
+CLOSING_ROOM = 128
+
+
+@dataclass
+class AppendSource:
+    """One append-only source of a session, and where its files land."""
+
+    path: Path           #: the source file
+    src: str             #: relative to the adapter's source root, forward slashes
+    subdir: str          #: under the session: ``streams/<stream>`` or ``runs/<run>``
+    kind: str            #: ``transcript``, ``journal``, ...
+    dialect: LineDialect
+    stream: str | None = None
+    batch: str | None = None
+
+    def header(self, adapter: str) -> Header:
+        return Header(kind=self.kind, session="", src=self.src, dialect=self.dialect.name,
+                      adapter=adapter, stream=self.stream, batch=self.batch)
+
+
+def cursor_path(session: SessionHandle, subdir: str, kind: str) -> Path:
+    return session.dir / subdir / f"{KIND_PREFIX.get(kind, kind)}.cursor"
+
+
+def _tail_digest(f: BinaryIO, offset: int) -> str:
+    start = max(0, offset - TAIL_BYTES)
+    f.seek(start)
+    return hashlib.sha256(f.read(offset - start)).hexdigest()
+
+
+class _Tail:
+    """The last ≥ 1 MiB of lines read, so a cursor's tail digest needs no second read."""
+
+    def __init__(self, seed: bytes) -> None:
+        self._chunks: deque[bytes] = deque([seed] if seed else [])
+        self._size = len(seed)
+
+    def add(self, chunk: bytes) -> None:
+        self._chunks.append(chunk)
+        self._size += len(chunk)
+        while self._chunks and self._size - len(self._chunks[0]) >= TAIL_BYTES:
+            self._size -= len(self._chunks.popleft())
+
+    def digest(self) -> str:
+        data = b"".join(self._chunks)
+        return hashlib.sha256(data[-TAIL_BYTES:]).hexdigest()
+
+
+def collect_append(ctx: AdapterContext, session: SessionHandle, source: AppendSource) -> None:
+    """Land what is new in ``source`` into ``session``, by the append-cursor rules."""
+    counters = ctx.counters
+    path = cursor_path(session, source.subdir, source.kind)
+    cursor = AppendCursor.load(path)
+    try:
+        st = os.lstat(source.path)
+    except FileNotFoundError:
+        if cursor is not None and cursor.state != SOURCE_GONE:
+            cursor.state = SOURCE_GONE
+            _save(ctx, cursor, path)
+        if cursor is not None:
+            counters.gone += 1
+        return
+    if not stat.S_ISREG(st.st_mode):
+        counters.unreadable += 1
+        ctx.warn(f"{source.path} is not a regular file (a symlink or device?); it is not read")
+        return
+    counters.sources += 1
+    if cursor is None:
+        cursor = AppendCursor(source=source.src)
+    if cursor.state == ACTIVE and st.st_size == cursor.offset and (st.st_dev, st.st_ino) == (cursor.dev, cursor.ino):
+        return  # nothing new, and the cheapest pass is a stat
+    try:
+        f = open(source.path, "rb")  # noqa: SIM115 - closed below, on every path
+    except OSError as exc:
+        counters.unreadable += 1
+        ctx.warn(f"cannot open {source.path}: {exc.strerror or exc}")
+        return
+    with f:
+        st = os.fstat(f.fileno())
+        cursor = _reconcile(session, source, cursor, f, st.st_size)
+        if cursor is None:
+            counters.conflicts += 1
+            ctx.warn(f"{source.path}: the bytes of its last landed record changed; nothing more "
+                     f"lands from it until they are back")
+            return
+        verdict = _check(cursor, f, st.st_size)
+        if verdict is not None:
+            if cursor.state != CONFLICT:
+                cursor.state = CONFLICT
+                _save(ctx, cursor, path)
+            counters.conflicts += 1
+            ctx.warn(f"{source.path}: {verdict}; nothing more lands from it until its landed "
+                     f"bytes are back")
+            return
+        changed = cursor.state != ACTIVE or (cursor.dev, cursor.ino) != (st.st_dev, st.st_ino)
+        cursor.state, cursor.dev, cursor.ino = ACTIVE, st.st_dev, st.st_ino
+        landed_any = _land_windows(ctx, session, source, cursor, path, f)
+        if changed and not landed_any and cursor.offset:
+            _save(ctx, cursor, path)  # a new inode with the same bytes, or a conflict cleared
+
+
+def _check(cursor: AppendCursor, f: BinaryIO, size: int) -> str | None:
+    """Why the source no longer holds what landed, or ``None`` when it does."""
+    if size < cursor.offset:
+        return f"it is shorter ({size} bytes) than what landed ({cursor.offset} bytes): truncated"
+    if cursor.offset and _tail_digest(f, cursor.offset) != cursor.tail_sha256:
+        return "the bytes before its cursor changed: rewritten in place"
+    return None
+
+
+def _reconcile(session: SessionHandle, source: AppendSource, cursor: AppendCursor,
+               f: BinaryIO, size: int) -> AppendCursor | None:
+    """Bring a lagging cursor forward from files that landed after it (a crash between landing
+    and the cursor write). ``None`` if the source no longer holds the landed record."""
+    newest = _newest_after(session.dir / source.subdir, source.kind, cursor.last_seq)
+    if newest is None:
+        return cursor
+    seq, landed = newest
+    last: Record | None = None
+    try:
+        with open_file(landed) as reader:
+            if reader.header.get("src") != source.src:
+                return cursor
+            for record in reader:
+                last = record
+    except SessionDataError:
+        return cursor  # not ours to trust; verify reports it
+    if last is None:
+        return cursor
+    end = last.off + last.bytes
+    if end + 1 > size:
+        return None
+    f.seek(last.off)
+    if line_sha(f.read(last.bytes)) != (last.sha or "")[:12]:
+        return None
+    cursor.offset, cursor.ord, cursor.last_seq = end + 1, last.ord, seq
+    cursor.last_uuid = last.id or ""
+    cursor.tail_sha256 = _tail_digest(f, cursor.offset)
+    return cursor
+
+
+def _newest_after(directory: Path, kind: str, after_seq: int) -> tuple[int, Path] | None:
+    try:
+        names = os.listdir(directory)
+    except FileNotFoundError:
+        return None
+    best: tuple[int, Path] | None = None
+    for name in names:
+        parsed = parse_file_name(name)
+        if (parsed and not parsed.skeleton and parsed.kind == kind and parsed.seq > after_seq
+                and (best is None or parsed.seq > best[0])):
+            best = (parsed.seq, directory / name)
+    return best
+
+
+_Item = tuple[Record, bytes, bytes]
+
+
+def _lines(f: BinaryIO, cursor: AppendCursor, dialect: LineDialect) -> Iterator[_Item]:
+    """``(record, encoded line, source chunk)`` for each complete line after the cursor."""
+    f.seek(cursor.offset)
+    ordinal, offset = cursor.ord, cursor.offset
+    while True:
+        chunk = f.readline()
+        if not chunk.endswith(b"\n"):
+            return  # end of file, or a line still being written: it waits
+        raw = chunk[:-1]
+        ordinal += 1
+        line = SourceLine(raw, ordinal, offset)
+        record = dialect.convert(line) if line.is_json else line.unknown_record()
+        record.ord, record.off, record.bytes, record.sha = ordinal, offset, len(raw), line_sha(raw)
+        offset += len(chunk)
+        yield record, encode_record(record), chunk
+
+
+def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSource,
+                  cursor: AppendCursor, path: Path, f: BinaryIO) -> bool:
+    """Land the new lines in files of at most ``max_delta_bytes``; True if any landed."""
+    limit = ctx.max_delta_bytes
+    seed_start = max(0, cursor.offset - TAIL_BYTES)
+    f.seek(seed_start)
+    tail = _Tail(f.read(cursor.offset - seed_start))
+    lines = _lines(f, cursor, source.dialect)
+    pending = next(lines, None)
+    windows = 0
+    while pending is not None:
+        if windows == MAX_WINDOWS:
+            ctx.counters.pending += 1
+            break
+        landing = session.begin(source.subdir, source.header(ctx.adapter_id))
+        try:
+            pending, last_id = _fill(landing, pending, lines, tail, limit)
+            landed = session.commit(landing)
+        except BaseException:
+            landing.abort()
+            raise
+        windows += 1
+        cursor.offset = landed.summary.last_off + landed.summary.last_bytes + 1
+        cursor.ord = landed.summary.last_ord
+        cursor.last_seq = landed.seq
+        cursor.last_uuid = last_id
+        cursor.tail_sha256 = tail.digest()
+        cursor.size = max(cursor.size, cursor.offset)
+        cursor.mtime = os.fstat(f.fileno()).st_mtime_ns
+        _save(ctx, cursor, path)
+    return windows > 0
+
+
+def _fill(landing: LandingFile, first: _Item, lines: Iterator[_Item], tail: _Tail,
+          limit: int) -> tuple[_Item | None, str]:
+    """Write records into ``landing`` until the next would not fit.
+
+    Returns that next item (``None`` at the end) and the id of the last record written.
+    """
+    record, encoded, chunk = first
+    room = limit - landing.writer.size - CLOSING_ROOM
+    if len(encoded) + 1 > room:
+        record, encoded = reduce_to_fit(record, room - 1)  # alone in its file, made to fit
+        landing.write(record, encoded)
+        tail.add(chunk)
+        return next(lines, None), record.id or ""
+    while True:
+        landing.write(record, encoded)
+        tail.add(chunk)
+        following = next(lines, None)
+        if following is None:
+            return None, record.id or ""
+        if landing.writer.size + len(following[1]) + 1 + CLOSING_ROOM > limit:
+            return following, record.id or ""
+        record, encoded, chunk = following
+
+
+def _save(ctx: AdapterContext, cursor: AppendCursor, path: Path) -> None:
+    if ctx.dry_run:
+        return
+    cursor.updated_at = format_instant(ctx.now_ns())
+    cursor.save(path)

@@ -1,0 +1,74 @@
+"""What a collector hands a dialect: one source line, parsed once, with its exact bytes.
+
+A dialect turns a :class:`SourceLine` into a :class:`~asz_core.sessiondata.model.Record`. It
+reads values from ``line.json`` and puts the source's own JSON into parts with
+:meth:`SourceLine.data_at`, which returns the bytes the source wrote (compacted) and never a
+re-encoding that could differ from them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Protocol
+
+from asz_core.sessiondata.jsonbytes import JSONLine, NotJSON
+from asz_core.sessiondata.model import Part, RawJSON, Record
+
+__all__ = ["LineDialect", "SourceLine", "line_sha"]
+
+#: the reason an unknown part gives for a line that is not JSON
+NOT_JSON = "the record is not valid JSON"
+
+
+def line_sha(raw: bytes) -> str:
+    """A record's ``sha``: the first 12 hex digits of the SHA-256 of its source bytes."""
+    return hashlib.sha256(raw).hexdigest()[:12]
+
+
+class SourceLine:
+    """One line of a source (without its newline), its place, and its parse."""
+
+    __slots__ = ("_error", "_json", "off", "ord", "raw")
+
+    def __init__(self, raw: bytes, ord: int = 1, off: int = 0) -> None:
+        self.raw = raw
+        self.ord = ord
+        self.off = off
+        self._json: JSONLine | None = None
+        self._error: str | None = None
+        try:
+            self._json = JSONLine(raw)
+        except NotJSON as exc:
+            self._error = str(exc)
+
+    @property
+    def is_json(self) -> bool:
+        return self._json is not None
+
+    @property
+    def value(self) -> Any:
+        """The parsed line (``None`` when it is not JSON; check :attr:`is_json`)."""
+        return self._json.value if self._json is not None else None
+
+    @property
+    def error(self) -> str | None:
+        """Why the line is not JSON, when it is not."""
+        return self._error
+
+    def data_at(self, *path: str | int) -> RawJSON:
+        """The source's own bytes of the value at ``path`` (the whole line with no path)."""
+        if self._json is None:
+            raise ValueError(f"line {self.ord} is not JSON")
+        return RawJSON(self._json.raw_at(*path))
+
+    def unknown_record(self, reason: str = NOT_JSON) -> Record:
+        """The record a dialect lands for a line it cannot read: its bytes, kept whole."""
+        return Record(parts=[Part.unknown(self.raw, reason)])
+
+
+class LineDialect(Protocol):
+    """Converts one line of a source into one record. ``name`` is e.g. ``claude-code/1``."""
+
+    name: str
+
+    def convert(self, line: SourceLine) -> Record: ...

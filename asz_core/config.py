@@ -1,0 +1,339 @@
+"""Configuration: find ``asz.yaml``, merge it over the built-in defaults, validate it whole.
+
+The first file found among ``--config``, ``$ASZ_CONFIG``, ``./asz.yaml`` and the user config
+directory (``$XDG_CONFIG_HOME/asz/asz.yaml``, else ``~/.config/asz/asz.yaml``) is merged over the
+built-in defaults (the packaged ``asz.yaml``, which the repository root shows): mappings merge
+key by key, and a file that lists ``adapters`` replaces the default list. ``$ASZ_ROOT``
+overrides ``storage.root``. Relative paths in a file are relative to that file's directory.
+
+Everything is validated with ``jsonschema`` before anything runs. Each error names the file, the
+line and the key path, found by walking the YAML node tree, and says what was expected.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from asz_core.host import AdapterNotAvailable, PluginHost
+
+__all__ = ["AdapterEntry", "Config", "ConfigError", "load_config", "parse_duration"]
+
+_DEFAULTS_NAME = "asz.yaml"
+_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+
+COLLECTOR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "mode": {"enum": ["watch", "once"], "default": "watch"},
+        "interval": {"type": "string", "pattern": r"^(?=.)(\d+h)?(\d+m)?(\d+s)?$",
+                     "default": "10m"},
+        "max_delta_bytes": {"type": "integer", "minimum": 4096, "default": 2097152},
+    },
+    "default": {},
+}
+
+#: The options every adapter entry has; an adapter's own schema adds to these.
+ADAPTER_BASE_PROPERTIES: dict[str, Any] = {
+    "name": {"type": "string", "minLength": 1},
+    "enabled": {"type": "boolean", "default": True},
+    "source_root": {"type": "string", "default": ""},
+    "include": {"type": "array", "items": {"type": "string", "minLength": 1}, "default": []},
+    "exclude": {"type": "array", "items": {"type": "string", "minLength": 1},
+                "default": ["/private/tmp/**"]},
+    "collector": COLLECTOR_SCHEMA,
+}
+
+CORE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "storage": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"root": {"type": "string", "minLength": 1, "default": "./data"}},
+            "default": {},
+        },
+        "view": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "hide": {"type": "array", "uniqueItems": True,
+                         "items": {"enum": ["system_prompt", "tool_schemas"]}, "default": []},
+            },
+            "default": {},
+        },
+        "adapters": {
+            "type": "array",
+            "items": {"type": "object", "required": ["name"],
+                      "properties": {"name": ADAPTER_BASE_PROPERTIES["name"]}},
+            "default": [],
+        },
+    },
+}
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; ``problems`` lists each problem, one per line."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a duration such as ``10m``, ``1h30m`` or ``45s``."""
+    m = _DURATION.match(text)
+    if not text or m is None:
+        raise ValueError(f"{text!r} is not a duration such as 10m, 1h30m or 45s")
+    hours, minutes, seconds = (int(g) if g else 0 for g in m.groups())
+    return hours * 3600 + minutes * 60 + seconds
+
+
+@dataclass
+class AdapterEntry:
+    """One adapter as ``asz.yaml`` lists it, validated, with defaults filled in."""
+
+    name: str
+    enabled: bool
+    options: dict[str, Any]
+
+
+@dataclass
+class Config:
+    """The effective configuration."""
+
+    source: str  #: the file it came from, or "built-in defaults"
+    data: dict[str, Any]
+    adapters: list[AdapterEntry] = field(default_factory=list)
+
+    @property
+    def root(self) -> Path:
+        return Path(self.data["storage"]["root"])
+
+    def section(self, dotted: str) -> dict[str, Any]:
+        """A plugin's section, such as ``export.otlp`` (empty when absent)."""
+        node: Any = self.data
+        for key in dotted.split("."):
+            node = node.get(key, {}) if isinstance(node, dict) else {}
+        return node if isinstance(node, dict) else {}
+
+
+# ---- finding and reading -------------------------------------------------------------------
+
+
+def _user_config() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "asz" / "asz.yaml"
+
+
+def find_config(explicit: str | None) -> Path | None:
+    """The file to load, by the documented order; ``None`` means built-in defaults only."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get("ASZ_CONFIG")
+    if env:
+        return Path(env)
+    for candidate in (Path("asz.yaml"), _user_config()):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+@dataclass
+class _Document:
+    """A YAML document: its values, its node tree (for line numbers) and its name."""
+
+    name: str
+    data: Any
+    node: yaml.Node | None
+
+    def line_of(self, path: tuple[Any, ...], *, key: bool = False) -> int | None:
+        """1-based line of the value at ``path`` (or of its key), the nearest known ancestor's
+        when the path goes where the document does not."""
+        node = self.node
+        line = node.start_mark.line + 1 if node is not None else None
+        for step in path:
+            found = None
+            if isinstance(node, yaml.MappingNode):
+                for k, v in node.value:
+                    if k.value == step:
+                        found = (k, v)
+            elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
+                found = (node.value[step], node.value[step])
+            if found is None:
+                return line
+            key_node, node = found
+            line = (key_node if key else node).start_mark.line + 1
+        return line
+
+
+def _read_yaml(path: Path, name: str) -> _Document:
+    try:
+        text = path.read_text("utf-8")
+    except OSError as exc:
+        raise ConfigError([f"{name}: cannot read: {exc.strerror or exc}"]) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError([f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})"]) from None
+    try:
+        loader = yaml.SafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            data = loader.construct_document(node) if node is not None else {}
+        finally:
+            loader.dispose()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{name}:{mark.line + 1}:{mark.column + 1}" if mark else name
+        raise ConfigError([f"{where}: YAML syntax: {exc.problem or exc}"]) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError([f"{name}: YAML: {exc}"]) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError([f"{name}:1: the file must be a mapping of sections (storage, adapters, ...)"])
+    return _Document(name, data, node)
+
+
+def _defaults_document() -> _Document:
+    resource = files("asz_core").joinpath("defaults", _DEFAULTS_NAME)
+    return _read_yaml(Path(str(resource)), "built-in defaults (asz_core/defaults/asz.yaml)")
+
+
+def _merge(base: Any, override: Any) -> Any:
+    if isinstance(base, dict) and isinstance(override, dict):
+        out = dict(base)
+        for key, value in override.items():
+            out[key] = value if key == "adapters" else _merge(base.get(key), value)
+        return out
+    return copy.deepcopy(override)
+
+
+# ---- validating ----------------------------------------------------------------------------
+
+
+def _fill_defaults(schema: Mapping[str, Any], instance: Any) -> None:
+    """Set every ``default`` the schema gives for a key the instance leaves out."""
+    if not isinstance(instance, dict):
+        return
+    for key, sub in schema.get("properties", {}).items():
+        if key not in instance and "default" in sub:
+            instance[key] = copy.deepcopy(sub["default"])
+        if key in instance:
+            _fill_defaults(sub, instance[key])
+
+
+def _path_text(path: tuple[Any, ...]) -> str:
+    out = ""
+    for step in path:
+        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else str(step))
+    return out or "(top level)"
+
+
+def _problems(schema: dict[str, Any], instance: Any, doc: _Document,
+              prefix: tuple[Any, ...] = ()) -> Iterator[tuple[int, str]]:
+    validator = jsonschema.Draft202012Validator(schema)
+    for error in validator.iter_errors(instance):
+        path = prefix + tuple(error.absolute_path)
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            allowed = set(error.schema.get("properties", {}))
+            for extra in sorted(k for k in error.instance if k not in allowed):
+                line = doc.line_of((*path, extra), key=True) or 0
+                known = ", ".join(sorted(allowed)) or "none"
+                yield line, (f"{doc.name}:{line}: {_path_text((*path, extra))}: unknown key "
+                             f"(known keys here: {known})")
+            continue
+        line = doc.line_of(path) or 0
+        yield line, f"{doc.name}:{line}: {_path_text(path)}: {error.message}"
+
+
+def _with_sections(sections: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """The core schema with the plugins' sections (``export.otlp``) added where they go."""
+    schema = copy.deepcopy(CORE_SCHEMA)
+    for dotted, section in sections.items():
+        node = schema
+        keys = dotted.split(".")
+        for key in keys[:-1]:
+            props = node.setdefault("properties", {})
+            node = props.setdefault(key, {"type": "object", "additionalProperties": False,
+                                          "properties": {}, "default": {}})
+        node.setdefault("properties", {})[keys[-1]] = {"default": {}, **section}
+    return schema
+
+
+def adapter_entry_schema(host: PluginHost, name: str) -> dict[str, Any]:
+    own = host.options_schema(name)
+    return {"type": "object", "additionalProperties": False, "required": ["name"],
+            "properties": {**ADAPTER_BASE_PROPERTIES, **own}}
+
+
+def load_config(host: PluginHost, explicit: str | None = None) -> Config:
+    """Find, merge, fill and validate the configuration; ``ConfigError`` lists every problem."""
+    defaults = _defaults_document()
+    path = find_config(explicit)
+    doc = _read_yaml(path, str(path)) if path is not None else defaults
+    base_dir = path.resolve().parent if path is not None else None
+    data = _merge(defaults.data, doc.data) if path is not None else copy.deepcopy(defaults.data)
+
+    problems: list[tuple[int, str]] = []
+    schema = _with_sections(host.config_sections())
+    problems.extend(_problems(schema, doc.data, doc))
+    if problems:
+        raise ConfigError([p for _, p in sorted(problems)])
+    _fill_defaults(schema, data)
+
+    adapters: list[AdapterEntry] = []
+    adapters_from = doc if "adapters" in doc.data else defaults
+    seen: set[str] = set()
+    for index, raw in enumerate(data.get("adapters") or []):
+        entry_path = ("adapters", index)
+        name = raw["name"]
+        if name in seen:
+            line = adapters_from.line_of((*entry_path, "name")) or 0
+            problems.append((line, f"{adapters_from.name}:{line}: adapters[{index}].name: "
+                                   f"{name!r} is listed twice"))
+            continue
+        seen.add(name)
+        try:
+            host.adapter(name)
+        except AdapterNotAvailable as exc:
+            line = adapters_from.line_of((*entry_path, "name")) or 0
+            problems.append((line, f"{adapters_from.name}:{line}: adapters[{index}].name: {exc}"))
+            continue
+        entry_schema = adapter_entry_schema(host, name)
+        found = list(_problems(entry_schema, raw, adapters_from, entry_path))
+        if found:
+            problems.extend(found)
+            continue
+        options = copy.deepcopy(raw)
+        _fill_defaults(entry_schema, options)
+        if options.get("source_root"):
+            options["source_root"] = _resolve(options["source_root"], base_dir
+                                              if adapters_from is doc else None)
+        adapters.append(AdapterEntry(name=name, enabled=options["enabled"], options=options))
+    if problems:
+        raise ConfigError([p for _, p in sorted(problems)])
+
+    root = os.environ.get("ASZ_ROOT") or data["storage"]["root"]
+    root_base = base_dir if (path is not None and "root" in doc.data.get("storage", {})
+                             and not os.environ.get("ASZ_ROOT")) else None
+    data["storage"]["root"] = _resolve(root, root_base)
+    return Config(source=str(path) if path is not None else defaults.name, data=data,
+                  adapters=adapters)
+
+
+def _resolve(value: str, base: Path | None) -> str:
+    expanded = Path(os.path.expanduser(value))
+    if not expanded.is_absolute():
+        expanded = (base or Path.cwd()) / expanded
+    return os.path.normpath(expanded)

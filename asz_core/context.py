@@ -1,0 +1,227 @@
+"""The pass context every adapter and plugin of one pass shares, and each adapter's view of it.
+
+:class:`PassContext` holds what is common to the pass: the root, the clock, dry-run, the
+reporter, every adapter's counters and what each landed. :class:`AdapterContext` is what one
+adapter's hooks receive: its own options and counters, its session filter, and the way to open
+a session for landing so that what it lands is counted and announced.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Protocol
+
+from asz_core.filters import SessionFilter
+from asz_core.root.landing import LandedFile
+from asz_core.root.storage import SessionHandle, StorageRoot
+
+if TYPE_CHECKING:
+    from asz_core.host import PluginHost
+
+__all__ = [
+    "MAX_WINDOWS",
+    "AdapterContext",
+    "AdapterCounters",
+    "Clock",
+    "PassContext",
+    "PassError",
+    "PassSummary",
+    "Reporter",
+]
+
+#: At most this many files land from one source in one pass; the rest is counted pending.
+MAX_WINDOWS = 65
+
+Clock = Callable[[], int]
+"""Returns the time now in nanoseconds since the epoch (``time.time_ns`` unless injected)."""
+
+
+class Reporter(Protocol):
+    """Where a pass tells a person what is happening (the CLI prints; tests collect)."""
+
+    def warn(self, message: str) -> None: ...
+
+    def progress(self, adapter: str, done: int, total: int) -> None: ...
+
+
+class QuietReporter:
+    """A reporter that keeps warnings and shows nothing."""
+
+    def __init__(self) -> None:
+        self.warnings: list[str] = []
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+
+    def progress(self, adapter: str, done: int, total: int) -> None:
+        pass
+
+
+@dataclass
+class AdapterCounters:
+    """What one adapter found and did in one pass."""
+
+    found: int = 0        #: units discovered (sessions, body files, ...)
+    sessions: int = 0     #: sessions seen
+    sources: int = 0      #: source files seen
+    landed: int = 0       #: files landed
+    records: int = 0      #: records landed
+    bytes: int = 0        #: bytes landed, as written
+    gone: int = 0         #: sources found deleted since they landed
+    conflicts: int = 0    #: sources whose landed bytes changed (fails the pass)
+    busy: int = 0         #: sessions another writer held
+    pending: int = 0      #: sources with more to land than one pass takes (fails the pass)
+    errors: int = 0       #: failures (fails the pass)
+    waiting: int = 0      #: units that cannot be placed yet; tried again every pass
+    unreadable: int = 0   #: units that cannot be read
+
+    def add(self, other: AdapterCounters) -> None:
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+    def as_dict(self) -> dict[str, int]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class PassError:
+    """A failure inside a pass, with whose it was."""
+
+    adapter: str
+    message: str
+    session: str | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.adapter}" + (f" session {self.session}" if self.session else "")
+        return f"{where}: {self.message}"
+
+
+@dataclass
+class PassContext:
+    """One pass: shared by every adapter's hooks and every observer."""
+
+    root: StorageRoot
+    host: PluginHost
+    clock: Clock = time.time_ns
+    dry_run: bool = False
+    reporter: Reporter = field(default_factory=QuietReporter)
+    started_ns: int = 0
+    counters: dict[str, AdapterCounters] = field(default_factory=dict)
+    labels: dict[str, Mapping[str, str]] = field(default_factory=dict)
+    landed: list[tuple[str, LandedFile]] = field(default_factory=list)
+    errors: list[PassError] = field(default_factory=list)
+    #: what adapters leave for later ones in the same pass (e.g. an index they updated)
+    notes: dict[str, Any] = field(default_factory=dict)
+
+    def landed_by(self, adapter: str) -> list[LandedFile]:
+        """What ``adapter`` (run earlier in this pass) landed."""
+        return [f for name, f in self.landed if name == adapter]
+
+    def error(self, adapter: str, message: str, session: str | None = None) -> None:
+        self.errors.append(PassError(adapter, message, session))
+        self.counters.setdefault(adapter, AdapterCounters()).errors += 1
+
+    def file_landed(self, adapter: str, landed: LandedFile) -> None:
+        counters = self.counters.setdefault(adapter, AdapterCounters())
+        counters.landed += 1
+        counters.records += landed.summary.records
+        counters.bytes += landed.summary.bytes
+        self.landed.append((adapter, landed))
+        if not landed.dry_run:
+            self.host.file_landed(self, adapter, landed)
+
+
+@dataclass
+class AdapterContext:
+    """What one adapter's hooks receive in a pass."""
+
+    name: str
+    options: dict[str, Any]
+    pass_ctx: PassContext
+    version: str = "0"
+    #: the directories the adapter read from, as it resolved them (``sources`` shows them)
+    source_dirs: list[str] = field(default_factory=list)
+
+    @property
+    def counters(self) -> AdapterCounters:
+        return self.pass_ctx.counters.setdefault(self.name, AdapterCounters())
+
+    @property
+    def root(self) -> StorageRoot:
+        return self.pass_ctx.root
+
+    @property
+    def dry_run(self) -> bool:
+        return self.pass_ctx.dry_run
+
+    @property
+    def adapter_id(self) -> str:
+        """``<name>/<version>``, as landed files' headers name their adapter."""
+        return f"{self.name}/{self.version}"
+
+    @property
+    def source_root(self) -> str:
+        """The configured ``source_root``; empty means the runtime's own default."""
+        return str(self.options.get("source_root") or "")
+
+    @property
+    def max_delta_bytes(self) -> int:
+        return int(self.options.get("collector", {}).get("max_delta_bytes", 2 * 1024 * 1024))
+
+    @property
+    def session_filter(self) -> SessionFilter:
+        return SessionFilter.of(self.options.get("include") or (), self.options.get("exclude") or ())
+
+    def now_ns(self) -> int:
+        return self.pass_ctx.clock()
+
+    def warn(self, message: str) -> None:
+        self.pass_ctx.reporter.warn(f"{self.name}: {message}")
+
+    def error(self, message: str, session: str | None = None) -> None:
+        """Record a failure: it is listed after the pass line and fails the pass."""
+        self.pass_ctx.error(self.name, message, session)
+
+    def open_session(self, session: str) -> SessionHandle:
+        """Lock ``session`` for landing; what lands through it is counted and announced."""
+        return self.root.open_session(session, lambda f: self.pass_ctx.file_landed(self.name, f))
+
+
+@dataclass
+class PassSummary:
+    """The counts of one pass: the pass line, and its exit status."""
+
+    totals: AdapterCounters
+    by_adapter: dict[str, AdapterCounters]
+    labels: dict[str, Mapping[str, str]]
+    errors: list[PassError]
+    started_ns: int
+    elapsed_s: float
+    dry_run: bool = False
+
+    @property
+    def failed(self) -> bool:
+        """A pass fails on conflicts, pending sources or errors; waiting never fails it."""
+        t = self.totals
+        return bool(t.conflicts or t.pending or t.errors)
+
+    def fields(self) -> dict[str, int]:
+        """The pass line's counts in order, with each adapter's names for waiting/unreadable."""
+        t = self.totals
+        out = {"sessions": t.sessions, "sources": t.sources, "landed": t.landed,
+               "records": t.records, "bytes": t.bytes, "gone": t.gone, "conflicts": t.conflicts,
+               "busy": t.busy, "pending": t.pending, "errors": t.errors}
+        for adapter, counters in self.by_adapter.items():
+            labels = self.labels.get(adapter, {})
+            for key in ("waiting", "unreadable"):
+                label = labels.get(key, key)
+                out[label] = out.get(label, 0) + getattr(counters, key)
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.fields(), "elapsed_s": round(self.elapsed_s, 3), "dry_run": self.dry_run,
+                "failed": self.failed,
+                "adapters": {n: c.as_dict() for n, c in self.by_adapter.items()},
+                "errors_list": [str(e) for e in self.errors]}

@@ -1,0 +1,122 @@
+"""The hooks asz offers, each documented where it is declared.
+
+There are two kinds of plugin, loaded from two entry-point groups:
+
+**Adapters** (group ``asz.adapters``; entry-point name = the adapter's name in ``asz.yaml``)
+turn one runtime's files into Session Data. The host calls the hooks of each adapter named in
+``asz.yaml`` itself, in the order the file lists them, so an adapter never sees another's
+calls: ``asz_discover`` → ``asz_claim`` → ``asz_land`` (once per claimed session).
+
+**Plugins** (group ``asz.plugins``) observe passes (``asz_pass_start``, ``asz_file_landed``,
+``asz_pass_end``) and may add commands. Every loaded plugin sees every pass.
+
+Implement a hook by decorating a function of your module with :data:`asz_core.hookimpl`; a
+module needs only the hooks it uses. The parameter names are the contract: pluggy passes
+arguments by name, and a hook implementation may accept fewer of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    import argparse
+
+    from asz_core.context import AdapterContext, PassContext, PassSummary
+    from asz_core.plugin import AdapterInfo, Found, SessionClaim
+    from asz_core.root.landing import LandedFile
+    from asz_core.root.storage import SessionHandle
+
+hookspec = pluggy.HookspecMarker("asz")
+
+
+# ---- adapters ------------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def asz_adapter_info() -> AdapterInfo:  # type: ignore[empty-body]
+    """Describe the adapter: its version, the runtime it reads and what it counts.
+
+    Called once when the adapter loads. ``AdapterInfo.runtime`` is the runtime's display name
+    ("Claude Code"), used where a person or a receiver needs one.
+    """
+
+
+@hookspec(firstresult=True)
+def asz_options_schema() -> dict[str, Any]:  # type: ignore[empty-body]
+    """Return the JSON Schema (``properties`` of an object) of this adapter's own options.
+
+    The host adds them to the options every adapter has (``name``, ``enabled``,
+    ``source_root``, ``include``, ``exclude``, ``collector``) and validates each entry of
+    ``asz.yaml`` against the result before any pass, so an unknown key or a wrong type is
+    reported with its file, line and key path. ``default`` values fill options left out.
+    """
+
+
+@hookspec(firstresult=True)
+def asz_discover(ctx: AdapterContext) -> Iterable[Found]:  # type: ignore[empty-body]
+    """Find what the adapter's sources hold now, without reading them whole.
+
+    Return one :class:`~asz_core.plugin.Found` per unit the adapter lands by (a session, a
+    body file, a store it does not read yet). Discovery should only list and stat: a pass that
+    finds nothing new must cost little more than that. ``asz-pipeline sources`` shows what this
+    returns without landing anything.
+    """
+
+
+@hookspec(firstresult=True)
+def asz_claim(ctx: AdapterContext, found: Sequence[Found]) -> Iterable[SessionClaim]:  # type: ignore[empty-body]
+    """Decide which session each found unit belongs to, and which to land now.
+
+    Apply the session filter here (``ctx.session_filter``), and count what cannot be placed
+    yet as waiting and what cannot be read as unreadable (``ctx.counters``). Return one
+    :class:`~asz_core.plugin.SessionClaim` per session to land; each is landed under that
+    session's lock. Units left out are simply not landed this pass.
+    """
+
+
+@hookspec(firstresult=True)
+def asz_land(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -> None:
+    """Land what ``claim`` holds into ``session``, which the host has locked.
+
+    Write through ``session.begin``/``session.commit`` or the collectors of
+    :mod:`asz_core.collect`, and move a cursor only after the file it covers has landed. An
+    exception here is reported with the adapter's name and the session, counts as an error,
+    and does not stop other sessions or adapters.
+    """
+
+
+# ---- plugins -------------------------------------------------------------------------------
+
+
+@hookspec
+def asz_pass_start(ctx: PassContext) -> None:
+    """A pass is starting; the root is locked and the configuration validated."""
+
+
+@hookspec
+def asz_file_landed(ctx: PassContext, adapter: str, landed: LandedFile) -> None:
+    """``adapter`` has just installed ``landed`` in the root (not called in a dry run)."""
+
+
+@hookspec
+def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
+    """The pass is over; ``summary`` holds its counts and errors. Runs even after errors."""
+
+
+@hookspec
+def asz_config_sections() -> dict[str, dict[str, Any]]:  # type: ignore[empty-body]
+    """Top-level ``asz.yaml`` sections this plugin owns, as ``{"dotted.key": JSON Schema}``.
+
+    For example ``{"export.otlp": {...}}``. They are validated with the rest of the file.
+    """
+
+
+@hookspec
+def asz_add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add subcommands to ``asz-pipeline``. A command sets ``func`` with
+    ``parser.set_defaults(func=...)``; it is called with the parsed arguments and the
+    loaded :class:`~asz_core.cli.app.App`, and returns the exit status."""

@@ -1,0 +1,182 @@
+"""The plugin host: loads adapters and plugins from entry points and calls their hooks.
+
+Nothing else in asz touches ``pm.hook``. pluggy calls a hook's implementations newest first and
+entry points come in no set order, while ``asz.yaml`` fixes the order adapters run in, so the
+adapter hooks are called one named adapter at a time (``subset_hook_caller``), in the order the
+caller asks for. An entry point that fails to import is kept as a load failure with its error,
+so that naming it in ``asz.yaml`` fails with that error, and listing plugins still works.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+import pluggy
+
+from asz_core import hookspecs
+from asz_core.context import AdapterContext, PassContext, PassSummary
+from asz_core.plugin import AdapterInfo, Found, SessionClaim
+from asz_core.root.landing import LandedFile
+from asz_core.root.storage import SessionHandle
+
+__all__ = ["ADAPTER_GROUP", "PLUGIN_GROUP", "AdapterNotAvailable", "LoadedPlugin", "PluginHost"]
+
+ADAPTER_GROUP = "asz.adapters"
+PLUGIN_GROUP = "asz.plugins"
+
+log = logging.getLogger(__name__)
+
+
+class AdapterNotAvailable(LookupError):
+    """An adapter named in the configuration is not installed, or failed to import."""
+
+
+@dataclass
+class LoadedPlugin:
+    """One entry point: what it is, where it came from, and whether it loaded."""
+
+    name: str
+    group: str
+    entry_point: str
+    distribution: str = ""
+    version: str = ""
+    module: Any = None
+    error: str = ""
+    info: AdapterInfo | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self.module is not None
+
+
+class PluginHost:
+    """Loads the ``asz.adapters`` and ``asz.plugins`` entry points and calls their hooks."""
+
+    def __init__(self) -> None:
+        self.pm = pluggy.PluginManager("asz")
+        self.pm.add_hookspecs(hookspecs)
+        self.adapters: dict[str, LoadedPlugin] = {}
+        self.plugins: dict[str, LoadedPlugin] = {}
+        self._callers: dict[tuple[str, str], Any] = {}
+
+    # ---- loading ---------------------------------------------------------------------------
+
+    def load_entry_points(self) -> PluginHost:
+        for group, table in ((ADAPTER_GROUP, self.adapters), (PLUGIN_GROUP, self.plugins)):
+            for ep in sorted(entry_points(group=group), key=lambda e: e.name):
+                if ep.name in table:
+                    continue  # the same distribution seen twice on sys.path
+                table[ep.name] = self._load(ep, group)
+        return self
+
+    def _load(self, ep: EntryPoint, group: str) -> LoadedPlugin:
+        dist = getattr(ep, "dist", None)
+        record = LoadedPlugin(name=ep.name, group=group, entry_point=ep.value,
+                              distribution=dist.name if dist else "",
+                              version=dist.version if dist else "")
+        try:
+            module = ep.load()
+        except Exception as exc:
+            record.error = f"{type(exc).__name__}: {exc}"
+            log.debug("entry point %s failed to load", ep.name, exc_info=True)
+            return record
+        return self._register(record, module)
+
+    def register(self, name: str, module: Any, *, adapter: bool = True) -> LoadedPlugin:
+        """Register an object directly (tests, embedding); as an entry point would be."""
+        group = ADAPTER_GROUP if adapter else PLUGIN_GROUP
+        record = LoadedPlugin(name=name, group=group,
+                              entry_point=getattr(module, "__name__", repr(module)))
+        record = self._register(record, module)
+        (self.adapters if adapter else self.plugins)[name] = record
+        return record
+
+    def _register(self, record: LoadedPlugin, module: Any) -> LoadedPlugin:
+        plugin_name = f"{record.group}:{record.name}"
+        self._callers.clear()  # a subset caller lists the plugins it leaves out
+        try:
+            self.pm.register(module, name=plugin_name)
+        except Exception as exc:  # noqa: BLE001 - a malformed plugin is reported, not raised
+            record.error = f"{type(exc).__name__}: {exc}"
+            return record
+        record.module = module
+        if record.group == ADAPTER_GROUP:
+            try:
+                record.info = self._caller(record.name, "asz_adapter_info")()
+            except Exception as exc:  # noqa: BLE001
+                record.error = f"asz_adapter_info failed: {type(exc).__name__}: {exc}"
+                record.module = None
+                self.pm.unregister(name=plugin_name)
+                return record
+            if record.info is None:
+                record.error = "it does not implement asz_adapter_info"
+                record.module = None
+                self.pm.unregister(name=plugin_name)
+        return record
+
+    # ---- adapters --------------------------------------------------------------------------
+
+    def adapter(self, name: str) -> LoadedPlugin:
+        """The loaded adapter called ``name``; ``AdapterNotAvailable`` says why not."""
+        record = self.adapters.get(name)
+        if record is None:
+            installed = ", ".join(sorted(n for n, r in self.adapters.items() if r.loaded)) or "none"
+            raise AdapterNotAvailable(f"adapter {name!r} is not installed (installed adapters: "
+                                      f"{installed}); pip install the package that provides it, "
+                                      f"or remove it from asz.yaml")
+        if not record.loaded:
+            raise AdapterNotAvailable(f"adapter {name!r} ({record.entry_point}) failed to load: "
+                                      f"{record.error}")
+        return record
+
+    def _caller(self, name: str, hook: str) -> Any:
+        key = (name, hook)
+        caller = self._callers.get(key)
+        if caller is None:
+            keep = f"{ADAPTER_GROUP}:{name}"
+            others = [p for n, p in self.pm.list_name_plugin() if n != keep]
+            caller = self.pm.subset_hook_caller(hook, remove_plugins=others)
+            self._callers[key] = caller
+        return caller
+
+    def options_schema(self, name: str) -> dict[str, Any]:
+        return self._caller(name, "asz_options_schema")() or {}
+
+    def discover(self, name: str, ctx: AdapterContext) -> list[Found]:
+        return list(self._caller(name, "asz_discover")(ctx=ctx) or ())
+
+    def claim(self, name: str, ctx: AdapterContext, found: Sequence[Found]) -> list[SessionClaim]:
+        return list(self._caller(name, "asz_claim")(ctx=ctx, found=found) or ())
+
+    def land(self, name: str, ctx: AdapterContext, claim: SessionClaim,
+             session: SessionHandle) -> None:
+        self._caller(name, "asz_land")(ctx=ctx, claim=claim, session=session)
+
+    # ---- observers -------------------------------------------------------------------------
+
+    def pass_start(self, ctx: PassContext) -> None:
+        self.pm.hook.asz_pass_start(ctx=ctx)
+
+    def file_landed(self, ctx: PassContext, adapter: str, landed: LandedFile) -> None:
+        self.pm.hook.asz_file_landed(ctx=ctx, adapter=adapter, landed=landed)
+
+    def pass_end(self, ctx: PassContext, summary: PassSummary) -> None:
+        self.pm.hook.asz_pass_end(ctx=ctx, summary=summary)
+
+    def config_sections(self) -> dict[str, dict[str, Any]]:
+        sections: dict[str, dict[str, Any]] = {}
+        for contributed in self.pm.hook.asz_config_sections():
+            sections.update(contributed or {})
+        return sections
+
+    def add_commands(self, subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+        self.pm.hook.asz_add_commands(subparsers=subparsers)
+
+    def all_plugins(self) -> Iterable[LoadedPlugin]:
+        yield from self.adapters.values()
+        yield from self.plugins.values()

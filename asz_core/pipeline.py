@@ -1,0 +1,114 @@
+"""One pass: every enabled adapter, in the order ``asz.yaml`` lists them, discover → claim → land.
+
+The root is locked for the whole pass. An adapter that raises is reported with its name (and the
+session, when it was landing one) and the pass goes on with the next session or adapter; the
+pass then fails. A session another writer holds is counted busy and tried next pass.
+"""
+
+from __future__ import annotations
+
+import errno
+import time
+
+from asz_core.config import Config
+from asz_core.context import (
+    AdapterContext,
+    AdapterCounters,
+    Clock,
+    PassContext,
+    PassSummary,
+    QuietReporter,
+    Reporter,
+)
+from asz_core.host import PluginHost
+from asz_core.root.layout import RefusedId
+from asz_core.root.locks import LockBusy
+from asz_core.root.storage import StorageRoot
+
+__all__ = ["PassRefused", "describe_failure", "run_pass"]
+
+
+class PassRefused(RuntimeError):
+    """The pass could not start: the root cannot be written, or another pass holds it."""
+
+
+def describe_failure(exc: BaseException) -> str:
+    """A message that says what went wrong and what to do about it."""
+    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        return (f"no space left on the device ({exc.filename or 'while landing'}): nothing landed "
+                f"before was changed; free some space and run the pass again")
+    if isinstance(exc, PermissionError):
+        return f"permission denied: {exc.filename or exc}; check the owner and mode of that path"
+    if isinstance(exc, RefusedId):
+        return f"refused: {exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def run_pass(host: PluginHost, config: Config, *, clock: Clock = time.time_ns,
+             reporter: Reporter | None = None, dry_run: bool = False,
+             wait: bool = False) -> PassSummary:
+    """Run one pass and return its summary. ``PassRefused`` if it cannot start."""
+    started = clock()
+    perf = time.perf_counter()
+    root = StorageRoot(config.root, pass_started_ns=started, dry_run=dry_run)
+    if not dry_run:
+        try:
+            root.ensure()
+        except OSError as exc:
+            raise PassRefused(f"the storage root {config.root} cannot be written: "
+                              f"{exc.strerror or exc}; set storage.root (or $ASZ_ROOT) to a "
+                              f"directory you own") from None
+    ctx = PassContext(root=root, host=host, clock=clock, dry_run=dry_run,
+                      reporter=reporter or QuietReporter(), started_ns=started)
+    lock = root.lock(wait=wait) if root.path.is_dir() else None
+    try:
+        if lock is not None:
+            lock.acquire()
+    except LockBusy as exc:
+        raise PassRefused(f"another pass holds the storage root {config.root} ({exc.holder or 'pid unknown'}); "
+                          f"wait for it, or run with --wait") from None
+    try:
+        host.pass_start(ctx)
+        for entry in config.adapters:
+            if entry.enabled:
+                _run_adapter(host, ctx, entry.name, entry.options)
+        totals = AdapterCounters()
+        for counters in ctx.counters.values():
+            totals.add(counters)
+        summary = PassSummary(totals=totals, by_adapter=dict(ctx.counters), labels=ctx.labels,
+                              errors=ctx.errors, started_ns=started,
+                              elapsed_s=time.perf_counter() - perf, dry_run=dry_run)
+        try:
+            host.pass_end(ctx, summary)
+        except Exception as exc:  # noqa: BLE001 - an observer must not lose the summary
+            ctx.error("pass_end", describe_failure(exc))
+            summary.totals.errors += 1
+        return summary
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _run_adapter(host: PluginHost, ctx: PassContext, name: str, options: dict[str, object]) -> None:
+    record = host.adapter(name)
+    assert record.info is not None
+    ctx.counters[name] = AdapterCounters()
+    ctx.labels[name] = record.info.counter_labels
+    actx = AdapterContext(name=name, options=dict(options), pass_ctx=ctx,
+                          version=record.info.version)
+    try:
+        found = host.discover(name, actx)
+        actx.counters.found = len(found)
+        claims = host.claim(name, actx, found)
+    except Exception as exc:  # noqa: BLE001 - one adapter failing does not stop the others
+        ctx.error(name, describe_failure(exc))
+        return
+    for done, claim in enumerate(claims, start=1):
+        ctx.reporter.progress(name, done, len(claims))
+        try:
+            with actx.open_session(claim.session) as session:
+                host.land(name, actx, claim, session)
+        except LockBusy:
+            actx.counters.busy += 1
+        except Exception as exc:  # noqa: BLE001 - isolate each session's failure
+            ctx.error(name, describe_failure(exc), claim.session)

@@ -1,0 +1,79 @@
+"""What an adapter author needs besides the hooks: the marker and the objects hooks exchange.
+
+A minimal adapter module::
+
+    from asz_core import hookimpl
+    from asz_core.plugin import AdapterInfo, Found, SessionClaim
+
+    @hookimpl
+    def asz_adapter_info():
+        return AdapterInfo(version="0.1.0", runtime="My Agent")
+
+    @hookimpl
+    def asz_discover(ctx):
+        return [Found(kind="session", key=sid, session=sid, payload=path) for sid, path in ...]
+
+    @hookimpl
+    def asz_claim(ctx, found):
+        return [SessionClaim(f.session, [f]) for f in found if ctx.session_filter.admits(...)]
+
+    @hookimpl
+    def asz_land(ctx, claim, session):
+        collect_append(ctx, session, AppendSource(...))
+
+and an entry point in its ``pyproject.toml``::
+
+    [project.entry-points."asz.adapters"]
+    my-agent = "my_package.adapter"
+
+``examples/asz-adapter-jsonl`` is a complete one to copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pluggy
+
+__all__ = ["AdapterInfo", "Found", "SessionClaim", "hookimpl"]
+
+#: Marks a function as the implementation of an asz hook (see :mod:`asz_core.hookspecs`).
+hookimpl = pluggy.HookimplMarker("asz")
+
+
+@dataclass(frozen=True)
+class AdapterInfo:
+    """What an adapter says about itself."""
+
+    version: str  #: the adapter's contract version, written into every header it lands
+    runtime: str  #: the runtime's display name, e.g. "Claude Code"
+    dialects: tuple[str, ...] = ()  #: the dialects it writes, e.g. ("claude-code/1",)
+    #: how the pass line names this adapter's ``waiting``/``unreadable`` counts
+    counter_labels: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Found:
+    """One unit an adapter found: a session, a body file, a store it does not read yet.
+
+    ``kind`` and ``detail`` are shown by ``asz-pipeline sources``; ``payload`` is the adapter's
+    own and is handed back to it in :class:`SessionClaim`.
+    """
+
+    kind: str
+    key: str
+    session: str | None = None
+    sources: int = 1
+    path: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+    payload: Any = None
+
+
+@dataclass
+class SessionClaim:
+    """What one session gets this pass: landed under that session's lock."""
+
+    session: str
+    found: list[Found] = field(default_factory=list)

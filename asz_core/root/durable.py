@@ -1,0 +1,116 @@
+"""Durable file operations: install without replacing, replace atomically, fsync directories.
+
+A landed file is installed with a rename that refuses to replace anything (Linux
+``renameat2(RENAME_NOREPLACE)``, else a hard link and an unlink), so two writers can never
+overwrite each other's file and a crash leaves either the old state or the new one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import errno
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from asz_core.root import faults
+
+__all__ = ["OWNER_DIR", "OWNER_FILE", "fsync_dir", "install_noreplace", "make_dirs", "temp_path",
+           "write_replace"]
+
+OWNER_DIR = 0o700
+OWNER_FILE = 0o600
+_AT_FDCWD = -100
+_RENAME_NOREPLACE = 1
+
+
+def _load_renameat2() -> Any:
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        libc = ctypes.CDLL(name, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_renameat2 = _load_renameat2()
+
+
+def install_noreplace(temp: Path, final: Path) -> None:
+    """Move ``temp`` to ``final``; ``FileExistsError`` if ``final`` exists. Never replaces."""
+    if _renameat2 is not None:
+        if _renameat2(_AT_FDCWD, os.fsencode(temp), _AT_FDCWD, os.fsencode(final), _RENAME_NOREPLACE) == 0:
+            return
+        err = ctypes.get_errno()
+        if err not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+            raise OSError(err, os.strerror(err), str(final))
+    os.link(temp, final)  # raises FileExistsError rather than replacing
+    os.unlink(temp)
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make a directory's entries (a new name, a rename) durable."""
+    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def make_dirs(directory: Path) -> None:
+    """Create ``directory`` and its parents, owner-only, making each new entry durable."""
+    missing = []
+    probe = directory
+    while not probe.exists():
+        missing.append(probe)
+        probe = probe.parent
+    for path in reversed(missing):
+        try:
+            os.mkdir(path, OWNER_DIR)
+        except FileExistsError:
+            continue
+        fsync_dir(path.parent)
+
+
+def temp_path(final: Path) -> Path:
+    """A temporary name beside ``final``; readers skip names starting with a dot."""
+    return final.with_name(f".tmp-{secrets.token_hex(6)}-{final.name}")
+
+
+def write_replace(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically: temp file, fsync, rename, directory fsync."""
+    temp = temp_path(path)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_FILE)
+    try:
+        try:
+            faults.checkpoint("state-write")
+            os.write(fd, data) if len(data) < 65536 else _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        faults.checkpoint("state-rename")
+        os.replace(temp, path)
+    except BaseException:
+        _unlink_quietly(temp)
+        raise
+    fsync_dir(path.parent)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _unlink_quietly(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)

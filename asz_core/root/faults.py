@@ -1,0 +1,47 @@
+"""Named points in landing where the crash-safety tests stop a pass.
+
+Each step of landing a file or replacing a state file calls :func:`checkpoint` with its name.
+Normally that does nothing. When ``ASZ_FAULT`` is set (only the tests set it) to
+``<action>:<step>:<n>``, the ``n``-th time ``step`` is reached the process is killed with
+SIGKILL (``kill``) or the step fails with ``ENOSPC`` (``enospc``), so a test can prove that a
+crash or a full disk at that instant loses nothing and lands nothing twice.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+
+__all__ = ["STEPS", "checkpoint"]
+
+#: Every step a fault can be injected at, in the order a landing reaches them.
+STEPS = (
+    "temp-write",     # records are being written to the temporary file
+    "temp-fsync",     # written, not yet durable
+    "temp-readonly",  # durable, not yet read-only
+    "install",        # read-only, not yet renamed into place
+    "dir-fsync",      # renamed, directory entry not yet durable
+    "state-write",    # a cursor or state file's temporary copy is being written
+    "state-rename",   # the temporary copy is durable, not yet renamed over the old one
+)
+
+_spec = os.environ.get("ASZ_FAULT", "")
+_counts: dict[str, int] = {}
+
+
+def checkpoint(step: str) -> None:
+    """Reached ``step``; act if a test asked for a fault here."""
+    if not _spec:
+        return
+    action, _, rest = _spec.partition(":")
+    target, _, nth = rest.partition(":")
+    if step != target:
+        return
+    _counts[step] = _counts.get(step, 0) + 1
+    if _counts[step] != int(nth or 1):
+        return
+    if action == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if action == "enospc":
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC) + f" (injected at {step})")

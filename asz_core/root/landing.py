@@ -1,0 +1,107 @@
+"""Landing one Session Data file: temp file → fsync → read-only → install → directory fsync.
+
+A file becomes visible under its final name only once every byte is durable, and it is never
+rewritten or appended after that. A crash at any instant leaves at most a temporary file, which
+the next holder of the session's lock removes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from asz_core.root import faults
+from asz_core.root.durable import OWNER_FILE, fsync_dir, install_noreplace, make_dirs, temp_path
+from asz_core.root.layout import file_name
+from asz_core.sessiondata.model import Header, Record
+from asz_core.sessiondata.writer import FileSummary, SessionDataWriter
+
+__all__ = ["LandedFile", "LandingFile"]
+
+
+@dataclass(frozen=True, slots=True)
+class LandedFile:
+    """A file now in the root, with what it holds."""
+
+    path: Path          #: absolute path
+    relpath: str        #: relative to the root, forward slashes
+    session: str
+    kind: str
+    seq: int
+    stream: str | None
+    batch: str | None
+    summary: FileSummary
+    dry_run: bool = False
+
+
+class _CountingSink:
+    """Where a dry run writes: nothing is kept, only sizes are counted."""
+
+    def write(self, chunk: bytes) -> int:
+        return len(chunk)
+
+
+class LandingFile:
+    """One file being landed. Write records, then :meth:`commit`; on error, :meth:`abort`."""
+
+    def __init__(self, root: Path, session: str, subdir: str, header: Header, stamp: str,
+                 *, dry_run: bool = False) -> None:
+        self.directory = root / session / subdir
+        self.final = self.directory / file_name(header.kind, stamp, header.seq)
+        self.relpath = f"{session}/{subdir}/{self.final.name}"
+        self.header = header
+        self.dry_run = dry_run
+        self._temp: Path | None = None
+        self._file: BinaryIO | None = None
+        if dry_run:
+            self.writer = SessionDataWriter(_CountingSink(), header)  # type: ignore[arg-type]
+            return
+        make_dirs(self.directory)
+        self._temp = temp_path(self.final)
+        fd = os.open(self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_FILE)
+        self._file = os.fdopen(fd, "wb", buffering=1 << 20)
+        try:
+            self.writer = SessionDataWriter(self._file, header)
+        except BaseException:
+            self.abort()
+            raise
+
+    def write(self, record: Record, line: bytes | None = None) -> None:
+        faults.checkpoint("temp-write")
+        self.writer.write(record, line)
+
+    def commit(self) -> LandedFile:
+        """Close, make durable and read-only, install under the final name."""
+        summary = self.writer.close()
+        if self._file is not None and self._temp is not None:
+            try:
+                self._file.flush()
+                faults.checkpoint("temp-fsync")
+                os.fsync(self._file.fileno())
+                faults.checkpoint("temp-readonly")
+                os.fchmod(self._file.fileno(), 0o400)
+                self._file.close()
+                faults.checkpoint("install")
+                install_noreplace(self._temp, self.final)
+                self._temp = None
+                faults.checkpoint("dir-fsync")
+                fsync_dir(self.directory)
+            except BaseException:
+                self.abort()
+                raise
+        return LandedFile(path=self.final, relpath=self.relpath, session=self.header.session,
+                          kind=self.header.kind, seq=self.header.seq, stream=self.header.stream,
+                          batch=self.header.batch, summary=summary, dry_run=self.dry_run)
+
+    def abort(self) -> None:
+        """Drop the temporary file; nothing of it was ever visible."""
+        if self._file is not None and not self._file.closed:
+            with contextlib.suppress(OSError):
+                self._file.close()
+        if self._temp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._temp)
+            self._temp = None

@@ -1,0 +1,82 @@
+"""Names inside a storage root, and the checks that keep a source from naming a path outside it.
+
+The layout is the upstream's (DESIGN.md, "The storage root")::
+
+    <root>/<session>/streams/<stream>/<kind>-<stamp>-<seq>.sd
+    <root>/<session>/runs/<run>/<kind>-<stamp>-<seq>.sd
+    <root>/<session>/provider_body/provider_body-<stamp>-<seq>.sd
+
+A few kinds are filed under a shorter prefix (``meta``, ``manifest``, ``script``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+__all__ = [
+    "FILE_NAME",
+    "KIND_PREFIX",
+    "PREFIX_KIND",
+    "LandedName",
+    "RefusedId",
+    "check_id",
+    "file_name",
+    "parse_file_name",
+]
+
+KIND_PREFIX: Final = {
+    "agent_meta": "meta",
+    "workflow_manifest": "manifest",
+    "workflow_script": "script",
+}
+PREFIX_KIND: Final = {prefix: kind for kind, prefix in KIND_PREFIX.items()}
+
+FILE_NAME: Final = re.compile(r"^([a-z_]+)-(\d{8}T\d{6}(?:\.\d+)?Z)-(\d{6,})\.(sd|sk)$")
+_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
+_KIND = re.compile(r"^[a-z][a-z_]{0,63}$")
+
+
+class RefusedId(ValueError):
+    """An identifier from a source that cannot name a directory in the root."""
+
+
+def check_id(value: str, what: str) -> str:
+    """Return ``value`` if it is safe as one path segment of the root, else raise ``RefusedId``.
+
+    Adapters check their runtime's own id forms first; this is the host's last line, so nothing
+    from a source ever names ``..``, an absolute path, a NUL, a separator or a hidden or
+    underscore name (names starting with ``_`` belong to the host).
+    """
+    if not isinstance(value, str) or not _SAFE_ID.match(value) or ".." in value:
+        raise RefusedId(f"{what} {value!r} cannot name a directory in the storage root")
+    return value
+
+
+def check_kind(kind: str) -> str:
+    if not _KIND.match(kind):
+        raise RefusedId(f"kind {kind!r} is not a lower-case word")
+    return kind
+
+
+def file_name(kind: str, stamp: str, seq: int) -> str:
+    """``<kind>-<stamp>-<seq>.sd`` with the upstream's prefixes and a seq of at least 6 digits."""
+    return f"{KIND_PREFIX.get(kind, kind)}-{stamp}-{seq:06d}.sd"
+
+
+@dataclass(frozen=True, slots=True)
+class LandedName:
+    kind: str
+    stamp: str
+    seq: int
+    skeleton: bool
+
+
+def parse_file_name(name: str) -> LandedName | None:
+    """The parts of a landed file's name, or ``None`` for anything else."""
+    m = FILE_NAME.match(name)
+    if m is None:
+        return None
+    prefix, stamp, seq, ext = m.groups()
+    return LandedName(PREFIX_KIND.get(prefix, prefix), stamp, int(seq), ext == "sk")

@@ -1,0 +1,160 @@
+"""The storage root: sessions, their sequence numbers, their locks.
+
+A session's sequence counter is taken from disk: on opening, one above the highest seq of any
+file in the session, so the files are the authority and ``session.state`` is only a note of it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from asz_core.root.cursors import format_pairs
+from asz_core.root.durable import OWNER_DIR, make_dirs, write_replace
+from asz_core.root.landing import LandedFile, LandingFile
+from asz_core.root.layout import check_id, parse_file_name
+from asz_core.root.locks import FileLock, LockBusy
+from asz_core.sessiondata.model import Header
+from asz_core.sessiondata.times import format_instant, stamp
+
+__all__ = ["LockBusy", "SessionHandle", "StorageRoot", "landed_files"]
+
+_SESSION_SUBDIRS = ("streams", "runs")
+
+
+def landed_files(session_dir: Path) -> Iterator[tuple[int, Path]]:
+    """``(seq, path)`` of every landed file of a session, in no particular order."""
+    for subdir in _session_file_dirs(session_dir):
+        try:
+            names = os.listdir(subdir)
+        except FileNotFoundError:
+            continue
+        for name in names:
+            parsed = parse_file_name(name)
+            if parsed is not None:
+                yield parsed.seq, subdir / name
+
+
+def _session_file_dirs(session_dir: Path) -> Iterator[Path]:
+    yield session_dir / "provider_body"
+    for group in _SESSION_SUBDIRS:
+        try:
+            names = os.listdir(session_dir / group)
+        except FileNotFoundError:
+            continue
+        for name in names:
+            yield session_dir / group / name
+
+
+class StorageRoot:
+    """A storage root directory. Nothing here writes until a session is opened for landing."""
+
+    def __init__(self, path: Path, *, pass_started_ns: int = 0, dry_run: bool = False) -> None:
+        self.path = path
+        self.dry_run = dry_run
+        self.pass_started_ns = pass_started_ns
+        self.stamp = stamp(pass_started_ns)
+        self.at = format_instant(pass_started_ns)
+
+    def ensure(self) -> None:
+        """Create the root (owner-only) and check it can be written; ``OSError`` if not."""
+        make_dirs(self.path)
+        probe = self.path / f".probe-{os.getpid()}"
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.close(fd)
+        os.unlink(probe)
+
+    def lock(self, *, wait: bool = False) -> FileLock:
+        """The root lock: held for a whole pass so two passes never interleave."""
+        return FileLock(self.path / ".lock", wait=wait, describe=True)
+
+    def sessions(self) -> Iterator[str]:
+        """Ids of the sessions in the root (names starting with ``_`` or ``.`` are not)."""
+        try:
+            names = sorted(os.listdir(self.path))
+        except FileNotFoundError:
+            return
+        for name in names:
+            if not name.startswith(("_", ".")) and (self.path / name).is_dir():
+                yield name
+
+    def session_dir(self, session: str) -> Path:
+        return self.path / check_id(session, "session id")
+
+    def open_session(self, session: str,
+                     on_landed: Callable[[LandedFile], None] | None = None) -> SessionHandle:
+        """Lock a session for landing. ``LockBusy`` if another writer holds it."""
+        return SessionHandle(self, check_id(session, "session id"), on_landed)
+
+
+class SessionHandle:
+    """A session held for landing: allocates sequence numbers and lands files into it."""
+
+    def __init__(self, root: StorageRoot, session: str,
+                 on_landed: Callable[[LandedFile], None] | None) -> None:
+        self.root = root
+        self.id = session
+        self.dir = root.path / session
+        self._on_landed = on_landed
+        self._lock: FileLock | None = None
+        self._next_seq = 0
+        self.landed: list[LandedFile] = []
+
+    def __enter__(self) -> SessionHandle:
+        if not self.root.dry_run:
+            make_dirs(self.dir)
+            os.chmod(self.dir, OWNER_DIR)
+            self._lock = FileLock(self.dir / ".lock")
+            self._lock.acquire()
+        try:
+            self._next_seq = self._scan() + 1
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self.landed and not self.root.dry_run:
+                write_replace(self.dir / "session.state",
+                              format_pairs([("next_seq", self._next_seq),
+                                            ("updated_at", self.root.at)]))
+        finally:
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None
+
+    def _scan(self) -> int:
+        """The highest seq on disk; removes temporary files a crash left behind."""
+        highest = 0
+        for subdir in _session_file_dirs(self.dir):
+            try:
+                names = os.listdir(subdir)
+            except FileNotFoundError:
+                continue
+            for name in names:
+                if name.startswith(".tmp-") and not self.root.dry_run:
+                    os.unlink(subdir / name)
+                    continue
+                parsed = parse_file_name(name)
+                if parsed is not None and parsed.seq > highest:
+                    highest = parsed.seq
+        return highest
+
+    def begin(self, subdir: str, header: Header) -> LandingFile:
+        """Start a file under ``<session>/<subdir>``; its seq and collection time are set here."""
+        header.seq = self._next_seq
+        header.at = self.root.at
+        header.session = self.id
+        self._next_seq += 1
+        return LandingFile(self.root.path, self.id, subdir, header, self.root.stamp,
+                           dry_run=self.root.dry_run)
+
+    def commit(self, landing: LandingFile) -> LandedFile:
+        """Install a file begun with :meth:`begin` and report it."""
+        landed = landing.commit()
+        self.landed.append(landed)
+        if self._on_landed is not None:
+            self._on_landed(landed)
+        return landed

@@ -1,0 +1,59 @@
+"""Session Data (``sd/1``): the public library adapters write with and readers trust.
+
+* :class:`SessionDataWriter` writes a header, records and the closing line with its digest;
+* :func:`open_file` / :func:`read_records` read a landed ``.sd`` or ``.sk`` strictly, one record
+  at a time, raising only :class:`SessionDataError`;
+* :class:`Record`, :class:`Part`, :class:`Dropped`, :class:`Usage`, :class:`Header` are the
+  shapes (``spec/tables.md``); :class:`RawJSON` is one JSON value's exact bytes;
+* :func:`reduce_to_fit` is "Too large to land";
+* :func:`parse_instant` compares RFC 3339 times as instants.
+"""
+
+from __future__ import annotations
+
+from asz_core.sessiondata.errors import SessionDataError
+from asz_core.sessiondata.model import (
+    FROM_AGENT,
+    FROM_EXTERNAL,
+    FROM_RUNTIME,
+    PART_KINDS,
+    STATES,
+    Dropped,
+    Header,
+    Part,
+    RawJSON,
+    Record,
+    Usage,
+    split_mcp_name,
+)
+from asz_core.sessiondata.reader import SessionDataFile, check_file, decode_record, open_file, read_records
+from asz_core.sessiondata.reduce import reduce_to_fit
+from asz_core.sessiondata.times import format_instant, parse_instant
+from asz_core.sessiondata.writer import FileSummary, SessionDataWriter, encode_record
+
+__all__ = [
+    "FROM_AGENT",
+    "FROM_EXTERNAL",
+    "FROM_RUNTIME",
+    "PART_KINDS",
+    "STATES",
+    "Dropped",
+    "FileSummary",
+    "Header",
+    "Part",
+    "RawJSON",
+    "Record",
+    "SessionDataError",
+    "SessionDataFile",
+    "SessionDataWriter",
+    "Usage",
+    "check_file",
+    "decode_record",
+    "encode_record",
+    "format_instant",
+    "open_file",
+    "parse_instant",
+    "read_records",
+    "reduce_to_fit",
+    "split_mcp_name",
+]

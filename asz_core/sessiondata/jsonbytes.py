@@ -1,0 +1,276 @@
+"""Exact JSON bytes: parsing a line once, slicing its values byte for byte, encoding ours.
+
+Session Data keeps a source's own JSON as the bytes the source wrote, with only the whitespace
+between tokens removed. Re-encoding a parsed value would change escapes and number spellings, so
+this module never does that for source bytes unless it has proved the result is identical:
+
+* fast path: when ``orjson.dumps(orjson.loads(line)) == line``, the encoder is deterministic and
+  compositional, so re-encoding any sub-value yields exactly the slice of the line it came from;
+* slow path (odd escapes, lone surrogates, integers past 64 bits, whitespace, duplicate keys):
+  the value's span is found by scanning the line's bytes and compacted outside strings.
+
+Strings the writer encodes itself follow the spec's rule instead: ``<``, ``>`` and ``&`` literal,
+U+2028 and U+2029 escaped, lone surrogates escaped as ``\\udXXX``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import orjson
+
+__all__ = [
+    "MAX_DEPTH",
+    "JSONLine",
+    "NotJSON",
+    "compact",
+    "depth_exceeds",
+    "encode_str",
+    "encode_value",
+    "loads_strict",
+]
+
+#: The most objects and lists a record line may hold open at once (spec, "Reading a record").
+MAX_DEPTH = 256
+
+_LINE_SEP = b"\xe2\x80\xa8"
+_PARA_SEP = b"\xe2\x80\xa9"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_TOKEN_OR_SPACE = re.compile(rb'("(?:[^"\\]|\\.)*")|[ \t\r\n]+', re.DOTALL)
+
+
+class NotJSON(ValueError):
+    """The bytes are not one JSON value (or nest deeper than :data:`MAX_DEPTH`)."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise NotJSON(f"{name} is not JSON")
+
+
+def depth_exceeds(raw: bytes, limit: int = MAX_DEPTH) -> bool:
+    """True when ``raw`` holds more than ``limit`` objects and lists open at once.
+
+    Counting brackets is a cheap upper bound, so the byte scan runs only for lines that could
+    possibly be that deep.
+    """
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
+    depth = 0
+    in_string = escaped = False
+    for byte in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):
+            depth += 1
+            if depth > limit:
+                return True
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return False
+
+
+def loads_strict(raw: bytes) -> Any:
+    """Parse one JSON value the way every reader of Session Data must.
+
+    orjson first; the standard library only for what orjson refuses but JSON allows (lone
+    surrogate escapes, integers past 64 bits). ``NaN``/``Infinity`` and over-deep nesting are
+    refused. Raises :class:`NotJSON`.
+    """
+    if depth_exceeds(raw):
+        raise NotJSON(f"nested deeper than {MAX_DEPTH}")
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotJSON(f"not valid UTF-8: {exc.reason} at byte {exc.start}") from None
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        raise NotJSON(str(exc)) from None
+
+
+def compact(raw: bytes) -> bytes:
+    """Remove whitespace between tokens, keeping every byte inside strings."""
+    return _TOKEN_OR_SPACE.sub(lambda m: m.group(1) or b"", raw)
+
+
+def encode_str(value: str) -> bytes:
+    """Encode a string the writer produces itself (text, labels, identifiers)."""
+    try:
+        out = orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return _encode_str_with_surrogates(value)
+    if _LINE_SEP in out or _PARA_SEP in out:
+        out = out.replace(_LINE_SEP, b"\\u2028").replace(_PARA_SEP, b"\\u2029")
+    return out
+
+
+def _encode_str_with_surrogates(value: str) -> bytes:
+    pieces = [b'"']
+    last = 0
+    for m in _SURROGATE.finditer(value):
+        pieces.append(encode_str(value[last : m.start()])[1:-1])
+        pieces.append(b"\\u%04x" % ord(m.group()))
+        last = m.end()
+    pieces.append(encode_str(value[last:])[1:-1])
+    pieces.append(b'"')
+    return b"".join(pieces)
+
+
+def encode_value(value: Any) -> bytes:
+    """Encode a value an adapter built (a manifest, a derived record) by the writer's rules."""
+    try:
+        out = orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return _encode_value_slow(value)
+    if _LINE_SEP in out or _PARA_SEP in out:
+        # orjson wrote U+2028/U+2029 raw inside some string; escape them the writer's way.
+        out = out.replace(_LINE_SEP, b"\\u2028").replace(_PARA_SEP, b"\\u2029")
+    return out
+
+
+def _encode_value_slow(value: Any) -> bytes:
+    if isinstance(value, str):
+        return encode_str(value)
+    if isinstance(value, dict):
+        items = (encode_str(str(k)) + b":" + _encode_value_slow(v) for k, v in value.items())
+        return b"{" + b",".join(items) + b"}"
+    if isinstance(value, (list, tuple)):
+        return b"[" + b",".join(_encode_value_slow(v) for v in value) + b"]"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value).encode()
+    if isinstance(value, orjson.Fragment):
+        contents = value.contents
+        return contents if isinstance(contents, bytes) else contents.encode("utf-8")
+    return orjson.dumps(value)
+
+
+class JSONLine:
+    """One line of JSON bytes, parsed once, whose values can be taken out byte for byte.
+
+    ``value`` is the parsed line (``NotJSON`` is raised by the constructor when it is not one
+    JSON value). :meth:`raw_at` returns the compacted source bytes of the value at a path of keys
+    and indexes.
+    """
+
+    __slots__ = ("_canonical", "raw", "value")
+
+    def __init__(self, raw: bytes) -> None:
+        self.raw = raw
+        self.value = loads_strict(raw)
+        self._canonical: bool | None = None
+
+    @property
+    def canonical(self) -> bool:
+        """Whether re-encoding the parsed line reproduces its bytes exactly."""
+        if self._canonical is None:
+            try:
+                self._canonical = orjson.dumps(self.value) == self.raw
+            except orjson.JSONEncodeError:
+                self._canonical = False
+        return self._canonical
+
+    def raw_at(self, *path: str | int) -> bytes:
+        """The source bytes of the value at ``path``, compacted. ``KeyError`` if absent."""
+        value = self.value
+        for step in path:
+            value = value[step]
+        if self.canonical:
+            return orjson.dumps(value)
+        start, end = _span(self.raw, path)
+        return compact(self.raw[start:end])
+
+
+# ---- the slow path: spans of values inside raw bytes -------------------------------------
+
+_WS = b" \t\r\n"
+
+
+def _skip_ws(s: bytes, i: int) -> int:
+    n = len(s)
+    while i < n and s[i] in _WS:
+        i += 1
+    return i
+
+
+def _skip_string(s: bytes, i: int) -> int:
+    i += 1
+    while True:
+        c = s[i]
+        if c == 0x5C:
+            i += 2
+        elif c == 0x22:
+            return i + 1
+        else:
+            i += 1
+
+
+def _skip_value(s: bytes, i: int) -> int:
+    c = s[i]
+    if c == 0x22:
+        return _skip_string(s, i)
+    if c in (0x7B, 0x5B):
+        depth = 0
+        while True:
+            c = s[i]
+            if c == 0x22:
+                i = _skip_string(s, i)
+                continue
+            if c in (0x7B, 0x5B):
+                depth += 1
+            elif c in (0x7D, 0x5D):
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+    n = len(s)
+    while i < n and s[i] not in b",}] \t\r\n":
+        i += 1
+    return i
+
+
+def _span(raw: bytes, path: tuple[str | int, ...]) -> tuple[int, int]:
+    start = _skip_ws(raw, 0)
+    for step in path:
+        start = _child_start(raw, start, step)
+    return start, _skip_value(raw, start)
+
+
+def _child_start(s: bytes, i: int, step: str | int) -> int:
+    opener = s[i]
+    i = _skip_ws(s, i + 1)
+    found = -1
+    index = 0
+    if s[i] in (0x7D, 0x5D):
+        raise KeyError(step)
+    while True:
+        if opener == 0x7B:
+            key_end = _skip_string(s, i)
+            key = loads_strict(s[i:key_end])
+            i = _skip_ws(s, key_end) + 1  # past the colon
+            i = _skip_ws(s, i)
+            if key == step:
+                found = i  # the last duplicate wins, as it does when parsing
+        else:
+            if index == step:
+                return i
+            index += 1
+        i = _skip_ws(s, _skip_value(s, i))
+        if s[i] in (0x7D, 0x5D):
+            break
+        i = _skip_ws(s, i + 1)
+    if found < 0:
+        raise KeyError(step)
+    return found

@@ -1,0 +1,299 @@
+"""The shapes of Session Data: a file's header, its records, their parts and dropped entries.
+
+These are what adapters build and what readers are handed. Field names and types follow
+``spec/tables.md``; a field left ``None`` is absent from the landed line. A part's ``data`` is
+always :class:`RawJSON`, the exact bytes of one JSON value, because a source's own JSON must land
+byte for byte (see :mod:`asz_core.sessiondata.jsonbytes`).
+"""
+
+from __future__ import annotations
+
+import base64
+import builtins
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import orjson
+
+from asz_core.sessiondata.jsonbytes import encode_str, encode_value, loads_strict
+
+__all__ = [
+    "FROM_AGENT",
+    "FROM_EXTERNAL",
+    "FROM_RUNTIME",
+    "PART_KINDS",
+    "STATES",
+    "Dropped",
+    "Header",
+    "Part",
+    "RawJSON",
+    "Record",
+    "Usage",
+]
+
+PART_KINDS: Final = frozenset({"text", "reasoning", "call", "result", "media", "data", "unknown"})
+STATES: Final = frozenset(
+    {"available", "truncated", "redacted", "omitted", "unavailable", "too_large", "removed"}
+)
+FROM_AGENT: Final = "agent"
+FROM_EXTERNAL: Final = "external"
+FROM_RUNTIME: Final = "runtime"
+
+
+class RawJSON(bytes):
+    """The bytes of exactly one JSON value, landed as they are."""
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, value: Any) -> RawJSON:
+        """Encode a value the adapter built, by the writer's rules."""
+        return cls(encode_value(value))
+
+    def value(self) -> Any:
+        """The parsed value."""
+        return loads_strict(self)
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token counts of a provider call, as the runtime reported them."""
+
+    in_: int | None = None
+    out: int | None = None
+    cache_read: int | None = None
+    cache_write: int | None = None
+
+    def to_json(self) -> dict[str, int]:
+        pairs = (("in", self.in_), ("out", self.out), ("cache_read", self.cache_read),
+                 ("cache_write", self.cache_write))
+        return {k: v for k, v in pairs if v is not None}
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Usage:
+        return cls(obj.get("in"), obj.get("out"), obj.get("cache_read"), obj.get("cache_write"))
+
+
+@dataclass(slots=True)
+class Dropped:
+    """Something the dialect understood and chose not to carry, stated rather than silent."""
+
+    what: str
+    bytes: int
+    why: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"what": self.what, "bytes": self.bytes, "why": self.why}
+
+
+@dataclass(slots=True)
+class Part:
+    """One piece of a record's content: a message, a thought, a call, its result, ...
+
+    Build parts with the class methods (:meth:`text_part`, :meth:`call`, :meth:`unknown`, ...),
+    which fill ``bytes`` with the size of the original as the spec requires.
+    """
+
+    k: str
+    state: str = "available"
+    bytes: int = 0
+    text: str | None = None
+    data: RawJSON | None = None
+    id: str | None = None
+    name: str | None = None
+    server: str | None = None
+    server_tool: str | None = None
+    of: str | None = None
+    failed: bool | None = None
+    media: str | None = None
+    encoding: str | None = None
+    sha256: str | None = None
+
+    # -- building --------------------------------------------------------------------------
+
+    @classmethod
+    def text_part(cls, text: str) -> Part:
+        return cls("text", text=text, bytes=_utf8_len(text))
+
+    @classmethod
+    def reasoning(cls, text: str | None, state: str = "available", bytes: int | None = None) -> Part:
+        """A thought. ``state`` says ``unavailable`` when the runtime kept none, ``redacted``
+        when it hid it; ``bytes`` then says how large the original was, when known."""
+        size = bytes if bytes is not None else (_utf8_len(text) if text else 0)
+        return cls("reasoning", text=text or None, state=state, bytes=size)
+
+    @classmethod
+    def call(cls, id: str | None, name: str | None, data: RawJSON | None) -> Part:
+        part = cls("call", id=id, name=name, data=data, bytes=len(data) if data else 0)
+        if name:
+            part.server, part.server_tool = split_mcp_name(name)
+        return part
+
+    @classmethod
+    def result(cls, of: str | None, text: str | None = None, data: RawJSON | None = None,
+               failed: bool | None = None) -> Part:
+        size = (_utf8_len(text) if text else 0) + (len(data) if data else 0)
+        return cls("result", of=of, text=text, data=data, failed=failed, bytes=size)
+
+    @classmethod
+    def media_part(cls, media_type: str | None, base64_text: str) -> Part:
+        return cls("media", media=media_type, data=RawJSON(encode_str(base64_text)),
+                   bytes=len(base64_text))
+
+    @classmethod
+    def data_part(cls, data: RawJSON) -> Part:
+        return cls("data", data=data, bytes=len(data))
+
+    @classmethod
+    def unknown(cls, raw: builtins.bytes, reason: str) -> Part:
+        """Bytes the dialect cannot describe, kept whole (base64 when not valid UTF-8)."""
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return cls("unknown", text=reason, bytes=len(raw), encoding="base64",
+                       data=RawJSON(encode_str(base64.b64encode(raw).decode("ascii"))))
+        return cls("unknown", text=reason, bytes=len(raw), data=RawJSON(encode_str(text)))
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def value(self) -> Any:
+        """The parsed ``data`` (``None`` when the part holds none)."""
+        return None if self.data is None else self.data.value()
+
+    def raw(self) -> builtins.bytes:
+        """An unknown part's original bytes, whatever escapes or base64 it was landed with."""
+        if self.k != "unknown" or self.data is None:
+            raise ValueError(f"a {self.k} part holds no original bytes")
+        text = self.data.value()
+        if not isinstance(text, str):
+            raise ValueError("an unknown part's data is not one JSON string")
+        if self.encoding == "base64":
+            return base64.b64decode(text, validate=True)
+        return text.encode("utf-8")
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"k": self.k}
+        for key in ("id", "name", "server", "server_tool", "of", "failed", "media", "encoding",
+                    "text"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        if self.data is not None:
+            out["data"] = orjson.Fragment(bytes(self.data))
+        out["state"] = self.state
+        out["bytes"] = self.bytes
+        if self.sha256 is not None:
+            out["sha256"] = self.sha256
+        return out
+
+
+def split_mcp_name(name: str) -> tuple[str | None, str | None]:
+    """``mcp__<server>__<tool>`` split only when exactly one ``__`` follows ``mcp__``.
+
+    Overlapping occurrences count, so ``foo___bar`` (two overlapping ``__``) stays whole.
+    """
+    if not name.startswith("mcp__"):
+        return None, None
+    rest = name[5:]
+    hits = [i for i in range(len(rest) - 1) if rest[i] == "_" and rest[i + 1] == "_"]
+    if len(hits) != 1:
+        return None, None
+    server, tool = rest[: hits[0]], rest[hits[0] + 2 :]
+    if not server or not tool:
+        return None, None
+    return server, tool
+
+
+@dataclass(slots=True)
+class Record:
+    """One source record, converted: provenance and identifiers, then its parts."""
+
+    ord: int = 0
+    off: int = 0
+    sha: str | None = None
+    bytes: int = 0
+    id: str | None = None
+    parent: str | None = None
+    call: str | None = None
+    run: str | None = None
+    continues: str | None = None
+    tool: str | None = None
+    child: str | None = None
+    batch: str | None = None
+    label: str | None = None
+    started_by: str | None = None
+    from_: str | None = None
+    time: str | None = None
+    trigger: str | None = None
+    flags: list[str] = field(default_factory=list)
+    usage: Usage | None = None
+    model: str | None = None
+    parts: list[Part] = field(default_factory=list)
+    dropped: list[Dropped] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as the writer lays it out; absent fields are left out."""
+        out: dict[str, Any] = {"ord": self.ord, "off": self.off}
+        if self.sha is not None:
+            out["sha"] = self.sha
+        out["bytes"] = self.bytes
+        for key in ("id", "parent", "call", "run", "continues", "tool", "child", "batch",
+                    "label", "started_by"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        if self.from_ is not None:
+            out["from"] = self.from_
+        if self.time is not None:
+            out["time"] = self.time
+        if self.trigger is not None:
+            out["trigger"] = self.trigger
+        if self.flags:
+            out["flags"] = self.flags
+        if self.usage is not None:
+            usage = self.usage.to_json()
+            if usage:
+                out["usage"] = usage
+        if self.model is not None:
+            out["model"] = self.model
+        out["parts"] = [p.to_json() for p in self.parts]
+        if self.dropped:
+            out["dropped"] = [d.to_json() for d in self.dropped]
+        return out
+
+
+@dataclass(slots=True)
+class Header:
+    """Everything constant for one landed file (``spec/tables.md``, "Header fields")."""
+
+    kind: str
+    session: str
+    src: str
+    dialect: str
+    adapter: str
+    seq: int = 0
+    at: str = ""
+    stream: str | None = None
+    batch: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    REQUIRED = ("kind", "session", "src", "dialect")
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"h": 1, "schema": "sd/1", "seq": self.seq, "at": self.at,
+                               "kind": self.kind, "adapter": self.adapter,
+                               "dialect": self.dialect, "src": self.src,
+                               "session": self.session}
+        if self.stream is not None:
+            out["stream"] = self.stream
+        if self.batch is not None:
+            out["batch"] = self.batch
+        out.update(self.extra)
+        return out
+
+
+def _utf8_len(text: str) -> int:
+    try:
+        return len(text.encode("utf-8"))
+    except UnicodeEncodeError:  # a lone surrogate: count it as its three-byte form
+        return len(text.encode("utf-8", "surrogatepass"))

@@ -1,0 +1,159 @@
+"""The Session Data writer: a header, one record per line, a closing line with the digest.
+
+The digest is computed over the bytes as they are written, never by reading the file back, and
+sizes are counted as written (``max_delta_bytes`` limits written bytes, not source bytes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+import orjson
+
+from asz_core.sessiondata.errors import SessionDataError
+from asz_core.sessiondata.jsonbytes import compact, encode_str
+from asz_core.sessiondata.model import Header, RawJSON, Record
+from asz_core.sessiondata.times import parse_instant
+
+__all__ = ["FileSummary", "SessionDataWriter", "check_header", "encode_record", "closing_line"]
+
+_LINE_SEP = b"\xe2\x80\xa8"
+_PARA_SEP = b"\xe2\x80\xa9"
+
+
+def check_header(header: dict[str, Any]) -> None:
+    """The reader's header check; the writer refuses to start a file that would fail it."""
+    if header.get("h") != 1 or header.get("schema") != "sd/1":
+        raise SessionDataError("header: h must be 1 and schema sd/1")
+    for key in Header.REQUIRED:
+        value = header.get(key)
+        if not isinstance(value, str) or not value:
+            raise SessionDataError(f"header: {key} is required")
+
+
+def encode_record(record: Record) -> bytes:
+    """One record as its landed line, without the newline."""
+    obj = record.to_json()
+    try:
+        line = orjson.dumps(obj)
+    except orjson.JSONEncodeError:
+        return orjson.dumps(_escape_strings(obj))  # a lone surrogate in a string we encode
+    if _LINE_SEP in line or _PARA_SEP in line:
+        # Our own strings escape U+2028/U+2029; a source's data keeps what it wrote.
+        line = orjson.dumps(_escape_strings(obj))
+    if b"\n" in line or b"\r" in line:
+        # Only a part's raw data can hold a line break (whitespace between its tokens); a
+        # record is one line, so such data lands compacted, as the spec's writer does.
+        for part in record.parts:
+            if part.data is not None:
+                part.data = RawJSON(compact(part.data))
+        return encode_record(record)
+    return line
+
+
+def _escape_strings(value: Any) -> Any:
+    if isinstance(value, str):
+        return orjson.Fragment(encode_str(value))
+    if isinstance(value, dict):
+        return {k: _escape_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_escape_strings(v) for v in value]
+    return value
+
+
+def closing_line(records: int, digest: str) -> bytes:
+    return b'{"t":"end","records":%d,"digest":"%s"}\n' % (records, digest.encode("ascii"))
+
+
+@dataclass(frozen=True, slots=True)
+class FileSummary:
+    """What a closed file holds: counted while it was written."""
+
+    records: int
+    bytes: int
+    digest: str  #: the closing line's digest: every byte before the closing line
+    sha256: str  #: the whole file's bytes, as a receiver checks them
+    lines: int
+    from_time: str | None
+    through_time: str | None
+    last_ord: int
+    last_off: int
+    last_bytes: int
+
+
+class SessionDataWriter:
+    """Streams one Session Data file into ``sink`` (a binary file opened for writing)."""
+
+    def __init__(self, sink: BinaryIO, header: Header) -> None:
+        head = header.to_json()
+        check_header(head)
+        self._sink = sink
+        self._hash = hashlib.sha256()
+        self._size = 0
+        self._records = 0
+        self._first: tuple[int, str] | None = None
+        self._last: tuple[int, str] | None = None
+        self._last_record = (0, 0, 0)
+        self._closed = False
+        self._emit(orjson.dumps(head) + b"\n")
+
+    @property
+    def size(self) -> int:
+        """Bytes written so far (header and records, each with its newline)."""
+        return self._size
+
+    @property
+    def records(self) -> int:
+        return self._records
+
+    def _emit(self, chunk: bytes) -> None:
+        self._sink.write(chunk)
+        self._hash.update(chunk)
+        self._size += len(chunk)
+
+    def write(self, record: Record, line: bytes | None = None) -> None:
+        """Write one record. ``line`` is its encoding when the caller already made it."""
+        if self._closed:
+            raise SessionDataError("the file is closed")
+        if line is None:
+            line = encode_record(record)
+        self._emit(line + b"\n")
+        self._records += 1
+        self._last_record = (record.ord, record.off, record.bytes)
+        if record.time is not None:
+            self._note_time(record.time)
+
+    def _note_time(self, text: str) -> None:
+        instant = parse_instant(text)
+        if instant is None:
+            return
+        if self._first is None or instant < self._first[0]:
+            self._first = (instant, text)
+        if self._last is None or instant >= self._last[0]:
+            self._last = (instant, text)
+
+    def close(self) -> FileSummary:
+        """Write the closing line; the caller then flushes and installs the file."""
+        if self._closed:
+            raise SessionDataError("the file is already closed")
+        digest = self._hash.hexdigest()
+        closing = closing_line(self._records, digest)
+        self._sink.write(closing)
+        whole = self._hash.copy()
+        whole.update(closing)
+        self._closed = True
+        last_ord, last_off, last_bytes = self._last_record
+        return FileSummary(
+            records=self._records,
+            bytes=self._size + len(closing),
+            digest=digest,
+            sha256=whole.hexdigest(),
+            lines=self._records + 2,
+            from_time=self._first[1] if self._first else None,
+            through_time=self._last[1] if self._last else None,
+            last_ord=last_ord,
+            last_off=last_off,
+            last_bytes=last_bytes,
+        )

@@ -1,0 +1,112 @@
+"""Test helpers for adapter authors: a pytest plugin (loaded automatically once asz is installed).
+
+Fixtures:
+
+* ``asz_root`` — an empty storage root in a temporary directory;
+* ``asz_pass`` — a :class:`PassRunner`: write an ``asz.yaml``, register adapters (installed ones
+  load from their entry points; others can be registered as modules), run passes;
+* ``assert_root_verifies`` — reads the root with ``verify`` and, where the independent checker
+  ``sdcheck`` is available (``$ASZ_SDCHECK`` or ``../shared/tools/sdcheck``), with it too.
+
+    def test_my_adapter(asz_pass, assert_root_verifies, tmp_path):
+        asz_pass.configure(adapters=[{"name": "my-agent", "source_root": str(tmp_path / "src")}])
+        summary = asz_pass.run()
+        assert summary.totals.records == 3
+        assert_root_verifies(asz_pass.root)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from asz_core.config import Config, load_config
+from asz_core.context import PassSummary, QuietReporter
+from asz_core.host import PluginHost
+from asz_core.pipeline import run_pass
+from asz_core.verify import verify_root
+
+__all__ = ["PassRunner", "find_sdcheck", "run_sdcheck"]
+
+
+def find_sdcheck() -> Path | None:
+    """The independent checker, if this machine has it."""
+    explicit = os.environ.get("ASZ_SDCHECK")
+    if explicit:
+        return Path(explicit)
+    for base in (Path.cwd(), *Path.cwd().parents):
+        candidate = base.parent / "shared" / "tools" / "sdcheck"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def run_sdcheck(root: Path) -> dict[str, Any] | None:
+    """``sdcheck ROOT --json``'s verdict, or ``None`` when sdcheck is not available."""
+    tool = find_sdcheck()
+    if tool is None:
+        return None
+    done = subprocess.run([sys.executable, str(tool), str(root), "--json"], capture_output=True,
+                          text=True, check=False)
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+class PassRunner:
+    """Runs passes against a temporary root with a configuration the test writes."""
+
+    def __init__(self, workdir: Path, root: Path) -> None:
+        self.workdir = workdir
+        self.root = root
+        self.host = PluginHost().load_entry_points()
+        self.config_path = workdir / "asz.yaml"
+        self.clock: Callable[[], int] | None = None
+        self.reporter = QuietReporter()
+
+    def register(self, name: str, module: Any) -> None:
+        """Use ``module`` as the adapter ``name`` without installing it."""
+        self.host.register(name, module)
+
+    def configure(self, **sections: Any) -> Path:
+        """Write ``asz.yaml`` from keyword sections; ``storage.root`` is the temporary root."""
+        data = {"storage": {"root": str(self.root)}, **sections}
+        self.config_path.write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
+        return self.config_path
+
+    def config(self) -> Config:
+        return load_config(self.host, str(self.config_path))
+
+    def run(self, **kwargs: Any) -> PassSummary:
+        if self.clock is not None:
+            kwargs.setdefault("clock", self.clock)
+        kwargs.setdefault("reporter", self.reporter)
+        return run_pass(self.host, self.config(), **kwargs)
+
+
+@pytest.fixture
+def asz_root(tmp_path: Path) -> Path:
+    return tmp_path / "root"
+
+
+@pytest.fixture
+def asz_pass(tmp_path: Path, asz_root: Path) -> Iterator[PassRunner]:
+    yield PassRunner(tmp_path, asz_root)
+
+
+@pytest.fixture
+def assert_root_verifies() -> Callable[[Path], None]:
+    def check(root: Path) -> None:
+        problems = [str(p) for r in verify_root(root) for p in r.problems]
+        assert not problems, "verify found:\n" + "\n".join(problems)
+        verdict = run_sdcheck(root)
+        if verdict is not None:
+            assert verdict["ok"], "sdcheck found:\n" + "\n".join(verdict["problems"])
+    return check

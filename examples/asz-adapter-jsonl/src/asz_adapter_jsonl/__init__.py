@@ -1,0 +1,1 @@
+"""An asz adapter for plain JSONL files; see ``adapter``."""

@@ -1,0 +1,90 @@
+"""The ``jsonl`` adapter: every ``*.jsonl`` under ``source_root`` is one session's transcript.
+
+This is the template for third-party adapters. It shows the whole contract:
+
+* ``asz_adapter_info`` and ``asz_options_schema`` describe the adapter and its options;
+* ``asz_discover`` lists sources (cheaply: names and stats only);
+* ``asz_claim`` decides which session each belongs to and applies the session filter;
+* ``asz_land`` hands each source to the host's collector with a dialect, which converts one
+  line into one record. Cursors, file cutting, conflicts and crash safety are the host's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from asz_core import hookimpl
+from asz_core.collect import AppendSource, SourceLine, collect_append
+from asz_core.context import AdapterContext
+from asz_core.plugin import AdapterInfo, Found, SessionClaim
+from asz_core.root.storage import SessionHandle
+from asz_core.sessiondata import FROM_RUNTIME, Part, Record
+
+VERSION = "0.1.0"
+_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+class JsonlDialect:
+    """``jsonl/1``: each line's JSON as one data part; the host lands non-JSON lines as unknown."""
+
+    name = "jsonl/1"
+
+    def convert(self, line: SourceLine) -> Record:
+        value = line.value
+        time = value.get("time") if isinstance(value, dict) else None
+        return Record(from_=FROM_RUNTIME, time=time if isinstance(time, str) else None,
+                      parts=[Part.data_part(line.data_at())])
+
+
+@hookimpl
+def asz_adapter_info() -> AdapterInfo:
+    return AdapterInfo(version=VERSION, runtime="JSONL files", dialects=(JsonlDialect.name,))
+
+
+@hookimpl
+def asz_options_schema() -> dict[str, Any]:
+    return {"pattern": {"type": "string", "default": "**/*.jsonl",
+                        "description": "glob of the files to land, under source_root"}}
+
+
+@hookimpl
+def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
+    if not ctx.source_root:
+        ctx.warn("source_root is not set; this adapter has no default directory")
+        return []
+    root = Path(ctx.source_root)
+    ctx.source_dirs.append(str(root))
+    found = []
+    for path in sorted(root.glob(ctx.options["pattern"])):
+        if path.is_file():
+            found.append(Found(kind="session", key=path.stem, session=path.stem,
+                               path=str(path), payload=path))
+    return found
+
+
+@hookimpl
+def asz_claim(ctx: AdapterContext, found: Sequence[Found]) -> Iterable[SessionClaim]:
+    claims = []
+    for item in found:
+        if item.session is None or not _SESSION_ID.match(item.session):
+            ctx.counters.unreadable += 1
+            ctx.warn(f"{item.path}: {item.session!r} cannot be a session id; file not landed")
+            continue
+        if not ctx.session_filter.admits_directory(str(Path(item.path or "").parent)):
+            continue
+        ctx.counters.sessions += 1
+        claims.append(SessionClaim(item.session, [item]))
+    return claims
+
+
+@hookimpl
+def asz_land(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -> None:
+    root = Path(ctx.source_root)
+    for item in claim.found:
+        path: Path = item.payload
+        collect_append(ctx, session, AppendSource(
+            path=path, src=path.relative_to(root).as_posix(), subdir="streams/main",
+            kind="transcript", stream="main", dialect=JsonlDialect()))

@@ -1,0 +1,39 @@
+"""Shared fixtures: where the shared corpus is, and whether it is required.
+
+Tests that read ``../shared/corpus`` take the ``corpus`` fixture. On a user's clone the corpus is
+absent and they skip with the reason; ``.ci/run`` sets ``ASZ_REQUIRE_CORPUS=1`` where it is
+present, so there they fail instead of skipping.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("ASZ_SHARED", REPO.parent / "shared"))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--slow", action="store_true", help="run the long versions (200 fault seeds, ...)")
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    if not (SHARED / "corpus").is_dir():
+        if os.environ.get("ASZ_REQUIRE_CORPUS"):
+            pytest.fail(f"ASZ_REQUIRE_CORPUS is set but {SHARED / 'corpus'} is missing")
+        pytest.skip(f"the shared corpus is not here ({SHARED / 'corpus'}); set ASZ_SHARED to its parent")
+    return SHARED
+
+
+@pytest.fixture(scope="session")
+def corpus(shared: Path) -> Path:
+    return shared / "corpus"
+
+
+@pytest.fixture
+def slow(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--slow"))

@@ -1,0 +1,89 @@
+"""Source JSON lands byte for byte: the fast path, and the exact slow path for odd input."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from asz_core.sessiondata.jsonbytes import (
+    JSONLine,
+    NotJSON,
+    compact,
+    depth_exceeds,
+    encode_str,
+    encode_value,
+    loads_strict,
+)
+
+
+def test_canonical_line_takes_the_fast_path_and_slices_exactly() -> None:
+    raw = b'{"a":{"b":[1,"x<y>&z",{"c":null}]},"d":"\xc3\xa9"}'
+    line = JSONLine(raw)
+    assert line.canonical
+    assert line.raw_at("a", "b") == b'[1,"x<y>&z",{"c":null}]'
+    assert line.raw_at("d") == b'"\xc3\xa9"'
+    assert line.raw_at() == raw
+
+
+@pytest.mark.parametrize(
+    ("raw", "path", "expected"),
+    [
+        # escapes the source chose are kept, not normalised
+        (b'{"a":"\\u00e9\\/","b":1}', ("a",), b'"\\u00e9\\/"'),
+        # a lone surrogate escape (orjson refuses it; the slow parser keeps it)
+        (b'{"a":{"s":"\\ud800"},"b":2}', ("a",), b'{"s":"\\ud800"}'),
+        # an integer past 64 bits keeps every digit
+        (b'{"n":[18446744073709551616123]}', ("n",), b"[18446744073709551616123]"),
+        # whitespace between tokens goes; inside strings it stays
+        (b'{ "a" : { "k" : "two  spaces" ,\t"l" : [ 1 , 2 ] } }', ("a",), b'{"k":"two  spaces","l":[1,2]}'),
+        # a number spelled as JavaScript writes it
+        (b'{"x":1e+21,"y":[1E2]}', ("y",), b"[1E2]"),
+        # the last of duplicate keys, as parsing keeps it
+        (b'{"a":1,"a":{"z":0}}', ("a",), b'{"z":0}'),
+        # brackets and quotes inside strings do not confuse the scan
+        (b'{"a" : [ {"q":"]}\\""} , 7 ] }', ("a", 1), b"7"),
+        (b'{"a" : [ {"q":"]}\\""} , 7 ] }', ("a", 0), b'{"q":"]}\\""}'),
+    ],
+)
+def test_slow_path_slices_the_source_bytes(raw: bytes, path: tuple[str | int, ...], expected: bytes) -> None:
+    line = JSONLine(raw)
+    assert not line.canonical
+    assert line.raw_at(*path) == expected
+
+
+def test_missing_path_is_a_key_error() -> None:
+    with pytest.raises(KeyError):
+        JSONLine(b'{"a":1}').raw_at("b")
+    with pytest.raises(KeyError):
+        JSONLine(b'{"a" : 1}').raw_at("b")
+
+
+@pytest.mark.parametrize("raw", [b"", b"{", b'{"a":NaN}', b'{"a":Infinity}', b"\xff\xfe", b'{"a":1}x'])
+def test_not_json_is_refused(raw: bytes) -> None:
+    with pytest.raises(NotJSON):
+        loads_strict(raw)
+
+
+def test_nesting_limit_is_256() -> None:
+    assert loads_strict(b"[" * 256 + b"]" * 256) is not None
+    assert not depth_exceeds(b"[" * 256 + b"]" * 256)
+    assert depth_exceeds(b"[" * 257 + b"]" * 257)
+    with pytest.raises(NotJSON):
+        loads_strict(b"[" * 257 + b"]" * 257)
+    # brackets inside strings do not count
+    assert not depth_exceeds(b'["' + b"[" * 400 + b'"]')
+    with pytest.raises(NotJSON):
+        loads_strict(b"[" * 10_000 + b"]" * 10_000)
+
+
+def test_compact_keeps_string_whitespace() -> None:
+    assert compact(b' { "a b" : "c\\"  d" , "e" :\n[ ] } ') == b'{"a b":"c\\"  d","e":[]}'
+
+
+def test_strings_we_encode_keep_lt_gt_amp_and_escape_line_separators() -> None:
+    assert encode_str("a<b>&c") == b'"a<b>&c"'
+    assert encode_str("x\u2028y\u2029z") == b'"x\\u2028y\\u2029z"'
+    assert encode_str("lone \ud800 surrogate") == b'"lone \\ud800 surrogate"'
+    assert orjson.loads(encode_str("tab\tquote\"nl\n")) == "tab\tquote\"nl\n"
+    assert encode_value({"k": ["\u2028", 1]}) == b'{"k":["\\u2028",1]}'
+    assert encode_value({"k": "\udfff"}) == b'{"k":"\\udfff"}'
