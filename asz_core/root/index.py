@@ -1,0 +1,74 @@
+"""A session's derived index: the ids its landed files hold, for other adapters to look up.
+
+``<session>/index/ids`` holds ``key value`` lines, appended after files land: ``call`` (a
+provider call id a transcript records, such as Claude Code's message id), ``request`` (a
+provider request id), ``directory`` (the slug of the working directory the session's main
+source sits under). It is derived and disposable: ids only, never text; losing it costs a
+rebuild from the landed files (:func:`rebuild_calls`), and readers never trust it over them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+
+from asz_core.root.durable import OWNER_FILE, make_dirs
+from asz_core.root.storage import landed_files
+from asz_core.sessiondata.errors import SessionDataError
+from asz_core.sessiondata.reader import open_file
+
+__all__ = ["SessionIndex", "rebuild_calls"]
+
+
+class SessionIndex:
+    """The ids index of one session directory."""
+
+    def __init__(self, session_dir: Path) -> None:
+        self.path = session_dir / "index" / "ids"
+
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+    def add(self, pairs: Iterable[tuple[str, str]]) -> None:
+        """Append ``(key, value)`` pairs; values with whitespace are refused (ids only)."""
+        lines = []
+        for key, value in pairs:
+            if not value or any(c.isspace() for c in key + value):
+                continue
+            lines.append(f"{key} {value}\n")
+        if not lines:
+            return
+        make_dirs(self.path.parent)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, OWNER_FILE)
+        try:
+            os.write(fd, "".join(lines).encode("utf-8"))
+        finally:
+            os.close(fd)
+
+    def load(self) -> dict[str, set[str]]:
+        """Every key's values; empty when there is no index (yet)."""
+        out: dict[str, set[str]] = defaultdict(set)
+        try:
+            text = self.path.read_text("utf-8", errors="replace")
+        except FileNotFoundError:
+            return out
+        for line in text.splitlines():
+            key, _, value = line.partition(" ")
+            if key and value:
+                out[key].add(value)
+        return out
+
+
+def rebuild_calls(session_dir: Path) -> set[str]:
+    """The ``call`` ids of every landed record of the session, read from the files themselves."""
+    calls: set[str] = set()
+    for _, path in sorted(landed_files(session_dir)):
+        try:
+            for record in open_file(path):
+                if record.call:
+                    calls.add(record.call)
+        except SessionDataError:
+            continue
+    return calls
