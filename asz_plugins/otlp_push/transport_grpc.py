@@ -9,6 +9,8 @@ cure, so that case is told apart by its message and reported as the size problem
 
 from __future__ import annotations
 
+import os
+import ssl
 from collections.abc import Mapping
 from typing import Final, cast
 
@@ -24,7 +26,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2_grpc import LogsServ
 
 from asz_plugins.otlp_push.transport import SendFailed, Taken, Throttled
 
-__all__ = ["GrpcTransport", "retry_delay"]
+__all__ = ["GrpcTransport", "retry_delay", "system_roots"]
 
 _DETAILS_KEY: Final = "grpc-status-details-bin"
 #: the call failed in transit or the receiver is not there: the next call would fail too
@@ -33,6 +35,19 @@ _RECEIVER_DOWN: Final = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.
                                    grpc.StatusCode.UNIMPLEMENTED, grpc.StatusCode.INTERNAL,
                                    grpc.StatusCode.UNKNOWN, grpc.StatusCode.CANCELLED,
                                    grpc.StatusCode.ABORTED})
+
+
+def system_roots() -> bytes | None:
+    """The system's CA bundle, as OpenSSL finds it; ``None`` leaves gRPC its own roots."""
+    paths = ssl.get_default_verify_paths()
+    for candidate in (paths.cafile, paths.openssl_cafile):
+        if candidate and os.path.isfile(candidate):
+            try:
+                with open(candidate, "rb") as bundle:
+                    return bundle.read()
+            except OSError:
+                continue
+    return None
 
 
 def retry_delay(error: grpc.Call) -> float | None:
@@ -53,18 +68,20 @@ def retry_delay(error: grpc.Call) -> float | None:
 
 
 class GrpcTransport:
-    """One channel to ``host:port`` (TLS against the system's roots with ``tls``)."""
+    """One channel to ``host:port``; with ``tls``, TLS verified against the system's roots."""
 
     def __init__(self, endpoint: str, *, tls: bool, headers: Mapping[str, str],
                  timeout_s: float) -> None:
         self.endpoint = endpoint
+        self.name = f"{'grpcs' if tls else 'grpc'}://{endpoint}"  #: as push.state names it
         self.timeout_s = timeout_s
         # gRPC metadata keys are lower case; a header given as "Authorization" means the same.
         self.metadata = tuple((k.lower(), v) for k, v in headers.items())
         # The largest request is one file larger than batch_bytes; a receiver's answer is small.
         options = [("grpc.max_send_message_length", -1)]
         if tls:
-            self.channel = grpc.secure_channel(endpoint, grpc.ssl_channel_credentials(), options)
+            credentials = grpc.ssl_channel_credentials(root_certificates=system_roots())
+            self.channel = grpc.secure_channel(endpoint, credentials, options)
         else:
             self.channel = grpc.insecure_channel(endpoint, options)
         self.stub = LogsServiceStub(self.channel)  # type: ignore[no-untyped-call]
@@ -82,7 +99,7 @@ class GrpcTransport:
         call = cast(grpc.Call, exc)  # a unary call's error is also its Call, with the status
         code = call.code()
         details = call.details() or ""
-        where = f"grpc://{self.endpoint}"
+        where = self.name
         if code == grpc.StatusCode.RESOURCE_EXHAUSTED and "larger than max" in details:
             return SendFailed(f"{where}: the request is larger than the receiver accepts "
                               f"({details}); raise the receiver's limit (an OpenTelemetry "
