@@ -53,7 +53,8 @@ def depth_exceeds(raw: bytes, limit: int = MAX_DEPTH) -> bool:
     """True when ``raw`` holds more than ``limit`` objects and lists open at once.
 
     Counting brackets is a cheap upper bound, so the byte scan runs only for lines that could
-    possibly be that deep.
+    possibly be that deep (it is the check for bytes that do not parse; a parsed value is
+    checked by :func:`value_depth_exceeds`, which walks containers rather than bytes).
     """
     if raw.count(b"[") + raw.count(b"{") <= limit:
         return False
@@ -78,6 +79,21 @@ def depth_exceeds(raw: bytes, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
+def value_depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """True when a parsed value nests more than ``limit`` objects and lists."""
+    if not isinstance(value, (dict, list)):
+        return False
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+    return False
+
+
 def loads_strict(raw: bytes) -> Any:
     """Parse one JSON value the way every reader of Session Data must.
 
@@ -85,12 +101,19 @@ def loads_strict(raw: bytes) -> Any:
     surrogate escapes, integers past 64 bits). ``NaN``/``Infinity`` and over-deep nesting are
     refused. Raises :class:`NotJSON`.
     """
-    if depth_exceeds(raw):
-        raise NotJSON(f"nested deeper than {MAX_DEPTH}")
     try:
-        return orjson.loads(raw)
+        value = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        pass
+        value = _loads_slow(raw)
+    if (isinstance(value, (dict, list)) and raw.count(b"[") + raw.count(b"{") > MAX_DEPTH
+            and value_depth_exceeds(value)):
+        raise NotJSON(f"nested deeper than {MAX_DEPTH}")
+    return value
+
+
+def _loads_slow(raw: bytes) -> Any:
+    if depth_exceeds(raw):  # before the recursive parser meets it
+        raise NotJSON(f"nested deeper than {MAX_DEPTH}")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -188,7 +211,7 @@ class JSONLine:
         for step in path:
             value = value[step]
         if self.canonical:
-            return orjson.dumps(value)
+            return self.raw if not path else orjson.dumps(value)
         start, end = _span(self.raw, path)
         return compact(self.raw[start:end])
 
