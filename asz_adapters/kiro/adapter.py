@@ -112,16 +112,18 @@ def asz_land(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -
 
 
 def _land_log_and_meta(ctx: AdapterContext, session: SessionHandle, home: Path, stream: str,
-                       log: Path | None, meta: Path | None, dialect: CliEventDialect | IdeMessageDialect,
+                       log: Path, meta: Path, dialect: CliEventDialect | IdeMessageDialect,
                        meta_dialect: CliMetaDialect | IdeMetaDialect) -> None:
     subdir = f"streams/{stream}"
-    if log is not None and (log.exists() or (session.dir / subdir / "transcript.cursor").exists()):
-        src = _relative(log, home)
-        if not _refused(ctx, session, subdir, src):
-            collect_append(ctx, session, AppendSource(path=log, src=src, subdir=subdir,
-                                                      kind="transcript", dialect=dialect,
-                                                      stream=stream))
-    if meta is not None and (meta.exists() or (session.dir / subdir / "meta.cursor").exists()):
+    src = _relative(log, home)
+    cursor = session.dir / subdir / "transcript.cursor"
+    # A log that is gone is still handed to the collector when it landed here, so it is
+    # counted gone; a log that never landed here and is absent is simply not there yet.
+    ours = cursor.exists() and foreign_source(cursor, src) is None
+    if (log.exists() and not _refused(ctx, session, subdir, src)) or (not log.exists() and ours):
+        collect_append(ctx, session, AppendSource(path=log, src=src, subdir=subdir,
+                                                  kind="transcript", dialect=dialect, stream=stream))
+    if meta.exists() or (session.dir / subdir / "meta.cursor").exists():
         collect_snapshot(ctx, session, SnapshotSource(path=meta, src=_relative(meta, home),
                                                       subdir=subdir, kind="agent_meta",
                                                       dialect=meta_dialect, stream=stream))

@@ -41,7 +41,7 @@ def discover_cli_sessions(directory: Path) -> list[Found]:
         assert main is not None
         found.append(Found(kind=KIND, key=stem, session=stem, sources=len(files[stem]),
                            path=str(main), detail={"generation": GENERATION},
-                           payload=CliBundle(stem, jsonl, meta)))
+                           payload=CliBundle(stem, directory)))
     return found
 
 
@@ -54,10 +54,8 @@ class CliMeta:
     problem: str | None = None
 
 
-def read_cli_meta(path: Path | None) -> CliMeta:
+def read_cli_meta(path: Path) -> CliMeta:
     """Read ``cwd`` and ``parent_session_id`` (``problem`` set when the file is unreadable)."""
-    if path is None:
-        return CliMeta()
     try:
         value: Any = loads_strict(path.read_bytes())
     except FileNotFoundError:

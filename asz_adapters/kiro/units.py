@@ -14,15 +14,22 @@ MAIN = "main"
 
 @dataclass
 class CliBundle:
-    """A Kiro CLI session: ``<id>.jsonl`` (events) and ``<id>.json`` (metadata), either may be
-    missing while the session is being written."""
+    """A Kiro CLI session: ``<id>.jsonl`` (events) and ``<id>.json`` (metadata) in
+    ``directory``; either may be missing (not written yet, or deleted since it landed)."""
 
     id: str
-    jsonl: Path | None
-    meta: Path | None
+    directory: Path
     cwd: str | None = None
     parent: str | None = None
     stream: str = MAIN
+
+    @property
+    def jsonl(self) -> Path:
+        return self.directory / f"{self.id}.jsonl"
+
+    @property
+    def meta(self) -> Path:
+        return self.directory / f"{self.id}.json"
 
 
 @dataclass
