@@ -76,7 +76,10 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
         ctx.source_dirs.append(f"{database} (kiro-cli database)")
         listing = list_database(database)
         if listing.problem is not None:
-            ctx.counters.unreadable += 1
+            if listing.busy:
+                ctx.counters.waiting += 1
+            else:
+                ctx.counters.unreadable += 1
             ctx.warn(f"{database} {listing.problem}; its conversations are tried again next pass")
         found.extend(listing.found)
     for storage in paths.global_storage:

@@ -29,7 +29,11 @@ _BUSY_TIMEOUT_S = 2.0
 
 
 class DatabaseUnavailable(Exception):
-    """The database exists but cannot be read now (locked, damaged, not SQLite)."""
+    """The database exists but cannot be read (``busy``: another writer holds it now)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.busy = "locked" in message or "busy" in message
 
 
 @contextmanager
@@ -52,6 +56,7 @@ class DatabaseListing:
 
     found: list[Found] = field(default_factory=list)
     problem: str | None = None
+    busy: bool = False  #: the problem is a lock another writer holds: it will pass
 
 
 def list_database(database: Path) -> DatabaseListing:
@@ -70,6 +75,7 @@ def list_database(database: Path) -> DatabaseListing:
                       if "conversations" in tables else 0)
     except (sqlite3.Error, DatabaseUnavailable) as exc:
         listing.problem = f"cannot be read: {exc}"
+        listing.busy = DatabaseUnavailable(str(exc)).busy
         return listing
     for key, conversation, updated_at, length in rows:
         name = _text(conversation)

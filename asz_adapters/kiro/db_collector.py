@@ -115,9 +115,12 @@ def collect_conversation(ctx: AdapterContext, session: SessionHandle, source: Co
     try:
         value = read_value(unit)
     except DatabaseUnavailable as exc:
-        counters.waiting += 1
-        ctx.warn(f"{unit.database}: conversation {unit.id} cannot be read now ({exc}); "
-                 f"it is tried again next pass")
+        if exc.busy:
+            counters.waiting += 1
+        else:
+            counters.unreadable += 1
+        ctx.warn(f"{unit.database}: conversation {unit.id} cannot be read ({exc}); it is tried "
+                 f"again next pass")
         return
     if value is None:
         if cursor is not None:

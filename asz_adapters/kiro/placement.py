@@ -99,13 +99,14 @@ def _read_cli(ctx: AdapterContext, unit: CliBundle) -> bool:
         ctx.warn(f"{unit.meta} {meta.problem}: session {unit.id} waits until it can be read, "
                  f"since it names the session's parent and directory")
         return False
-    if meta.parent is not None and not is_cli_session_id(meta.parent):
+    parent = meta.parent
+    if parent is not None and not (isinstance(parent, str) and is_cli_session_id(parent)):
         ctx.counters.unreadable += 1
-        ctx.warn(f"{unit.meta}: refused: parent_session_id {meta.parent!r} is not a UUID; "
+        ctx.warn(f"{unit.meta}: refused: parent_session_id {parent!r} is not a UUID; "
                  f"session {unit.id} is not landed")
         return False
     unit.cwd = meta.cwd
-    unit.parent = meta.parent if meta.parent != unit.id else None  # type: ignore[assignment]
+    unit.parent = parent if parent != unit.id else None
     return True
 
 

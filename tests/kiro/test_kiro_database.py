@@ -196,3 +196,22 @@ def test_a_value_that_is_not_json_is_unreadable(asz_pass, kiro_copy):
     summary = asz_pass.run()
     assert (summary.totals.unreadable, summary.totals.errors) == (1, 0)
     assert not (asz_pass.root / DB_ID).exists() or not landed(asz_pass.root, DB_ID)
+
+
+def test_a_database_another_writer_holds_waits(asz_pass, kiro_copy, monkeypatch):
+    monkeypatch.setattr(cli_database, "_BUSY_TIMEOUT_S", 0.05)
+    configure(asz_pass, kiro_copy)
+    with closing(sqlite3.connect(database_path(kiro_copy), isolation_level=None)) as holder:
+        holder.execute("BEGIN EXCLUSIVE")
+        summary = asz_pass.run()
+        holder.execute("ROLLBACK")
+    assert (summary.totals.waiting, summary.totals.unreadable, summary.failed) == (1, 0, False)
+    assert not (asz_pass.root / DB_ID).exists()
+    assert asz_pass.run().totals.records == 3  # the lock is gone: it lands
+
+
+def test_a_file_that_is_not_a_database_is_unreadable(asz_pass, kiro_copy):
+    database_path(kiro_copy).write_bytes(b"not sqlite at all" * 100)
+    configure(asz_pass, kiro_copy)
+    summary = asz_pass.run()
+    assert (summary.totals.unreadable, summary.totals.waiting, summary.failed) == (1, 0, False)
