@@ -7,7 +7,6 @@ compares what they took with the files of the root, byte for byte.
 
 from __future__ import annotations
 
-import gzip
 import io
 import json
 import os
@@ -21,15 +20,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from otlp_receivers import GrpcReceiver, HttpReceiver, Received, make_receiver
 
 from asz_core.cli.app import App
 from asz_core.cli.main import main
 from asz_core.root.layout import parse_file_name
+from asz_core.root.skeletons import land_skeleton
 from asz_core.sessiondata import format_instant, open_file, parse_instant
+from asz_core.sessiondata.skeleton import Removal
 from asz_core.testing import PassRunner
 from asz_plugins.otlp_push import plugin
 from asz_plugins.otlp_push.state import PushState
+from tests.otlp_receivers import GrpcReceiver, HttpReceiver, Received, make_receiver
 
 PROTOCOLS = ("grpc", "http")
 MAX_DELTA = 262144  # small enough that long transcripts land as several files
@@ -453,12 +454,10 @@ def test_push_refuses_without_an_endpoint(pusher: Pusher, root: Path) -> None:
 def test_a_skeleton_and_a_damaged_file_are_not_sent(receiver: GrpcReceiver | HttpReceiver,
                                                      pusher: Pusher, root: Path) -> None:
     files = sorted(root.rglob("*.sd"))
-    # A skeleton beside a landed file: a local stand-in, never sent.
-    original = files[0]
-    parsed = parse_file_name(original.name)
-    assert parsed is not None
-    skeleton = original.with_name(f"transcript-{parsed.stamp}-{999999:06d}.sk")
-    skeleton.write_bytes(gzip.compress(original.read_bytes()))
+    # Retention's way: a skeleton stands in for a landed file, which is then removed.
+    removed = files[0]
+    skeleton = land_skeleton(removed, Removal(at="2026-11-29T00:00:00Z"))
+    removed.unlink()
     # A landed file changed on disk: its closing digest no longer matches.
     damaged = files[1]
     os.chmod(damaged, 0o600)
@@ -472,8 +471,9 @@ def test_a_skeleton_and_a_damaged_file_are_not_sent(receiver: GrpcReceiver | Htt
     assert str(damaged) in result["errors_list"][0]
     sent = {r.file for r in receiver.records}
     assert damaged.relative_to(root).as_posix() not in sent
-    assert not any(f.endswith(".sk") for f in sent)
-    assert len(sent) == len(files) - 1 == result["files"]
+    assert skeleton.exists() and not any(f.endswith(".sk") for f in sent)
+    assert removed.relative_to(root).as_posix() not in sent
+    assert len(sent) == len(files) - 2 == result["files"]
 
 
 def test_a_new_endpoint_gets_the_whole_root_once(pusher: Pusher, root: Path) -> None:
