@@ -18,6 +18,7 @@ from asz_core.root.landing import LandedFile
 from asz_core.root.storage import SessionHandle, StorageRoot
 
 if TYPE_CHECKING:
+    from asz_core.config import Config
     from asz_core.host import PluginHost
 
 __all__ = [
@@ -114,6 +115,9 @@ class PassContext:
     errors: list[PassError] = field(default_factory=list)
     #: what adapters leave for later ones in the same pass (e.g. an index they updated)
     notes: dict[str, Any] = field(default_factory=dict)
+    #: the configuration the pass runs with, so a plugin can read its own section
+    #: (``config.section("export.otlp")``); ``None`` where no configuration was loaded
+    config: Config | None = None
 
     def landed_by(self, adapter: str) -> list[LandedFile]:
         """What ``adapter`` (run earlier in this pass) landed."""

@@ -59,7 +59,7 @@ def run_pass(host: PluginHost, config: Config, *, clock: Clock = time.time_ns,
                               f"{exc.strerror or exc}; set storage.root (or $ASZ_ROOT) to a "
                               f"directory you own") from None
     ctx = PassContext(root=root, host=host, clock=clock, dry_run=dry_run,
-                      reporter=reporter or QuietReporter(), started_ns=started)
+                      reporter=reporter or QuietReporter(), started_ns=started, config=config)
     lock = root.lock(wait=wait) if root.path.is_dir() else None
     try:
         if lock is not None:

@@ -1,0 +1,151 @@
+"""The ``otlp-push`` plugin's hooks: the ``export.otlp`` section, ``asz-pipeline push``, and a
+push at the end of every pass when an endpoint is configured.
+
+Sessions are private data: nothing is sent unless ``export.otlp.endpoint`` names a receiver.
+A pass that pushes does it while it still holds the root's lock, and ``push`` takes the same
+lock, so ``push.state`` has one writer at a time.
+
+In ``run --watch`` the same process makes pass after pass, so what a receiver asked for lasts
+across them: after a throttle with ``Retry-After`` no push is tried until that time has passed,
+and the ``max_bytes_per_minute`` budget carries over from one pass to the next.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from asz_core import hookimpl
+from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, App
+from asz_core.context import PassContext, PassSummary
+from asz_core.host import PluginHost
+from asz_core.pipeline import PassRefused
+from asz_core.root.locks import LockBusy
+from asz_core.root.storage import StorageRoot
+from asz_plugins.otlp_push.config import SCHEMA, SECTION, OtlpConfig
+from asz_plugins.otlp_push.limiter import WireBudget
+from asz_plugins.otlp_push.push import PushResult, push_root
+
+__all__ = ["asz_add_commands", "asz_config_sections", "asz_pass_end", "runtime_resolver"]
+
+NAME = "otlp-push"
+
+#: receiver → monotonic time before which a watching process does not push (Retry-After)
+_hold_until: dict[str, float] = {}
+#: (receiver, bytes per minute) → the budget a watching process spends across passes
+_budgets: dict[tuple[str, int], WireBudget] = {}
+
+
+def runtime_resolver(host: PluginHost) -> Callable[[str], str]:
+    """Adapter name → its runtime's display name (``AdapterInfo.runtime``); an adapter not
+    installed here is named by its own name."""
+    def runtime_of(adapter: str) -> str:
+        record = host.adapters.get(adapter)
+        if record is not None and record.info is not None and record.info.runtime:
+            return record.info.runtime
+        return adapter
+    return runtime_of
+
+
+def _budget(cfg: OtlpConfig) -> WireBudget:
+    key = (cfg.receiver, cfg.max_bytes_per_minute)
+    budget = _budgets.get(key)
+    if budget is None:
+        budget = _budgets[key] = WireBudget(cfg.max_bytes_per_minute)
+    return budget
+
+
+def _remember_throttle(result: PushResult) -> None:
+    if result.throttled and result.retry_after_s:
+        _hold_until[result.receiver] = time.monotonic() + result.retry_after_s
+
+
+@hookimpl
+def asz_config_sections() -> dict[str, dict[str, Any]]:
+    return {SECTION: SCHEMA}
+
+
+@hookimpl
+def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
+    """Push what the root holds and the receiver has not taken, when an endpoint is set."""
+    if ctx.dry_run or ctx.config is None:
+        return
+    cfg = OtlpConfig.from_section(ctx.config.section(SECTION))
+    if not cfg.enabled:
+        return
+    wait = _hold_until.get(cfg.receiver, 0.0) - time.monotonic()
+    if wait > 0:
+        ctx.reporter.warn(f"{NAME}: {cfg.receiver} asked to wait; the next push is in {wait:.0f}s")
+        return
+    try:
+        result = push_root(ctx.root.path, cfg, runtime_of=runtime_resolver(ctx.host),
+                           budget=_budget(cfg), clock=ctx.clock)
+    except Exception as exc:  # noqa: BLE001 - a push failing must not lose the pass's summary
+        result = PushResult(cfg.receiver, started_ns=ctx.clock())
+        result.errors.append(f"{type(exc).__name__}: {exc}")
+    _remember_throttle(result)
+    ctx.notes[NAME] = result
+    print(f"{result.line()} -> {result.receiver}", file=sys.stderr)
+    for note in result.notes:
+        ctx.reporter.warn(f"{NAME}: {note}")
+    for error in result.errors:
+        ctx.error(NAME, error)
+        summary.totals.errors += 1
+
+
+@hookimpl
+def asz_add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "push", help="send landed files to an OTLP logs receiver",
+        description="Send every landed file the receiver named by export.otlp has not taken, "
+                    "one OTLP log record per file, session by session. Refuses to run "
+                    "without export.otlp.endpoint. Exit 1 on errors; a receiver that "
+                    "throttles leaves the rest for the next push.")
+    p.add_argument("--config", metavar="FILE",
+                   help="asz.yaml to use (else $ASZ_CONFIG, ./asz.yaml, the user config dir)")
+    p.add_argument("--json", action="store_true", help="print the push line as one JSON object")
+    p.add_argument("--wait", action="store_true",
+                   help="if a pass holds the root, wait for it instead of failing")
+    p.set_defaults(func=run_push)
+
+
+def run_push(args: argparse.Namespace, app: App) -> int:
+    """``asz-pipeline push``."""
+    config = app.config
+    cfg = OtlpConfig.from_section(config.section(SECTION))
+    if not cfg.endpoint:
+        print(f"asz: export.otlp.endpoint is empty in {config.source}, so nothing is sent: set it "
+              f"to the receiver (grpc: host:port, such as 127.0.0.1:11800 for a SkyWalking OAP; "
+              f"http: its base URL). Sessions are private: only a receiver named there gets them.",
+              file=app.err)
+        return EXIT_CONFIG
+    if not cfg.logs:
+        print(f"asz: export.otlp.logs is false in {config.source}, so push has nothing to send",
+              file=app.err)
+        return EXIT_CONFIG
+    root = config.root
+    lock = StorageRoot(root).lock(wait=args.wait) if root.is_dir() else None
+    try:
+        if lock is not None:
+            lock.acquire()
+    except LockBusy as exc:
+        raise PassRefused(f"a pass holds the storage root {root} ({exc.holder or 'pid unknown'}); "
+                          f"wait for it, or push with --wait") from None
+    try:
+        result = push_root(root, cfg, runtime_of=runtime_resolver(app.host))
+    finally:
+        if lock is not None:
+            lock.release()
+    if args.json:
+        print(json.dumps(result.as_dict()), file=app.out)
+    else:
+        print(f"{result.line()} -> {result.receiver}", file=app.out)
+        for error in result.errors:
+            print(f"error: {error}", file=app.err)
+        for note in result.notes:
+            print(f"note: {note}", file=app.err)
+    return EXIT_FAILED if result.failed else EXIT_OK

@@ -1,0 +1,334 @@
+"""Real OTLP logs receivers for the push tests: gRPC and HTTP, on loopback.
+
+Both are built from ``opentelemetry-proto``'s own definitions (the gRPC one is a
+``LogsServiceServicer`` served by ``grpcio``; the HTTP one decodes ``ExportLogsServiceRequest``
+from a POST to ``/v1/logs`` with the standard library's ``http.server``), and both check every
+record as the SkyWalking OAP does: the SHA-256 of the body equals ``asz.file.digest``, and the
+body's line count equals ``asz.lines``. A record that fails is rejected (partial success) and
+listed in ``problems``.
+
+A test scripts what a receiver does with each request: ``plan("ok", "throttle")`` answers the
+first request normally and throttles the second; after the plan, ``default`` applies. Actions:
+
+``ok``        take it
+``fail``      an error that says the receiver cannot take anything now (UNAVAILABLE / 503)
+``throttle``  RESOURCE_EXHAUSTED with a RetryInfo / 429 with Retry-After (``retry_after`` s)
+``partial``   take it, saying ``partial_rejects`` records were rejected
+``hang``      answer nothing until released (the sender times out); nothing is stored
+``html``      (HTTP) 200 with an HTML page, as a login page or proxy would
+``redirect``  (HTTP) 307 to another address
+``die``       kill this very process with SIGKILL before answering (run as a subprocess)
+
+Run as a script (``python otlp_receivers.py grpc|http --port P --store DIR``) it serves until
+killed, writing what it takes under ``DIR`` (each body at its ``asz.file``, and one line per
+taken record in ``DIR/arrivals.log``) and printing ``ready <endpoint>`` once it listens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import signal
+import threading
+import time
+from collections import deque
+from concurrent import futures
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import grpc
+from google.protobuf.duration_pb2 import Duration
+from google.rpc import code_pb2
+from google.rpc.error_details_pb2 import RetryInfo
+from google.rpc.status_pb2 import Status
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2_grpc
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+    ExportLogsPartialSuccess,
+    ExportLogsServiceRequest,
+    ExportLogsServiceResponse,
+)
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+RESOURCE_KEYS = ("service.name", "service.instance.id", "service.layer", "telemetry.sdk.name",
+                 "telemetry.sdk.language", "telemetry.sdk.version")
+RECORD_KEYS = ("asz.format", "asz.format.version", "asz.file", "asz.file.kind", "asz.file.digest",
+               "asz.lines", "asz.session", "asz.seq")
+HANG_LIMIT_S = 30.0  # a hung handler gives up by itself, so no test can hang for ever
+
+
+def _value(v: AnyValue) -> Any:
+    kind = v.WhichOneof("value")
+    return getattr(v, kind) if kind else None
+
+
+@dataclass
+class Received:
+    """One log record a receiver took."""
+
+    resource: dict[str, Any]
+    attributes: dict[str, Any]
+    body: bytes
+    time_unix_nano: int
+    observed_time_unix_nano: int
+
+    @property
+    def file(self) -> str:
+        return str(self.attributes.get("asz.file"))
+
+
+@dataclass
+class Outcome:
+    action: str
+    rejected: int = 0
+    message: str = ""
+
+
+@dataclass
+class Receiver:
+    """What both receivers share: the plan, the checks, what was taken."""
+
+    default: str = "ok"
+    retry_after: float = 7.0
+    partial_rejects: int = 1
+    store: Path | None = None
+    requests: list[list[Received]] = field(default_factory=list)  #: taken, in arrival order
+    seen: int = 0                                                #: requests that arrived
+    problems: list[str] = field(default_factory=list)
+    _plan: deque[str] = field(default_factory=deque)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _release: threading.Event = field(default_factory=threading.Event)
+
+    def plan(self, *actions: str) -> None:
+        with self._lock:
+            self._plan.extend(actions)
+
+    def release(self) -> None:
+        """Let every hanging handler return."""
+        self._release.set()
+
+    @property
+    def records(self) -> list[Received]:
+        return [r for request in self.requests for r in request]
+
+    def _check(self, record: Received) -> str | None:
+        """The OAP's checks on one record; a problem, or ``None``."""
+        missing = [k for k in RESOURCE_KEYS if k not in record.resource]
+        missing += [k for k in RECORD_KEYS if k not in record.attributes]
+        if missing:
+            return f"{record.file}: missing {', '.join(missing)}"
+        digest = hashlib.sha256(record.body).hexdigest()
+        if digest != record.attributes["asz.file.digest"]:
+            return f"{record.file}: body digest {digest} is not asz.file.digest"
+        lines = record.body.count(b"\n")
+        if lines != record.attributes["asz.lines"]:
+            return f"{record.file}: body has {lines} lines, asz.lines says {record.attributes['asz.lines']}"
+        return None
+
+    def handle(self, request: ExportLogsServiceRequest) -> Outcome:
+        """Decide what to do with a request and, when it is taken, keep its records."""
+        with self._lock:
+            self.seen += 1
+            action = self._plan.popleft() if self._plan else self.default
+        if action == "die":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if action == "hang":
+            self._release.wait(HANG_LIMIT_S)
+            return Outcome("hang")
+        if action not in ("ok", "partial"):
+            return Outcome(action)
+        taken: list[Received] = []
+        rejected = 0
+        for resource_logs in request.resource_logs:
+            resource = {kv.key: _value(kv.value) for kv in resource_logs.resource.attributes}
+            for scope_logs in resource_logs.scope_logs:
+                for log in scope_logs.log_records:
+                    body = log.body.string_value.encode("utf-8") if log.body.HasField("string_value") \
+                        else log.body.bytes_value
+                    record = Received(resource, {kv.key: _value(kv.value) for kv in log.attributes},
+                                      body, log.time_unix_nano, log.observed_time_unix_nano)
+                    problem = self._check(record)
+                    if problem is not None:
+                        rejected += 1
+                        with self._lock:
+                            self.problems.append(problem)
+                        continue
+                    taken.append(record)
+        self._keep(taken)
+        if action == "partial":
+            return Outcome("ok", rejected + self.partial_rejects, "some records were rejected")
+        return Outcome("ok", rejected, "digest or line count mismatch" if rejected else "")
+
+    def _keep(self, taken: list[Received]) -> None:
+        with self._lock:
+            self.requests.append(taken)
+            if self.store is None:
+                return
+            for record in taken:
+                target = self.store / record.file
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(record.body)
+                with open(self.store / "arrivals.log", "a", encoding="utf-8") as log:
+                    log.write(f"{record.file} {record.attributes['asz.file.digest']}\n")
+                    log.flush()
+                    os.fsync(log.fileno())
+
+
+# ---- gRPC ---------------------------------------------------------------------------------
+
+
+class _LogsServicer(logs_service_pb2_grpc.LogsServiceServicer):
+    def __init__(self, receiver: Receiver) -> None:
+        self.receiver = receiver
+
+    def Export(self, request: ExportLogsServiceRequest, context: grpc.ServicerContext) -> ExportLogsServiceResponse:
+        outcome = self.receiver.handle(request)
+        if outcome.action == "throttle":
+            delay = Duration(seconds=int(self.receiver.retry_after))
+            detail = Status(code=code_pb2.RESOURCE_EXHAUSTED, message="slow down")
+            detail.details.add().Pack(RetryInfo(retry_delay=delay))
+            context.abort_with_status(_RichStatus(grpc.StatusCode.RESOURCE_EXHAUSTED, "slow down",
+                                                  detail.SerializeToString()))
+        if outcome.action in ("fail", "hang"):
+            context.abort(grpc.StatusCode.UNAVAILABLE, "the receiver is not taking logs now")
+        if outcome.action != "ok":
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{outcome.action} is HTTP only")
+        partial = ExportLogsPartialSuccess(rejected_log_records=outcome.rejected,
+                                           error_message=outcome.message) if outcome.rejected else None
+        return ExportLogsServiceResponse(partial_success=partial)
+
+
+class _RichStatus(grpc.Status):
+    """A status with a ``google.rpc.Status`` in its details, as OTLP's RetryInfo travels."""
+
+    def __init__(self, code: grpc.StatusCode, details: str, packed: bytes) -> None:
+        self.code = code
+        self.details = details
+        self.trailing_metadata = (("grpc-status-details-bin", packed),)
+
+
+class GrpcReceiver(Receiver):
+    """An OTLP/gRPC logs receiver on 127.0.0.1."""
+
+    server: Any = None
+    port: int = 0
+    max_receive: int = 64 << 20  #: gRPC refuses a larger request with RESOURCE_EXHAUSTED itself
+
+    def start(self, port: int = 0) -> GrpcReceiver:
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=8),
+                                  options=[("grpc.max_receive_message_length", self.max_receive),
+                                           ("grpc.so_reuseport", 0)])
+        logs_service_pb2_grpc.add_LogsServiceServicer_to_server(  # type: ignore[no-untyped-call]
+            _LogsServicer(self), self.server)
+        self.port = self.server.add_insecure_port(f"127.0.0.1:{port}")
+        self.server.start()
+        return self
+
+    @property
+    def endpoint(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        self.release()
+        if self.server is not None:
+            self.server.stop(grace=0).wait(5)
+
+
+# ---- HTTP ---------------------------------------------------------------------------------
+
+
+class _Handler(BaseHTTPRequestHandler):
+    receiver: Receiver  # set on the subclass each server makes
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        if self.path != "/v1/logs":
+            self._answer(404, b"not found", "text/plain")
+            return
+        if (self.headers.get("Content-Type") or "").split(";")[0] != "application/x-protobuf":
+            self._answer(415, b"want application/x-protobuf", "text/plain")
+            return
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        request = ExportLogsServiceRequest()
+        request.ParseFromString(body)
+        outcome = self.receiver.handle(request)
+        if outcome.action == "throttle":
+            self._answer(429, b"", "text/plain", {"Retry-After": str(int(self.receiver.retry_after))})
+        elif outcome.action == "fail":
+            self._answer(503, Status(code=code_pb2.UNAVAILABLE, message="not now").SerializeToString(),
+                         "application/x-protobuf")
+        elif outcome.action == "hang":
+            self.close_connection = True
+        elif outcome.action == "html":
+            self._answer(200, b"<html><body>Sign in</body></html>", "text/html; charset=utf-8")
+        elif outcome.action == "redirect":
+            self._answer(307, b"", "text/plain", {"Location": "http://127.0.0.1:9/v1/logs"})
+        else:
+            partial = ExportLogsPartialSuccess(rejected_log_records=outcome.rejected,
+                                               error_message=outcome.message) if outcome.rejected else None
+            answer = ExportLogsServiceResponse(partial_success=partial).SerializeToString()
+            self._answer(200, answer, "application/x-protobuf")
+
+    def _answer(self, code: int, body: bytes, media: str, headers: dict[str, str] | None = None) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", media)
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class HttpReceiver(Receiver):
+    """An OTLP/HTTP logs receiver on 127.0.0.1 (protobuf bodies)."""
+
+    server: Any = None
+    port: int = 0
+
+    def start(self, port: int = 0) -> HttpReceiver:
+        handler = type("Handler", (_Handler,), {"receiver": self})
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        self.release()
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+
+
+def make_receiver(protocol: str, **kwargs: Any) -> GrpcReceiver | HttpReceiver:
+    return GrpcReceiver(**kwargs) if protocol == "grpc" else HttpReceiver(**kwargs)
+
+
+# ---- as a process, so a test can kill it ---------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("protocol", choices=("grpc", "http"))
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--store", type=Path, required=True)
+    parser.add_argument("--plan", nargs="*", default=[])
+    args = parser.parse_args()
+    receiver = make_receiver(args.protocol, store=args.store)
+    receiver.plan(*args.plan)
+    receiver.start(args.port)
+    print(f"ready {receiver.endpoint}", flush=True)
+    while True:
+        time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()
