@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from asz_core.collect.source import LineDialect, SourceLine, line_sha
+from asz_core.collect.source import LineDialect, SourceLine, convert_line, line_sha
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, SOURCE_GONE, AppendCursor
 from asz_core.root.landing import LandingFile
@@ -216,7 +216,7 @@ def _lines(f: BinaryIO, cursor: AppendCursor, dialect: LineDialect) -> Iterator[
         raw = chunk[:-1]
         ordinal += 1
         line = SourceLine(raw, ordinal, offset)
-        record = dialect.convert(line) if line.is_json else line.unknown_record()
+        record = convert_line(dialect, line)
         record.ord, record.off, record.bytes, record.sha = ordinal, offset, len(raw), line_sha(raw)
         offset += len(chunk)
         yield record, encode_record(record), chunk
