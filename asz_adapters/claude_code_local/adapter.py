@@ -7,7 +7,8 @@ files, as Session Data.
 * ``asz_claim`` applies ``include``/``exclude`` to the directory of each session's main
   transcript, and counts what is refused (``unreadable``, or a ``conflict`` for two files that
   would share one cursor) only for sessions it admits.
-* ``asz_land`` hands each source to the host's collectors (:mod:`.sources`).
+* ``asz_land`` hands each source to the host's collectors (:mod:`.sources`). A session landed
+  before whose sources are all gone is claimed too, to mark its cursors ``source_gone``.
 
 Discovery reads no source, so a pass that finds nothing new costs the directory listings and a
 stat per source.
@@ -21,10 +22,12 @@ from typing import Any
 
 from asz_adapters.claude_code_local.dialect import DIALECT
 from asz_adapters.claude_code_local.discover import Refused, SessionSources, default_source_root, scan
+from asz_adapters.claude_code_local.gone import Pruned, mark_gone, pruned_sessions
 from asz_adapters.claude_code_local.sources import land_session
 from asz_core import hookimpl
 from asz_core.context import AdapterContext
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
+from asz_core.root.cursors import SOURCE_GONE
 from asz_core.root.storage import SessionHandle
 
 __all__ = ["VERSION"]
@@ -104,10 +107,30 @@ def asz_claim(ctx: AdapterContext, found: Sequence[Found]) -> Iterable[SessionCl
             _count_refused(ctx, refused)
         if sources.files:
             claims.append(SessionClaim(sources.session, [item]))
+    claims.extend(_pruned(ctx, {f.session for f in found if f.session}))
+    return claims
+
+
+def _pruned(ctx: AdapterContext, discovered: set[str]) -> list[SessionClaim]:
+    """Sessions landed before whose sources are all gone now: claimed to mark them gone."""
+    root = _source_root(ctx).resolve()
+    claims = []
+    for session, places, directory in pruned_sessions(ctx.root.path, discovered, root):
+        if not ctx.session_filter.admits_slug(directory):
+            continue
+        pending = [p for p in places if p.state != SOURCE_GONE]
+        ctx.counters.gone += len(places) - len(pending)
+        if pending:
+            claims.append(SessionClaim(session, [Found(kind="pruned", key=session, session=session,
+                                                       sources=0, payload=Pruned(root, pending))]))
     return claims
 
 
 @hookimpl
 def asz_land(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -> None:
     for item in claim.found:
-        land_session(ctx, item.payload, session)
+        if isinstance(item.payload, Pruned):
+            for place in item.payload.places:
+                mark_gone(ctx, session, item.payload.root, place)
+        else:
+            land_session(ctx, item.payload, session)

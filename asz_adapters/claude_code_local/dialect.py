@@ -88,9 +88,6 @@ TOOL_SCHEMA_ATTACHMENTS: Final = frozenset({"deferred_tools_delta", "agent_listi
 
 _SIGNATURE_WHY: Final = "a provider verifies it; a reader cannot read it"
 _LABELS: Final = {"ai-title": "aiTitle", "custom-title": "customTitle", "agent-name": "agentName"}
-_USAGE_KEYS: Final = (("input_tokens", "in_"), ("output_tokens", "out"),
-                      ("cache_read_input_tokens", "cache_read"),
-                      ("cache_creation_input_tokens", "cache_write"))
 _TOOL_USE_ID: Final = re.compile(r"<tool-use-id>([A-Za-z0-9_-]{1,200})</tool-use-id>")
 _FROM: Final = {"assistant": FROM_AGENT, "user": FROM_EXTERNAL}
 
@@ -107,8 +104,11 @@ def convert_usage(usage: Any) -> Usage | None:
     """``message.usage`` in Session Data's names; ``None`` when it holds none of them."""
     if not isinstance(usage, dict):
         return None
-    out = Usage(**{name: _int(usage.get(key)) for key, name in _USAGE_KEYS})
-    return out if out.to_json() else None
+    out = Usage(_int(usage.get("input_tokens")), _int(usage.get("output_tokens")),
+                _int(usage.get("cache_read_input_tokens")), _int(usage.get("cache_creation_input_tokens")))
+    if out.in_ is None and out.out is None and out.cache_read is None and out.cache_write is None:
+        return None
+    return out
 
 
 class TranscriptDialect:

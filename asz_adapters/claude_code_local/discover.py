@@ -21,9 +21,11 @@ Everything else (``memory/``, ``tool-results/``, ``sessions-index.json``, the re
 Claude Code's shape is refused: it is listed with the reason, and the claim counts it unreadable.
 
 One landing place (a stream or run directory and a file kind) takes one source. When a session's
-files sit under several project directories, each place takes the file from the session's
-primary directory (the one holding its main transcript) if it has one, else from the first
-directory that does; the others are copies and are not read. Two different files of one
+files sit under several project directories, its primary directory is the one whose main
+transcript holds the most (of equal copies, the one already landed from, else the first by
+name), and each place takes the file from the primary directory if it has one, else from the
+first directory that does; the others are copies and are not read. A copy followed after another
+landed must continue what landed: the append cursor's tail digest checks it. Two different files of one
 directory that would land in the same place are a collision: the first (in name order) is read
 and the others are refused as conflicts, rather than mixing two files behind one cursor.
 """
@@ -121,6 +123,7 @@ class SessionSources:
     """Everything one session holds across project directories, and which files are read."""
 
     session: str
+    root: Path                              #: the source root the paths are under
     directory: str | None = None            #: the primary project directory (slug)
     files: list[SourceFile] = field(default_factory=list)
     refused: list[Refused] = field(default_factory=list)
@@ -300,8 +303,8 @@ def scan(root: Path, landed_root: Path | None = None) -> Scan:
             elif is_session_id(name) and _is_dir(entry):
                 _scan_children(col, name, slug, Path(entry.path), f"{slug}/{name}")
     for session in sorted(set(col.candidates) | set(col.refused)):
-        result.sessions[session] = _choose(session, col.candidates.get(session, []),
-                                           col.refused.get(session, []), landed_root)
+        result.sessions[session] = _choose(SessionSources(session, root, refused=col.refused.get(session, [])),
+                                           col.candidates.get(session, []), landed_root)
     return result
 
 
@@ -325,15 +328,15 @@ def _size(path: Path) -> int:
         return -1
 
 
-def _choose(session: str, candidates: list[SourceFile], refused: list[Refused],
-            landed_root: Path | None) -> SessionSources:
-    out = SessionSources(session, refused=list(refused))
+def _choose(out: SessionSources, candidates: list[SourceFile], landed_root: Path | None) -> SessionSources:
+    session = out.session
     mains = [f for f in candidates if f.kind == TRANSCRIPT and f.stream == "main"]
     landed_dir = _landed_main_directory(landed_root, session) if len(mains) != 1 else None
     if mains:
-        by_landed = [f for f in mains if f.directory == landed_dir]
-        # A copy that holds more has been written to longer: the one to follow.
-        out.directory = (by_landed or sorted(mains, key=lambda f: (-_size(f.path), f.directory)))[0].directory
+        # The copy that holds the most has been written to last: follow it (the append cursor's
+        # tail digest then says whether it continues what landed). Of equal copies, keep the one
+        # that landed, else the first by name.
+        out.directory = min(mains, key=lambda f: (-_size(f.path), f.directory != landed_dir, f.directory)).directory
     else:
         # No main transcript (pruned, or not written yet): the directory its landed copy came
         # from, else one holding the session's own directory; a script travels with the agent's

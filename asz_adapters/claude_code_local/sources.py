@@ -8,6 +8,8 @@ After the session's files have landed, the session's derived index (``index/ids`
 ``call`` (``message.id``) and ``request`` (``requestId``) of every assistant line that landed in
 a transcript, and the ``directory`` its main transcript sits under, so the provider adapter, run
 next in the pass, claims response bodies and filters sessions without re-reading transcripts.
+
+A place the session landed into whose source no longer exists is marked gone (:mod:`.gone`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from asz_adapters.claude_code_local.discover import (
     SourceFile,
 )
 from asz_adapters.claude_code_local.documents import JournalDialect, ManifestDialect, MetaDialect, ScriptDialect
+from asz_adapters.claude_code_local.gone import landed_places, mark_gone
 from asz_core.collect import AppendSource, SnapshotSource, collect_append, collect_snapshot
 from asz_core.collect.append import cursor_path
 from asz_core.context import AdapterContext
@@ -50,6 +53,10 @@ def land_session(ctx: AdapterContext, sources: SessionSources, session: SessionH
                 dialect=JournalDialect(source.run), batch=source.run))
         else:
             _snapshot(ctx, session, source)
+    found = {source.place for source in sources.files}
+    for place in landed_places(session.dir):
+        if (place.subdir, place.kind) not in found:
+            mark_gone(ctx, session, sources.root, place)
     if not ctx.dry_run and session.landed:
         _index(session, sources, transcripts)
 
