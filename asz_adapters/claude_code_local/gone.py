@@ -16,7 +16,7 @@ the reading of its cursors.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,8 +45,9 @@ class LandedPlace:
     state: str
 
 
-def landed_places(session_dir: Path) -> Iterator[LandedPlace]:
-    """Every cursor of the session that names one of this adapter's sources for it."""
+def landed_places(session_dir: Path, skip: Collection[tuple[str, str]] = ()) -> Iterator[LandedPlace]:
+    """Every cursor of the session that names one of this adapter's sources for it, but those
+    of the places (``(subdir, kind)``) in ``skip``, whose cursors are not read."""
     session = session_dir.name
     for group in ("streams", "runs"):
         try:
@@ -64,6 +65,8 @@ def landed_places(session_dir: Path) -> Iterator[LandedPlace]:
                     continue
                 prefix = file[: -len(".cursor")]
                 kind = PREFIX_KIND.get(prefix, prefix)
+                if (f"{group}/{name}", kind) in skip:
+                    continue
                 loader = AppendCursor if kind in _APPEND_KINDS else SnapshotCursor
                 try:
                     cursor = loader.load(directory / file)

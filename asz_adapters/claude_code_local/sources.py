@@ -53,10 +53,8 @@ def land_session(ctx: AdapterContext, sources: SessionSources, session: SessionH
                 dialect=JournalDialect(source.run), batch=source.run))
         else:
             _snapshot(ctx, session, source)
-    found = {source.place for source in sources.files}
-    for place in landed_places(session.dir):
-        if (place.subdir, place.kind) not in found:
-            mark_gone(ctx, session, sources.root, place)
+    for place in landed_places(session.dir, skip={source.place for source in sources.files}):
+        mark_gone(ctx, session, sources.root, place)
     if not ctx.dry_run and session.landed:
         _index(session, sources, transcripts)
 

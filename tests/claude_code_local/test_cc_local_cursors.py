@@ -207,3 +207,24 @@ def test_a_larger_copy_that_does_not_continue_what_landed_is_a_conflict(
     (other / f"{SESSION}.jsonl").write_bytes(original.replace(b'"auto"', b'"plan"', 1) + b"{}\n")
     summary = asz_pass.run()
     assert summary.failed and summary.totals.conflicts == 1 and summary.totals.records == 0
+
+
+def test_small_files_many_windows_then_pending_and_too_large_lines_reduced(
+        tmp_path: Path, cc_projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner,
+        assert_root_verifies: Callable[[Path], None]) -> None:
+    # [IR-113]: a real 2.1.98 transcript of 1.1 MB, with lines larger than a 4 KiB file.
+    slug, session = "-Users-ingo-projects-irrlicht--claude-worktrees-113", "2f3afc56-121b-4178-a4b7-d39e7f6f48ca"
+    projects = tmp_path / "projects"
+    copy_session(cc_projects, slug, session, projects)
+    first = run_local(projects, collector={"max_delta_bytes": 4096})
+    assert first.failed and (first.totals.pending, first.totals.landed) == (1, 65)
+    passes = 1
+    while asz_pass.run().totals.pending:
+        passes += 1
+    assert passes > 1
+    records = _records(asz_pass.root, session)
+    _assert_exact(records, projects / slug / f"{session}.jsonl")
+    reduced = [p for r in records for p in r.parts if p.state in ("truncated", "too_large")]
+    assert reduced and all(p.sha256 for p in reduced)  # what a line too large lost, it states
+    assert asz_pass.run().totals.landed == 0
+    assert_root_verifies(asz_pass.root)
