@@ -91,8 +91,19 @@ class _Tail:
             self._size -= len(self._chunks.popleft())
 
     def digest(self) -> str:
-        data = b"".join(self._chunks)
-        return hashlib.sha256(data[-TAIL_BYTES:]).hexdigest()
+        """SHA-256 of the last :data:`TAIL_BYTES`, hashed chunk by chunk: joining them would copy
+        a line of any size (a 50 MB line, once) just to hash its last MiB."""
+        need = TAIL_BYTES
+        pieces: list[bytes | memoryview] = []
+        for chunk in reversed(self._chunks):
+            if need <= 0:
+                break
+            pieces.append(chunk if len(chunk) <= need else memoryview(chunk)[len(chunk) - need:])
+            need -= len(pieces[-1])
+        h = hashlib.sha256()
+        for piece in reversed(pieces):
+            h.update(piece)
+        return h.hexdigest()
 
 
 def collect_append(ctx: AdapterContext, session: SessionHandle, source: AppendSource) -> None:
