@@ -37,12 +37,13 @@ from pathlib import Path
 import orjson
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import SHARED
+
 from asz_core.config import load_config
 from asz_core.host import PluginHost
 from asz_core.pipeline import run_pass
 
-REPO = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("ASZ_SHARED", REPO.parent / "shared"))
 DEFAULT = SHARED / "corpus" / "claude-code" / "projects"
 SOURCE_SUFFIXES = (".jsonl", ".json", ".js")
 
