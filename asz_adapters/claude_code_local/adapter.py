@@ -100,7 +100,12 @@ def asz_claim(ctx: AdapterContext, found: Sequence[Found]) -> Iterable[SessionCl
                 _count_refused(ctx, item.payload)
             continue
         sources: SessionSources = item.payload
-        if sources.directory is None or not admits(sources.directory):
+        if sources.directory is None:  # nothing of it can be read: judge what was refused
+            for refused in sources.refused:
+                if admits(refused.directory):
+                    _count_refused(ctx, refused)
+            continue
+        if not admits(sources.directory):
             continue
         ctx.counters.sessions += 1
         for refused in sources.refused:

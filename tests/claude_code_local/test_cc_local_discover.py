@@ -176,6 +176,18 @@ def test_names_out_of_shape_are_refused_counted_unreadable_and_named(
     assert_root_verifies(asz_pass.root)
 
 
+def test_a_session_with_nothing_readable_is_no_session_but_its_refusals_count(
+        projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner) -> None:
+    session = "0b6f3c1d-2a4e-4f5a-9c7b-8d9e0f1a2b3c"
+    lone = projects / FORECAST / session / "subagents" / "agent-NOT-AN-AGENT.jsonl"
+    lone.parent.mkdir(parents=True)
+    lone.write_bytes(b'{"type":"user"}\n')
+    summary = run_local(projects)
+    assert (summary.totals.sessions, summary.totals.unreadable) == (3, 1)
+    assert any(str(lone) in w for w in asz_pass.reporter.warnings)
+    assert not (asz_pass.root / session).exists()
+
+
 def test_an_upper_case_session_id_is_its_own_session(projects: Path, run_local: Callable[..., PassSummary],
                                                      asz_pass: PassRunner) -> None:
     upper = PLAIN_SESSION.upper()
