@@ -195,7 +195,8 @@ def test_a_result_without_is_error_says_nothing_about_failure(real: Find) -> Non
 
 
 def test_a_tool_result_of_text_blocks_with_a_tool_use_result_object(real: Find) -> None:  # real (Agent)
-    raw, value = real(lambda v: has_block("tool_result", lambda b: isinstance(b.get("content"), list))(v)
+    raw, value = real(lambda v: has_block("tool_result", lambda b: isinstance(b.get("content"), list)
+                                          and len(b["content"]) > 1)(v)
                       and isinstance(v.get("toolUseResult"), dict) and v["toolUseResult"].get("status") == "completed")
     (block,) = blocks(value)
     record = convert(raw)
@@ -211,6 +212,23 @@ def test_a_launch_acknowledgement_names_the_child_but_is_no_result_of_it(real: F
                       and v["toolUseResult"].get("status") == "async_launched")
     record = convert(raw)
     assert (record.child, record.flags) == (value["toolUseResult"]["agentId"], [])
+
+
+def test_one_tool_use_result_beside_several_results_is_a_part_of_its_own() -> None:
+    # constructed: every corpus line holds one result
+    raw = line(type="user", message={"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_a", "content": "one"},
+        {"type": "tool_result", "tool_use_id": "toolu_b", "content": "two", "is_error": False}]},
+        toolUseResult={"stdout": "one", "stderr": ""})
+    first, second, structured = convert(raw).parts
+    assert [(p.k, p.of, p.text, p.data) for p in (first, second)] == [
+        ("result", "toolu_a", "one", None), ("result", "toolu_b", "two", None)]
+    assert (structured.k, structured.data) == ("data", b'{"stdout":"one","stderr":""}')
+
+
+def test_finished_is_any_stop_reason_present_and_not_null() -> None:  # constructed edge
+    assert convert(assistant({"type": "text", "text": "x"}, stop="")).flags == ["finished"]
+    assert convert(assistant({"type": "text", "text": "x"}, stop=None)).flags == []
 
 
 def test_a_result_with_no_text_keeps_its_raw_content(real: Find) -> None:  # real (ToolSearch's tool_reference)
