@@ -146,6 +146,7 @@ def test_what_is_not_a_session_is_not_read(projects: Path, run_local: Callable[.
     (project / AGENT_SESSION / "tool-results").mkdir()
     (project / AGENT_SESSION / "tool-results" / "toolu_01.txt").write_text("big output")
     (projects.parent / "history.jsonl").write_text('{"display":"hi"}\n')
+    (project / AGENT_SESSION / "subagents" / "notes.jsonl").write_text("{}\n")  # not agent-<id>
     summary = run_local(projects)
     assert (summary.totals.sessions, summary.totals.sources, summary.totals.unreadable) == (3, 10, 0)
     assert sorted(p.name for p in asz_pass.root.iterdir() if p.is_dir()) == sorted(
