@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from asz_core.sessiondata.jsonbytes import (
     JSONLine,
@@ -74,6 +76,37 @@ def test_nesting_limit_is_256() -> None:
     assert not depth_exceeds(b'["' + b"[" * 400 + b'"]')
     with pytest.raises(NotJSON):
         loads_strict(b"[" * 10_000 + b"]" * 10_000)
+
+
+def _depth_by_scanning(raw: bytes) -> int:
+    """The deepest nesting of ``raw``, byte by byte: the reference the fast check must agree with."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in b"[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in b"]}":
+            depth -= 1
+    return deepest
+
+
+@given(st.recursive(st.none() | st.integers(-(2**63), 2**63 - 1) | st.text(alphabet='[]{}"\\ ab', max_size=8),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+                    max_leaves=400),
+       st.integers(min_value=1, max_value=40))
+def test_depth_check_agrees_with_a_byte_scan(value: object, limit: int) -> None:
+    raw = orjson.dumps(value)
+    assert depth_exceeds(raw, limit) == (_depth_by_scanning(raw) > limit)
 
 
 def test_compact_keeps_string_whitespace() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from asz_core.collect.append import AppendSource, collect_append
 from asz_core.collect.snapshot import SnapshotSource, collect_snapshot
-from asz_core.collect.source import NOT_JSON, LineDialect, SourceLine, line_sha
+from asz_core.collect.source import NOT_JSON, LineDialect, SourceLine, convert_line, line_sha
 
 __all__ = [
     "NOT_JSON",
@@ -19,5 +19,6 @@ __all__ = [
     "SourceLine",
     "collect_append",
     "collect_snapshot",
+    "convert_line",
     "line_sha",
 ]

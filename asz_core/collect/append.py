@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from asz_core.collect.source import LineDialect, SourceLine, line_sha
+from asz_core.collect.source import LineDialect, SourceLine, convert_line, line_sha
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, SOURCE_GONE, AppendCursor
 from asz_core.root.landing import LandingFile
@@ -91,8 +91,19 @@ class _Tail:
             self._size -= len(self._chunks.popleft())
 
     def digest(self) -> str:
-        data = b"".join(self._chunks)
-        return hashlib.sha256(data[-TAIL_BYTES:]).hexdigest()
+        """SHA-256 of the last :data:`TAIL_BYTES`, hashed chunk by chunk: joining them would copy
+        a line of any size (a 50 MB line, once) just to hash its last MiB."""
+        need = TAIL_BYTES
+        pieces: list[bytes | memoryview] = []
+        for chunk in reversed(self._chunks):
+            if need <= 0:
+                break
+            pieces.append(chunk if len(chunk) <= need else memoryview(chunk)[len(chunk) - need:])
+            need -= len(pieces[-1])
+        h = hashlib.sha256()
+        for piece in reversed(pieces):
+            h.update(piece)
+        return h.hexdigest()
 
 
 def collect_append(ctx: AdapterContext, session: SessionHandle, source: AppendSource) -> None:
@@ -216,7 +227,7 @@ def _lines(f: BinaryIO, cursor: AppendCursor, dialect: LineDialect) -> Iterator[
         raw = chunk[:-1]
         ordinal += 1
         line = SourceLine(raw, ordinal, offset)
-        record = dialect.convert(line) if line.is_json else line.unknown_record()
+        record = convert_line(dialect, line)
         record.ord, record.off, record.bytes, record.sha = ordinal, offset, len(raw), line_sha(raw)
         offset += len(chunk)
         yield record, encode_record(record), chunk

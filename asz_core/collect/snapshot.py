@@ -13,7 +13,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from asz_core.collect.source import LineDialect, SourceLine, line_sha
+from asz_core.collect.source import LineDialect, SourceLine, convert_line, line_sha
 from asz_core.context import AdapterContext
 from asz_core.root.cursors import ACTIVE, SOURCE_GONE, SnapshotCursor
 from asz_core.root.layout import KIND_PREFIX, parse_file_name
@@ -92,7 +92,7 @@ def collect_snapshot(ctx: AdapterContext, session: SessionHandle, source: Snapsh
 
 def _land(ctx: AdapterContext, session: SessionHandle, source: SnapshotSource, document: bytes) -> int:
     line = SourceLine(document, 1, 0)
-    record = source.dialect.convert(line) if line.is_json else line.unknown_record()
+    record = convert_line(source.dialect, line)
     record.ord, record.off, record.bytes, record.sha = 1, 0, len(document), line_sha(document)
     header = Header(kind=source.kind, session="", src=source.src, dialect=source.dialect.name,
                     adapter=ctx.adapter_id, stream=source.stream, batch=source.batch)

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from asz_core.sessiondata.jsonbytes import JSONLine, NotJSON
 from asz_core.sessiondata.model import Part, RawJSON, Record
 
-__all__ = ["LineDialect", "SourceLine", "line_sha"]
+__all__ = ["LineDialect", "SourceLine", "convert_line", "line_sha"]
 
 #: the reason an unknown part gives for a line that is not JSON
 NOT_JSON = "the record is not valid JSON"
@@ -67,8 +67,22 @@ class SourceLine:
 
 
 class LineDialect(Protocol):
-    """Converts one line of a source into one record. ``name`` is e.g. ``claude-code/1``."""
+    """Converts one line of a source into one record. ``name`` is e.g. ``claude-code/1``.
+
+    A line that is not JSON lands as one unknown part (:meth:`SourceLine.unknown_record`)
+    without reaching :meth:`convert`, unless the dialect sets ``reads_non_json = True``: a
+    dialect for sources that are not JSON at all (a program, a log) then describes their bytes
+    itself (see :func:`convert_line`).
+    """
 
     name: str
 
     def convert(self, line: SourceLine) -> Record: ...
+
+
+def convert_line(dialect: LineDialect, line: SourceLine) -> Record:
+    """``dialect``'s record for ``line``; a line that is not JSON is an unknown part unless the
+    dialect says it reads such lines (``reads_non_json``)."""
+    if line.is_json or getattr(dialect, "reads_non_json", False):
+        return dialect.convert(line)
+    return line.unknown_record()

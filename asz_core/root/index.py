@@ -10,6 +10,7 @@ rebuild from the landed files (:func:`rebuild_calls`), and readers never trust i
 from __future__ import annotations
 
 import os
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
@@ -20,6 +21,8 @@ from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.reader import open_file
 
 __all__ = ["SessionIndex", "rebuild_calls"]
+
+_SPACE = re.compile(r"\s")
 
 
 class SessionIndex:
@@ -35,7 +38,7 @@ class SessionIndex:
         """Append ``(key, value)`` pairs; values with whitespace are refused (ids only)."""
         lines = []
         for key, value in pairs:
-            if not value or any(c.isspace() for c in key + value):
+            if not value or _SPACE.search(key) or _SPACE.search(value):
                 continue
             lines.append(f"{key} {value}\n")
         if not lines:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from itertools import accumulate
 from typing import Any
 
 import orjson
@@ -40,6 +41,9 @@ _LINE_SEP = b"\xe2\x80\xa8"
 _PARA_SEP = b"\xe2\x80\xa9"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _TOKEN_OR_SPACE = re.compile(rb'("(?:[^"\\]|\\.)*")|[ \t\r\n]+', re.DOTALL)
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+_BRACKET_STEP = [1 if b in b"[{" else -1 if b in b"]}" else 0 for b in range(256)]
 
 
 class NotJSON(ValueError):
@@ -53,31 +57,17 @@ def _reject_constant(name: str) -> Any:
 def depth_exceeds(raw: bytes, limit: int = MAX_DEPTH) -> bool:
     """True when ``raw`` holds more than ``limit`` objects and lists open at once.
 
-    Counting brackets is a cheap upper bound, so the byte scan runs only for lines that could
-    possibly be that deep (it is the check for bytes that do not parse; a parsed value is
-    checked by :func:`value_depth_exceeds`, which walks containers rather than bytes).
+    Counting brackets is a cheap upper bound, so only a line that could be that deep is
+    scanned: its strings are cut out and what is left is reduced to its brackets, whose running
+    depth is summed without a Python loop over the bytes. It is the check for bytes that do not
+    parse; a parsed value is checked by :func:`value_depth_exceeds`, which walks containers.
     """
     if raw.count(b"[") + raw.count(b"{") <= limit:
         return False
-    depth = 0
-    in_string = escaped = False
-    for byte in raw:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif byte == 0x5C:
-                escaped = True
-            elif byte == 0x22:
-                in_string = False
-        elif byte == 0x22:
-            in_string = True
-        elif byte in (0x5B, 0x7B):
-            depth += 1
-            if depth > limit:
-                return True
-        elif byte in (0x5D, 0x7D):
-            depth -= 1
-    return False
+    brackets = _STRING.sub(b"", raw).translate(None, _NOT_BRACKET)
+    if len(brackets) <= limit:
+        return False
+    return max(accumulate(map(_BRACKET_STEP.__getitem__, brackets))) > limit
 
 
 def value_depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:

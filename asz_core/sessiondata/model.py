@@ -247,11 +247,11 @@ class Record:
 
     def to_json(self) -> dict[str, Any]:
         """The record as the writer lays it out; absent fields are left out."""
+        # Written out field by field: this runs for every record landed.
         out: dict[str, Any] = {"ord": self.ord, "off": self.off}
         if self.sha is not None:
             out["sha"] = self.sha
         out["bytes"] = self.bytes
-        # Written out field by field: this runs for every record landed.
         if self.id is not None:
             out["id"] = self.id
         if self.parent is not None:

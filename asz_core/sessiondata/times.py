@@ -8,11 +8,12 @@ nanoseconds since the Unix epoch, which keeps all nine fraction digits the forma
 
 from __future__ import annotations
 
-import calendar
 import re
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 __all__ = ["format_instant", "parse_instant", "stamp"]
+
+_EPOCH_DAY = date(1970, 1, 1).toordinal()
 
 _RFC3339 = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))\Z"
@@ -29,22 +30,21 @@ def parse_instant(text: object) -> int | None:
     m = _RFC3339.match(text)
     if m is None:
         return None
-    year, month, day, hour, minute, second = (int(g) for g in m.group(1, 2, 3, 4, 5, 6))
-    if not (1 <= month <= 12 and 1 <= day <= 31 and hour <= 23 and minute <= 59 and second <= 60):
+    year, month, day, hour, minute, second, fraction, _, sign, offset_h, offset_m = m.groups()
+    hour_, minute_, second_ = int(hour), int(minute), int(second)
+    if hour_ > 23 or minute_ > 59 or second_ > 60:
         return None
     try:
-        datetime(year, month, day)  # rejects 2026-02-30
+        days = date(int(year), int(month), int(day)).toordinal() - _EPOCH_DAY  # rejects 2026-02-30
     except ValueError:
         return None
-    fraction = m.group(7) or ""
-    nanos = int(fraction.ljust(9, "0")) if fraction else 0
-    offset = 0
-    if m.group(9):
-        offset_h, offset_m = int(m.group(10)), int(m.group(11))
-        if offset_h > 23 or offset_m > 59:
+    seconds = days * 86400 + hour_ * 3600 + minute_ * 60 + second_
+    if sign:
+        oh, om = int(offset_h), int(offset_m)
+        if oh > 23 or om > 59:
             return None
-        offset = (offset_h * 3600 + offset_m * 60) * (1 if m.group(9) == "+" else -1)
-    seconds = calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0)) - offset
+        seconds -= (oh * 3600 + om * 60) if sign == "+" else -(oh * 3600 + om * 60)
+    nanos = int(fraction.ljust(9, "0")) if fraction else 0
     return seconds * 1_000_000_000 + nanos
 
 

@@ -1,0 +1,141 @@
+"""The ``claude-code-local`` adapter's hooks: Claude Code's transcripts, children and workflow
+files, as Session Data.
+
+* ``asz_discover`` scans ``source_root`` (default: ``projects/`` under Claude Code's directory)
+  session-first and returns one unit per session, with its stream and run counts and its
+  directory; files that cannot be placed in a session are units of kind ``unreadable``.
+* ``asz_claim`` applies ``include``/``exclude`` to the directory of each session's main
+  transcript, and counts what is refused (``unreadable``, or a ``conflict`` for two files that
+  would share one cursor) only for sessions it admits.
+* ``asz_land`` hands each source to the host's collectors (:mod:`.sources`). A session landed
+  before whose sources are all gone is claimed too, to mark its cursors ``source_gone``.
+
+Discovery reads no source, so a pass that finds nothing new costs the directory listings and a
+stat per source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from asz_adapters.claude_code_local.dialect import DIALECT
+from asz_adapters.claude_code_local.discover import Refused, SessionSources, default_source_root, scan
+from asz_adapters.claude_code_local.gone import Pruned, mark_gone, pruned_sessions
+from asz_adapters.claude_code_local.sources import land_session
+from asz_core import hookimpl
+from asz_core.context import AdapterContext
+from asz_core.plugin import AdapterInfo, Found, SessionClaim
+from asz_core.root.cursors import SOURCE_GONE
+from asz_core.root.storage import SessionHandle
+
+__all__ = ["VERSION"]
+
+VERSION = "0.1.0"
+
+
+def _source_root(ctx: AdapterContext) -> Path:
+    return Path(ctx.source_root).expanduser() if ctx.source_root else default_source_root()
+
+
+@hookimpl
+def asz_adapter_info() -> AdapterInfo:
+    return AdapterInfo(version=VERSION, runtime="Claude Code", dialects=(DIALECT,))
+
+
+@hookimpl
+def asz_options_schema() -> dict[str, Any]:
+    return {}
+
+
+@hookimpl
+def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
+    configured = _source_root(ctx)
+    root = configured.resolve()
+    ctx.source_dirs.append(str(root))
+    if not root.is_dir():
+        if ctx.source_root:
+            ctx.warn(f"source_root {configured} is not a directory; nothing to collect from it")
+        return []
+    result = scan(root, ctx.root.path)
+    for message in result.errors:
+        ctx.error(message)
+    found: list[Found] = []
+    for sources in result.sessions.values():
+        detail: dict[str, Any] = {"streams": sources.streams, "runs": sources.runs,
+                                  "directory": sources.directory}
+        if sources.copies:
+            detail["copies"] = sources.copies
+        if sources.refused:
+            detail["refused"] = len(sources.refused)
+        if sources.directory is None or not ctx.session_filter.admits_slug(sources.directory):
+            detail["excluded"] = True  # by include/exclude: shown by `sources`, not landed
+        where = sources.main.path if sources.main else root / (sources.directory or "") / sources.session
+        found.append(Found(kind="session", key=sources.session, session=sources.session,
+                           sources=len(sources.files), path=str(where), detail=detail,
+                           payload=sources))
+    for refused in result.refused:
+        found.append(Found(kind="unreadable", key=str(refused.path), sources=0, path=str(refused.path),
+                           detail={"directory": refused.directory}, payload=refused))
+    return found
+
+
+def _count_refused(ctx: AdapterContext, refused: Refused) -> None:
+    if refused.conflict:
+        ctx.counters.conflicts += 1
+        ctx.warn(f"{refused.path}: {refused.reason}; it is not read until one of them is moved")
+    else:
+        ctx.counters.unreadable += 1
+        ctx.warn(f"{refused.path}: {refused.reason}; not collected")
+
+
+@hookimpl
+def asz_claim(ctx: AdapterContext, found: Sequence[Found]) -> Iterable[SessionClaim]:
+    admits = ctx.session_filter.admits_slug
+    claims: list[SessionClaim] = []
+    for item in found:
+        if isinstance(item.payload, Refused):
+            if admits(item.payload.directory):
+                _count_refused(ctx, item.payload)
+            continue
+        sources: SessionSources = item.payload
+        if sources.directory is None:  # nothing of it can be read: judge what was refused
+            for refused in sources.refused:
+                if admits(refused.directory):
+                    _count_refused(ctx, refused)
+            continue
+        if not admits(sources.directory):
+            continue
+        ctx.counters.sessions += 1
+        for refused in sources.refused:
+            _count_refused(ctx, refused)
+        if sources.files:
+            claims.append(SessionClaim(sources.session, [item]))
+    claims.extend(_pruned(ctx, {f.session for f in found if f.session}))
+    return claims
+
+
+def _pruned(ctx: AdapterContext, discovered: set[str]) -> list[SessionClaim]:
+    """Sessions landed before whose sources are all gone now: claimed to mark them gone."""
+    root = _source_root(ctx).resolve()
+    claims = []
+    for session, places, directory in pruned_sessions(ctx.root.path, discovered, root):
+        if not ctx.session_filter.admits_slug(directory):
+            continue
+        pending = [p for p in places if p.state != SOURCE_GONE]
+        ctx.counters.gone += len(places) - len(pending)
+        if pending:
+            claims.append(SessionClaim(session, [Found(kind="pruned", key=session, session=session,
+                                                       sources=0, payload=Pruned(root, pending))]))
+    return claims
+
+
+@hookimpl
+def asz_land(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -> None:
+    for item in claim.found:
+        if isinstance(item.payload, Pruned):
+            for place in item.payload.places:
+                mark_gone(ctx, session, item.payload.root, place)
+        else:
+            land_session(ctx, item.payload, session)

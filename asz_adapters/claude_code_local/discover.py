@@ -1,0 +1,360 @@
+"""Session-first discovery: every project directory scanned, a session's files grouped by its id.
+
+Claude Code names a project directory after the working directory a session started in, and
+files a session's transcript there (``<id>.jsonl``) with its children beside it (``<id>/``). A
+session's files are not confined to one project directory: a workflow script is filed under the
+working directory the agent had when it wrote it, and a person can copy a session's files under a
+second directory. So discovery scans every project directory for entries named like a session id
+(a ``.jsonl`` file or a directory), and groups what it finds by that id across directories.
+
+What counts as a source of a session, exactly where Claude Code writes it (nothing deeper)::
+
+    <id>.jsonl                                           the main transcript      → streams/main
+    <id>/subagents/agent-<agent>.jsonl (+ .meta.json)    a child and its sidecar  → streams/<agent>
+    <id>/subagents/workflows/<run>/agent-<agent>.jsonl   a workflow child (+ .meta.json)
+    <id>/subagents/workflows/<run>/journal.jsonl         the run's journal        → runs/<run>
+    <id>/workflows/wf_<run>.json                         the run's manifest       → runs/<run>
+    <id>/workflows/scripts/<name>-wf_<run>.js            the run's script         → runs/<run>
+
+Everything else (``memory/``, ``tool-results/``, ``sessions-index.json``, the rest of
+``~/.claude``) is not a session and is not read. A file named like a source whose id is not in
+Claude Code's shape is refused: it is listed with the reason, and the claim counts it unreadable.
+
+One landing place (a stream or run directory and a file kind) takes one source. When a session's
+files sit under several project directories, its primary directory is the one whose main
+transcript holds the most (of equal copies, the one already landed from, else the first by
+name), and each place takes the file from the primary directory if it has one, else from the
+first directory that does; the others are copies and are not read. A copy followed after another
+landed must continue what landed: the append cursor's tail digest checks it. Two different files of one
+directory that would land in the same place are a collision: the first (in name order) is read
+and the others are refused as conflicts, rather than mixing two files behind one cursor.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from asz_adapters.claude_code_local.ids import RefusedId, agent_id, is_session_id, run_id, script_run_id
+from asz_core.root.cursors import AppendCursor
+
+__all__ = [
+    "AGENT_META",
+    "JOURNAL",
+    "MANIFEST",
+    "SCRIPT",
+    "TRANSCRIPT",
+    "Refused",
+    "Scan",
+    "SessionSources",
+    "SourceFile",
+    "default_source_root",
+    "scan",
+]
+
+TRANSCRIPT = "transcript"
+AGENT_META = "agent_meta"
+JOURNAL = "journal"
+MANIFEST = "workflow_manifest"
+SCRIPT = "workflow_script"
+
+#: The order a session's files land in: the main transcript, children, then runs.
+_ROLE_ORDER = {TRANSCRIPT: 0, AGENT_META: 1, JOURNAL: 2, MANIFEST: 3, SCRIPT: 4}
+
+
+def default_source_root() -> Path:
+    """Where Claude Code keeps transcripts: ``projects/`` under its configuration directory.
+
+    ``CLAUDE_CONFIG_DIR`` when set; else ``$XDG_CONFIG_HOME/claude`` when that directory
+    exists (Claude Code uses it only then); else ``~/.claude``.
+    """
+    explicit = os.environ.get("CLAUDE_CONFIG_DIR")
+    if explicit:
+        return Path(explicit).expanduser() / "projects"
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    if xdg and (Path(xdg) / "claude").is_dir():
+        return Path(xdg) / "claude" / "projects"
+    return Path.home() / ".claude" / "projects"
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One source file of a session and where it lands."""
+
+    kind: str              #: the landed file kind: transcript, agent_meta, journal, ...
+    path: Path
+    src: str               #: relative to the source root, forward slashes
+    directory: str         #: the project directory (slug) it was found under
+    stream: str | None     #: ``main`` or the agent id, for transcripts and sidecars
+    run: str | None        #: the workflow run it belongs to, if any
+
+    @property
+    def subdir(self) -> str:
+        """Where it lands under the session: ``streams/<stream>`` or ``runs/<run>``."""
+        if self.stream is not None:
+            return f"streams/{self.stream}"
+        return f"runs/{self.run}"
+
+    @property
+    def place(self) -> tuple[str, str]:
+        """One source per place: the landing directory and the file kind."""
+        return self.subdir, self.kind
+
+    def order(self) -> tuple[int, int, str, str]:
+        main_first = 0 if self.stream == "main" else 1
+        return main_first, _ROLE_ORDER[self.kind], self.subdir, self.src
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A file named like a source that is not read, and why."""
+
+    path: Path
+    reason: str
+    directory: str
+    conflict: bool = False  #: a collision of two sources in one place (counted as a conflict)
+
+
+@dataclass
+class SessionSources:
+    """Everything one session holds across project directories, and which files are read."""
+
+    session: str
+    root: Path                              #: the source root the paths are under
+    directory: str | None = None            #: the primary project directory (slug)
+    files: list[SourceFile] = field(default_factory=list)
+    refused: list[Refused] = field(default_factory=list)
+    copies: int = 0                         #: files not read because another directory's are
+    main: SourceFile | None = None
+
+    @property
+    def streams(self) -> int:
+        return len({f.stream for f in self.files if f.kind == TRANSCRIPT})
+
+    @property
+    def runs(self) -> int:
+        return len({f.run for f in self.files if f.run is not None})
+
+
+@dataclass
+class Scan:
+    """What one scan of a source root found."""
+
+    sessions: dict[str, SessionSources] = field(default_factory=dict)
+    refused: list[Refused] = field(default_factory=list)   #: not placeable in any session
+    errors: list[str] = field(default_factory=list)        #: directories that could not be listed
+
+
+def _entries(directory: Path) -> Iterator[os.DirEntry[str]]:
+    with os.scandir(directory) as it:
+        yield from sorted(it, key=lambda e: e.name)
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+class _Collector:
+    """Gathers candidate files per session while the directories are walked."""
+
+    def __init__(self) -> None:
+        self.candidates: dict[str, list[SourceFile]] = defaultdict(list)
+        self.refused: dict[str, list[Refused]] = defaultdict(list)
+
+    def add(self, session: str, kind: str, path: Path, src: str, directory: str,
+            stream: str | None, run: str | None) -> None:
+        self.candidates[session].append(SourceFile(kind, path, src, directory, stream, run))
+
+    def refuse(self, session: str, path: Path, reason: str, directory: str) -> None:
+        self.refused[session].append(Refused(path, reason, directory))
+
+
+def _scan_children(col: _Collector, session: str, slug: str, session_dir: Path, base: str) -> None:
+    """The children, workflow runs and scripts under one ``<project>/<id>/`` directory."""
+    subagents = session_dir / "subagents"
+    _scan_agents(col, session, slug, subagents, f"{base}/subagents", run=None)
+    try:
+        runs = [e for e in _entries(subagents / "workflows") if _is_dir(e)]
+    except FileNotFoundError:
+        runs = []
+    except OSError as exc:
+        col.refuse(session, subagents / "workflows", f"cannot be listed: {exc.strerror or exc}", slug)
+        runs = []
+    for entry in runs:
+        path = Path(entry.path)
+        try:
+            run = run_id(entry.name)
+        except RefusedId as exc:
+            col.refuse(session, path, str(exc), slug)
+            continue
+        _scan_agents(col, session, slug, path, f"{base}/subagents/workflows/{entry.name}", run=run)
+    _scan_workflows(col, session, slug, session_dir / "workflows", f"{base}/workflows")
+
+
+def _scan_agents(col: _Collector, session: str, slug: str, directory: Path, base: str,
+                 run: str | None) -> None:
+    try:
+        entries = list(_entries(directory))
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        col.refuse(session, directory, f"cannot be listed: {exc.strerror or exc}", slug)
+        return
+    for entry in entries:
+        name = entry.name
+        path = Path(entry.path)
+        src = f"{base}/{name}"
+        if run is not None and name == "journal.jsonl":
+            col.add(session, JOURNAL, path, src, slug, None, run)
+            continue
+        if not name.startswith("agent-"):
+            continue
+        if name.endswith(".meta.json"):
+            kind, agent = AGENT_META, name[6:-10]
+        elif name.endswith(".jsonl"):
+            kind, agent = TRANSCRIPT, name[6:-6]
+        else:
+            continue
+        try:
+            stream = agent_id(agent)
+        except RefusedId as exc:
+            col.refuse(session, path, str(exc), slug)
+            continue
+        col.add(session, kind, path, src, slug, stream, run)
+
+
+def _scan_workflows(col: _Collector, session: str, slug: str, directory: Path, base: str) -> None:
+    try:
+        entries = list(_entries(directory))
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        col.refuse(session, directory, f"cannot be listed: {exc.strerror or exc}", slug)
+        return
+    for entry in entries:
+        name = entry.name
+        path = Path(entry.path)
+        if name == "scripts" and _is_dir(entry):
+            _scan_scripts(col, session, slug, path, f"{base}/scripts")
+        elif name.startswith("wf_") and name.endswith(".json"):
+            try:
+                run = run_id(name[:-5])
+            except RefusedId as exc:
+                col.refuse(session, path, str(exc), slug)
+                continue
+            col.add(session, MANIFEST, path, f"{base}/{name}", slug, None, run)
+
+
+def _scan_scripts(col: _Collector, session: str, slug: str, directory: Path, base: str) -> None:
+    try:
+        entries = list(_entries(directory))
+    except OSError as exc:
+        col.refuse(session, directory, f"cannot be listed: {exc.strerror or exc}", slug)
+        return
+    for entry in entries:
+        if not entry.name.endswith(".js"):
+            continue
+        path = Path(entry.path)
+        try:
+            run = script_run_id(entry.name)
+        except RefusedId as exc:
+            col.refuse(session, path, str(exc), slug)
+            continue
+        col.add(session, SCRIPT, path, f"{base}/{entry.name}", slug, None, run)
+
+
+def scan(root: Path, landed_root: Path | None = None) -> Scan:
+    """Scan ``root`` (Claude Code's ``projects/``) and group every session's files.
+
+    ``landed_root`` is the storage root: when a session's main transcript has several copies, or
+    none is left, the one its landed cursor names decides the primary directory.
+    """
+    result = Scan()
+    col = _Collector()
+    try:
+        projects = [e for e in _entries(root) if _is_dir(e)]
+    except FileNotFoundError:
+        return result
+    for project in projects:
+        slug = project.name
+        try:
+            entries = list(_entries(Path(project.path)))
+        except FileNotFoundError:
+            continue  # removed while the root was scanned: Claude Code's directories are live
+        except OSError as exc:
+            result.errors.append(f"cannot list {project.path}: {exc.strerror or exc}; "
+                                 f"its sessions are not collected this pass")
+            continue
+        for entry in entries:
+            name = entry.name
+            if name.endswith(".jsonl") and not _is_dir(entry):
+                stem = name[:-6]
+                if is_session_id(stem):
+                    col.add(stem, TRANSCRIPT, Path(entry.path), f"{slug}/{name}", slug, "main", None)
+                else:
+                    result.refused.append(Refused(Path(entry.path), f"{stem!r} is not a session id "
+                                                  f"(a UUID), so the file cannot be placed", slug))
+            elif is_session_id(name) and _is_dir(entry):
+                _scan_children(col, name, slug, Path(entry.path), f"{slug}/{name}")
+    for session in sorted(set(col.candidates) | set(col.refused)):
+        result.sessions[session] = _choose(SessionSources(session, root, refused=col.refused.get(session, [])),
+                                           col.candidates.get(session, []), landed_root)
+    return result
+
+
+def _landed_main_directory(landed_root: Path | None, session: str) -> str | None:
+    """The project directory the session's landed main transcript came from, if any."""
+    if landed_root is None:
+        return None
+    try:
+        cursor = AppendCursor.load(landed_root / session / "streams" / "main" / "transcript.cursor")
+    except (OSError, ValueError):
+        return None
+    if cursor is None or not cursor.source:
+        return None
+    return cursor.source.split("/", 1)[0]
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return -1
+
+
+def _choose(out: SessionSources, candidates: list[SourceFile], landed_root: Path | None) -> SessionSources:
+    session = out.session
+    mains = [f for f in candidates if f.kind == TRANSCRIPT and f.stream == "main"]
+    landed_dir = _landed_main_directory(landed_root, session) if len(mains) != 1 else None
+    if mains:
+        # The copy that holds the most has been written to last: follow it (the append cursor's
+        # tail digest then says whether it continues what landed). Of equal copies, keep the one
+        # that landed, else the first by name.
+        out.directory = min(mains, key=lambda f: (-_size(f.path), f.directory != landed_dir, f.directory)).directory
+    else:
+        # No main transcript (pruned, or not written yet): the directory its landed copy came
+        # from, else one holding the session's own directory; a script travels with the agent's
+        # working directory, so it names the session's directory last.
+        held = sorted(candidates, key=lambda f: (f.kind == SCRIPT, f.directory))
+        out.directory = landed_dir or (held[0].directory if held else None)
+    by_place: dict[tuple[str, str], list[SourceFile]] = defaultdict(list)
+    for f in candidates:
+        by_place[f.place].append(f)
+    for group in by_place.values():
+        dirs = sorted({f.directory for f in group})
+        chosen_dir = out.directory if out.directory in dirs else dirs[0]
+        here = sorted((f for f in group if f.directory == chosen_dir), key=lambda f: f.src)
+        out.copies += len(group) - len(here)
+        out.files.append(here[0])
+        for other in here[1:]:
+            out.refused.append(Refused(other.path, f"{here[0].src} already lands in {here[0].subdir}; "
+                                       f"two files cannot share one cursor", chosen_dir, conflict=True))
+    out.files.sort(key=SourceFile.order)
+    out.main = next((f for f in out.files if f.kind == TRANSCRIPT and f.stream == "main"), None)
+    return out

@@ -1,0 +1,126 @@
+"""Sources deleted since they landed: their cursors say ``source_gone``, their landed files stay.
+
+Claude Code prunes old transcripts, a session's files not all at once. Discovery lists only the
+files that still exist, so the places a session landed into are compared with what discovery
+found: a landed place whose recorded source no longer exists is handed to the collector with
+that path, which marks its cursor ``source_gone`` and counts it ``gone``. A place whose source
+exists but was not chosen this pass (a copy in another directory is now followed) is left alone.
+
+A session pruned whole is not discovered at all; :func:`pruned_sessions` finds it in the root,
+by cursors whose recorded source is one of this adapter's own paths for that session
+(``<project>/<session>.jsonl`` or ``<project>/<session>/…``), so another adapter's session in the
+same root is never touched. Once every such cursor says ``source_gone`` the session costs only
+the reading of its cursors.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from asz_adapters.claude_code_local.dialect import TranscriptDialect
+from asz_adapters.claude_code_local.discover import JOURNAL, TRANSCRIPT
+from asz_adapters.claude_code_local.documents import ScriptDialect
+from asz_adapters.claude_code_local.ids import is_session_id
+from asz_core.collect import AppendSource, SnapshotSource, collect_append, collect_snapshot
+from asz_core.context import AdapterContext
+from asz_core.root.cursors import SOURCE_GONE, AppendCursor, SnapshotCursor
+from asz_core.root.layout import PREFIX_KIND
+from asz_core.root.storage import SessionHandle
+
+__all__ = ["LandedPlace", "Pruned", "landed_places", "mark_gone", "pruned_sessions"]
+
+_APPEND_KINDS = frozenset({TRANSCRIPT, JOURNAL})
+
+
+@dataclass(frozen=True)
+class LandedPlace:
+    """A stream or run directory of a session that has a cursor, and the source it recorded."""
+
+    subdir: str
+    kind: str
+    source: str    #: relative to the source root, as the cursor recorded it
+    state: str
+
+
+def landed_places(session_dir: Path, skip: Collection[tuple[str, str]] = ()) -> Iterator[LandedPlace]:
+    """Every cursor of the session that names one of this adapter's sources for it, but those
+    of the places (``(subdir, kind)``) in ``skip``, whose cursors are not read."""
+    session = session_dir.name
+    for group in ("streams", "runs"):
+        try:
+            names = sorted(os.listdir(session_dir / group))
+        except FileNotFoundError:
+            continue
+        for name in names:
+            directory = session_dir / group / name
+            try:
+                files = os.listdir(directory)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            for file in files:
+                if not file.endswith(".cursor"):
+                    continue
+                prefix = file[: -len(".cursor")]
+                kind = PREFIX_KIND.get(prefix, prefix)
+                if (f"{group}/{name}", kind) in skip:
+                    continue
+                loader = AppendCursor if kind in _APPEND_KINDS else SnapshotCursor
+                try:
+                    cursor = loader.load(directory / file)
+                except (OSError, ValueError):
+                    continue  # not readable: verify reports it; nothing here depends on it
+                if cursor is not None and _ours(cursor.source, session):
+                    yield LandedPlace(f"{group}/{name}", kind, cursor.source, cursor.state)
+
+
+def _ours(source: str, session: str) -> bool:
+    parts = source.split("/")
+    return len(parts) >= 2 and bool(parts[0]) and (parts[1] == f"{session}.jsonl" or parts[1] == session)
+
+
+def mark_gone(ctx: AdapterContext, session: SessionHandle, root: Path, place: LandedPlace) -> None:
+    """Let the collector mark ``place`` gone, if its recorded source no longer exists."""
+    path = root / place.source
+    if os.path.lexists(path):
+        return
+    stream = place.subdir[len("streams/"):] if place.subdir.startswith("streams/") else None
+    run = place.subdir[len("runs/"):] if place.subdir.startswith("runs/") else None
+    if place.kind in _APPEND_KINDS:
+        collect_append(ctx, session, AppendSource(path=path, src=place.source, subdir=place.subdir,
+                                                  kind=place.kind, dialect=TranscriptDialect(),
+                                                  stream=stream, batch=run))
+    else:
+        # The file is gone, so no dialect reads anything; the collector only needs one to hold.
+        collect_snapshot(ctx, session, SnapshotSource(path=path, src=place.source, subdir=place.subdir,
+                                                      kind=place.kind, dialect=ScriptDialect(run or ""),
+                                                      stream=stream, batch=run))
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """A session landed before that discovery no longer finds: the places to mark gone."""
+
+    root: Path
+    places: list[LandedPlace]
+
+
+def pruned_sessions(landed_root: Path, discovered: set[str],
+                    source_root: Path) -> Iterator[tuple[str, list[LandedPlace], str]]:
+    """Sessions in the storage root that discovery no longer finds, with this adapter's places
+    whose sources are gone: ``(session, places, project directory)``."""
+    try:
+        names = sorted(os.listdir(landed_root))
+    except FileNotFoundError:
+        return
+    for name in names:
+        if name in discovered or not is_session_id(name):
+            continue
+        places = [p for p in landed_places(landed_root / name)
+                  if p.state == SOURCE_GONE or not os.path.lexists(source_root / p.source)]
+        if places:
+            directory = next((p.source.split("/", 1)[0] for p in places if p.subdir == "streams/main"),
+                             places[0].source.split("/", 1)[0])
+            yield name, places, directory

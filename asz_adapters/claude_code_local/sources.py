@@ -1,0 +1,99 @@
+"""Landing one session's files with the host's collectors, and indexing what landed.
+
+Transcripts and journals grow by lines and go through the append collector; sidecars, manifests
+and scripts are documents rewritten in place and go through the snapshot collector. Each source
+gets its own dialect instance, told what the source's path says (its agent, its run).
+
+After the session's files have landed, the session's derived index (``index/ids``) learns the
+``call`` (``message.id``) and ``request`` (``requestId``) of every assistant line that landed in
+a transcript, and the ``directory`` its main transcript sits under, so the provider adapter, run
+next in the pass, claims response bodies and filters sessions without re-reading transcripts.
+
+A place the session landed into whose source no longer exists is marked gone (:mod:`.gone`).
+"""
+
+from __future__ import annotations
+
+from asz_adapters.claude_code_local.dialect import TranscriptDialect
+from asz_adapters.claude_code_local.discover import (
+    AGENT_META,
+    JOURNAL,
+    MANIFEST,
+    SCRIPT,
+    TRANSCRIPT,
+    SessionSources,
+    SourceFile,
+)
+from asz_adapters.claude_code_local.documents import JournalDialect, ManifestDialect, MetaDialect, ScriptDialect
+from asz_adapters.claude_code_local.gone import landed_places, mark_gone
+from asz_core.collect import AppendSource, SnapshotSource, collect_append, collect_snapshot
+from asz_core.collect.append import cursor_path
+from asz_core.context import AdapterContext
+from asz_core.root.cursors import AppendCursor
+from asz_core.root.index import SessionIndex
+from asz_core.root.storage import SessionHandle
+
+__all__ = ["land_session"]
+
+
+def land_session(ctx: AdapterContext, sources: SessionSources, session: SessionHandle) -> None:
+    """Land every source of ``sources`` into ``session`` (held), then update its index."""
+    transcripts: list[tuple[SourceFile, TranscriptDialect]] = []
+    for source in sources.files:
+        if source.kind == TRANSCRIPT:
+            dialect = TranscriptDialect()
+            transcripts.append((source, dialect))
+            collect_append(ctx, session, AppendSource(
+                path=source.path, src=source.src, subdir=source.subdir, kind=TRANSCRIPT,
+                dialect=dialect, stream=source.stream, batch=source.run))
+        elif source.kind == JOURNAL:
+            assert source.run is not None
+            collect_append(ctx, session, AppendSource(
+                path=source.path, src=source.src, subdir=source.subdir, kind=JOURNAL,
+                dialect=JournalDialect(source.run), batch=source.run))
+        else:
+            _snapshot(ctx, session, source)
+    for place in landed_places(session.dir, skip={source.place for source in sources.files}):
+        mark_gone(ctx, session, sources.root, place)
+    if not ctx.dry_run and session.landed:
+        _index(session, sources, transcripts)
+
+
+def _snapshot(ctx: AdapterContext, session: SessionHandle, source: SourceFile) -> None:
+    if source.kind == AGENT_META:
+        assert source.stream is not None
+        dialect: MetaDialect | ManifestDialect | ScriptDialect = MetaDialect(source.stream)
+    elif source.kind == MANIFEST:
+        assert source.run is not None
+        dialect = ManifestDialect(source.run)
+    else:
+        assert source.kind == SCRIPT and source.run is not None
+        dialect = ScriptDialect(source.run)
+    collect_snapshot(ctx, session, SnapshotSource(
+        path=source.path, src=source.src, subdir=source.subdir, kind=source.kind,
+        dialect=dialect, stream=source.stream, batch=source.run))
+
+
+def _index(session: SessionHandle, sources: SessionSources,
+           transcripts: list[tuple[SourceFile, TranscriptDialect]]) -> None:
+    """Append to the session's ids index what this pass landed and the index lacks."""
+    index = SessionIndex(session.dir)
+    known = index.load()
+    pairs: list[tuple[str, str]] = []
+    if sources.directory and sources.directory not in known.get("directory", ()):
+        pairs.append(("directory", sources.directory))
+    for source, dialect in transcripts:
+        if not dialect.calls:
+            continue
+        # A line converted but not landed (the pass stopped at its window limit) lands next
+        # pass; the cursor says how far this one got.
+        cursor = AppendCursor.load(cursor_path(session, source.subdir, TRANSCRIPT))
+        landed_ord = cursor.ord if cursor is not None else 0
+        for key, found in (("call", dialect.calls), ("request", dialect.requests)):
+            seen = known.get(key, set())
+            for ordinal, value in found:
+                if ordinal <= landed_ord and value not in seen:
+                    seen.add(value)
+                    pairs.append((key, value))
+            known[key] = seen
+    index.add(pairs)

@@ -1,0 +1,29 @@
+"""Helpers for the claude-code-local tests: the corpus's projects, copies to mutate, passes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cc_helpers import ADAPTER
+
+from asz_core.context import PassSummary
+from asz_core.testing import PassRunner
+
+
+@pytest.fixture(scope="session")
+def cc_projects(corpus: Path) -> Path:
+    """The shared corpus's ``projects/`` (read only: copy it to change it)."""
+    return corpus / "claude-code" / "projects"
+
+
+@pytest.fixture
+def run_local(asz_pass: PassRunner) -> Callable[..., PassSummary]:
+    """``run_local(source_root, **options)``: configure claude-code-local alone and run a pass."""
+    def run(source_root: Path, **options: Any) -> PassSummary:
+        entry = {"name": ADAPTER, "source_root": str(source_root), **options}
+        asz_pass.configure(adapters=[entry])
+        return asz_pass.run()
+    return run

@@ -1,0 +1,164 @@
+"""A pass over the whole shared Claude Code corpus: every session lands, whole and exact.
+
+One pass lands the corpus into a root shared by this module's tests (landing is the slow part);
+tests that change sources work on copies elsewhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+import pytest
+from cc_helpers import ADAPTER, source_files
+
+from asz_core.cli.app import App
+from asz_core.cli.main import main
+from asz_core.context import PassSummary
+from asz_core.root.index import SessionIndex
+from asz_core.root.storage import landed_files
+from asz_core.sessiondata import Record, open_file
+from asz_core.testing import PassRunner
+
+pytestmark = pytest.mark.corpus
+
+
+class Landed:
+    """The corpus landed once: the runner, the first pass's summary, and every landed record."""
+
+    def __init__(self, runner: PassRunner, projects: Path, summary: PassSummary) -> None:
+        self.runner, self.projects, self.summary = runner, projects, summary
+        self.root = runner.root
+        #: src → [(header, record), ...] in landed order (seq, then row)
+        self.by_src: dict[str, list[tuple[dict[str, object], Record]]] = defaultdict(list)
+        for session in sorted(p.name for p in self.root.iterdir() if p.is_dir() and not p.name.startswith("_")):
+            for _, path in sorted(landed_files(self.root / session)):
+                with open_file(path) as reader:
+                    header = reader.header
+                    for record in reader:
+                        self.by_src[str(header["src"])].append((header, record))
+
+
+@pytest.fixture(scope="module")
+def landed(cc_projects: Path, tmp_path_factory: pytest.TempPathFactory) -> Landed:
+    work = tmp_path_factory.mktemp("corpus-pass")
+    runner = PassRunner(work, work / "root")
+    runner.configure(adapters=[{"name": ADAPTER, "source_root": str(cc_projects), "exclude": []}])
+    return Landed(runner, cc_projects, runner.run())
+
+
+def _session_ids(projects: Path) -> set[str]:
+    return {p.name[:-6] for p in projects.glob("*/*.jsonl")}
+
+
+def test_a_pass_lands_every_session(landed: Landed) -> None:
+    expected = _session_ids(landed.projects)
+    summary = landed.summary
+    assert not summary.failed, summary.as_dict()
+    assert summary.totals.sessions == len(expected) == 62
+    assert {p.name for p in landed.root.iterdir() if p.is_dir()} == expected
+    assert summary.totals.sources == len(source_files(landed.projects))
+    assert summary.totals.unreadable == 0 and summary.totals.conflicts == 0
+
+
+def test_the_default_exclude_leaves_out_private_tmp(cc_projects: Path,
+                                                    run_local: Callable[..., PassSummary],
+                                                    asz_pass: PassRunner) -> None:
+    summary = run_local(cc_projects)  # exclude: the default [/private/tmp/**]
+    tmp_sessions = {p.name[:-6] for p in cc_projects.glob("-private-tmp*/*.jsonl")}
+    assert len(tmp_sessions) == 1
+    landed = {p.name for p in asz_pass.root.iterdir() if p.is_dir()}
+    assert landed == _session_ids(cc_projects) - tmp_sessions
+    assert summary.totals.sessions == 61
+
+
+def test_the_root_passes_verify_and_sdcheck(landed: Landed, assert_root_verifies: Callable[[Path], None]) -> None:
+    assert_root_verifies(landed.root)
+
+
+def test_one_record_per_source_line_for_every_file(landed: Landed) -> None:
+    for path in source_files(landed.projects):
+        src = path.relative_to(landed.projects).as_posix()
+        records = [r for _, r in landed.by_src[src]]
+        if path.suffix == ".jsonl":
+            lines = path.read_bytes().count(b"\n")
+            assert [r.ord for r in records] == list(range(1, lines + 1)), src
+        else:
+            assert [(r.ord, r.off) for r in records] == [(1, 0)], src
+
+
+def test_every_record_is_its_source_bytes(landed: Landed) -> None:
+    checked = 0
+    for src, rows in landed.by_src.items():
+        data = (landed.projects / src).read_bytes()
+        for _, record in rows:
+            piece = data[record.off:record.off + record.bytes]
+            assert len(piece) == record.bytes, (src, record.ord)
+            assert hashlib.sha256(piece).hexdigest()[:12] == record.sha, (src, record.ord)
+            assert data[record.off + record.bytes:record.off + record.bytes + 1] == b"\n", (src, record.ord)
+            checked += 1
+    assert checked == landed.summary.totals.records == 10_131
+
+
+def test_headers_name_the_stream_the_file_came_from(landed: Landed) -> None:
+    for src, rows in landed.by_src.items():
+        header = rows[0][0]
+        name = src.rsplit("/", 1)[-1]
+        assert header["dialect"] == "claude-code/1" and header["adapter"] == f"{ADAPTER}/0.1.0"
+        assert header["kind"] == "transcript"
+        if name.startswith("agent-"):
+            assert header["stream"] == name[len("agent-"):-len(".jsonl")]
+        else:
+            assert header["stream"] == "main" and header["session"] == name[:-len(".jsonl")]
+
+
+def test_a_second_pass_lands_nothing(landed: Landed) -> None:
+    again = landed.runner.run()
+    assert not again.failed
+    assert (again.totals.landed, again.totals.records, again.totals.sessions) == (0, 0, 62)
+
+
+def test_the_index_knows_every_call_request_and_directory(landed: Landed) -> None:
+    for session_dir in (p for p in landed.root.iterdir() if p.is_dir()):
+        session = session_dir.name
+        calls, requests, directories = set(), set(), set()
+        for path in landed.projects.glob(f"*/{session}.jsonl"):
+            directories.add(path.parent.name)
+        transcripts = [*landed.projects.glob(f"*/{session}.jsonl"),
+                       *landed.projects.glob(f"*/{session}/subagents/*.jsonl")]
+        for path in transcripts:
+            for line in path.read_bytes().splitlines():
+                value = orjson.loads(line)
+                if value.get("type") == "assistant":
+                    calls.add(value["message"]["id"])
+                    if value.get("requestId"):
+                        requests.add(value["requestId"])
+        index = SessionIndex(session_dir).load()
+        assert index["call"] == calls, session
+        assert index.get("request", set()) == requests, session
+        assert index["directory"] == directories, session
+        lines = (session_dir / "index" / "ids").read_text().splitlines()
+        assert len(lines) == len(set(lines)), "nothing is indexed twice"
+
+
+def test_sources_lists_sessions_with_their_stream_counts(landed: Landed) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    status = main(["sources", "--sessions", "--json", "--config", str(landed.runner.config_path)],
+                  App(out=out, err=err))
+    assert status == 0, err.getvalue()
+    (report,) = json.loads(out.getvalue())["adapters"]
+    assert report["source_dirs"] == [str(landed.projects.resolve())]
+    units = {u["key"]: u for u in report["units"] if u["kind"] == "session"}
+    assert set(units) == _session_ids(landed.projects)
+    for session, unit in units.items():
+        (main_file,) = landed.projects.glob(f"*/{session}.jsonl")
+        children = list(main_file.parent.glob(f"{session}/subagents/agent-*.jsonl"))
+        assert unit["streams"] == 1 + len(children), session
+        assert unit["sources"] == 1 + len(children)
+        assert unit["runs"] == 0 and unit["directory"] == main_file.parent.name
+    assert units["8a525d27-37a4-4a12-8523-a3ea345290cf"]["streams"] == 13  # main + 12 subagents

@@ -1,0 +1,357 @@
+"""The claude-code/1 mapping, one line kind and block type at a time.
+
+Where the shared corpus has the shape, the test takes a real line from it (found by what it
+holds, not by position) and checks the record against that line's own fields and bytes. Where it
+has none (images, redacted thinking, server tools, MCP calls, unknown block types, lines that are
+not objects), the test builds a small line in Claude Code's shape and says so.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from asz_adapters.claude_code_local.dialect import NOT_AN_OBJECT, TranscriptDialect
+from asz_core.collect import NOT_JSON, SourceLine, convert_line
+from asz_core.sessiondata import Record, encode_record
+
+SIGNATURE_WHY = "a provider verifies it; a reader cannot read it"
+
+
+@pytest.fixture(scope="module")
+def corpus_lines(cc_projects: Path) -> list[tuple[bytes, dict[str, Any]]]:
+    out = []
+    for path in sorted(cc_projects.rglob("*.jsonl")):
+        for raw in path.read_bytes().splitlines():
+            out.append((raw, orjson.loads(raw)))
+    return out
+
+
+Find = Callable[[Callable[[dict[str, Any]], bool]], tuple[bytes, dict[str, Any]]]
+
+
+@pytest.fixture(scope="module")
+def real(corpus_lines: list[tuple[bytes, dict[str, Any]]]) -> Find:
+    """The first corpus line for which ``predicate(value)`` holds."""
+    def find(predicate: Callable[[dict[str, Any]], bool]) -> tuple[bytes, dict[str, Any]]:
+        for raw, value in corpus_lines:
+            if predicate(value):
+                return raw, value
+        raise AssertionError("the corpus holds no such line")
+    return find
+
+
+def convert(raw: bytes) -> Record:
+    record = convert_line(TranscriptDialect(), SourceLine(raw, 1, 0))
+    encode_record(record)  # every record must encode as the writer lands it
+    return record
+
+
+def blocks(value: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    content = value.get("message", {}).get("content")
+    yield from content if isinstance(content, list) else []
+
+
+def has_block(kind: str, test: Callable[[dict[str, Any]], bool] = lambda b: True) -> Callable[[dict[str, Any]], bool]:
+    return lambda v: any(b.get("type") == kind and test(b) for b in blocks(v))
+
+
+def line(**fields: Any) -> bytes:
+    """A constructed line (for shapes the corpus lacks), with an envelope like Claude Code's."""
+    base: dict[str, Any] = {"parentUuid": "p-1", "isSidechain": False, "type": "assistant",
+                            "uuid": "u-1", "timestamp": "2026-06-03T09:14:03.000Z", "sessionId": "s"}
+    base.update(fields)
+    return orjson.dumps(base)
+
+
+def assistant(*content: dict[str, Any], stop: str | None = None) -> bytes:
+    return line(message={"model": "claude-opus-4-7", "id": "msg_01X", "type": "message", "role": "assistant",
+                         "content": list(content), "stop_reason": stop, "usage": {"input_tokens": 1}},
+                requestId="req_011X")
+
+
+# ---- the envelope ------------------------------------------------------------------------
+
+
+def test_an_assistant_text_line(real: Find) -> None:  # real
+    raw, value = real(lambda v: v.get("type") == "assistant" and has_block("text")(v)
+                      and v["message"]["stop_reason"] == "end_turn" and v.get("promptId") is None)
+    record = convert(raw)
+    message = value["message"]
+    assert (record.id, record.parent, record.time) == (value["uuid"], value["parentUuid"], value["timestamp"])
+    assert (record.call, record.model, record.from_) == (message["id"], message["model"], "agent")
+    usage = message["usage"]
+    assert record.usage is not None and record.usage.to_json() == {
+        "in": usage["input_tokens"], "out": usage["output_tokens"],
+        "cache_read": usage["cache_read_input_tokens"], "cache_write": usage["cache_creation_input_tokens"]}
+    assert record.flags == ["finished"]
+    assert [(p.k, p.text, p.state) for p in record.parts] == [("text", message["content"][0]["text"], "available")]
+    assert record.parts[0].bytes == len(message["content"][0]["text"].encode())
+
+
+def test_a_line_whose_stop_reason_is_null_is_not_finished(real: Find) -> None:  # real
+    raw, _ = real(lambda v: v.get("type") == "assistant" and v["message"]["stop_reason"] is None)
+    assert convert(raw).flags == []
+
+
+def test_the_dialect_keeps_each_assistant_lines_call_and_request(real: Find) -> None:  # real
+    raw, value = real(lambda v: v.get("type") == "assistant" and "requestId" in v)
+    dialect = TranscriptDialect()
+    dialect.convert(SourceLine(raw, 7, 0))
+    assert dialect.calls == [(7, value["message"]["id"])] and dialect.requests == [(7, value["requestId"])]
+    user_raw, _ = real(lambda v: v.get("type") == "user")
+    dialect.convert(SourceLine(user_raw, 8, 0))
+    assert len(dialect.calls) == 1
+
+
+def test_a_user_prompt_as_a_string_is_one_text_part(real: Find) -> None:  # real
+    raw, value = real(lambda v: v.get("type") == "user" and isinstance(v["message"]["content"], str)
+                      and "promptId" in v)
+    record = convert(raw)
+    assert (record.from_, record.run, record.call) == ("external", value["promptId"], None)
+    assert [(p.k, p.text) for p in record.parts] == [("text", value["message"]["content"])]
+
+
+# ---- blocks ------------------------------------------------------------------------------
+
+
+def test_thinking_with_empty_text_is_unavailable_and_its_signature_dropped(real: Find) -> None:  # real (2.1.9x+)
+    raw, value = real(has_block("thinking", lambda b: b["thinking"] == "" and b.get("signature")))
+    record = convert(raw)
+    (block,) = [b for b in blocks(value) if b["type"] == "thinking"]
+    assert [(p.k, p.state, p.text) for p in record.parts] == [("reasoning", "unavailable", None)]
+    assert [d.to_json() for d in record.dropped] == [
+        {"what": "reasoning signature", "bytes": len(block["signature"]), "why": SIGNATURE_WHY}]
+
+
+def test_thinking_with_text_keeps_it(real: Find) -> None:  # real (2.1.39)
+    raw, value = real(has_block("thinking", lambda b: len(b["thinking"]) > 20))
+    (block,) = [b for b in blocks(value) if b["type"] == "thinking"]
+    (part,) = convert(raw).parts
+    assert (part.k, part.state, part.text) == ("reasoning", "available", block["thinking"])
+
+
+def test_redacted_thinking_is_redacted_reasoning() -> None:  # constructed: none in the corpus
+    record = convert(assistant({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5"}))
+    (part,) = record.parts
+    assert (part.k, part.state, part.text, part.bytes) == ("reasoning", "redacted", None, 40)
+    assert [d.to_json() for d in record.dropped] == [{"what": "redacted reasoning", "bytes": 40, "why": SIGNATURE_WHY}]
+
+
+def test_a_tool_use_is_a_call_with_its_input_byte_for_byte(real: Find) -> None:  # real
+    raw, value = real(has_block("tool_use", lambda b: b["name"] == "Bash"))
+    (block,) = [b for b in blocks(value) if b["type"] == "tool_use"]
+    record = convert(raw)
+    (part,) = record.parts
+    assert (part.k, part.id, part.name, part.server, part.server_tool) == ("call", block["id"], "Bash", None, None)
+    assert bytes(part.data or b"") in raw and part.value() == block["input"]
+    assert record.flags == (["finished"] if value["message"]["stop_reason"] else [])
+
+
+@pytest.mark.parametrize(("name", "server", "tool"), [
+    ("mcp__github__get_issue", "github", "get_issue"),
+    ("mcp__claude_ai_Claude_Docs__search", "claude_ai_Claude_Docs", "search"),
+    ("mcp__mcp-agent-mail__macro_start_session", "mcp-agent-mail", "macro_start_session"),
+    ("mcp__a__b__c", None, None),          # two ways to split: left whole
+    ("mcp__foo___bar", None, None),
+])
+def test_an_mcp_call_is_split_only_exactly(name: str, server: str | None, tool: str | None) -> None:
+    # constructed: no MCP call is in the shared corpus
+    (part,) = convert(assistant({"type": "tool_use", "id": "toolu_1", "name": name, "input": {"n": 41}})).parts
+    assert (part.k, part.name, part.server, part.server_tool) == ("call", name, server, tool)
+
+
+def test_a_server_tool_use_is_a_call_keyed_by_its_own_id() -> None:  # constructed: none in the corpus
+    raw = assistant({"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search",
+                     "input": {"query": "dst  rollover"}})
+    (part,) = convert(raw).parts
+    assert (part.k, part.id, part.name) == ("call", "srvtoolu_01", "web_search")
+    assert part.data == b'{"query":"dst  rollover"}'
+
+
+def test_a_failed_tool_result_with_a_string_tool_use_result(real: Find) -> None:  # real
+    raw, value = real(lambda v: has_block("tool_result", lambda b: b.get("is_error") is True
+                                          and isinstance(b.get("content"), str))(v)
+                      and isinstance(v.get("toolUseResult"), str))
+    (block,) = blocks(value)
+    record = convert(raw)
+    (part,) = record.parts
+    assert (part.k, part.of, part.failed, part.text) == ("result", block["tool_use_id"], True, block["content"])
+    assert part.value() == value["toolUseResult"]  # Claude Code's own copy differs ("Error: ...")
+    assert record.from_ == "external" and record.tool is None
+
+
+def test_a_result_without_is_error_says_nothing_about_failure(real: Find) -> None:  # real
+    raw, _ = real(has_block("tool_result", lambda b: "is_error" not in b and isinstance(b.get("content"), str)))
+    (part,) = convert(raw).parts
+    assert part.failed is None
+    raw, _ = real(has_block("tool_result", lambda b: b.get("is_error") is False))
+    assert convert(raw).parts[0].failed is False
+
+
+def test_a_tool_result_of_text_blocks_with_a_tool_use_result_object(real: Find) -> None:  # real (Agent)
+    raw, value = real(lambda v: has_block("tool_result", lambda b: isinstance(b.get("content"), list)
+                                          and len(b["content"]) > 1)(v)
+                      and isinstance(v.get("toolUseResult"), dict) and v["toolUseResult"].get("status") == "completed")
+    (block,) = blocks(value)
+    record = convert(raw)
+    (part,) = record.parts
+    assert part.text == "\n".join(b["text"] for b in block["content"])
+    assert bytes(part.data or b"") in raw and part.value() == value["toolUseResult"]
+    assert part.bytes == len(part.text.encode()) + len(part.data or b"")
+    assert (record.child, record.flags) == (value["toolUseResult"]["agentId"], ["child_result"])
+
+
+def test_a_launch_acknowledgement_names_the_child_but_is_no_result_of_it(real: Find) -> None:  # real
+    raw, value = real(lambda v: isinstance(v.get("toolUseResult"), dict)
+                      and v["toolUseResult"].get("status") == "async_launched")
+    record = convert(raw)
+    assert (record.child, record.flags) == (value["toolUseResult"]["agentId"], [])
+
+
+def test_one_tool_use_result_beside_several_results_is_a_part_of_its_own() -> None:
+    # constructed: every corpus line holds one result
+    raw = line(type="user", message={"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_a", "content": "one"},
+        {"type": "tool_result", "tool_use_id": "toolu_b", "content": "two", "is_error": False}]},
+        toolUseResult={"stdout": "one", "stderr": ""})
+    first, second, structured = convert(raw).parts
+    assert [(p.k, p.of, p.text, p.data) for p in (first, second)] == [
+        ("result", "toolu_a", "one", None), ("result", "toolu_b", "two", None)]
+    assert (structured.k, structured.data) == ("data", b'{"stdout":"one","stderr":""}')
+
+
+def test_finished_is_any_stop_reason_present_and_not_null() -> None:  # constructed edge
+    assert convert(assistant({"type": "text", "text": "x"}, stop="")).flags == ["finished"]
+    assert convert(assistant({"type": "text", "text": "x"}, stop=None)).flags == []
+
+
+def test_a_result_with_no_text_keeps_its_raw_content(real: Find) -> None:  # real (ToolSearch's tool_reference)
+    raw, value = real(has_block("tool_result", lambda b: isinstance(b.get("content"), list) and b["content"]
+                                and b["content"][0].get("type") == "tool_reference"))
+    (block,) = blocks(value)
+    record = convert(raw)
+    result, structured = record.parts
+    assert (result.k, result.text) == ("result", None) and result.value() == block["content"]
+    assert bytes(result.data or b"") in raw
+    assert (structured.k, structured.value()) == ("data", value["toolUseResult"])  # after the content
+
+
+def test_an_image_is_media() -> None:  # constructed: no image in the corpus (the demo's screenshot line)
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
+    raw = line(type="user", message={"role": "user", "content": [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}},
+        {"type": "text", "text": "this is how it looks"}]})
+    media, text = convert(raw).parts
+    assert (media.k, media.media, media.value(), media.bytes) == ("media", "image/png", png, len(png))
+    assert (text.k, text.text) == ("text", "this is how it looks")
+
+
+def test_an_image_that_is_not_base64_is_unknown() -> None:  # constructed
+    raw = line(type="user", message={"role": "user", "content": [
+        {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}]})
+    (part,) = convert(raw).parts
+    assert part.k == "unknown" and "base64" in (part.text or "")
+    assert orjson.loads(part.raw()) == {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}
+
+
+def test_a_block_type_the_dialect_does_not_describe_is_unknown_with_its_bytes() -> None:  # constructed
+    raw = assistant({"type": "text", "text": "before"},
+                    {"type": "fallback", "from": {"model": "claude-opus-4-7"}, "to": {"model": "claude-sonnet-4-6"}},
+                    {"type": "tool_use", "id": "toolu_2", "name": "Read", "input": {"file_path": "/a"}})
+    text, unknown, call = convert(raw).parts  # every block, in order: iterating the whole array
+    assert (text.k, unknown.k, call.k) == ("text", "unknown", "call")
+    assert unknown.text == 'block type "fallback" is not one this dialect describes'
+    assert unknown.raw() == b'{"type":"fallback","from":{"model":"claude-opus-4-7"},"to":{"model":"claude-sonnet-4-6"}}'
+    assert unknown.state == "available" and unknown.bytes == len(unknown.raw())
+
+
+# ---- lines without a message -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("kind", "flag"), [("skill_listing", "tool_schemas"), ("hook_success", None)])
+def test_an_attachment_with_text_is_text(real: Find, kind: str, flag: str | None) -> None:  # real
+    raw, value = real(lambda v: v.get("type") == "attachment" and v["attachment"]["type"] == kind)
+    record = convert(raw)
+    assert [(p.k, p.text) for p in record.parts] == [("text", value["attachment"]["content"])]
+    assert (record.from_, record.id, record.flags) == ("runtime", value["uuid"], [flag] if flag else [])
+
+
+@pytest.mark.parametrize(("kind", "flag"), [("deferred_tools_delta", "tool_schemas"),
+                                            ("mcp_instructions_delta", "system_prompt"),
+                                            ("auto_mode", None), ("diagnostics", None)])
+def test_an_attachment_without_text_is_one_data_part(real: Find, kind: str, flag: str | None) -> None:  # real
+    raw, value = real(lambda v: v.get("type") == "attachment" and v["attachment"]["type"] == kind)
+    record = convert(raw)
+    (part,) = record.parts
+    assert part.k == "data" and part.value() == value["attachment"] and bytes(part.data or b"") in raw
+    assert record.flags == ([flag] if flag else [])
+
+
+def test_a_line_whose_fields_cannot_be_read_is_unknown_and_not_flagged() -> None:  # constructed
+    for raw in (b'[{"type":"attachment","attachment":{"type":"mcp_instructions_delta"}}]', b'"x"', b"3"):
+        record = convert(raw)
+        assert [(p.k, p.text) for p in record.parts] == [("unknown", NOT_AN_OBJECT)] and record.flags == []
+        assert record.parts[0].raw() == raw
+    (part,) = convert(b'{"type":"user","message":').parts  # not JSON: the collector's unknown part
+    assert (part.k, part.text, part.raw()) == ("unknown", NOT_JSON, b'{"type":"user","message":')
+
+
+def test_a_compaction_boundary_lands_whole_and_continues_its_logical_parent(real: Find) -> None:  # real
+    raw, value = real(lambda v: v.get("subtype") == "compact_boundary")
+    record = convert(raw)
+    (part,) = record.parts
+    assert part.k == "data" and bytes(part.data or b"") == raw  # the whole line, byte for byte
+    assert (record.continues, record.parent, record.from_) == (value["logicalParentUuid"], None, "runtime")
+
+
+def test_a_system_line_lands_whole(real: Find) -> None:  # real
+    raw, value = real(lambda v: v.get("subtype") == "turn_duration")
+    record = convert(raw)
+    assert [p.k for p in record.parts] == ["data"] and record.parts[0].data == raw
+    assert (record.id, record.time, record.continues, record.flags) == (value["uuid"], value["timestamp"], None, [])
+
+
+def test_a_file_history_snapshot_lands_whole_with_no_id_or_time(real: Find) -> None:  # real
+    raw, _ = real(lambda v: v.get("type") == "file-history-snapshot")
+    record = convert(raw)
+    assert record.parts[0].data == raw and (record.id, record.time, record.from_) == (None, None, "runtime")
+
+
+@pytest.mark.parametrize(("kind", "field"), [("ai-title", "aiTitle"), ("custom-title", "customTitle"),
+                                             ("agent-name", "agentName")])
+def test_a_title_line_gives_its_label(real: Find, kind: str, field: str) -> None:  # real
+    raw, value = real(lambda v: v.get("type") == kind)
+    record = convert(raw)
+    assert record.label == value[field] and record.parts[0].data == raw
+
+
+def test_agent_progress_names_its_child_and_tool(real: Find) -> None:  # real (2.1.39)
+    raw, value = real(lambda v: v.get("type") == "progress" and v["data"]["type"] == "agent_progress")
+    record = convert(raw)
+    assert (record.child, record.tool) == (value["data"]["agentId"], value["parentToolUseID"])
+    assert record.parts[0].data == raw
+
+
+def test_a_task_notification_names_the_call_it_completes(real: Find) -> None:  # real (2.1.156)
+    raw, value = real(lambda v: (v.get("origin") or {}).get("kind") == "task-notification")
+    record = convert(raw)
+    content = value["message"]["content"]
+    tool = content.split("<tool-use-id>")[1].split("</tool-use-id>")[0]
+    assert (record.trigger, record.tool, record.from_) == ("task-notification", tool, "external")
+    assert record.parts[0].text == content
+
+
+def test_every_corpus_line_converts_and_encodes(corpus_lines: list[tuple[bytes, dict[str, Any]]]) -> None:
+    kinds: dict[str, int] = {}
+    for raw, _ in corpus_lines:
+        for part in convert(raw).parts:
+            kinds[part.k] = kinds.get(part.k, 0) + 1
+            if part.data is not None and part.k in ("data", "call", "result"):
+                assert bytes(part.data) in raw  # source JSON, byte for byte
+    assert "unknown" not in kinds and {"text", "reasoning", "call", "result", "data"} <= set(kinds)
