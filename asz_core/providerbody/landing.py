@@ -107,11 +107,13 @@ class BodyLander:
             self._flush()
         return self._write(record, line, entry, body, info, how, reason)
 
-    def _check(self, line: bytes, body: bytes, other: bytes | None = None) -> tuple[BodyEntry | None, str | None]:
-        """Decode ``line`` as a reader will, and rebuild the body from it."""
+    def _check(self, line: bytes, body: bytes) -> tuple[BodyEntry | None, str | None]:
+        """Decode ``line`` as a reader will, and rebuild the body from it and what the session
+        holds, with the body itself standing in for any piece taken out (each checked against
+        its digest)."""
         try:
             entry = self.store.entry(decode_record(line))
-            rebuilt = self.store.build(entry, other)
+            rebuilt = self.store.build(entry, body)
         except (SessionDataError, ProviderBodyError) as exc:
             return None, str(exc)
         if rebuilt != body:
@@ -124,14 +126,14 @@ class BodyLander:
         in one unknown part that is taken out. Checked against the body itself."""
         reduced, line = reduce_to_fit(record, budget)
         if len(line) <= budget:
-            entry, problem = self._check(line, body, other=body)
+            entry, problem = self._check(line, body)
             if entry is not None:
                 return (REDUCED if how == CUT else how), reduced, line, entry, reason
             reason = f"the reduced body did not come back whole ({problem})"
         else:
             reason = reason or "the body is too large to land even with every piece taken out"
         reduced, line = reduce_to_fit(whole_record(body, info, reason), budget)
-        entry, problem = self._check(line, body, other=body)
+        entry, problem = self._check(line, body)
         if entry is None:
             raise ProviderBodyError(f"{info.src}: the reduced whole body does not rebuild ({problem})")
         return WHOLE, reduced, line, entry, reason
