@@ -288,15 +288,16 @@ def load_config(host: PluginHost, explicit: str | None = None) -> Config:
     problems: list[tuple[int, str]] = []
     schema = _with_sections(host.config_sections())
     problems.extend(_problems(schema, doc.data, doc))
-    if problems:
-        raise ConfigError([p for _, p in sorted(problems)])
     _fill_defaults(schema, data)
 
     adapters: list[AdapterEntry] = []
     adapters_from = doc if "adapters" in doc.data else defaults
     seen: set[str] = set()
-    for index, raw in enumerate(data.get("adapters") or []):
+    listed = data.get("adapters")
+    for index, raw in enumerate(listed if isinstance(listed, list) else []):
         entry_path = ("adapters", index)
+        if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+            continue  # reported by the core schema
         name = raw["name"]
         if name in seen:
             line = adapters_from.line_of((*entry_path, "name")) or 0
@@ -323,7 +324,6 @@ def load_config(host: PluginHost, explicit: str | None = None) -> Config:
         adapters.append(AdapterEntry(name=name, enabled=options["enabled"], options=options))
     if problems:
         raise ConfigError([p for _, p in sorted(problems)])
-
     root = os.environ.get("ASZ_ROOT") or data["storage"]["root"]
     root_base = base_dir if (path is not None and "root" in doc.data.get("storage", {})
                              and not os.environ.get("ASZ_ROOT")) else None

@@ -87,3 +87,25 @@ def test_strings_we_encode_keep_lt_gt_amp_and_escape_line_separators() -> None:
     assert orjson.loads(encode_str("tab\tquote\"nl\n")) == "tab\tquote\"nl\n"
     assert encode_value({"k": ["\u2028", 1]}) == b'{"k":["\\u2028",1]}'
     assert encode_value({"k": "\udfff"}) == b'{"k":"\\udfff"}'
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"h":[{"a":1},"x",[2,3],null],"z":0}',                       # canonical: the fast path
+        b'{"h": [{"a": 1}, "x" , [2, 3],\n null], "z": 0}',           # spaced: the slow path
+        b'{"h":[{"s":"\\u00e9 ] , ["},{"n":18446744073709551616123}]}',  # escapes, big ints
+    ],
+)
+def test_items_at_slices_each_element_as_raw_at_does(raw: bytes) -> None:
+    line = JSONLine(raw)
+    count = len(line.value["h"])
+    assert list(line.items_at("h")) == [line.raw_at("h", i) for i in range(count)]
+
+
+def test_items_at_on_an_empty_list_and_on_a_value_that_is_not_a_list() -> None:
+    assert list(JSONLine(b'{"h": [ ]}').items_at("h")) == []
+    with pytest.raises(TypeError):
+        list(JSONLine(b'{"h": {}}').items_at("h"))
+    with pytest.raises(KeyError):
+        list(JSONLine(b'{"h": []}').items_at("g"))

@@ -128,7 +128,7 @@ class SessionHandle:
     def _scan(self) -> int:
         """The highest seq on disk; removes temporary files a crash left behind."""
         highest = 0
-        for subdir in _session_file_dirs(self.dir):
+        for subdir in (self.dir, *_session_file_dirs(self.dir)):
             try:
                 names = os.listdir(subdir)
             except FileNotFoundError:

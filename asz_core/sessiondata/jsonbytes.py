@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -53,7 +54,8 @@ def depth_exceeds(raw: bytes, limit: int = MAX_DEPTH) -> bool:
     """True when ``raw`` holds more than ``limit`` objects and lists open at once.
 
     Counting brackets is a cheap upper bound, so the byte scan runs only for lines that could
-    possibly be that deep.
+    possibly be that deep (it is the check for bytes that do not parse; a parsed value is
+    checked by :func:`value_depth_exceeds`, which walks containers rather than bytes).
     """
     if raw.count(b"[") + raw.count(b"{") <= limit:
         return False
@@ -78,6 +80,21 @@ def depth_exceeds(raw: bytes, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
+def value_depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """True when a parsed value nests more than ``limit`` objects and lists."""
+    if not isinstance(value, (dict, list)):
+        return False
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+    return False
+
+
 def loads_strict(raw: bytes) -> Any:
     """Parse one JSON value the way every reader of Session Data must.
 
@@ -85,12 +102,19 @@ def loads_strict(raw: bytes) -> Any:
     surrogate escapes, integers past 64 bits). ``NaN``/``Infinity`` and over-deep nesting are
     refused. Raises :class:`NotJSON`.
     """
-    if depth_exceeds(raw):
-        raise NotJSON(f"nested deeper than {MAX_DEPTH}")
     try:
-        return orjson.loads(raw)
+        value = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        pass
+        value = _loads_slow(raw)
+    if (isinstance(value, (dict, list)) and raw.count(b"[") + raw.count(b"{") > MAX_DEPTH
+            and value_depth_exceeds(value)):
+        raise NotJSON(f"nested deeper than {MAX_DEPTH}")
+    return value
+
+
+def _loads_slow(raw: bytes) -> Any:
+    if depth_exceeds(raw):  # before the recursive parser meets it
+        raise NotJSON(f"nested deeper than {MAX_DEPTH}")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -188,9 +212,38 @@ class JSONLine:
         for step in path:
             value = value[step]
         if self.canonical:
-            return orjson.dumps(value)
+            return self.raw if not path else orjson.dumps(value)
         start, end = _span(self.raw, path)
         return compact(self.raw[start:end])
+
+    def items_at(self, *path: str | int) -> Iterator[bytes]:
+        """The source bytes of each element of the list at ``path``, compacted, in one scan.
+
+        ``[line.raw_at(*path, i) for i in ...]`` finds every element from the start of the line
+        again, which is quadratic for a long list (a document holding a whole conversation);
+        this walks the list once. ``KeyError`` if absent, ``TypeError`` if not a list.
+        """
+        value = self.value
+        for step in path:
+            value = value[step]
+        if not isinstance(value, list):
+            raise TypeError(f"the value at {list(path)} is not a list")
+        if self.canonical:
+            for item in value:
+                yield orjson.dumps(item)
+            return
+        start, _ = _span(self.raw, path)
+        s = self.raw
+        i = _skip_ws(s, start + 1)
+        if s[i] == 0x5D:
+            return
+        while True:
+            end = _skip_value(s, i)
+            yield compact(s[i:end])
+            i = _skip_ws(s, end)
+            if s[i] == 0x5D:
+                return
+            i = _skip_ws(s, i + 1)
 
 
 # ---- the slow path: spans of values inside raw bytes -------------------------------------

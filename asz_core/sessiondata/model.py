@@ -172,12 +172,26 @@ class Part:
         return text.encode("utf-8")
 
     def to_json(self) -> dict[str, Any]:
+        # Written out field by field: this runs for every part of every record landed.
         out: dict[str, Any] = {"k": self.k}
-        for key in ("id", "name", "server", "server_tool", "of", "failed", "media", "encoding",
-                    "text"):
-            value = getattr(self, key)
-            if value is not None:
-                out[key] = value
+        if self.id is not None:
+            out["id"] = self.id
+        if self.name is not None:
+            out["name"] = self.name
+        if self.server is not None:
+            out["server"] = self.server
+        if self.server_tool is not None:
+            out["server_tool"] = self.server_tool
+        if self.of is not None:
+            out["of"] = self.of
+        if self.failed is not None:
+            out["failed"] = self.failed
+        if self.media is not None:
+            out["media"] = self.media
+        if self.encoding is not None:
+            out["encoding"] = self.encoding
+        if self.text is not None:
+            out["text"] = self.text
         if self.data is not None:
             out["data"] = orjson.Fragment(bytes(self.data))
         out["state"] = self.state
@@ -237,11 +251,27 @@ class Record:
         if self.sha is not None:
             out["sha"] = self.sha
         out["bytes"] = self.bytes
-        for key in ("id", "parent", "call", "run", "continues", "tool", "child", "batch",
-                    "label", "started_by"):
-            value = getattr(self, key)
-            if value is not None:
-                out[key] = value
+        # Written out field by field: this runs for every record landed.
+        if self.id is not None:
+            out["id"] = self.id
+        if self.parent is not None:
+            out["parent"] = self.parent
+        if self.call is not None:
+            out["call"] = self.call
+        if self.run is not None:
+            out["run"] = self.run
+        if self.continues is not None:
+            out["continues"] = self.continues
+        if self.tool is not None:
+            out["tool"] = self.tool
+        if self.child is not None:
+            out["child"] = self.child
+        if self.batch is not None:
+            out["batch"] = self.batch
+        if self.label is not None:
+            out["label"] = self.label
+        if self.started_by is not None:
+            out["started_by"] = self.started_by
         if self.from_ is not None:
             out["from"] = self.from_
         if self.time is not None:

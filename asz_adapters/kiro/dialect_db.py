@@ -1,0 +1,147 @@
+"""``kiro-cli-db/1``: one turn of a ``conversations_v2`` row (``history[i]``) as one record.
+
+A turn is ``{"user", "assistant", "request_metadata"}``: one request to the model (the
+message it added) and the reply. The record's parts come in that order:
+
+* ``user.content`` ``{"Prompt": {"prompt"}}`` → text, and the record gets the flag
+  ``external_input``; ``{"ToolUseResults": {"tool_use_results": [...]}}`` → one result each
+  (``of`` = ``tool_use_id``; one ``Text`` → ``text``, one ``Json`` → ``data``, anything else
+  → the content list as ``data``; ``failed`` from ``status`` ``Error``/``Success``); any other
+  form → unknown;
+* ``user.images[]`` → media (kiro-cli's ``ImageBlock`` form) or unknown;
+* ``user.additional_context``, when not empty → a data part (context the runtime added);
+* ``assistant`` ``{"Response": {content}}`` → text; ``{"ToolUse": {content, tool_uses}}`` →
+  text (when not empty), then one call per ``tool_uses`` item (``id``, ``name``, ``args``);
+  any other form → unknown.
+
+Record fields: ``id`` = the reply's ``message_id``, ``call`` = ``request_metadata.request_id``,
+``model`` = ``request_metadata.model_id``, ``time`` = ``request_start_timestamp_ms`` (else
+the user's RFC 3339 ``timestamp``), ``usage`` from the token fields where they are integers.
+A turn holds a person's (or the tools') words and the model's, so the record has no single
+author and carries no ``from``; the parts say which is which only by their kinds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asz_adapters.kiro.parts import (
+    call_part,
+    epoch_ms_time,
+    image_block_part,
+    rfc3339_time,
+    string_or_none,
+    unknown_at,
+    unknown_line,
+)
+from asz_core.collect import SourceLine
+from asz_core.sessiondata import Part, Record, Usage
+
+__all__ = ["DatabaseTurnDialect"]
+
+_USAGE_FIELDS = (("in_", "uncached_input_tokens"), ("out", "output_tokens"),
+                 ("cache_read", "cache_read_input_tokens"), ("cache_write", "cache_write_input_tokens"))
+
+
+class DatabaseTurnDialect:
+    """Converts one turn of a kiro-cli conversation (see the module's docstring)."""
+
+    name = "kiro-cli-db/1"
+
+    def convert(self, line: SourceLine) -> Record:
+        turn = line.value
+        if not isinstance(turn, dict) or not ("user" in turn or "assistant" in turn):
+            return unknown_line(line, "a turn without a user or an assistant message")
+        record = Record()
+        user, assistant = turn.get("user"), turn.get("assistant")
+        if isinstance(user, dict):
+            _user(line, user, record)
+        elif "user" in turn:
+            record.parts.append(unknown_at(line, "a user message that is not an object", "user"))
+        if isinstance(assistant, dict):
+            _assistant(line, assistant, record)
+        elif "assistant" in turn:
+            record.parts.append(unknown_at(line, "an assistant message that is not an object",
+                                           "assistant"))
+        meta = turn.get("request_metadata")
+        meta = meta if isinstance(meta, dict) else {}
+        record.call = string_or_none(meta.get("request_id"))
+        record.model = string_or_none(meta.get("model_id"))
+        record.time = epoch_ms_time(meta.get("request_start_timestamp_ms"))
+        if record.time is None and isinstance(user, dict):
+            record.time = rfc3339_time(user.get("timestamp"))
+        if record.id is None:
+            record.id = string_or_none(meta.get("message_id"))
+        counts = {field: meta.get(key) for field, key in _USAGE_FIELDS}
+        if any(type(v) is int for v in counts.values()):
+            record.usage = Usage(**{k: v if type(v) is int else None for k, v in counts.items()})
+        return record
+
+
+def _user(line: SourceLine, user: dict[str, Any], record: Record) -> None:
+    content = user.get("content")
+    variant = _only_key(content)
+    body = content.get(variant) if isinstance(content, dict) and variant is not None else None
+    body = body if isinstance(body, dict) else {}
+    if variant == "Prompt" and isinstance(body.get("prompt"), str):
+        record.parts.append(Part.text_part(body["prompt"]))
+        record.flags.append("external_input")
+    elif variant == "ToolUseResults" and isinstance(body.get("tool_use_results"), list):
+        for i, item in enumerate(body["tool_use_results"]):
+            path = ("user", "content", "ToolUseResults", "tool_use_results", i)
+            record.parts.append(_result(line, item, path) if isinstance(item, dict) else
+                                unknown_at(line, "a tool result that is not an object", *path))
+    elif "content" in user:
+        record.parts.append(unknown_at(line, f"user content {variant or 'of this form'!s} is not "
+                                             f"one this dialect describes", "user", "content"))
+    images = user.get("images")
+    for i, _ in enumerate(images if isinstance(images, list) else []):
+        record.parts.append(image_block_part(line, "user", "images", i))
+    extra = user.get("additional_context")
+    if isinstance(extra, str) and extra:
+        record.parts.append(Part.data_part(line.data_at("user", "additional_context")))
+
+
+def _result(line: SourceLine, item: dict[str, Any], path: tuple[str | int, ...]) -> Part:
+    status = item.get("status")
+    failed = {"Error": True, "Success": False}.get(status) if isinstance(status, str) else None
+    content = item.get("content")
+    text, data = None, None
+    if isinstance(content, list) and len(content) == 1:
+        only = _only_key(content[0])
+        if only == "Text" and isinstance(content[0]["Text"], str):
+            text = content[0]["Text"]
+        elif only == "Json":
+            data = line.data_at(*path, "content", 0, "Json")
+    if text is None and data is None and "content" in item:
+        data = line.data_at(*path, "content")
+    return Part.result(string_or_none(item.get("tool_use_id")), text=text, data=data, failed=failed)
+
+
+def _assistant(line: SourceLine, assistant: dict[str, Any], record: Record) -> None:
+    variant = _only_key(assistant)
+    body = assistant[variant] if variant in ("Response", "ToolUse") else None
+    if not isinstance(body, dict):
+        record.parts.append(unknown_at(line, f"assistant message {variant or 'of this form'!s} "
+                                             f"is not one this dialect describes", "assistant"))
+        return
+    record.id = string_or_none(body.get("message_id"))
+    content = body.get("content")
+    if isinstance(content, str) and content:
+        record.parts.append(Part.text_part(content))
+    uses = body.get("tool_uses") if variant == "ToolUse" else None
+    for i, use in enumerate(uses if isinstance(uses, list) else []):
+        path = ("assistant", "ToolUse", "tool_uses", i)
+        if not isinstance(use, dict):
+            record.parts.append(unknown_at(line, "a tool use that is not an object", *path))
+            continue
+        args = line.data_at(*path, "args") if "args" in use else None
+        record.parts.append(call_part(use.get("id"), use.get("name"), args))
+
+
+def _only_key(value: object) -> str | None:
+    """The variant of a tagged union serialized as ``{"Variant": {...}}``."""
+    if isinstance(value, dict) and len(value) == 1:
+        key = next(iter(value))
+        return key if isinstance(key, str) else None
+    return None

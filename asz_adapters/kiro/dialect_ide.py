@@ -1,0 +1,168 @@
+"""``kiro-ide/1``: one line of a Kiro IDE (≥ 1.0) session's ``messages.jsonl`` as one record.
+
+A line is ``{"id", "timestamp", "payload": {"type", ...}}``. Every record takes ``id`` from the
+line, ``time`` from ``timestamp`` (when it is RFC 3339) and ``run`` from the payload's
+``executionId`` (the execution a turn's records share). By ``payload.type``:
+
+* ``user``: ``from: external``, flag ``external_input``; ``content`` a string → text, or a list
+  of ``{type: text}`` / ``{type: image, data, mimeType}`` blocks → text / media; ``images[]`` →
+  media; ``documents[]`` → one data part each; any other block → unknown;
+* ``assistant``: ``from: agent``; ``operationType`` ``Say``/``Print``/``Summary`` → text;
+  ``Reasoning`` → reasoning, where the body ``"..."`` beside a ``reasoningSignature`` means
+  the text was not kept (state ``unavailable``) and the signature is a ``dropped`` entry;
+  ``model`` = ``reasoningModelId`` when present; another operationType → unknown;
+* ``tool_call``: ``from: agent``; call (``toolCallId``, ``toolName``, ``args``);
+* ``tool_result``: ``from: external``; result (``of`` = ``toolCallId``; a string ``content``
+  → ``text``, anything else → ``data``; ``failed`` = not ``success`` when ``success`` is a
+  boolean);
+* ``session_start``: ``from: runtime``, flag ``system_prompt`` (in the real 1.0.411 capture
+  its ``content`` is the system prompt), the payload as a data part;
+* ``sub_agent_start``: ``from: runtime``, ``child`` = ``subSessionId``, the payload as data;
+* turn markers, context usage, usage summaries, approvals, pauses and compaction tombstones
+  (``turn_start``, ``turn_end``, ``session_metadata``, ``usage_summary``,
+  ``pending_interaction``, ``interaction_resolved``, ``session_event``, ``tombstone``):
+  ``from: runtime``, the payload as a data part;
+* anything else: the line in an unknown part.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from asz_adapters.kiro.ids import is_ide_session_id
+from asz_adapters.kiro.parts import (
+    call_part,
+    rfc3339_time,
+    signature_dropped,
+    string_or_none,
+    unknown_at,
+    unknown_line,
+)
+from asz_core.collect import SourceLine
+from asz_core.sessiondata import FROM_AGENT, FROM_EXTERNAL, FROM_RUNTIME, Part, Record
+
+__all__ = ["IdeMessageDialect"]
+
+_DATA_TYPES = frozenset({"turn_start", "turn_end", "session_metadata", "usage_summary",
+                         "pending_interaction", "interaction_resolved", "session_event",
+                         "tombstone"})
+_TEXT_OPERATIONS = frozenset({"Say", "Print", "Summary"})
+#: What Kiro IDE 1.0 writes in place of a thought it keeps only encrypted.
+_REASONING_PLACEHOLDER = "..."
+
+
+class IdeMessageDialect:
+    """Converts one Kiro IDE message line (see the module's docstring for the rules)."""
+
+    name = "kiro-ide/1"
+
+    def convert(self, line: SourceLine) -> Record:
+        value = line.value
+        payload = value.get("payload") if isinstance(value, dict) else None
+        kind = payload.get("type") if isinstance(payload, dict) else None
+        if not isinstance(payload, dict) or not isinstance(kind, str):
+            return unknown_line(line, "not a Kiro IDE message with a payload type")
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            record = handler(line, payload)
+        elif kind in _DATA_TYPES:
+            record = Record(from_=FROM_RUNTIME, parts=[Part.data_part(line.data_at("payload"))])
+        else:
+            return unknown_line(line, f"payload type {kind!r} is not one this dialect describes")
+        record.id = string_or_none(value.get("id"))
+        record.time = rfc3339_time(value.get("timestamp"))
+        record.run = string_or_none(payload.get("executionId"))
+        return record
+
+
+def _user(line: SourceLine, payload: dict[str, Any]) -> Record:
+    record = Record(from_=FROM_EXTERNAL, flags=["external_input"])
+    content = payload.get("content")
+    if isinstance(content, str):
+        record.parts.append(Part.text_part(content))
+    elif isinstance(content, list):
+        for i, block in enumerate(content):
+            record.parts.append(_block(line, block, ("payload", "content", i)))
+    elif "content" in payload:
+        record.parts.append(unknown_at(line, "user content that is neither text nor a list",
+                                       "payload", "content"))
+    for i, image in enumerate(_list(payload, "images")):
+        record.parts.append(_block(line, image, ("payload", "images", i), image=True))
+    for i, _ in enumerate(_list(payload, "documents")):
+        record.parts.append(Part.data_part(line.data_at("payload", "documents", i)))
+    return record
+
+
+def _block(line: SourceLine, block: object, path: tuple[str | int, ...], image: bool = False) -> Part:
+    """A content block in the Agent Client Protocol's form, which the IDE's user lines use."""
+    kind = block.get("type") if isinstance(block, dict) else None
+    if isinstance(block, dict) and kind == "text" and not image and isinstance(block.get("text"), str):
+        return Part.text_part(block["text"])
+    if (isinstance(block, dict) and kind == "image" and isinstance(block.get("data"), str)
+            and isinstance(block.get("mimeType"), str)):
+        return Part.media_part(block["mimeType"], block["data"])
+    what = "an image" if image else "a content block"
+    return unknown_at(line, f"{what} in a form this dialect does not describe", *path)
+
+
+def _assistant(line: SourceLine, payload: dict[str, Any]) -> Record:
+    record = Record(from_=FROM_AGENT, model=string_or_none(payload.get("reasoningModelId")))
+    operation, content = payload.get("operationType"), payload.get("content")
+    if not isinstance(content, str) or not isinstance(operation, str):
+        record.parts.append(unknown_at(line, "an assistant message without text content or an "
+                                             "operationType", "payload"))
+    elif operation in _TEXT_OPERATIONS:
+        record.parts.append(Part.text_part(content))
+    elif operation == "Reasoning":
+        signature = payload.get("reasoningSignature")
+        if content == _REASONING_PLACEHOLDER and isinstance(signature, str) and signature:
+            record.parts.append(Part.reasoning(None, "unavailable"))
+        else:
+            record.parts.append(Part.reasoning(content))
+        record.dropped.extend(signature_dropped(signature))
+    else:
+        record.parts.append(unknown_at(line, f"operationType {operation!r} is not one this "
+                                             f"dialect describes", "payload"))
+    return record
+
+
+def _tool_call(line: SourceLine, payload: dict[str, Any]) -> Record:
+    args = line.data_at("payload", "args") if "args" in payload else None
+    return Record(from_=FROM_AGENT,
+                  parts=[call_part(payload.get("toolCallId"), payload.get("toolName"), args)])
+
+
+def _tool_result(line: SourceLine, payload: dict[str, Any]) -> Record:
+    content = payload.get("content")
+    text = content if isinstance(content, str) else None
+    data = line.data_at("payload", "content") if text is None and "content" in payload else None
+    success = payload.get("success")
+    failed = (not success) if isinstance(success, bool) else None
+    part = Part.result(string_or_none(payload.get("toolCallId")), text=text, data=data, failed=failed)
+    return Record(from_=FROM_EXTERNAL, parts=[part])
+
+
+def _session_start(line: SourceLine, payload: dict[str, Any]) -> Record:
+    return Record(from_=FROM_RUNTIME, flags=["system_prompt"],
+                  parts=[Part.data_part(line.data_at("payload"))])
+
+
+def _sub_agent_start(line: SourceLine, payload: dict[str, Any]) -> Record:
+    child = payload.get("subSessionId")
+    return Record(from_=FROM_RUNTIME, child=child if is_ide_session_id(child) else None,
+                  parts=[Part.data_part(line.data_at("payload"))])
+
+
+def _list(payload: dict[str, Any], key: str) -> list[Any]:
+    value = payload.get(key)
+    return value if isinstance(value, list) else []
+
+
+_HANDLERS = {
+    "user": _user,
+    "assistant": _assistant,
+    "tool_call": _tool_call,
+    "tool_result": _tool_result,
+    "session_start": _session_start,
+    "sub_agent_start": _sub_agent_start,
+}

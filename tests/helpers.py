@@ -1,0 +1,29 @@
+"""Small helpers the project's own tests share (adapter authors use ``asz_core.testing``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from asz_core.root.storage import landed_files
+from asz_core.sessiondata import Record, open_file
+
+
+def records_of(root: Path, session: str) -> list[tuple[int, Record]]:
+    """``(seq, record)`` for every landed record of a session, in seq order."""
+    out = []
+    for seq, path in sorted(landed_files(root / session)):
+        out.extend((seq, r) for r in open_file(path))
+    return out
+
+
+def temp_files(root: Path) -> list[Path]:
+    return [Path(d) / f for d, _, files in os.walk(root) for f in files if f.startswith(".tmp-")]
+
+
+def jsonl_config(source: Path, **collector: object) -> dict[str, object]:
+    """An adapters section with just the example ``jsonl`` adapter over ``source``."""
+    entry: dict[str, object] = {"name": "jsonl", "source_root": str(source), "exclude": []}
+    if collector:
+        entry["collector"] = collector
+    return {"adapters": [entry]}

@@ -1,0 +1,111 @@
+"""``asz-pipeline`` as a user runs it: installed, in a subprocess, on the example adapter."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, EXIT_REFUSED
+from asz_core.root.locks import FileLock
+from asz_core.testing import run_sdcheck
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def asz(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "asz_core.cli.main", *args], capture_output=True, text=True,
+                          cwd=cwd, env={**os.environ, **(env or {})}, check=False)
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    src = tmp_path / "logs"
+    src.mkdir()
+    (src / "alpha.jsonl").write_text('{"a":1}\n{"a":2}\n')
+    (src / "beta.jsonl").write_text('{"b":1}\nnot json\n')
+    (tmp_path / "asz.yaml").write_text(
+        "storage:\n  root: ./root\nadapters:\n  - name: jsonl\n    source_root: ./logs\n")
+    return tmp_path
+
+
+def test_plugins_lists_the_installed_example_adapter(workdir: Path) -> None:
+    done = asz("plugins", "--config", str(workdir / "asz.yaml"), "--json")
+    assert done.returncode == EXIT_OK, done.stderr
+    (row,) = [r for r in json.loads(done.stdout)["plugins"] if r["name"] == "jsonl"]
+    assert row["distribution"].startswith("asz-adapter-jsonl") and row["enabled"] and row["order"] == 1
+    assert row["entry_point"] == "asz_adapter_jsonl.adapter" and row["status"] == "loaded"
+
+
+def test_run_lands_through_the_example_adapter_and_sdcheck_accepts(workdir: Path) -> None:
+    first = asz("run", "--config", "asz.yaml", "--json", cwd=workdir)
+    assert first.returncode == EXIT_OK, first.stderr
+    line = json.loads(first.stdout)
+    assert (line["sessions"], line["landed"], line["records"]) == (2, 2, 4)
+    second = asz("run", "--config", "asz.yaml", cwd=workdir)
+    assert second.returncode == EXIT_OK and " landed=0 records=0 " in second.stdout
+    assert second.stdout.startswith("[") and "conflicts=0" in second.stdout
+    verdict = run_sdcheck(workdir / "root")
+    assert verdict is None or verdict["ok"], verdict
+    verified = asz("verify", "--config", "asz.yaml", cwd=workdir)
+    assert verified.returncode == EXIT_OK and "ok" in verified.stdout
+
+
+def test_verify_fails_on_damage(workdir: Path) -> None:
+    asz("run", "--config", "asz.yaml", cwd=workdir)
+    (landed,) = (workdir / "root" / "alpha" / "streams" / "main").glob("*.sd")
+    landed.chmod(0o600)
+    landed.write_bytes(landed.read_bytes().replace(b'"a":2', b'"a":3'))
+    done = asz("verify", "--config", "asz.yaml", "--json", cwd=workdir)
+    assert done.returncode == EXIT_FAILED
+    problems = [p for s in json.loads(done.stdout)["sessions"] for p in s["problems"]]
+    assert problems and problems[0]["kind"] == "damaged"
+
+
+def test_config_errors_exit_2_with_every_problem(workdir: Path) -> None:
+    (workdir / "bad.yaml").write_text("adapters:\n  - name: jsonl\n    colector: {}\n  - name: ghost\n")
+    done = asz("run", "--config", "bad.yaml", cwd=workdir)
+    assert done.returncode == EXIT_CONFIG
+    assert "bad.yaml:3: adapters[0].colector: unknown key" in done.stderr
+    assert "bad.yaml:4: adapters[1].name: adapter 'ghost' is not installed (installed adapters:" in done.stderr
+
+
+def test_a_locked_root_exits_3_naming_the_holder(workdir: Path) -> None:
+    (workdir / "root").mkdir()
+    with FileLock(workdir / "root" / ".lock", describe=True):
+        done = asz("run", "--config", "asz.yaml", cwd=workdir)
+    assert done.returncode == EXIT_REFUSED and f"pid {os.getpid()}" in done.stderr
+
+
+def test_config_prints_the_effective_configuration(workdir: Path) -> None:
+    done = asz("config", "--config", "asz.yaml", "--json", cwd=workdir)
+    assert done.returncode == EXIT_OK
+    config = json.loads(done.stdout)["config"]
+    assert config["storage"]["root"] == str(workdir / "root")
+    assert config["adapters"][0]["collector"]["max_delta_bytes"] == 2097152
+
+
+def test_sources_lists_what_the_adapter_finds(workdir: Path) -> None:
+    done = asz("sources", "--config", "asz.yaml", "--json", cwd=workdir)
+    assert done.returncode == EXIT_OK
+    (report,) = json.loads(done.stdout)["adapters"]
+    assert report["found"] == {"session": 2} and report["source_dirs"] == [str(workdir / "logs")]
+
+
+@pytest.mark.parametrize("command", ["run", "sources", "verify", "plugins", "config"])
+def test_every_subcommand_takes_config(command: str) -> None:
+    done = asz(command, "--help")
+    assert done.returncode == 0 and "--config" in done.stdout
+
+
+def test_the_demo_of_the_readme_runs(tmp_path: Path) -> None:
+    demo = tmp_path / "demo"
+    subprocess.run(["cp", "-r", str(REPO / "examples" / "demo"), str(demo)], check=True)
+    subprocess.run(["rm", "-rf", str(demo / "data")], check=True)
+    done = asz("run", "--config", str(demo / "asz.yaml"))
+    assert done.returncode == EXIT_OK, done.stderr
+    assert asz("verify", "--config", str(demo / "asz.yaml")).returncode == EXIT_OK
