@@ -22,6 +22,7 @@ from asz_core.providerbody import (
     BodyLander,
     BodyStore,
     BodyTooLarge,
+    BodyUnavailable,
     CopySeg,
     CutRules,
     LitSeg,
@@ -37,8 +38,10 @@ from asz_core.providerbody import (
     manifest_of,
     provider_body_files,
 )
+from asz_core.root.skeletons import land_skeleton
 from asz_core.root.storage import StorageRoot
 from asz_core.sessiondata import Header, Part, RawJSON, Record
+from asz_core.sessiondata.skeleton import Removal
 from asz_core.sessiondata.writer import encode_record
 from asz_core.testing import run_sdcheck
 from asz_core.verify import verify_root
@@ -329,3 +332,25 @@ def test_the_check_before_landing_catches_a_record_that_does_not_come_back(tmp_p
     record.parts[-1] = Part.data_part(RawJSON.of(manifest.to_json()))
     with pytest.raises(BodyDamaged):
         store.build(store.entry(record))
+
+
+def test_a_body_only_a_skeleton_keeps_is_unavailable_and_later_bodies_do_not_lean_on_it(tmp_path: Path) -> None:
+    first = body([user("kept once " + "k" * 2000, newest=True)])
+    land(tmp_path, [("a", first, [])], started=1)
+    ((seq, landed),) = provider_body_files(tmp_path / SESSION)
+    land_skeleton(landed, Removal(at="2026-10-13T10:00:00Z"))
+    landed.chmod(0o600)
+    landed.unlink()  # retention removed the landed file
+    second = body([user("kept once " + "k" * 2000), {"role": "assistant", "content": "ok"},
+                   user("more", newest=True)])
+    land(tmp_path, [("b", second, ["a.request"])], started=2)
+    reader = ProviderBodies(tmp_path / SESSION)
+    skeleton_entry, later = reader.entries()
+    assert skeleton_entry.seq == seq and skeleton_entry.status == "unavailable"
+    with pytest.raises(BodyUnavailable):
+        reader.body(skeleton_entry.seq, skeleton_entry.row)
+    assert not any(isinstance(s, (CopySeg, PieceSeg)) for s in later.manifest.segments)  # lands with all its pieces
+    assert reader.body(later.seq, later.row) == second
+    reports = verify_root(tmp_path)
+    assert not [p for r in reports for p in r.problems]
+    assert reports[0].counts["provider_body_unavailable"] == 1 and reports[0].counts["provider_body_ok"] == 1

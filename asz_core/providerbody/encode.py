@@ -4,7 +4,8 @@ The body is cut into pieces (:mod:`~asz_core.providerbody.pieces`). Then, from t
 
 * the longest front the body shares with one of the candidate earlier bodies the caller names
   (complete ones, within the depth limit) becomes one ``copy`` segment;
-* each piece the session already holds becomes a ``piece`` reference by its SHA-256;
+* each piece the session already holds becomes a ``piece`` reference by its SHA-256 (one taken
+  out to fit is held too, by the spec; one only a skeleton names is not, and lands again);
 * each new piece becomes a data part of this record and a ``part`` segment (a piece that
   occurs twice in the body is one part named twice);
 * everything else becomes ``lit`` segments.
@@ -166,7 +167,7 @@ def encode_body(body: bytes, info: BodyInfo, store: BodyStore, rules: CutRules,
             segments.append(LitSeg(body[pos : span.start].decode("utf-8")))
         piece = body[span.start : span.end]
         digest = hashlib.sha256(piece).hexdigest()
-        if digest in store.pieces:
+        if store.holds_piece(digest):
             segments.append(PieceSeg(digest))
         else:
             index = new_parts.get(digest)

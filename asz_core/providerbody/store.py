@@ -131,6 +131,13 @@ class BodyStore:
         if entry.id and entry.id not in self.bodies and entry.manifest.src:
             self.bodies[entry.id] = entry  # the first copy of a record landed twice is kept
 
+    def holds_piece(self, digest: str) -> bool:
+        """Whether a later body may name this piece: its bytes are in the root, or it was taken
+        out to fit (and is named like any piece); a piece only a skeleton remembers is not."""
+        if digest not in self.pieces:
+            return False
+        return self.pieces[digest] is not None or self.piece_states.get(digest) == TOO_LARGE
+
     def remember(self, record_id: str, body: bytes) -> None:
         """Keep ``body`` (known from elsewhere, e.g. its source file) as the bytes of ``record_id``."""
         self._keep(record_id, body)
@@ -139,6 +146,8 @@ class BodyStore:
 
     def _judge(self, entry: BodyEntry, skeleton: bool) -> tuple[str, str]:
         m = entry.manifest
+        if skeleton:  # its literals and data are gone, whatever its references resolve to
+            return UNAVAILABLE, "the root keeps only a skeleton of this body"
         if not m.segments:
             unknown = [i for i, p in enumerate(entry.parts) if p.k == "unknown"]
             if len(unknown) != 1:
@@ -162,8 +171,6 @@ class BodyStore:
                 if base.status == DAMAGED:
                     return DAMAGED, f"copy from {seg.source!r}, which does not rebuild"
                 state, problem = base.status, f"copies from {seg.source!r}: {base.problem}"
-            elif skeleton:
-                state, problem = UNAVAILABLE, "a skeleton keeps no literal text"
             if state == DAMAGED:
                 return state, problem
             if _RANK[state] > _RANK[worst]:
