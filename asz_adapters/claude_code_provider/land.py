@@ -176,7 +176,7 @@ def _land_one(ctx: AdapterContext, bf: BodyFile, session: str, store: BodyStore,
         value = None
     info, chain, keys = _info(bf, session, value)
     bases = chains.bases(chain, keys)
-    landed = lander.add(body, info, bases)
+    landed = lander.add(body, info, bases, value)
     chains.add(chain, landed.info.record_id, keys)
     if landed.reason:
         ctx.warn(f"{bf.path} landed {landed.how} in session {session}: {landed.reason}")

@@ -29,7 +29,7 @@ from asz_core.providerbody.store import BodyStore
 from asz_core.sessiondata.jsonbytes import NotJSON, loads_strict
 from asz_core.sessiondata.model import Part, RawJSON, Record
 
-__all__ = ["DEFAULT_DEPTH_LIMIT", "BodyInfo", "CutRules", "common_prefix", "encode_body", "uncuttable",
+__all__ = ["DEFAULT_DEPTH_LIMIT", "NOT_PARSED", "BodyInfo", "CutRules", "common_prefix", "encode_body", "uncuttable",
            "whole_record"]
 
 #: A body copies from one at most this many copies away from a body that copies nothing.
@@ -65,16 +65,32 @@ class CutRules:
     min_copy: int = 256
 
 
-def uncuttable(body: bytes) -> str | None:
-    """Why ``body`` cannot be cut (not one JSON object in valid UTF-8), or ``None``."""
-    try:
-        body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return f"the body is not valid UTF-8 ({exc.reason} at byte {exc.start})"
-    try:
-        value = loads_strict(body)
-    except NotJSON as exc:
-        return f"the body is not JSON ({exc})"
+#: ``uncuttable``'s ``value`` when the caller has not parsed the body.
+NOT_PARSED: object = object()
+
+
+def uncuttable(body: bytes, value: object = NOT_PARSED) -> str | None:
+    """Why ``body`` cannot be cut (not one JSON object in valid UTF-8), or ``None``.
+
+    ``value`` is the body as :func:`~asz_core.sessiondata.jsonbytes.loads_strict` parsed it,
+    when the caller already did (a body it parses is valid UTF-8); ``None`` means it did not
+    parse.
+    """
+    if value is NOT_PARSED:
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return f"the body is not valid UTF-8 ({exc.reason} at byte {exc.start})"
+        try:
+            value = loads_strict(body)
+        except NotJSON as exc:
+            return f"the body is not JSON ({exc})"
+    elif value is None:
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return f"the body is not valid UTF-8 ({exc.reason} at byte {exc.start})"
+        return "the body is not JSON"
     if not isinstance(value, dict):
         return "the body is JSON but not one object"
     return None

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import orjson
 
-from asz_core.providerbody.encode import BodyInfo, CutRules, encode_body, uncuttable, whole_record
+from asz_core.providerbody.encode import NOT_PARSED, BodyInfo, CutRules, encode_body, uncuttable, whole_record
 from asz_core.providerbody.errors import ProviderBodyError
 from asz_core.providerbody.store import OK, BodyEntry, BodyStore
 from asz_core.root.landing import LandedFile, LandingFile
@@ -76,9 +76,10 @@ class BodyLander:
 
     # ---- one body ------------------------------------------------------------------------
 
-    def add(self, body: bytes, info: BodyInfo, bases: Sequence[str] = ()) -> LandedBody:
-        """Land ``body`` after every body added before it."""
-        reason = uncuttable(body)
+    def add(self, body: bytes, info: BodyInfo, bases: Sequence[str] = (), value: object = NOT_PARSED) -> LandedBody:
+        """Land ``body`` after every body added before it. ``value`` is the body parsed, when the
+        caller already parsed it (``None``: it is not JSON), so it is not parsed again."""
+        reason = uncuttable(body, value)
         how = CUT
         record: Record | None = None
         entry: BodyEntry | None = None

@@ -16,15 +16,20 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from asz_core.sessiondata.jsonbytes import compact
-
 __all__ = ["MIN_STRING", "Span", "find_pieces"]
 
 #: Strings this long or longer (with their quotes) are pieces.
 MIN_STRING = 1024
 
-_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
-_WS = b" \t\r\n"
+# A string (group 1; group 2 is the colon after it when it is a key), or a bracket.
+_TOKEN = re.compile(rb'("[^"\\]*(?:\\.[^"\\]*)*")([ \t\r\n]*:)?|[\[\]{}]')
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_SPACE = re.compile(rb"[ \t\r\n]")
+
+
+def _is_compact(raw: bytes) -> bool:
+    """No whitespace between tokens (strings cut out first: whitespace inside them is theirs)."""
+    return _SPACE.search(raw) is None or _SPACE.search(_STRING.sub(b"", raw)) is None
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,13 +38,6 @@ class Span:
 
     start: int
     end: int
-
-
-def _next_non_ws(body: bytes, i: int) -> int:
-    n = len(body)
-    while i < n and body[i] in _WS:
-        i += 1
-    return i
 
 
 def find_pieces(body: bytes, arrays: Sequence[tuple[str, ...]] = (),
@@ -64,13 +62,11 @@ def find_pieces(body: bytes, arrays: Sequence[tuple[str, ...]] = (),
         start = m.start()
         first = body[start]
         if first == 0x22:  # a string: a key when a colon follows it
+            if m.lastindex == 2:
+                if paths[-1] is not None and len(paths[-1]) < deepest:
+                    key = _decode_key(m.group(1))
+                continue
             end = m.end()
-            if is_object and is_object[-1]:
-                after = _next_non_ws(body, end)
-                if after < len(body) and body[after] == 0x3A:
-                    if paths[-1] is not None and len(paths[-1]) < deepest:
-                        key = _decode_key(body[start:end])
-                    continue
             if element_start < 0 and end - start >= min_string:
                 spans.append(Span(start, end))
             continue
@@ -98,7 +94,7 @@ def find_pieces(body: bytes, arrays: Sequence[tuple[str, ...]] = (),
         if element_start >= 0 and len(paths) == element_depth:
             end = start + 1
             raw = body[element_start:end]
-            if compact(raw) == raw:
+            if _is_compact(raw):
                 spans.append(Span(element_start, end))
             else:  # not compact: its long strings are still pieces
                 spans.extend(_long_strings(body, element_start, end, min_string))
@@ -108,13 +104,8 @@ def find_pieces(body: bytes, arrays: Sequence[tuple[str, ...]] = (),
 
 
 def _long_strings(body: bytes, start: int, end: int, min_string: int) -> list[Span]:
-    out = []
-    for m in _TOKEN.finditer(body, start, end):
-        if body[m.start()] == 0x22 and m.end() - m.start() >= min_string:
-            after = _next_non_ws(body, m.end())
-            if after >= len(body) or body[after] != 0x3A:
-                out.append(Span(m.start(), m.end()))
-    return out
+    return [Span(m.start(), m.end()) for m in _TOKEN.finditer(body, start, end)
+            if m.lastindex == 1 and m.end() - m.start() >= min_string]
 
 
 def _decode_key(raw: bytes) -> str:
