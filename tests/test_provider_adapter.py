@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from asz_adapters.claude_code_provider import adapter as provider_adapter
+from asz_adapters.claude_code_provider import names
+from asz_core import hookimpl
 from asz_core.cli.app import App
 from asz_core.cli.main import main
 from asz_core.providerbody import BodyTooLarge, CopySeg, PieceSeg, ProviderBodies, provider_body_files
@@ -27,6 +30,7 @@ from tests.provider_support import (
     StandInLocal,
     TranscriptIds,
     bodies_by_session,
+    land_transcript,
     prev_requests,
     provider_config,
     response_files,
@@ -315,3 +319,106 @@ def test_sources_shows_the_directory_the_counts_and_the_sessions_named(
     assert report["found"] == {"request": len(small.requests), "response": len(small.responses), "session": 1}
     assert next(u for u in report["units"] if u["kind"] == "session")["session"] == SMALL
     assert not (asz_pass.root / "_provider").exists()  # sources lands nothing, writes no state
+
+
+def test_without_an_index_calls_and_directory_come_from_the_landed_transcripts(
+        asz_pass: PassRunner, small: Bodies, tmp_path: Path) -> None:
+    """A session with landed transcript files but no index (deleted, or a pruned session): its
+    call ids are read from the files, its directory from their headers' ``src``."""
+    src = tmp_path / "bodies"
+    stage(small.written(), src)
+    land_transcript(asz_pass.root, SMALL, small.ids.directory, small.ids.calls)
+    assert not (asz_pass.root / SMALL / "index").exists()
+    asz_pass.configure(adapters=[provider_config(src)])
+    summary = asz_pass.run()
+    assert summary.fields()["bodies_waiting"] == 0
+    assert landed_names(asz_pass.root) == {p.name for p in small.requests + small.responses}
+    fresh = tmp_path / "excluded-root"  # the same, with the session's directory excluded
+    land_transcript(fresh, SMALL, small.ids.directory, small.ids.calls)
+    asz_pass.root = fresh
+    asz_pass.configure(adapters=[provider_config(src, exclude=[f"{small.ids.directory}*"])])
+    assert asz_pass.run().totals.landed == 0
+    assert set(seen_states(fresh).values()) == {"excluded"}
+
+
+class _ChangesAfterClaim:
+    """The real adapter, with one body file rewritten between its claim and its landing."""
+
+    def __init__(self, victim: Path) -> None:
+        self.victim = victim
+
+    @hookimpl
+    def asz_adapter_info(self) -> object:
+        return provider_adapter.asz_adapter_info()
+
+    @hookimpl
+    def asz_discover(self, ctx: object) -> object:
+        return provider_adapter.asz_discover(ctx)
+
+    @hookimpl
+    def asz_claim(self, ctx: object, found: object) -> object:
+        claims = provider_adapter.asz_claim(ctx, found)
+        self.victim.write_bytes(self.victim.read_bytes() + b" ")
+        return claims
+
+    @hookimpl
+    def asz_land(self, ctx: object, claim: object, session: object) -> None:
+        provider_adapter.asz_land(ctx, claim, session)
+
+
+def test_a_body_changed_while_the_pass_reads_it_waits_and_lands_next_pass(
+        asz_pass: PassRunner, small: Bodies, tmp_path: Path) -> None:
+    src = tmp_path / "bodies"
+    write_index(asz_pass.root, small.ids)
+    stage(small.written(), src)
+    victim = src / small.requests[0].name
+    asz_pass.register("meddled-provider", _ChangesAfterClaim(victim))
+    asz_pass.configure(adapters=[{"name": "meddled-provider", "source_root": str(src)}])
+    summary = asz_pass.run()
+    assert summary.fields()["bodies_waiting"] == 1 and not summary.failed
+    assert seen_states(asz_pass.root)[victim.name] == "changed"
+    assert any("changed while the pass read it" in w for w in asz_pass.reporter.warnings)
+    asz_pass.configure(adapters=[provider_config(src)])
+    summary = asz_pass.run()
+    assert summary.totals.records == 1 and seen_states(asz_pass.root)[victim.name] == "landed"
+    assert rebuilds_exactly(asz_pass.root, src) == len(small.requests) + len(small.responses)
+
+
+def test_bodies_landed_before_seen_state_caught_up_are_not_landed_again(
+        asz_pass: PassRunner, small: Bodies, tmp_path: Path) -> None:
+    """A crash after a file landed and before seen.state was written: the next pass finds the
+    bodies in the session's manifests and marks them landed; one whose bytes differ from the
+    landed body is a conflict."""
+    src = tmp_path / "bodies"
+    write_index(asz_pass.root, small.ids)
+    stage(small.written(), src)
+    asz_pass.configure(adapters=[provider_config(src)])
+    landed = asz_pass.run().totals.records
+    state = asz_pass.root / "_provider" / "seen.state"
+    state.write_text(state.read_text().replace("state=landed", "state=waiting"))
+    victim = src / small.responses[0].name
+    victim.write_bytes(victim.read_bytes().replace(b'"type":"message"', b'"type":"massage"'))
+    summary = asz_pass.run()
+    assert summary.totals.landed == 0 and summary.totals.conflicts == 1 and summary.failed
+    states = seen_states(asz_pass.root)
+    assert states.pop(victim.name) == "conflict" and set(states.values()) == {"landed"}
+    assert len(list(ProviderBodies(asz_pass.root / SMALL).entries())) == landed
+
+
+def test_names_reads_both_spellings_of_a_message_as_one() -> None:
+    plain = {"role": "user", "content": "hello"}
+    listed = {"role": "user", "content": [{"type": "text", "text": "hello", "cache_control": {"type": "ephemeral"}}]}
+    other = {"role": "user", "content": "hello!"}
+    keys = names.message_keys({"messages": [plain, listed, other]})
+    assert keys[0] == keys[1] != keys[2]
+    assert names.chain_of(keys) == names.chain_of(names.message_keys({"messages": [listed]}))
+    request = {"model": "m", "metadata": {"user_id": json.dumps({"session_id": SMALL})},
+               "system": [{"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1.260.abc; "
+                                                   "cc_entrypoint=cli; cc_prompt_id=p-1; cc_prev_req=req_9;"}]}
+    ids = names.request_names(request)
+    assert (ids.session, ids.prompt, ids.previous_request, ids.tool_schemas) == (SMALL, "p-1", "req_9", False)
+    for bad in (SMALL.upper(), "../x", "", 5):
+        refused = names.request_names({**request, "metadata": {"user_id": json.dumps({"session_id": bad})}})
+        assert refused.session is None and refused.refused
+    assert names.request_id_of("req_011CabkMbeYtyr4b97LjKPXK") == "req_011CabkMbeYtyr4b97LjKPXK"
+    assert names.request_id_of(SMALL) is None  # a random UUID: there was no request id

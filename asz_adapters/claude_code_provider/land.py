@@ -142,6 +142,8 @@ def land_session(ctx: AdapterContext, state: ProviderPass, claim: SessionClaim, 
         lander.finish()
     finally:
         lander.abort()
+    if not ctx.dry_run:
+        table.save()  # what landed no file: bodies found already landed, conflicts, changes
 
 
 def _land_one(ctx: AdapterContext, bf: BodyFile, session: str, store: BodyStore, chains: _Chains,
