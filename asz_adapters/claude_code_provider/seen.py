@@ -124,9 +124,13 @@ class SeenTable:
         return table
 
     def save(self) -> None:
-        """Replace the file atomically with the table as it is now."""
+        """Replace the file atomically with the table as it is now (and remove the temporary
+        copy a pass killed mid-write left behind)."""
         data = _VERSION_LINE + "".join(self.entries[n].line() for n in sorted(self.entries))
         with self._lock():
+            for name in os.listdir(self.path.parent):
+                if name.startswith(".tmp-") and name.endswith(self.path.name):
+                    os.unlink(self.path.parent / name)
             write_replace(self.path, data.encode("utf-8"))
 
     def get(self, name: str) -> Seen | None:
