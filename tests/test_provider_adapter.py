@@ -422,3 +422,24 @@ def test_names_reads_both_spellings_of_a_message_as_one() -> None:
         assert refused.session is None and refused.refused
     assert names.request_id_of("req_011CabkMbeYtyr4b97LjKPXK") == "req_011CabkMbeYtyr4b97LjKPXK"
     assert names.request_id_of(SMALL) is None  # a random UUID: there was no request id
+
+
+def test_a_pass_that_finds_nothing_new_only_stats(asz_pass: PassRunner, small: Bodies, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    src = tmp_path / "bodies"
+    write_index(asz_pass.root, small.ids)
+    stage(small.written(), src)
+    asz_pass.configure(adapters=[provider_config(src)])
+    asz_pass.run()
+    state = asz_pass.root / "_provider" / "seen.state"
+    before = state.stat()
+    real_read = Path.read_bytes
+
+    def no_body_reads(path: Path) -> bytes:
+        assert path.parent != src, f"{path} was read"
+        return real_read(path)
+
+    monkeypatch.setattr(Path, "read_bytes", no_body_reads)
+    summary = asz_pass.run()
+    assert not summary.errors and not summary.failed and summary.totals.landed == 0
+    assert (state.stat().st_ino, state.stat().st_mtime_ns) == (before.st_ino, before.st_mtime_ns)

@@ -98,6 +98,7 @@ class SeenTable:
         self.path = root / DIRECTORY / "seen.state"
         self.entries: dict[str, Seen] = {}
         self.rebuilt = False
+        self._written: str | None = None  #: the text the file holds, when known
 
     def _lock(self) -> FileLock:
         make_dirs(self.path.parent)
@@ -121,17 +122,21 @@ class SeenTable:
             entry = Seen.parse(line)
             if entry is not None:
                 table.entries[entry.name] = entry
+        table._written = text
         return table
 
     def save(self) -> None:
         """Replace the file atomically with the table as it is now (and remove the temporary
         copy a pass killed mid-write left behind)."""
         data = _VERSION_LINE + "".join(self.entries[n].line() for n in sorted(self.entries))
+        if data == self._written:
+            return  # a pass that found nothing new writes nothing
         with self._lock():
             for name in os.listdir(self.path.parent):
                 if name.startswith(".tmp-") and name.endswith(self.path.name):
                     os.unlink(self.path.parent / name)
             write_replace(self.path, data.encode("utf-8"))
+        self._written = data
 
     def get(self, name: str) -> Seen | None:
         return self.entries.get(name)
