@@ -443,3 +443,19 @@ def test_a_pass_that_finds_nothing_new_only_stats(asz_pass: PassRunner, small: B
     summary = asz_pass.run()
     assert not summary.errors and not summary.failed and summary.totals.landed == 0
     assert (state.stat().st_ino, state.stat().st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+def test_a_symlink_and_a_name_claude_code_does_not_write_are_unreadable(
+        asz_pass: PassRunner, small: Bodies, tmp_path: Path) -> None:
+    src = tmp_path / "bodies"
+    write_index(asz_pass.root, small.ids)
+    stage(small.written(), src)
+    (src / "linked.request.json").symlink_to(small.requests[0])
+    (src / "odd name.response.json").write_bytes(small.responses[0].read_bytes())
+    (src / "notes.txt").write_text("not a body")
+    asz_pass.configure(adapters=[provider_config(src)])
+    summary = asz_pass.run()
+    assert summary.fields()["bodies_unreadable"] == 2 and not summary.failed
+    assert landed_names(asz_pass.root) == {p.name for p in small.requests + small.responses}
+    states = seen_states(asz_pass.root)
+    assert states["linked.request.json"] == "unreadable" and "odd name.response.json" not in str(states)

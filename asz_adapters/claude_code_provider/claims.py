@@ -52,7 +52,11 @@ WHY: Final = {
     "not-json": "not one JSON value 2 minutes after they were last written",
     "refused": "requests naming a session id not in Claude Code's form",
     "name": "file names Claude Code does not write",
+    "not-a-file": "not regular files (a symlink is never followed)",
+    "cannot-read": "files this process cannot read (see the warnings above); tried again every pass",
 }
+#: Unreadable files whose bytes were not read at all.
+_NOT_READ: Final = frozenset({"name", "not-a-file", "cannot-read"})
 
 
 def _request_index(files: list[BodyFile]) -> tuple[dict[str, set[str]], dict[str, list[int]]]:
@@ -115,7 +119,7 @@ def claim(ctx: AdapterContext, state: ProviderPass) -> list[SessionClaim]:
             continue
         if e.state == LANDED:
             continue
-        if e.state == UNREADABLE and e.why == "name":
+        if e.state == UNREADABLE and e.why in _NOT_READ:
             unreadable[e.why] += 1
             continue
         if not e.json:

@@ -95,12 +95,15 @@ def read_ids(entry: Seen, body: bytes) -> str:
 def _look(bf: BodyFile, st: os.stat_result, ctx: AdapterContext) -> None:
     """Bring ``bf.seen`` up to date with the file, reading it only when its stat moved."""
     entry = bf.seen
-    if (entry.size, entry.mtime) == (st.st_size, st.st_mtime_ns) and entry.state != CHANGED:
+    if ((entry.size, entry.mtime) == (st.st_size, st.st_mtime_ns) and entry.state != CHANGED
+            and entry.why != "cannot-read"):
         return
     try:
         body = bf.path.read_bytes()
     except OSError as exc:
         ctx.warn(f"cannot read {bf.path}: {exc.strerror or exc}; tried again next pass")
+        if entry.state not in (LANDED, CONFLICT):
+            entry.state, entry.why = UNREADABLE, "cannot-read"
         return
     bf.read_now = True
     entry.size, entry.mtime = len(body), st.st_mtime_ns
@@ -130,15 +133,16 @@ def discover(ctx: AdapterContext, table: SeenTable) -> tuple[ProviderPass, list[
             st = item.stat(follow_symlinks=False)
         except FileNotFoundError:
             continue
-        if not stat.S_ISREG(st.st_mode):
-            continue
         known = table.get(item.name)
         entry = known if known is not None and known.role == role else Seen(item.name, role=role)
-        table.put(entry)
         bf = BodyFile(Path(item.path), entry)
         if not names.is_file_id(stem):
-            entry.state, entry.why = UNREADABLE, "name"
+            entry.state, entry.why = UNREADABLE, "name"  # kept out of seen.state: one token per name
+        elif not stat.S_ISREG(st.st_mode):
+            entry.state, entry.why = UNREADABLE, "not-a-file"  # a symlink is never followed
+            table.put(entry)
         else:
+            table.put(entry)
             _look(bf, st, ctx)
         state.files[item.name] = bf
         found.append(Found(kind=role, key=item.name, session=entry.session or None, path=item.path,
