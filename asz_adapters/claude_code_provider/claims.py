@@ -4,8 +4,11 @@
 * A response goes to the session of a request that names its request id as the previous
   request of its chain, else to the one session whose landed transcripts hold its message id,
   searched among the sessions with a request written within 24 hours of the response.
-* A session is judged by the session filter on the directory its transcripts sit under; a
-  session nothing names a directory for waits.
+* A session is judged by the session filter on the directory its transcripts sit under (when
+  its landed transcripts name several, every one must be admitted); a session nothing names a
+  directory for waits.
+* A request naming a session id that is not in Claude Code's form is refused and counted as
+  unreadable: no pass will ever place it.
 
 A file that is not one JSON value waits while it was written less than two minutes ago (Claude
 Code writes a body with no temporary file) and is unreadable after that. A landed file whose

@@ -6,6 +6,10 @@ refers to pieces and bodies of earlier passes as well as this one. A body whose 
 session already holds with the same digest is one a crash landed without ``seen.state``
 catching up: it is marked landed, not landed again; with another digest it is a conflict.
 ``seen.state`` is written after each file is installed, for the bodies in that file only.
+
+A landed file's header names the source as ``.``: the source is the body directory itself (the
+adapter's root, as ``projects/`` is the transcripts'), and each record's manifest names its own
+file in ``src``.
 """
 
 from __future__ import annotations

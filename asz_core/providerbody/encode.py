@@ -32,7 +32,10 @@ from asz_core.sessiondata.model import Part, RawJSON, Record
 __all__ = ["DEFAULT_DEPTH_LIMIT", "NOT_PARSED", "BodyInfo", "CutRules", "common_prefix", "encode_body", "uncuttable",
            "whole_record"]
 
-#: A body copies from one at most this many copies away from a body that copies nothing.
+#: A body copies from one at most this many copies away from a body that copies nothing, so a
+#: reader rebuilding one body cold rebuilds at most this many others. A body whose best front is
+#: past the limit copies nothing (depth 0) but still names the pieces its session holds: the
+#: limit bounds how far copies chain, and a piece is read from its part directly.
 DEFAULT_DEPTH_LIMIT = 64
 
 
