@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from asz_core.root.cursors import AppendCursor
 from asz_core.root.layout import KIND_PREFIX, parse_file_name
@@ -47,6 +48,9 @@ class SessionReport:
     notes: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    #: what a :data:`FILE_CHECKS` check keeps from one file of the session to the next (a check
+    #: whose records refer to earlier files of the session, such as provider bodies)
+    state: dict[str, Any] = field(default_factory=dict)
 
 
 #: Checks for the records of one file kind: ``check(report, path, records)``; registered by the
@@ -55,7 +59,14 @@ FileCheck = Callable[[SessionReport, Path, list[tuple[bytes, Record]]], None]
 FILE_CHECKS: dict[str, FileCheck] = {}
 
 
+def _load_builtin_checks() -> None:
+    """Register the checks of the kinds ``asz_core`` itself defines (imported here, not at the
+    top, because those modules register into :data:`FILE_CHECKS`)."""
+    import asz_core.providerbody.check  # noqa: F401 - registers the provider_body check
+
+
 def verify_root(root: Path, sessions: Iterable[str] | None = None) -> list[SessionReport]:
+    _load_builtin_checks()
     names = list(sessions) if sessions is not None else sorted(
         p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
     return [verify_session(root, name) for name in names]
@@ -111,6 +122,7 @@ class _Chain:
 
 
 def verify_session(root: Path, session: str) -> SessionReport:
+    _load_builtin_checks()
     report = SessionReport(session)
     session_dir = root / session
     if not session_dir.is_dir():

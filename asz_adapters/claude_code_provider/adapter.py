@@ -1,0 +1,64 @@
+"""The ``claude-code-provider`` adapter: the request and response bodies Claude Code writes
+with ``OTEL_LOG_RAW_API_BODIES=file:<dir>``, claimed to their sessions, landed without their
+repeats and rebuilt byte for byte (``spec/provider-bodies.txt``).
+
+It runs after ``claude-code-local`` in a pass, so that a response only a transcript names
+finds its session in the same pass. It never deletes or changes a source file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from asz_adapters.claude_code_provider.claims import claim
+from asz_adapters.claude_code_provider.discover import PASS_NOTE, ProviderPass, discover
+from asz_adapters.claude_code_provider.land import DIALECT, land_session
+from asz_adapters.claude_code_provider.seen import SeenTable
+from asz_core import hookimpl
+from asz_core.context import AdapterContext
+from asz_core.plugin import AdapterInfo, Found, SessionClaim
+from asz_core.root.storage import SessionHandle
+
+__all__ = ["VERSION"]
+
+VERSION = "0.1.0"
+
+
+def _pass_state(ctx: AdapterContext) -> ProviderPass | None:
+    state = ctx.pass_ctx.notes.get(PASS_NOTE)
+    return state if isinstance(state, ProviderPass) else None
+
+
+@hookimpl
+def asz_adapter_info() -> AdapterInfo:
+    return AdapterInfo(version=VERSION, runtime="Claude Code", dialects=(DIALECT,),
+                       counter_labels={"waiting": "bodies_waiting", "unreadable": "bodies_unreadable"})
+
+
+@hookimpl
+def asz_options_schema() -> dict[str, Any]:
+    return {}
+
+
+@hookimpl
+def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
+    state, found = discover(ctx, SeenTable.load(ctx.root))
+    ctx.pass_ctx.notes[PASS_NOTE] = state
+    return found
+
+
+@hookimpl
+def asz_claim(ctx: AdapterContext, found: Sequence[Found]) -> Iterable[SessionClaim]:
+    state = _pass_state(ctx)
+    if state is None or not state.directory.is_dir():
+        return []
+    return claim(ctx, state)
+
+
+@hookimpl
+def asz_land(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -> None:
+    state = _pass_state(ctx)
+    if state is None:
+        raise RuntimeError("asz_land was called without asz_discover in the same pass")
+    land_session(ctx, state, claim, session)

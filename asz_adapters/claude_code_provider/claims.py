@@ -1,0 +1,169 @@
+"""Which session each body file goes to, and which wait.
+
+* A request goes to the session it names (``session_id`` in Claude Code's form, else refused).
+* A response goes to the session of a request that names its request id as the previous
+  request of its chain, else to the one session whose landed transcripts hold its message id,
+  searched among the sessions with a request written within 24 hours of the response.
+* A session is judged by the session filter on the directory its transcripts sit under (when
+  its landed transcripts name several, every one must be admitted); a session nothing names a
+  directory for waits.
+* A request naming a session id that is not in Claude Code's form is refused and counted as
+  unreadable: no pass will ever place it.
+
+A file that is not one JSON value waits while it was written less than two minutes ago (Claude
+Code writes a body with no temporary file) and is unreadable after that. A landed file whose
+bytes changed is a conflict, every pass, until the landed bytes are back. Waiting and unreadable
+files never fail the pass; each pass warns once per reason with how many files it holds.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter, defaultdict
+from typing import Final
+
+from asz_adapters.claude_code_provider import names
+from asz_adapters.claude_code_provider.discover import BodyFile, ProviderPass
+from asz_adapters.claude_code_provider.seen import (
+    CONFLICT,
+    EXCLUDED,
+    LANDED,
+    UNREADABLE,
+    WAITING,
+    Seen,
+)
+from asz_adapters.claude_code_provider.transcripts import Transcripts
+from asz_core.context import AdapterContext
+from asz_core.plugin import Found, SessionClaim
+
+__all__ = ["WHY", "claim"]
+
+#: A file not one JSON value this long after it was last written is unreadable.
+WRITE_GRACE_NS: Final = 120 * 10**9
+#: A response is searched for in sessions with a request written this close to it.
+CLAIM_WINDOW_NS: Final = 24 * 3600 * 10**9
+
+#: What each ``why`` means, for the pass's warnings.
+WHY: Final = {
+    "partial": "still being written (not one JSON value, written less than 2 minutes ago)",
+    "no-session": "requests that name no session (metadata.user_id holds no session_id)",
+    "no-directory": "their session has no landed transcript naming its directory yet",
+    "unclaimed": ("responses no request names and no session's landed transcripts hold "
+                  "(among sessions with a request written within 24 hours)"),
+    "ambiguous": "responses more than one session could hold",
+    "changed": "changed while the pass read them; read again next pass",
+    "not-json": "not one JSON value 2 minutes after they were last written",
+    "refused": "requests naming a session id not in Claude Code's form",
+    "name": "file names Claude Code does not write",
+    "not-a-file": "not regular files (a symlink is never followed)",
+    "cannot-read": "files this process cannot read (see the warnings above); tried again every pass",
+}
+#: Unreadable files whose bytes were not read at all.
+_NOT_READ: Final = frozenset({"name", "not-a-file", "cannot-read"})
+
+
+def _request_index(files: list[BodyFile]) -> tuple[dict[str, set[str]], dict[str, list[int]]]:
+    """Sessions by the previous request id their requests name, and each session's request times."""
+    by_prev: dict[str, set[str]] = defaultdict(set)
+    times: dict[str, list[int]] = defaultdict(list)
+    for bf in files:
+        e = bf.seen
+        if e.role != names.REQUEST or not e.session or e.state in (UNREADABLE, CONFLICT):
+            continue
+        times[e.session].append(e.mtime)
+        if e.prev:
+            by_prev[e.prev].add(e.session)
+    for values in times.values():
+        values.sort()
+    return by_prev, times
+
+
+def _response_session(e: Seen, by_prev: dict[str, set[str]], times: dict[str, list[int]],
+                      transcripts: Transcripts) -> tuple[str | None, str]:
+    request_id = names.request_id_of(e.name.removesuffix(".response.json"))
+    if request_id is not None and request_id in by_prev:
+        sessions = by_prev[request_id]
+        return (next(iter(sessions)), "") if len(sessions) == 1 else (None, "ambiguous")
+    if not e.call:
+        return None, "unclaimed"
+    hits = []
+    for session, stamps in times.items():
+        i = bisect.bisect_left(stamps, e.mtime - CLAIM_WINDOW_NS)
+        if i < len(stamps) and stamps[i] <= e.mtime + CLAIM_WINDOW_NS and e.call in transcripts.calls(session):
+            hits.append(session)
+    if len(hits) == 1:
+        return hits[0], ""
+    return None, "ambiguous" if hits else "unclaimed"
+
+
+def claim(ctx: AdapterContext, state: ProviderPass) -> list[SessionClaim]:
+    """Place every file of the pass; return one claim per session with bodies to land now."""
+    counters = ctx.counters
+    table = state.table
+    files = sorted(state.files.values(), key=lambda bf: bf.seen.name)
+    counters.sources = len(files)
+    for name in [n for n in table.entries if n not in state.files]:
+        if table.entries[name].state == LANDED:
+            counters.gone += 1  # deleted after it landed, as the spec suggests doing
+        table.drop(name)
+    transcripts = Transcripts(ctx.root.path)
+    by_prev, times = _request_index(files)
+    now = ctx.now_ns()
+    session_filter = ctx.session_filter
+    waiting: Counter[str] = Counter()
+    unreadable: Counter[str] = Counter()
+    placed: dict[str, list[BodyFile]] = defaultdict(list)
+    for bf in files:
+        e = bf.seen
+        if e.state == CONFLICT:
+            counters.conflicts += 1
+            ctx.warn(f"conflict: {bf.path} changed after it landed (landed sha256 {e.sha}…); nothing more "
+                     f"lands from it and every pass fails until its landed bytes are put back")
+            continue
+        if e.state == LANDED:
+            continue
+        if e.state == UNREADABLE and e.why in _NOT_READ:
+            unreadable[e.why] += 1
+            continue
+        if not e.json:
+            young = now - e.mtime < WRITE_GRACE_NS
+            e.state, e.why = (WAITING, "partial") if young else (UNREADABLE, "not-json")
+            (waiting if young else unreadable)[e.why] += 1
+            continue
+        if e.role == names.REQUEST:
+            if not e.session:
+                if bf.problem:
+                    ctx.warn(f"{bf.path}: {bf.problem}")
+                e.state = UNREADABLE if e.why == "refused" else WAITING
+                (unreadable if e.why == "refused" else waiting)[e.why or "no-session"] += 1
+                continue
+            session = e.session
+        else:
+            found_session, why = _response_session(e, by_prev, times, transcripts)
+            if found_session is None:
+                e.state, e.why, e.session = WAITING, why, ""
+                waiting[why] += 1
+                continue
+            session = e.session = found_session
+        directories = transcripts.directories(session)
+        if not directories:
+            e.state, e.why = WAITING, "no-directory"
+            waiting[e.why] += 1
+        elif not all(session_filter.admits_slug(d) for d in directories):
+            e.state, e.why = EXCLUDED, "filter"
+        else:
+            placed[session].append(bf)
+    counters.waiting += sum(waiting.values())
+    counters.unreadable += sum(unreadable.values())
+    for label, counts in (("waiting", waiting), ("unreadable", unreadable)):
+        for why, n in sorted(counts.items()):
+            ctx.warn(f"{n} body file(s) {label}: {WHY.get(why, why)}")
+    if not ctx.dry_run and state.directory.is_dir():
+        table.save()
+    claims = []
+    for session in sorted(placed):
+        bodies = sorted(placed[session], key=lambda bf: (bf.seen.mtime, bf.seen.name))
+        claims.append(SessionClaim(session, [Found(kind=bf.seen.role, key=bf.seen.name, session=session,
+                                                   path=str(bf.path), payload=bf) for bf in bodies]))
+    counters.sessions = len(claims)
+    return claims

@@ -1,0 +1,155 @@
+"""Finding the body files: list and stat the directory, read only what is new or changed.
+
+A file whose size and mtime are those ``seen.state`` holds is not read. Any other is read
+once, to take its digest and the ids it carries; a landed file whose bytes are no longer the
+landed ones is a conflict. The bytes are not kept: landing reads the file again and checks it
+is still what was read here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from asz_adapters.claude_code_provider import names
+from asz_adapters.claude_code_provider.seen import (
+    CHANGED,
+    CONFLICT,
+    LANDED,
+    UNREADABLE,
+    Seen,
+    SeenTable,
+    digest_prefix,
+)
+from asz_core.context import AdapterContext
+from asz_core.plugin import Found
+from asz_core.sessiondata.jsonbytes import NotJSON, loads_strict
+
+__all__ = ["BodyFile", "ProviderPass", "discover", "read_ids", "source_dir"]
+
+_SUBPATH: Final = ("asz", "provider-bodies")
+PASS_NOTE: Final = "claude-code-provider.pass"
+
+
+def source_dir(ctx: AdapterContext) -> Path:
+    """``source_root``, else ``asz/provider-bodies`` under Claude Code's directory:
+    ``CLAUDE_CONFIG_DIR``, else ``XDG_CONFIG_HOME/claude``, else ``~/.claude``."""
+    if ctx.source_root:
+        return Path(ctx.source_root).expanduser()
+    base = os.environ.get("CLAUDE_CONFIG_DIR")
+    if base:
+        return Path(base).expanduser().joinpath(*_SUBPATH)
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    if xdg:
+        return Path(xdg).expanduser().joinpath("claude", *_SUBPATH)
+    return Path.home().joinpath(".claude", *_SUBPATH)
+
+
+@dataclass
+class BodyFile:
+    """One body file this pass: its stat, and what is known of it (``seen``, updated here)."""
+
+    path: Path
+    seen: Seen
+    read_now: bool = False   #: read this pass (new, or changed since last seen)
+    problem: str = ""        #: why a request names no session it can go to
+
+
+@dataclass
+class ProviderPass:
+    """What one pass of the adapter carries from discovery to landing."""
+
+    directory: Path
+    table: SeenTable
+    files: dict[str, BodyFile] = field(default_factory=dict)
+
+
+def read_ids(entry: Seen, body: bytes) -> str:
+    """Fill ``entry`` with the digest and ids of ``body``. For a request that names no session
+    it can go to, ``why`` becomes ``refused`` or ``no-session`` and the detail is returned."""
+    entry.sha = digest_prefix(hashlib.sha256(body).hexdigest())
+    entry.session = entry.prompt = entry.prev = entry.call = entry.why = ""
+    try:
+        value = loads_strict(body)
+    except NotJSON:
+        entry.json = 0
+        return ""
+    entry.json = 1
+    if entry.role == names.RESPONSE:
+        entry.call = names.response_names(value).message_id or ""
+        return ""
+    ids = names.request_names(value)
+    entry.session = ids.session or ""
+    entry.prompt = ids.prompt or ""
+    entry.prev = ids.previous_request or ""
+    if ids.session is None:
+        entry.why = "refused" if ids.refused else "no-session"
+    return ids.session_problem or ""
+
+
+def _look(bf: BodyFile, st: os.stat_result, ctx: AdapterContext) -> None:
+    """Bring ``bf.seen`` up to date with the file, reading it only when its stat moved."""
+    entry = bf.seen
+    if ((entry.size, entry.mtime) == (st.st_size, st.st_mtime_ns) and entry.state != CHANGED
+            and entry.why != "cannot-read"):
+        return
+    try:
+        body = bf.path.read_bytes()
+    except OSError as exc:
+        ctx.warn(f"cannot read {bf.path}: {exc.strerror or exc}; tried again next pass")
+        if entry.state not in (LANDED, CONFLICT):
+            entry.state, entry.why = UNREADABLE, "cannot-read"
+        return
+    bf.read_now = True
+    entry.size, entry.mtime = len(body), st.st_mtime_ns
+    if entry.state in (LANDED, CONFLICT):
+        now = digest_prefix(hashlib.sha256(body).hexdigest())
+        entry.state = LANDED if now == entry.sha else CONFLICT  # sha stays the landed digest
+        return
+    bf.problem = read_ids(entry, body)
+
+
+def discover(ctx: AdapterContext, table: SeenTable) -> tuple[ProviderPass, list[Found]]:
+    """Every body file in the source directory, and one unit per session the requests name."""
+    directory = source_dir(ctx)
+    ctx.source_dirs.append(str(directory))
+    state = ProviderPass(directory, table)
+    try:
+        listing = list(os.scandir(directory))
+    except (FileNotFoundError, NotADirectoryError):
+        return state, []
+    found: list[Found] = []
+    for item in sorted(listing, key=lambda e: e.name):
+        parsed = names.body_file(item.name)
+        if parsed is None:
+            continue
+        role, stem = parsed
+        try:
+            st = item.stat(follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        known = table.get(item.name)
+        entry = known if known is not None and known.role == role else Seen(item.name, role=role)
+        bf = BodyFile(Path(item.path), entry)
+        if not names.is_file_id(stem):
+            entry.state, entry.why = UNREADABLE, "name"  # kept out of seen.state: one token per name
+        elif not stat.S_ISREG(st.st_mode):
+            entry.state, entry.why = UNREADABLE, "not-a-file"  # a symlink is never followed
+            table.put(entry)
+        else:
+            table.put(entry)
+            _look(bf, st, ctx)
+        state.files[item.name] = bf
+        found.append(Found(kind=role, key=item.name, session=entry.session or None, path=item.path,
+                           detail={"state": entry.state, "bytes": entry.size}, payload=bf))
+    named = Counter(bf.seen.session for bf in state.files.values()
+                    if bf.seen.role == names.REQUEST and bf.seen.session)
+    for session, count in sorted(named.items()):
+        found.append(Found(kind="session", key=session, session=session, sources=0,
+                           detail={"requests": count}))
+    return state, found

@@ -1,0 +1,188 @@
+"""Landing one session's new bodies: read each file again, check it is what discovery read,
+choose what each request can copy its front from, and hand it to the core lander.
+
+What the session already holds is read from its landed ``provider_body`` files first, so a body
+refers to pieces and bodies of earlier passes as well as this one. A body whose record id the
+session already holds with the same digest is one a crash landed without ``seen.state``
+catching up: it is marked landed, not landed again; with another digest it is a conflict.
+``seen.state`` is written after each file is installed, for the bodies in that file only.
+
+A landed file's header names the source as ``.``: the source is the body directory itself (the
+adapter's root, as ``projects/`` is the transcripts'), and each record's manifest names its own
+file in ``src``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from typing import Final
+
+from asz_adapters.claude_code_provider import names
+from asz_adapters.claude_code_provider.discover import BodyFile, ProviderPass
+from asz_adapters.claude_code_provider.seen import CHANGED, CONFLICT, LANDED, digest_prefix
+from asz_core.context import AdapterContext
+from asz_core.plugin import SessionClaim
+from asz_core.providerbody import (
+    BodyInfo,
+    BodyLander,
+    BodyStore,
+    CutRules,
+    LandedBody,
+    ProviderBodies,
+    ProviderBodyError,
+)
+from asz_core.root.landing import LandedFile
+from asz_core.root.storage import SessionHandle
+from asz_core.sessiondata import FROM_AGENT, FROM_RUNTIME, Header, format_instant
+from asz_core.sessiondata.jsonbytes import NotJSON, loads_strict
+
+__all__ = ["DIALECT", "RULES", "land_session"]
+
+DIALECT: Final = "claude-code-provider/1"
+RULES: Final = CutRules(arrays=names.TOOL_ARRAYS)
+#: How many candidate fronts are compared byte for byte, and how many bodies of an earlier
+#: pass (per chain) are rebuilt to find them.
+_BASES: Final = 3
+_EARLIER_PER_CHAIN: Final = 6
+
+
+class _Chains:
+    """The session's requests by chain, in landing order, with their message keys when known."""
+
+    def __init__(self, store: BodyStore) -> None:
+        self.store = store
+        self.members: dict[str, list[str]] = defaultdict(list)
+        self.keys: dict[str, list[bytes]] = {}
+        for entry in sorted(store.bodies.values(), key=lambda e: e.index):
+            if entry.manifest.role == names.REQUEST and entry.manifest.chain:
+                self.members[entry.manifest.chain].append(entry.id)
+
+    def _keys_of(self, record_id: str) -> list[bytes] | None:
+        keys = self.keys.get(record_id)
+        if keys is None:
+            try:
+                keys = names.message_keys(loads_strict(self.store.body(record_id)))
+            except (ProviderBodyError, NotJSON):
+                return None
+            self.keys[record_id] = keys
+        return keys
+
+    def bases(self, chain: str | None, keys: list[bytes]) -> list[str]:
+        """Earlier requests of the chain sharing the most leading messages, best first."""
+        if chain is None:
+            return []
+        members = self.members.get(chain, [])
+        ranked = []
+        for position, record_id in enumerate(members):
+            if record_id not in self.keys and position < len(members) - _EARLIER_PER_CHAIN:
+                continue  # an older body of an earlier pass: not worth rebuilding
+            entry = self.store.bodies.get(record_id)
+            if entry is None or not entry.complete or entry.manifest.depth >= RULES.depth_limit:
+                continue
+            theirs = self._keys_of(record_id)
+            if theirs is None:
+                continue
+            shared = 0
+            for mine, other in zip(keys, theirs, strict=False):
+                if mine != other:
+                    break
+                shared += 1
+            if shared:
+                ranked.append((shared, position, record_id))
+        ranked.sort(reverse=True)
+        return [record_id for _, _, record_id in ranked[:_BASES]]
+
+    def add(self, chain: str | None, record_id: str, keys: list[bytes]) -> None:
+        if chain is not None:
+            self.members[chain].append(record_id)
+            self.keys[record_id] = keys
+
+
+def _info(bf: BodyFile, session: str, value: object) -> tuple[BodyInfo, str | None, list[bytes]]:
+    e = bf.seen
+    info = BodyInfo(record_id=e.name.removesuffix(".json"), role=e.role, src=e.name, session=session,
+                    time=format_instant(e.mtime))
+    if e.role == names.REQUEST:
+        ids = names.request_names(value)
+        keys = names.message_keys(value)
+        chain = names.chain_of(keys)
+        info.model, info.run, info.previous_request, info.chain = ids.model, ids.prompt, ids.previous_request, chain
+        info.from_ = FROM_RUNTIME
+        info.flags = [flag for flag, has in (("system_prompt", ids.system_prompt),
+                                             ("tool_schemas", ids.tool_schemas)) if has]
+        return info, chain, keys
+    response = names.response_names(value)
+    info.model, info.call, info.from_ = response.model, response.message_id, FROM_AGENT
+    return info, None, []
+
+
+def land_session(ctx: AdapterContext, state: ProviderPass, claim: SessionClaim, session: SessionHandle) -> None:
+    """Land ``claim``'s bodies into ``session``, in write order."""
+    table = state.table
+    reader = ProviderBodies(session.dir)
+    reader.load_all()
+    store = reader.store
+    chains = _Chains(store)
+
+    def landed_file(landed: LandedFile, bodies: list[LandedBody]) -> None:
+        for body in bodies:
+            entry = table.get(body.info.src)
+            if entry is not None:
+                entry.state, entry.why, entry.session = LANDED, "", claim.session
+                entry.sha = digest_prefix(body.sha256)
+        if not ctx.dry_run:
+            table.save()
+
+    def header() -> Header:
+        return Header(kind="provider_body", session=claim.session, src=".", dialect=DIALECT,
+                      adapter=ctx.adapter_id)
+
+    lander = BodyLander(session, store, header, ctx.max_delta_bytes, RULES, on_file=landed_file)
+    try:
+        for found in claim.found:
+            bf: BodyFile = found.payload
+            _land_one(ctx, bf, claim.session, store, chains, lander)
+        lander.finish()
+    finally:
+        lander.abort()
+    if not ctx.dry_run:
+        table.save()  # what landed no file: bodies found already landed, conflicts, changes
+
+
+def _land_one(ctx: AdapterContext, bf: BodyFile, session: str, store: BodyStore, chains: _Chains,
+              lander: BodyLander) -> None:
+    e = bf.seen
+    try:
+        body = bf.path.read_bytes()
+    except OSError as exc:
+        ctx.warn(f"cannot read {bf.path}: {exc.strerror or exc}; tried again next pass")
+        ctx.counters.waiting += 1
+        return
+    digest = hashlib.sha256(body).hexdigest()
+    if digest_prefix(digest) != e.sha:
+        e.state, e.why = CHANGED, "changed"
+        ctx.counters.waiting += 1
+        ctx.warn(f"{bf.path} changed while the pass read it; it is read again next pass")
+        return
+    record_id = e.name.removesuffix(".json")
+    held = store.bodies.get(record_id)
+    if held is not None:
+        if held.manifest.sha256 == digest:
+            e.state, e.why, e.session = LANDED, "", session  # landed before seen.state caught up
+        else:
+            e.state, e.sha = CONFLICT, digest_prefix(held.manifest.sha256)
+            ctx.counters.conflicts += 1
+            ctx.warn(f"conflict: {bf.path} differs from the body landed as {record_id} in session {session}; "
+                     f"put the landed bytes back to end it")
+        return
+    try:
+        value = loads_strict(body)
+    except NotJSON:
+        value = None
+    info, chain, keys = _info(bf, session, value)
+    bases = chains.bases(chain, keys)
+    landed = lander.add(body, info, bases, value)
+    chains.add(chain, landed.info.record_id, keys)
+    if landed.reason:
+        ctx.warn(f"{bf.path} landed {landed.how} in session {session}: {landed.reason}")

@@ -1,0 +1,89 @@
+"""What the landed transcripts say about a session: the call ids they hold, the directories
+they name.
+
+The ``claude-code-local`` adapter runs first in a pass and appends to each session's derived
+index (:class:`~asz_core.root.index.SessionIndex`): ``call <message id>``, ``directory <slug>``.
+A session that has landed files but no index has its call ids read from the files themselves;
+one whose index names no directory is judged by the directories its landed transcripts'
+headers name (``src`` starts with the project directory), as for a session whose transcripts
+were pruned since they landed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from asz_core.root.index import SessionIndex, rebuild_calls
+from asz_core.root.layout import RefusedId, check_id, parse_file_name
+from asz_core.root.storage import landed_files
+from asz_core.sessiondata import SessionDataError, open_file
+
+__all__ = ["Transcripts"]
+
+_TRANSCRIPT = "transcript"
+
+
+class Transcripts:
+    """Lookups into a root's sessions, each session read at most once per pass."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._index: dict[str, dict[str, set[str]]] = {}
+        self._calls: dict[str, set[str]] = {}
+        self._dirs: dict[str, set[str]] = {}
+
+    def _session_dir(self, session: str) -> Path | None:
+        try:
+            return self.root / check_id(session, "session id")
+        except RefusedId:
+            return None
+
+    def _ids(self, session: str) -> dict[str, set[str]]:
+        cached = self._index.get(session)
+        if cached is None:
+            directory = self._session_dir(session)
+            cached = SessionIndex(directory).load() if directory is not None else {}
+            self._index[session] = cached
+        return cached
+
+    def calls(self, session: str) -> set[str]:
+        """The provider call ids (message ids) the session's landed records hold."""
+        cached = self._calls.get(session)
+        if cached is None:
+            directory = self._session_dir(session)
+            if directory is None or not directory.is_dir():
+                cached = set()
+            elif SessionIndex(directory).exists():
+                cached = set(self._ids(session).get("call", ()))
+            else:
+                cached = rebuild_calls(directory)
+            self._calls[session] = cached
+        return cached
+
+    def directories(self, session: str) -> set[str]:
+        """Slugs of the directories the session's transcripts sit under (empty: none named)."""
+        cached = self._dirs.get(session)
+        if cached is None:
+            cached = set(self._ids(session).get("directory", ()))
+            if not cached:
+                cached = self._header_directories(session)
+            self._dirs[session] = cached
+        return cached
+
+    def _header_directories(self, session: str) -> set[str]:
+        directory = self._session_dir(session)
+        out: set[str] = set()
+        if directory is None:
+            return out
+        for _, path in landed_files(directory):
+            name = parse_file_name(path.name)
+            if name is None or name.kind != _TRANSCRIPT:
+                continue
+            try:
+                with open_file(path) as landed:
+                    src = landed.header.get("src")
+            except SessionDataError:
+                continue
+            if isinstance(src, str) and "/" in src:
+                out.add(src.split("/", 1)[0])
+        return out

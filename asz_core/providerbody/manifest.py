@@ -1,0 +1,150 @@
+"""The ``provider_body/1`` manifest: the last part of a provider body record.
+
+It says what the body is (``role``, ``src``, ``sha256``, ``bytes``, the ids a view joins it by)
+and how to put it back together from ``segments``, in order:
+
+* ``{"copy": {"from": <record id>, "sha256": <front digest>, "len": n}}`` — the first ``n`` bytes
+  of an earlier body of the session;
+* ``{"lit": "<text>"}`` — bytes of the body, as text;
+* ``{"part": i}`` — the data of this record's part ``i``;
+* ``{"piece": "<sha256>"}`` — a piece the session already holds, by the digest of its bytes.
+
+References are by digest or record id, never by file and row, so ``asz repack`` can renumber.
+A body that was not cut has no segments: it is the record's one unknown part, whole, and
+``reason`` says why it was not cut.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final, TypeGuard
+
+__all__ = ["SCHEMA", "CopySeg", "LitSeg", "Manifest", "ManifestError", "PartSeg", "PieceSeg", "Segment"]
+
+SCHEMA: Final = "provider_body/1"
+_HEX = frozenset("0123456789abcdef")
+
+
+class ManifestError(ValueError):
+    """A value that is not a ``provider_body/1`` manifest."""
+
+
+@dataclass(frozen=True, slots=True)
+class CopySeg:
+    source: str   #: the record id of the earlier body
+    sha256: str   #: SHA-256 of the copied front
+    length: int
+
+
+@dataclass(frozen=True, slots=True)
+class LitSeg:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class PartSeg:
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class PieceSeg:
+    sha256: str
+
+
+Segment = CopySeg | LitSeg | PartSeg | PieceSeg
+
+
+@dataclass
+class Manifest:
+    """One body's manifest. Optional ids are ``None`` when the body does not carry them."""
+
+    role: str
+    src: str
+    sha256: str
+    bytes: int
+    depth: int = 0
+    chain: str | None = None
+    model: str | None = None
+    session: str | None = None
+    run: str | None = None
+    previous_request: str | None = None
+    segments: list[Segment] = field(default_factory=list)
+    reason: str | None = None  #: why a body landed whole instead of cut
+
+    @property
+    def copies(self) -> list[CopySeg]:
+        return [s for s in self.segments if isinstance(s, CopySeg)]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"schema": SCHEMA, "role": self.role, "src": self.src,
+                               "sha256": self.sha256, "bytes": self.bytes, "depth": self.depth}
+        for key in ("chain", "model", "session", "run", "previous_request"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        out["segments"] = [_segment_json(s) for s in self.segments]
+        if self.reason is not None:
+            out["reason"] = self.reason
+        return out
+
+    @classmethod
+    def from_json(cls, value: object) -> Manifest:
+        """Read a manifest strictly; ``ManifestError`` says what is wrong."""
+        if not isinstance(value, dict) or value.get("schema") != SCHEMA:
+            raise ManifestError(f"the last part is not a {SCHEMA} manifest")
+        role, src, digest = value.get("role"), value.get("src"), value.get("sha256")
+        size, depth = value.get("bytes"), value.get("depth", 0)
+        if not isinstance(role, str) or not isinstance(src, str):
+            raise ManifestError("role and src must be strings")
+        if not _is_digest(digest):
+            raise ManifestError("sha256 is not a SHA-256 in hexadecimal")
+        if not _is_count(size) or not _is_count(depth):
+            raise ManifestError("bytes and depth must be whole non-negative numbers")
+        ids = {}
+        for key in ("chain", "model", "session", "run", "previous_request", "reason"):
+            item = value.get(key)
+            if item is not None and not isinstance(item, str):
+                raise ManifestError(f"{key} is not a string")
+            ids[key] = item
+        segments = value.get("segments")
+        if segments is None:
+            segments = []
+        if not isinstance(segments, list):
+            raise ManifestError("segments is not a list")
+        return cls(role=role, src=src, sha256=digest, bytes=size, depth=depth,
+                   segments=[_segment_of(s, n) for n, s in enumerate(segments)], **ids)
+
+
+def _is_digest(value: object) -> TypeGuard[str]:
+    return isinstance(value, str) and len(value) == 64 and set(value) <= _HEX
+
+
+def _is_count(value: object) -> TypeGuard[int]:
+    return type(value) is int and 0 <= value < 2**63
+
+
+def _segment_json(seg: Segment) -> dict[str, Any]:
+    if isinstance(seg, LitSeg):
+        return {"lit": seg.text}
+    if isinstance(seg, PartSeg):
+        return {"part": seg.index}
+    if isinstance(seg, PieceSeg):
+        return {"piece": seg.sha256}
+    return {"copy": {"from": seg.source, "sha256": seg.sha256, "len": seg.length}}
+
+
+def _segment_of(value: object, n: int) -> Segment:
+    if not isinstance(value, dict) or len(value) != 1:
+        raise ManifestError(f"segment {n} is not an object with one key")
+    ((key, item),) = value.items()
+    if key == "lit" and isinstance(item, str):
+        return LitSeg(item)
+    if key == "part" and _is_count(item):
+        return PartSeg(item)
+    if key == "piece" and _is_digest(item):
+        return PieceSeg(item)
+    if key == "copy" and isinstance(item, dict):
+        source, digest, length = item.get("from"), item.get("sha256"), item.get("len")
+        if isinstance(source, str) and source and _is_digest(digest) and _is_count(length):
+            return CopySeg(source, digest, length)
+    raise ManifestError(f"segment {n} ({key!r}) is not a copy, lit, part or piece")

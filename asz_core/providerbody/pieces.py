@@ -1,0 +1,117 @@
+"""Finding the pieces of a body: the values a later body is likely to send again, byte for byte.
+
+A piece is either an element of one of the arrays the caller names by its path of keys from the
+root object (for a model request, each tool definition), or any JSON string of at least
+``min_string`` bytes counting its quotes. Pieces never overlap: a long string inside a named
+array's element is part of that element's piece. A piece is landed as a data part, byte for
+byte, so only a value that is already compact (no whitespace between its tokens) can be one.
+
+The body is walked once with a regular expression over string tokens and brackets, so a body
+of any size costs one pass in C plus one Python step per token.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["MIN_STRING", "Span", "find_pieces"]
+
+#: Strings this long or longer (with their quotes) are pieces.
+MIN_STRING = 1024
+
+# A string (group 1; group 2 is the colon after it when it is a key), or a bracket.
+_TOKEN = re.compile(rb'("[^"\\]*(?:\\.[^"\\]*)*")([ \t\r\n]*:)?|[\[\]{}]')
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_SPACE = re.compile(rb"[ \t\r\n]")
+
+
+def _is_compact(raw: bytes) -> bool:
+    """No whitespace between tokens (strings cut out first: whitespace inside them is theirs)."""
+    return _SPACE.search(raw) is None or _SPACE.search(_STRING.sub(b"", raw)) is None
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """``body[start:end]`` is one piece."""
+
+    start: int
+    end: int
+
+
+def find_pieces(body: bytes, arrays: Sequence[tuple[str, ...]] = (),
+                min_string: int = MIN_STRING) -> list[Span]:
+    """The pieces of ``body`` (one JSON value, valid UTF-8), in order.
+
+    ``arrays`` are paths of object keys from the root (``("tools",)``) whose arrays' elements are
+    each one piece.
+    """
+    wanted = {tuple(p) for p in arrays}
+    deepest = max((len(p) for p in wanted), default=0)
+    # One frame per open container: its path of keys (None once inside an array, where no
+    # wanted path can continue), whether it is a wanted array, and where an element began.
+    paths: list[tuple[str, ...] | None] = []
+    is_object: list[bool] = []
+    wanted_array: list[bool] = []
+    key: str | None = None
+    element_start = -1  # start of the wanted array element being read, else -1
+    element_depth = 0
+    spans: list[Span] = []
+    for m in _TOKEN.finditer(body):
+        start = m.start()
+        first = body[start]
+        if first == 0x22:  # a string: a key when a colon follows it
+            if m.lastindex == 2:
+                if paths[-1] is not None and len(paths[-1]) < deepest:
+                    key = _decode_key(m.group(1))
+                continue
+            end = m.end()
+            if element_start < 0 and end - start >= min_string:
+                spans.append(Span(start, end))
+            continue
+        if first in (0x7B, 0x5B):  # { or [
+            path: tuple[str, ...] | None
+            if not paths:
+                path = ()
+            elif paths[-1] is None or not is_object[-1] or key is None:
+                path = None  # inside an array, or deeper than any wanted path
+            else:
+                path = (*paths[-1], key)
+            opening_array = first == 0x5B
+            if element_start < 0 and wanted_array and wanted_array[-1]:
+                element_start, element_depth = start, len(paths)
+            paths.append(path)
+            is_object.append(not opening_array)
+            wanted_array.append(opening_array and path in wanted)
+            key = None
+            continue
+        # } or ]
+        paths.pop()
+        is_object.pop()
+        wanted_array.pop()
+        key = None
+        if element_start >= 0 and len(paths) == element_depth:
+            end = start + 1
+            raw = body[element_start:end]
+            if _is_compact(raw):
+                spans.append(Span(element_start, end))
+            else:  # not compact: its long strings are still pieces
+                spans.extend(_long_strings(body, element_start, end, min_string))
+            element_start = -1
+    spans.sort(key=lambda s: s.start)
+    return spans
+
+
+def _long_strings(body: bytes, start: int, end: int, min_string: int) -> list[Span]:
+    return [Span(m.start(), m.end()) for m in _TOKEN.finditer(body, start, end)
+            if m.lastindex == 1 and m.end() - m.start() >= min_string]
+
+
+def _decode_key(raw: bytes) -> str:
+    if b"\\" not in raw:
+        return raw[1:-1].decode("utf-8", "replace")
+    import json
+
+    value = json.loads(raw)
+    return value if isinstance(value, str) else ""

@@ -1,0 +1,169 @@
+"""Helpers for the claude-code-provider tests.
+
+The provider adapter claims responses through what ``claude-code-local`` lands before it in the
+same pass: each session's derived index (``call <message id>``, ``request <request id>``,
+``directory <slug of the main transcript's project directory>``). That adapter is not on this
+branch, so these helpers write what it would: the index lines, read from the corpus's real
+transcripts, and where a test needs it a landed transcript file made with the core writer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from asz_core import hookimpl
+from asz_core.context import AdapterContext
+from asz_core.plugin import AdapterInfo, Found, SessionClaim
+from asz_core.root.index import SessionIndex
+from asz_core.root.storage import SessionHandle, StorageRoot
+from asz_core.sessiondata import Header, Part, Record
+
+ADAPTER = "claude-code-provider"
+MINUTE_NS = 60 * 10**9
+
+
+@dataclass
+class TranscriptIds:
+    """What one session's transcripts (main and subagents) record."""
+
+    session: str
+    directory: str
+    calls: set[str] = field(default_factory=set)
+    requests: set[str] = field(default_factory=set)
+
+
+def transcript_ids(projects: Path) -> dict[str, TranscriptIds]:
+    """Every session of a ``projects/`` tree: its directory slug and the call/request ids its
+    assistant lines carry (``message.id``, ``requestId``)."""
+    out: dict[str, TranscriptIds] = {}
+    for project in sorted(p for p in projects.iterdir() if p.is_dir()):
+        for path in sorted(project.rglob("*.jsonl")):
+            rel = path.relative_to(project).parts
+            session = rel[0] if len(rel) > 1 else path.stem
+            ids = out.setdefault(session, TranscriptIds(session, project.name))
+            with path.open("rb") as fh:
+                for raw in fh:
+                    try:
+                        line = json.loads(raw)
+                    except ValueError:
+                        continue
+                    if not isinstance(line, dict) or line.get("type") != "assistant":
+                        continue
+                    message = line.get("message") or {}
+                    if isinstance(message, dict) and isinstance(message.get("id"), str):
+                        ids.calls.add(message["id"])
+                    if isinstance(line.get("requestId"), str):
+                        ids.requests.add(line["requestId"])
+    return out
+
+
+def write_index(root: Path, ids: TranscriptIds, *, directory: bool = True) -> None:
+    """Append to ``<root>/<session>/index/ids`` what claude-code-local would after landing."""
+    pairs: list[tuple[str, str]] = [("call", c) for c in sorted(ids.calls)]
+    pairs += [("request", r) for r in sorted(ids.requests)]
+    if directory:
+        pairs.append(("directory", ids.directory))
+    SessionIndex(root / ids.session).add(pairs)
+
+
+def land_transcript(root: Path, session: str, directory: str, calls: Iterable[str]) -> None:
+    """Land a small transcript file through the core writer, as claude-code-local would: one
+    record per call id, header ``src`` under the project directory. No index is written."""
+    store = StorageRoot(root, pass_started_ns=1_700_000_000 * 10**9)
+    with store.open_session(session) as handle:
+        landing = handle.begin("streams/main", Header(kind="transcript", session=session,
+                                                       src=f"{directory}/{session}.jsonl",
+                                                       dialect="claude-code/1", adapter="claude-code-local/0",
+                                                       stream="main"))
+        off = 0
+        for n, call in enumerate(sorted(calls), start=1):
+            landing.write(Record(ord=n, off=off, bytes=10, sha="0" * 12, call=call,
+                                 parts=[Part.text_part("x")]))
+            off += 11
+        handle.commit(landing)
+
+
+def bodies_by_session(bodies: Path) -> dict[str, list[Path]]:
+    """Request files by the session their ``metadata.user_id`` names."""
+    out: dict[str, list[Path]] = defaultdict(list)
+    for path in sorted(bodies.glob("*.request.json")):
+        value = json.loads(path.read_bytes())
+        out[json.loads(value["metadata"]["user_id"])["session_id"]].append(path)
+    return out
+
+
+def copy_bodies(paths: Iterable[Path], target: Path, *, mtime_ns: int | None = None) -> None:
+    """Copy body files (keeping their mtimes unless ``mtime_ns`` is given)."""
+    target.mkdir(parents=True, exist_ok=True)
+    for path in paths:
+        dest = target / path.name
+        shutil.copyfile(path, dest)
+        st = path.stat()
+        stamp = mtime_ns if mtime_ns is not None else st.st_mtime_ns
+        os.utime(dest, ns=(stamp, stamp))
+
+
+def provider_config(source: Path, **extra: object) -> dict[str, object]:
+    return {"name": ADAPTER, "source_root": str(source), **extra}
+
+
+def landed_provider_bytes(root: Path) -> int:
+    return sum(p.stat().st_size for p in root.glob("*/provider_body/*.sd"))
+
+
+class StandInLocal:
+    """Stands in for ``claude-code-local`` in a pass (that adapter is not on this branch): in
+    its land it appends to each session's index what that adapter appends after landing the
+    session's transcripts. It runs before the provider adapter when listed first."""
+
+    def __init__(self, sessions: Iterable[TranscriptIds]) -> None:
+        self.sessions = {s.session: s for s in sessions}
+        self.indexed: set[str] = set()
+
+    @hookimpl
+    def asz_adapter_info(self) -> AdapterInfo:
+        return AdapterInfo(version="0", runtime="stand-in for claude-code-local")
+
+    @hookimpl
+    def asz_discover(self, ctx: AdapterContext) -> list[Found]:
+        return [Found(kind="session", key=s, session=s) for s in sorted(self.sessions)]
+
+    @hookimpl
+    def asz_claim(self, ctx: AdapterContext, found: list[Found]) -> list[SessionClaim]:
+        return [SessionClaim(f.session, [f]) for f in found if f.session not in self.indexed]
+
+    @hookimpl
+    def asz_land(self, ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -> None:
+        write_index(ctx.root.path, self.sessions[claim.session])
+        self.indexed.add(claim.session)
+
+
+def response_files(bodies: Path, calls: set[str]) -> list[Path]:
+    """Response files whose message id is one of ``calls``."""
+    return [p for p in sorted(bodies.glob("*.response.json")) if json.loads(p.read_bytes()).get("id") in calls]
+
+
+def prev_requests(requests: Iterable[Path]) -> set[str]:
+    """The request ids these requests name as the previous request of their chain."""
+    out = set()
+    for path in requests:
+        text = json.loads(path.read_bytes())["system"][0]["text"]
+        if "cc_prev_req=" in text:
+            out.add(text.split("cc_prev_req=", 1)[1].split(";", 1)[0])
+    return out
+
+
+def seen_states(root: Path) -> dict[str, str]:
+    """File name → state, as ``_provider/seen.state`` holds them."""
+    out = {}
+    for line in (root / "_provider" / "seen.state").read_text("utf-8").splitlines():
+        words = line.split()
+        if words and not words[0].startswith("#"):
+            out[words[0]] = next(w[6:] for w in words if w.startswith("state="))
+    return out

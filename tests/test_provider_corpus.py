@@ -1,0 +1,121 @@
+"""The whole provider-body corpus in one pass: every body the rules can claim lands, rebuilds
+to its file's exact bytes, and the landed files take at most 18 % of the bytes Claude Code wrote.
+
+claude-code-local's part (each session's index, written after it lands the transcripts) is
+simulated from the corpus's real transcripts (``provider_support.write_index``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from asz_core.context import PassSummary
+from asz_core.providerbody import ProviderBodies
+from asz_core.testing import PassRunner, run_sdcheck
+from asz_core.verify import verify_root
+from tests.provider_support import (
+    landed_provider_bytes,
+    provider_config,
+    seen_states,
+    transcript_ids,
+    write_index,
+)
+
+pytestmark = pytest.mark.corpus
+
+#: The target on the corpus (the spec measured 25.5 % and 21.6 % on two real captures).
+TARGET_RATIO = 0.18
+
+
+@dataclass
+class CorpusPass:
+    root: Path
+    bodies: Path
+    first: PassSummary
+    second: PassSummary
+    calls: set[str]
+
+
+@pytest.fixture(scope="module")
+def corpus_pass(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CorpusPass]:
+    work = tmp_path_factory.mktemp("provider-corpus")
+    runner = PassRunner(work, work / "root")
+    ids = transcript_ids(corpus / "claude-code" / "projects")
+    for session in ids.values():
+        write_index(runner.root, session)
+    bodies = corpus / "provider-bodies"
+    runner.configure(adapters=[provider_config(bodies, exclude=[])])
+    first = runner.run()
+    second = runner.run()
+    yield CorpusPass(runner.root, bodies, first, second, {c for s in ids.values() for c in s.calls})
+
+
+def test_every_body_the_rules_can_claim_lands_and_rebuilds_exactly(corpus_pass: CorpusPass) -> None:
+    requests = sorted(p.name for p in corpus_pass.bodies.glob("*.request.json"))
+    responses = {p.name: json.loads(p.read_bytes())["id"] for p in corpus_pass.bodies.glob("*.response.json")}
+    recorded = sorted(n for n, message in responses.items() if message in corpus_pass.calls)
+    rebuilt = []
+    for session in sorted(corpus_pass.root.iterdir()):
+        if not (session / "provider_body").is_dir():
+            continue
+        reader = ProviderBodies(session)
+        for entry in reader.entries():
+            assert reader.body(entry.seq, entry.row) == (corpus_pass.bodies / entry.manifest.src).read_bytes()
+            rebuilt.append(entry.manifest.src)
+    assert sorted(rebuilt) == sorted(requests + recorded)  # each once, every request, every recorded call
+    assert corpus_pass.first.totals.records == len(rebuilt) and not corpus_pass.first.failed
+
+
+def test_the_rest_wait_with_their_reason(corpus_pass: CorpusPass) -> None:
+    """Responses no transcript records (the call that names the session, the compaction call)
+    and no request names wait, counted on the pass line; nothing is unreadable."""
+    states = seen_states(corpus_pass.root)
+    waiting = sorted(n for n, s in states.items() if s == "waiting")
+    unrecorded = sorted(p.name for p in corpus_pass.bodies.glob("*.response.json")
+                        if json.loads(p.read_bytes())["id"] not in corpus_pass.calls)
+    assert waiting == unrecorded and waiting
+    assert corpus_pass.first.fields()["bodies_waiting"] == len(waiting)
+    assert corpus_pass.first.fields()["bodies_unreadable"] == 0
+    text = (corpus_pass.root / "_provider" / "seen.state").read_text("utf-8")
+    assert all(f"{n} " in text and "why=unclaimed" in line for n in waiting
+               for line in text.splitlines() if line.startswith(n))
+
+
+def test_landed_bytes_are_at_most_18_percent_of_what_claude_code_wrote(corpus_pass: CorpusPass) -> None:
+    written = sum(p.stat().st_size for p in corpus_pass.bodies.glob("*.json"))
+    landed = landed_provider_bytes(corpus_pass.root)
+    assert landed == corpus_pass.first.totals.bytes
+    assert landed / written <= TARGET_RATIO, f"{landed} of {written} bytes ({landed / written:.1%})"
+
+
+def test_verify_and_sdcheck_accept_the_root(corpus_pass: CorpusPass) -> None:
+    reports = verify_root(corpus_pass.root)
+    assert not [str(p) for r in reports for p in r.problems]
+    assert sum(r.counts["provider_body_ok"] for r in reports) == corpus_pass.first.totals.records
+    verdict = run_sdcheck(corpus_pass.root)
+    assert verdict is None or (verdict["ok"] and verdict["stats"]["bodies_ok"] == corpus_pass.first.totals.records)
+
+
+def test_a_second_pass_lands_nothing(corpus_pass: CorpusPass) -> None:
+    second = corpus_pass.second
+    assert second.totals.landed == 0 and second.totals.records == 0 and not second.failed
+    assert second.fields()["bodies_waiting"] == corpus_pass.first.fields()["bodies_waiting"]
+
+
+def test_the_default_filter_excludes_a_session_under_private_tmp(
+        corpus: Path, asz_pass: PassRunner) -> None:
+    ids = transcript_ids(corpus / "claude-code" / "projects")
+    (session,) = [s for s in ids.values() if s.directory.startswith("-private-tmp-")]
+    write_index(asz_pass.root, session)
+    asz_pass.configure(adapters=[provider_config(corpus / "provider-bodies")])
+    summary = asz_pass.run()
+    assert summary.totals.landed == 0 and not summary.failed
+    states = seen_states(asz_pass.root)
+    named = [line.split()[0] for line in (asz_pass.root / "_provider" / "seen.state").read_text().splitlines()
+             if f"session={session.session}" in line]
+    assert named and {states[n] for n in named} == {"excluded"}
