@@ -65,7 +65,7 @@ class AdapterCounters:
     """What one adapter found and did in one pass."""
 
     found: int = 0        #: units discovered (sessions, body files, ...)
-    sessions: int = 0     #: sessions seen
+    sessions: int = 0     #: sessions claimed (set by the host from the claims)
     sources: int = 0      #: source files seen
     landed: int = 0       #: files landed
     records: int = 0      #: records landed
@@ -113,6 +113,8 @@ class PassContext:
     labels: dict[str, Mapping[str, str]] = field(default_factory=dict)
     landed: list[tuple[str, LandedFile]] = field(default_factory=list)
     errors: list[PassError] = field(default_factory=list)
+    #: every session some adapter claimed this pass (the pass line's ``sessions``)
+    sessions_claimed: set[str] = field(default_factory=set)
     #: what adapters leave for later ones in the same pass (e.g. an index they updated)
     notes: dict[str, Any] = field(default_factory=dict)
     #: the configuration the pass runs with, so a plugin can read its own section

@@ -75,6 +75,7 @@ def run_pass(host: PluginHost, config: Config, *, clock: Clock = time.time_ns,
         totals = AdapterCounters()
         for counters in ctx.counters.values():
             totals.add(counters)
+        totals.sessions = len(ctx.sessions_claimed)  # a session two adapters land counts once
         summary = PassSummary(totals=totals, by_adapter=dict(ctx.counters), labels=ctx.labels,
                               errors=ctx.errors, started_ns=started,
                               elapsed_s=time.perf_counter() - perf, dry_run=dry_run)
@@ -100,6 +101,9 @@ def _run_adapter(host: PluginHost, ctx: PassContext, name: str, options: dict[st
         found = host.discover(name, actx)
         actx.counters.found = len(found)
         claims = host.claim(name, actx, found)
+        claimed = {claim.session for claim in claims}
+        actx.counters.sessions = len(claimed)
+        ctx.sessions_claimed.update(claimed)
     except Exception as exc:  # noqa: BLE001 - one adapter failing does not stop the others
         ctx.error(name, describe_failure(exc))
         return

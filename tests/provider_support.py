@@ -17,11 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from asz_core import hookimpl
-from asz_core.context import AdapterContext
-from asz_core.plugin import AdapterInfo, Found, SessionClaim
 from asz_core.root.index import SessionIndex
-from asz_core.root.storage import SessionHandle, StorageRoot
+from asz_core.root.storage import StorageRoot
 from asz_core.sessiondata import Header, Part, Record
 
 ADAPTER = "claude-code-provider"
@@ -115,33 +112,6 @@ def provider_config(source: Path, **extra: object) -> dict[str, object]:
 
 def landed_provider_bytes(root: Path) -> int:
     return sum(p.stat().st_size for p in root.glob("*/provider_body/*.sd"))
-
-
-class StandInLocal:
-    """Stands in for ``claude-code-local`` in a pass (that adapter is not on this branch): in
-    its land it appends to each session's index what that adapter appends after landing the
-    session's transcripts. It runs before the provider adapter when listed first."""
-
-    def __init__(self, sessions: Iterable[TranscriptIds]) -> None:
-        self.sessions = {s.session: s for s in sessions}
-        self.indexed: set[str] = set()
-
-    @hookimpl
-    def asz_adapter_info(self) -> AdapterInfo:
-        return AdapterInfo(version="0", runtime="stand-in for claude-code-local")
-
-    @hookimpl
-    def asz_discover(self, ctx: AdapterContext) -> list[Found]:
-        return [Found(kind="session", key=s, session=s) for s in sorted(self.sessions)]
-
-    @hookimpl
-    def asz_claim(self, ctx: AdapterContext, found: list[Found]) -> list[SessionClaim]:
-        return [SessionClaim(f.session, [f]) for f in found if f.session not in self.indexed]
-
-    @hookimpl
-    def asz_land(self, ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -> None:
-        write_index(ctx.root.path, self.sessions[claim.session])
-        self.indexed.add(claim.session)
 
 
 def response_files(bodies: Path, calls: set[str]) -> list[Path]:

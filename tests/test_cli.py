@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def asz(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "asz_core.cli.main", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "asz_core.cli", *args], capture_output=True, text=True,
                           cwd=cwd, env={**os.environ, **(env or {})}, check=False)
 
 

@@ -2,8 +2,8 @@
 
 What claude-code-local lands before this adapter in a pass (each session's index: call ids,
 request ids, the directory slug) is simulated from the corpus's real transcripts by
-``provider_support`` (``write_index``, or ``StandInLocal`` running first in the same pass),
-since that adapter is not on this branch.
+``provider_support`` (``write_index``) where a test is about this adapter alone; the same-pass
+claim runs the real claude-code-local first.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +28,6 @@ from asz_core.verify import verify_root
 from tests.provider_support import (
     ADAPTER,
     MINUTE_NS,
-    StandInLocal,
     TranscriptIds,
     bodies_by_session,
     land_transcript,
@@ -110,9 +110,9 @@ def small(corpus: Path, ids: dict[str, TranscriptIds]) -> Bodies:
 
 
 def test_a_response_is_claimed_through_a_transcript_the_local_adapter_landed_in_the_same_pass(
-        asz_pass: PassRunner, small: Bodies, tmp_path: Path, assert_root_verifies: object) -> None:
-    """The stand-in for claude-code-local runs first and writes the session's index during the
-    pass; the response no request names finds its session through it in that same pass."""
+        asz_pass: PassRunner, small: Bodies, corpus: Path, tmp_path: Path, assert_root_verifies: object) -> None:
+    """claude-code-local runs first and writes the session's index as it lands its transcripts;
+    the response no request names finds its session through it in that same pass."""
     src = tmp_path / "bodies"
     stage(small.written(), src)
     only_transcript = [p.name for p in small.responses
@@ -122,8 +122,10 @@ def test_a_response_is_claimed_through_a_transcript_the_local_adapter_landed_in_
     first = asz_pass.run()  # no transcript landed yet: nothing names the session's directory
     assert first.fields()["bodies_waiting"] == len(small.requests) + len(small.responses)
     assert first.totals.landed == 0 and not first.failed
-    asz_pass.register("claude-code-local", StandInLocal([small.ids]))
-    asz_pass.configure(adapters=[{"name": "claude-code-local"}, provider_config(src)])
+    projects = tmp_path / "projects"
+    shutil.copytree(corpus / "claude-code" / "projects" / small.ids.directory, projects / small.ids.directory)
+    asz_pass.configure(adapters=[{"name": "claude-code-local", "source_root": str(projects), "exclude": []},
+                                 provider_config(src)])
     second = asz_pass.run()
     assert second.fields()["bodies_waiting"] == 0
     assert landed_names(asz_pass.root) == {p.name for p in small.requests + small.responses}

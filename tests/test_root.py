@@ -48,11 +48,12 @@ def test_install_never_replaces(tmp_path: Path) -> None:
     assert final.read_text() == "first" and b.exists()
 
 
-def _source(tmp_path: Path, lines: int = 30, pad: int = 300) -> Path:
+def _source(tmp_path: Path, lines: int = 30, pad: int = 300, sessions: int = 1) -> Path:
     src = tmp_path / "src"
     src.mkdir(exist_ok=True)
-    (src / "s1.jsonl").write_bytes(b"".join(b'{"n":%d,"pad":"%s"}\n' % (i, b"p" * pad)
-                                            for i in range(1, lines + 1)))
+    for s in range(1, sessions + 1):
+        (src / f"s{s}.jsonl").write_bytes(b"".join(b'{"n":%d,"pad":"%s"}\n' % (i, b"p" * pad)
+                                                   for i in range(1, lines + 1)))
     return src
 
 
@@ -176,15 +177,17 @@ def test_disk_full_mid_landing_fails_clearly_and_loses_nothing(asz_pass: PassRun
 def test_killed_at_any_step_a_pass_loses_nothing_and_lands_nothing_twice(
         step: str, nth: int, tmp_path: Path, assert_root_verifies) -> None:
     runner = PassRunner(tmp_path, tmp_path / "root")
-    config = runner.configure(**jsonl_config(_source(tmp_path, lines=40, pad=300), max_delta_bytes=4096))
-    cli = [sys.executable, "-m", "asz_core.cli.main", "run", "--config", str(config)]
+    # two sessions, so each step (a directory fsync is once per session) is reached twice
+    config = runner.configure(**jsonl_config(_source(tmp_path, lines=40, pad=300, sessions=2), max_delta_bytes=4096))
+    cli = [sys.executable, "-m", "asz_core.cli", "run", "--config", str(config)]
     env = {**os.environ, "ASZ_FAULT": f"kill:{step}:{nth}"}
     killed = subprocess.run(cli, env=env, capture_output=True, check=False)
     assert killed.returncode == -9, killed.stderr.decode()
     finished = subprocess.run(cli, capture_output=True, check=False)
     assert finished.returncode == 0, finished.stderr.decode()
     assert subprocess.run(cli, capture_output=True, check=False).returncode == 0
-    ords = [r.ord for _, r in records_of(runner.root, "s1")]
-    assert ords == list(range(1, 41)), "every line exactly once"
+    for session in ("s1", "s2"):
+        ords = [r.ord for _, r in records_of(runner.root, session)]
+        assert ords == list(range(1, 41)), f"{session}: every line exactly once"
     assert temp_files(runner.root) == []
     assert_root_verifies(runner.root)

@@ -107,7 +107,6 @@ def asz_claim(ctx: AdapterContext, found: Sequence[Found]) -> Iterable[SessionCl
             continue
         if not admits(sources.directory):
             continue
-        ctx.counters.sessions += 1
         for refused in sources.refused:
             _count_refused(ctx, refused)
         if sources.files:

@@ -165,5 +165,4 @@ def claim(ctx: AdapterContext, state: ProviderPass) -> list[SessionClaim]:
         bodies = sorted(placed[session], key=lambda bf: (bf.seen.mtime, bf.seen.name))
         claims.append(SessionClaim(session, [Found(kind=bf.seen.role, key=bf.seen.name, session=session,
                                                    path=str(bf.path), payload=bf) for bf in bodies]))
-    counters.sessions = len(claims)
     return claims

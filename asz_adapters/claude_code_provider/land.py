@@ -132,6 +132,7 @@ def land_session(ctx: AdapterContext, state: ProviderPass, claim: SessionClaim, 
                 entry.state, entry.why, entry.session = LANDED, "", claim.session
                 entry.sha = digest_prefix(body.sha256)
         if not ctx.dry_run:
+            session.sync(created=True)  # the table names these files: their names must be durable first
             table.save()
 
     def header() -> Header:
@@ -147,6 +148,7 @@ def land_session(ctx: AdapterContext, state: ProviderPass, claim: SessionClaim, 
     finally:
         lander.abort()
     if not ctx.dry_run:
+        session.sync(created=True)
         table.save()  # what landed no file: bodies found already landed, conflicts, changes
 
 

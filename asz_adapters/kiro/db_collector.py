@@ -38,6 +38,7 @@ from asz_adapters.kiro.cli_database import DatabaseUnavailable, read_value
 from asz_adapters.kiro.stream_owner import same_source
 from asz_adapters.kiro.units import DbConversation
 from asz_core.collect import LineDialect, SourceLine, line_sha
+from asz_core.collect.saving import save_state
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, SOURCE_GONE, format_pairs, parse_pairs
 from asz_core.root.durable import write_replace
@@ -45,7 +46,6 @@ from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import SessionHandle
 from asz_core.sessiondata import Header, Record, SessionDataError, encode_record, open_file, reduce_to_fit
 from asz_core.sessiondata.jsonbytes import JSONLine, NotJSON
-from asz_core.sessiondata.times import format_instant
 
 __all__ = ["ConversationCursor", "ConversationSource", "collect_conversation"]
 
@@ -84,7 +84,9 @@ class ConversationCursor:
         return cursor
 
     def save(self, path: Path) -> None:
-        write_replace(path, format_pairs((f.name, getattr(self, f.name)) for f in fields(self)))
+        # like every cursor: a lost write only lags, so its name needs no directory fsync
+        write_replace(path, format_pairs((f.name, getattr(self, f.name)) for f in fields(self)),
+                      sync_dir=False)
 
 
 @dataclass
@@ -127,7 +129,7 @@ def collect_conversation(ctx: AdapterContext, session: SessionHandle, source: Co
             counters.gone += 1
             if cursor.state != SOURCE_GONE:
                 cursor.state = SOURCE_GONE
-                _save(ctx, cursor, path)
+                save_state(ctx, session, cursor, path)
         return
     turns = _turns(ctx, unit, value)
     if turns is None:
@@ -140,7 +142,7 @@ def collect_conversation(ctx: AdapterContext, session: SessionHandle, source: Co
     except _Conflict as exc:
         if cursor.state != CONFLICT:
             cursor.state = CONFLICT
-            _save(ctx, cursor, path)
+            save_state(ctx, session, cursor, path)
         counters.conflicts += 1
         ctx.warn(f"{unit.database}: conversation {unit.id}: {exc}. The landed turns stay as they "
                  f"are and nothing more lands from this conversation until the row holds them "
@@ -151,7 +153,7 @@ def collect_conversation(ctx: AdapterContext, session: SessionHandle, source: Co
     done = _land_windows(ctx, session, source, cursor, path, turns, digest)
     if done:
         cursor.row_updated_at, cursor.row_length = unit.updated_at, unit.length
-    _save(ctx, cursor, path)
+    save_state(ctx, session, cursor, path)
 
 
 def _turns(ctx: AdapterContext, unit: DbConversation, value: bytes) -> list[bytes] | None:
@@ -283,12 +285,6 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: Conversat
         cursor.offset = landed.summary.last_off + landed.summary.last_bytes + 1
         cursor.last_seq = landed.seq
         cursor.turns_sha256 = digest.hexdigest()
-        _save(ctx, cursor, path)
+        save_state(ctx, session, cursor, path)
     return True
 
-
-def _save(ctx: AdapterContext, cursor: ConversationCursor, path: Path) -> None:
-    if ctx.dry_run:
-        return
-    cursor.updated_at = format_instant(ctx.now_ns())
-    cursor.save(path)

@@ -56,7 +56,6 @@ def claim_sessions(ctx: AdapterContext, found: Sequence[Found]) -> list[SessionC
                     else not session_filter.include)
         if not admitted:
             continue
-        ctx.counters.sessions += 1
         claims.append(SessionClaim(session, [item for _, item in members]))
     return claims
 

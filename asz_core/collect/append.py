@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from asz_core.collect.saving import save_state
 from asz_core.collect.source import LineDialect, SourceLine, convert_line, line_sha
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, SOURCE_GONE, AppendCursor
@@ -39,7 +40,6 @@ from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Header, Record
 from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.reduce import reduce_to_fit
-from asz_core.sessiondata.times import format_instant
 from asz_core.sessiondata.writer import encode_record
 
 __all__ = ["TAIL_BYTES", "AppendSource", "collect_append", "cursor_path"]
@@ -116,7 +116,7 @@ def collect_append(ctx: AdapterContext, session: SessionHandle, source: AppendSo
     except FileNotFoundError:
         if cursor is not None and cursor.state != SOURCE_GONE:
             cursor.state = SOURCE_GONE
-            _save(ctx, cursor, path)
+            save_state(ctx, session, cursor, path)
         if cursor is not None:
             counters.gone += 1
         return
@@ -147,7 +147,7 @@ def collect_append(ctx: AdapterContext, session: SessionHandle, source: AppendSo
         if verdict is not None:
             if cursor.state != CONFLICT:
                 cursor.state = CONFLICT
-                _save(ctx, cursor, path)
+                save_state(ctx, session, cursor, path)
             counters.conflicts += 1
             ctx.warn(f"{source.path}: {verdict}; nothing more lands from it until its landed "
                      f"bytes are back")
@@ -156,7 +156,7 @@ def collect_append(ctx: AdapterContext, session: SessionHandle, source: AppendSo
         cursor.state, cursor.dev, cursor.ino = ACTIVE, st.st_dev, st.st_ino
         landed_any = _land_windows(ctx, session, source, cursor, path, f)
         if changed and not landed_any and cursor.offset:
-            _save(ctx, cursor, path)  # a new inode with the same bytes, or a conflict cleared
+            save_state(ctx, session, cursor, path)  # a new inode with the same bytes, or a conflict cleared
 
 
 def _check(cursor: AppendCursor, f: BinaryIO, size: int) -> str | None:
@@ -259,10 +259,13 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSou
         cursor.ord = landed.summary.last_ord
         cursor.last_seq = landed.seq
         cursor.last_uuid = last_id
+    if windows:
+        # One cursor write for all of this pass's files: a crash before it only makes the
+        # cursor lag, and the next pass brings it forward from the files (``_reconcile``).
         cursor.tail_sha256 = tail.digest()
         cursor.size = max(cursor.size, cursor.offset)
         cursor.mtime = os.fstat(f.fileno()).st_mtime_ns
-        _save(ctx, cursor, path)
+        save_state(ctx, session, cursor, path)
     return windows > 0
 
 
@@ -289,9 +292,3 @@ def _fill(landing: LandingFile, first: _Item, lines: Iterator[_Item], tail: _Tai
             return following, record.id or ""
         record, encoded, chunk = following
 
-
-def _save(ctx: AdapterContext, cursor: AppendCursor, path: Path) -> None:
-    if ctx.dry_run:
-        return
-    cursor.updated_at = format_instant(ctx.now_ns())
-    cursor.save(path)

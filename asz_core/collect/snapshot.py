@@ -13,6 +13,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from asz_core.collect.saving import save_state
 from asz_core.collect.source import LineDialect, SourceLine, convert_line, line_sha
 from asz_core.context import AdapterContext
 from asz_core.root.cursors import ACTIVE, SOURCE_GONE, SnapshotCursor
@@ -22,7 +23,6 @@ from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Header
 from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.reduce import reduce_to_fit
-from asz_core.sessiondata.times import format_instant
 from asz_core.sessiondata.writer import encode_record
 
 __all__ = ["SnapshotSource", "collect_snapshot"]
@@ -59,7 +59,7 @@ def collect_snapshot(ctx: AdapterContext, session: SessionHandle, source: Snapsh
             counters.gone += 1
             if cursor.state != SOURCE_GONE:
                 cursor.state = SOURCE_GONE
-                _save(ctx, cursor, path)
+                save_state(ctx, session, cursor, path)
         return
     if not stat.S_ISREG(st.st_mode):
         counters.unreadable += 1
@@ -87,7 +87,7 @@ def collect_snapshot(ctx: AdapterContext, session: SessionHandle, source: Snapsh
         else:
             cursor.last_seq = _land(ctx, session, source, document)
         cursor.content_sha256 = digest
-    _save(ctx, cursor, path)
+    save_state(ctx, session, cursor, path)
 
 
 def _land(ctx: AdapterContext, session: SessionHandle, source: SnapshotSource, document: bytes) -> int:
@@ -138,9 +138,3 @@ def _landed_after(session: SessionHandle, source: SnapshotSource, after_seq: int
         return seq
     return None
 
-
-def _save(ctx: AdapterContext, cursor: SnapshotCursor, path: Path) -> None:
-    if ctx.dry_run:
-        return
-    cursor.updated_at = format_instant(ctx.now_ns())
-    cursor.save(path)

@@ -82,7 +82,10 @@ class _Cursor:
         return cursor
 
     def save(self, path: Path) -> None:
-        write_replace(path, format_pairs((f.name, getattr(self, f.name)) for f in fields(self)))
+        """Replace the cursor atomically. Its new name is not fsynced into the directory: a
+        cursor lost to a power loss only lags, and is brought forward from the landed files."""
+        write_replace(path, format_pairs((f.name, getattr(self, f.name)) for f in fields(self)),
+                      sync_dir=False)
 
 
 @dataclass

@@ -65,19 +65,26 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def make_dirs(directory: Path) -> None:
-    """Create ``directory`` and its parents, owner-only, making each new entry durable."""
+def make_dirs(directory: Path) -> list[Path]:
+    """Create ``directory`` and its parents, owner-only; return the ones created, outermost first.
+
+    Their entries are not fsynced here: a caller that needs them durable (before a state file
+    refers to what is inside) fsyncs each created directory's parent, as
+    :meth:`asz_core.root.storage.SessionHandle.sync` does.
+    """
     missing = []
     probe = directory
     while not probe.exists():
         missing.append(probe)
         probe = probe.parent
+    created = []
     for path in reversed(missing):
         try:
             os.mkdir(path, OWNER_DIR)
         except FileExistsError:
             continue
-        fsync_dir(path.parent)
+        created.append(path)
+    return created
 
 
 def temp_path(final: Path) -> Path:
@@ -85,15 +92,22 @@ def temp_path(final: Path) -> Path:
     return final.with_name(f".tmp-{secrets.token_hex(6)}-{final.name}")
 
 
-def write_replace(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically: temp file, fsync, rename, directory fsync."""
+def write_replace(path: Path, data: bytes, *, sync_dir: bool = True, derived: bool = False) -> None:
+    """Replace ``path`` with ``data`` atomically: temp file, fsync, rename, directory fsync.
+
+    ``sync_dir=False`` skips the last step, for state that may lag after a power loss without
+    harm (a cursor is brought forward from the landed files): the new content is still never
+    seen half-written, because the temporary file is fsynced before the rename.
+    ``derived=True`` skips both fsyncs, for a note rebuilt from the root whenever it is wrong.
+    """
     temp = temp_path(path)
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_FILE)
     try:
         try:
             faults.checkpoint("state-write")
-            os.write(fd, data) if len(data) < 65536 else _write_all(fd, data)
-            os.fsync(fd)
+            _write_all(fd, data)
+            if not derived:
+                os.fsync(fd)
         finally:
             os.close(fd)
         faults.checkpoint("state-rename")
@@ -101,7 +115,8 @@ def write_replace(path: Path, data: bytes) -> None:
     except BaseException:
         _unlink_quietly(temp)
         raise
-    fsync_dir(path.parent)
+    if sync_dir and not derived:
+        fsync_dir(path.parent)
 
 
 def _write_all(fd: int, data: bytes) -> None:

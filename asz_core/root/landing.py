@@ -1,8 +1,10 @@
-"""Landing one Session Data file: temp file → fsync → read-only → install → directory fsync.
+"""Landing one Session Data file: temp file → fsync → read-only → install (→ directory fsync).
 
 A file becomes visible under its final name only once every byte is durable, and it is never
 rewritten or appended after that. A crash at any instant leaves at most a temporary file, which
-the next holder of the session's lock removes.
+the next holder of the session's lock removes. The directory fsync that makes the new name
+durable is the session's (:meth:`~asz_core.root.storage.SessionHandle.sync`): it is done once per
+directory before anything refers to the file (a cursor, a state table), not once per file.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from asz_core.root import faults
-from asz_core.root.durable import OWNER_FILE, fsync_dir, install_noreplace, make_dirs, temp_path
+from asz_core.root.durable import OWNER_FILE, install_noreplace, make_dirs, temp_path
 from asz_core.root.layout import file_name
 from asz_core.sessiondata.model import Header, Record
 from asz_core.sessiondata.writer import FileSummary, SessionDataWriter
@@ -56,10 +58,12 @@ class LandingFile:
         self.dry_run = dry_run
         self._temp: Path | None = None
         self._file: BinaryIO | None = None
+        #: directories this landing created; their parents need an fsync too
+        self.created_dirs: list[Path] = []
         if dry_run:
             self.writer = SessionDataWriter(_CountingSink(), header)  # type: ignore[arg-type]
             return
-        make_dirs(self.directory)
+        self.created_dirs = make_dirs(self.directory)
         self._temp = temp_path(self.final)
         fd = os.open(self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_FILE)
         self._file = os.fdopen(fd, "wb", buffering=1 << 20)
@@ -74,7 +78,8 @@ class LandingFile:
         self.writer.write(record, line)
 
     def commit(self) -> LandedFile:
-        """Close, make durable and read-only, install under the final name."""
+        """Close, make durable and read-only, install under the final name (not yet fsynced
+        in its directory: see :meth:`~asz_core.root.storage.SessionHandle.sync`)."""
         summary = self.writer.close()
         if self._file is not None and self._temp is not None:
             try:
@@ -87,8 +92,6 @@ class LandingFile:
                 faults.checkpoint("install")
                 install_noreplace(self._temp, self.final)
                 self._temp = None
-                faults.checkpoint("dir-fsync")
-                fsync_dir(self.directory)
             except BaseException:
                 self.abort()
                 raise

@@ -10,8 +10,9 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from asz_core.root import faults
 from asz_core.root.cursors import format_pairs
-from asz_core.root.durable import OWNER_DIR, make_dirs, write_replace
+from asz_core.root.durable import OWNER_DIR, fsync_dir, make_dirs, write_replace
 from asz_core.root.landing import LandedFile, LandingFile
 from asz_core.root.layout import check_id, parse_file_name
 from asz_core.root.locks import FileLock, LockBusy
@@ -99,11 +100,13 @@ class SessionHandle:
         self._on_landed = on_landed
         self._lock: FileLock | None = None
         self._next_seq = 0
+        self._unsynced: set[Path] = set()  #: directories holding names landed since the last sync
+        self._created: set[Path] = set()   #: parents of directories created this pass
         self.landed: list[LandedFile] = []
 
     def __enter__(self) -> SessionHandle:
         if not self.root.dry_run:
-            make_dirs(self.dir)
+            self._created.update(p.parent for p in make_dirs(self.dir))
             os.chmod(self.dir, OWNER_DIR)
             self._lock = FileLock(self.dir / ".lock")
             self._lock.acquire()
@@ -116,14 +119,34 @@ class SessionHandle:
 
     def __exit__(self, *exc: object) -> None:
         try:
+            self.sync()
             if self.landed and not self.root.dry_run:
+                # derived from the files on disk, so it may lag a power loss: no directory fsync
                 write_replace(self.dir / "session.state",
                               format_pairs([("next_seq", self._next_seq),
-                                            ("updated_at", self.root.at)]))
+                                            ("updated_at", self.root.at)]), derived=True)
         finally:
             if self._lock is not None:
                 self._lock.release()
                 self._lock = None
+
+    def sync(self, *, created: bool = False) -> None:
+        """Make every name landed since the last sync durable: one fsync per directory,
+        however many files landed in it. This is what lets a cursor refer to the files, so it
+        runs before every cursor write.
+
+        A cursor lives in the directory of the files it covers: if that directory was new and
+        its own entry is lost to a power loss, the cursor goes with the files, and they land
+        again. State kept elsewhere (``_provider/seen.state``) has no such luck, so its writer
+        asks for ``created=True``: the entries of directories created this pass too.
+        """
+        dirs = self._unsynced | self._created if created else self._unsynced
+        for directory in sorted(dirs, key=lambda p: len(p.parts), reverse=True):
+            faults.checkpoint("dir-fsync")
+            fsync_dir(directory)
+        self._unsynced.clear()
+        if created:
+            self._created.clear()
 
     def _scan(self) -> int:
         """The highest seq on disk; removes temporary files a crash left behind."""
@@ -152,8 +175,15 @@ class SessionHandle:
                            dry_run=self.root.dry_run)
 
     def commit(self, landing: LandingFile) -> LandedFile:
-        """Install a file begun with :meth:`begin` and report it."""
+        """Install a file begun with :meth:`begin` and report it.
+
+        The file is durable, its name not yet: call :meth:`sync` before writing anything that
+        refers to it (the collectors do, before each cursor write).
+        """
         landed = landing.commit()
+        if not landed.dry_run:
+            self._unsynced.add(landing.directory)
+            self._created.update(p.parent for p in landing.created_dirs)
         self.landed.append(landed)
         if self._on_landed is not None:
             self._on_landed(landed)

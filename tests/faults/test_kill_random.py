@@ -48,7 +48,7 @@ def test_a_pass_killed_at_a_random_instant(seed: int, tmp_path: Path, assert_roo
     counts = _sources(tmp_path / "src", rng)
     runner = PassRunner(tmp_path, tmp_path / "root")
     config = runner.configure(**jsonl_config(tmp_path / "src", max_delta_bytes=4096))
-    cli = [sys.executable, "-m", "asz_core.cli.main", "run", "--config", str(config)]
+    cli = [sys.executable, "-m", "asz_core.cli", "run", "--config", str(config)]
     for _ in range(rng.randint(1, 2)):  # sometimes a second crash before the clean passes
         if rng.random() < 0.6:
             env = {**os.environ, "ASZ_FAULT": f"kill:{rng.choice(faults.STEPS)}:{rng.randint(1, 6)}"}

@@ -55,7 +55,7 @@ def test_a_provider_pass_killed_at_a_landing_step(seed: int, corpus: Path, tmp_p
     runner = PassRunner(tmp_path, tmp_path / "root")
     write_index(runner.root, ids)
     config = runner.configure(adapters=[provider_config(src, collector={"max_delta_bytes": 64 * 1024})])
-    cli = [sys.executable, "-m", "asz_core.cli.main", "run", "--config", str(config)]
+    cli = [sys.executable, "-m", "asz_core.cli", "run", "--config", str(config)]
     for _ in range(rng.randint(1, 2)):
         env = {**os.environ, "ASZ_FAULT": f"kill:{rng.choice(faults.STEPS)}:{rng.randint(1, 4)}"}
         subprocess.run(cli, env=env, capture_output=True, check=False, timeout=120)

@@ -75,7 +75,6 @@ def asz_claim(ctx: AdapterContext, found: Sequence[Found]) -> Iterable[SessionCl
             continue
         if not ctx.session_filter.admits_directory(str(Path(item.path or "").parent)):
             continue
-        ctx.counters.sessions += 1
         claims.append(SessionClaim(item.session, [item]))
     return claims
 

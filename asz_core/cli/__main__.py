@@ -1,0 +1,7 @@
+"""``python -m asz_core.cli`` runs ``asz-pipeline``."""
+
+import sys
+
+from asz_core.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,31 @@
+"""Writing a cursor (or any state that refers to landed files) in the one safe order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from asz_core.context import AdapterContext
+from asz_core.root.storage import SessionHandle
+from asz_core.sessiondata.times import format_instant
+
+__all__ = ["SavableState", "save_state"]
+
+
+class SavableState(Protocol):
+    updated_at: str
+
+    def save(self, path: Path) -> None: ...
+
+
+def save_state(ctx: AdapterContext, session: SessionHandle, state: SavableState, path: Path) -> None:
+    """Make what landed in ``session`` durable, then replace ``path`` with ``state``.
+
+    The order is the guarantee: a cursor never names a file whose name could still vanish in a
+    power loss. Nothing is written in a dry run.
+    """
+    if ctx.dry_run:
+        return
+    session.sync()
+    state.updated_at = format_instant(ctx.now_ns())
+    state.save(path)
