@@ -3,8 +3,9 @@
 Each step of landing a file or replacing a state file calls :func:`checkpoint` with its name.
 Normally that does nothing. When ``ASZ_FAULT`` is set (only the tests set it) to
 ``<action>:<step>:<n>``, the ``n``-th time ``step`` is reached the process is killed with
-SIGKILL (``kill``) or the step fails with ``ENOSPC`` (``enospc``), so a test can prove that a
-crash or a full disk at that instant loses nothing and lands nothing twice.
+SIGKILL (``kill``), the step fails with ``ENOSPC`` (``enospc``), or the pass stops there for
+three seconds (``stall``), so a test can prove that a crash or a full disk at that instant loses
+nothing and lands nothing twice, or hold a pass open while a second one starts.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import signal
+import time
 
 __all__ = ["STEPS", "checkpoint"]
 
@@ -45,3 +47,5 @@ def checkpoint(step: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
     if action == "enospc":
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC) + f" (injected at {step})")
+    if action == "stall":
+        time.sleep(3)
