@@ -109,3 +109,11 @@ def test_the_demo_of_the_readme_runs(tmp_path: Path) -> None:
     done = asz("run", "--config", str(demo / "asz.yaml"))
     assert done.returncode == EXIT_OK, done.stderr
     assert asz("verify", "--config", str(demo / "asz.yaml")).returncode == EXIT_OK
+
+
+def test_a_closed_pipe_is_not_an_error(workdir: Path) -> None:
+    for n in range(3000):  # more output than a pipe holds, so the writer meets the closed end
+        (workdir / "logs" / f"session-{n:05d}.jsonl").write_text("{}\n")
+    done = subprocess.run(f"{sys.executable} -m asz_core.cli sources --config asz.yaml --sessions | head -c 1",
+                          shell=True, capture_output=True, text=True, cwd=workdir, check=False)
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr

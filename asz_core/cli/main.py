@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -50,6 +51,11 @@ def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
     except KeyboardInterrupt:
         print("asz: interrupted; what landed is complete, the rest lands next pass", file=app.err)
         return 130
+    except BrokenPipeError:
+        # the reader went away (``asz-pipeline sources | head``): not an error of ours, and
+        # Python must not complain again when it flushes stdout on exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":
