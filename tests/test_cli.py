@@ -117,3 +117,18 @@ def test_a_closed_pipe_is_not_an_error(workdir: Path) -> None:
     done = subprocess.run(f"{sys.executable} -m asz_core.cli sources --config asz.yaml --sessions | head -c 1",
                           shell=True, capture_output=True, text=True, cwd=workdir, check=False)
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+
+
+def test_watch_keeps_passing_at_the_interval(workdir: Path) -> None:
+    child = subprocess.Popen([sys.executable, "-m", "asz_core.cli", "run", "--config", "asz.yaml", "--watch",
+                              "--interval", "1s"], cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        first = child.stdout.readline()  # type: ignore[union-attr]
+        (workdir / "logs" / "gamma.jsonl").write_text('{"g":1}\n')
+        lines = [child.stdout.readline() for _ in range(2)]  # type: ignore[union-attr]
+    finally:
+        child.terminate()
+        child.wait(timeout=10)
+    assert " records=4 " in first
+    assert any(" records=1 " in line for line in lines), lines
