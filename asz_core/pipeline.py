@@ -109,6 +109,9 @@ def _run_adapter(host: PluginHost, ctx: PassContext, name: str, options: dict[st
         return
     for done, claim in enumerate(claims, start=1):
         ctx.reporter.progress(name, done, len(claims))
+        if claim.unchanged is not None:
+            _count_unchanged(actx.counters, claim.unchanged)
+            continue
         try:
             with actx.open_session(claim.session) as session:
                 host.land(name, actx, claim, session)
@@ -116,3 +119,12 @@ def _run_adapter(host: PluginHost, ctx: PassContext, name: str, options: dict[st
             actx.counters.busy += 1
         except Exception as exc:  # noqa: BLE001 - isolate each session's failure
             ctx.error(name, describe_failure(exc), claim.session)
+    actx.save_settled()
+
+
+def _count_unchanged(counters: AdapterCounters, unchanged: dict[str, int]) -> None:
+    """Add what landing a session the adapter judged unchanged would have counted."""
+    for key in ("sources", "gone"):
+        value = unchanged.get(key, 0)
+        if isinstance(value, int) and value > 0:
+            setattr(counters, key, getattr(counters, key) + value)

@@ -77,3 +77,7 @@ class SessionClaim:
 
     session: str
     found: list[Found] = field(default_factory=list)
+    #: Set by an adapter that knows from a stat alone that landing this session would land
+    #: nothing (:class:`~asz_core.root.settled.SettledSessions`): the counters landing it would
+    #: have added. The pass adds them and neither locks the session nor calls ``asz_land``.
+    unchanged: dict[str, int] | None = None
