@@ -7,7 +7,9 @@
 Every line written is a real line of the shared corpus, with its identifiers replaced: each
 UUID, ``msg_``/``req_``/``toolu_`` id and agent id is swapped for one of the same length and
 alphabet, derived from the seed, the session and the repetition, so shapes, sizes and escapes
-are the real ones while no two generated sessions (or two repetitions within one) share an id.
+are the real ones while no two generated sessions (or two repetitions within one) share an id;
+and every RFC 3339 time in a session's lines is moved by one offset, so the sessions spread over
+half a year as a person's do (a time keeps its spelling and fraction digits).
 A generated session is a real session (its main transcript and subagents) repeated until it
 reaches a size drawn from a log-normal distribution around the mean the options ask for; its
 project directory is one of the corpus's, with a number added so sessions spread over several.
@@ -35,6 +37,7 @@ records what it appended in ``corpus.json`` under ``grown`` so a benchmark can r
 from __future__ import annotations
 
 import argparse
+import datetime
 import hashlib
 import json
 import random
@@ -62,9 +65,11 @@ PRESETS: dict[str, dict[str, object]] = {
 #: mean size of a generated session when only ``--size`` is given: the corpus's own mean
 MEAN_SESSION = 300_000
 SMALL_SESSION = 64_000
+SPREAD_DAYS = 180
 
 _UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _API_ID = re.compile(rb"\b(?:msg|req|toolu|srvtoolu)_[0-9A-Za-z]{20,}")
+_TIME = re.compile(rb'"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})((?:\.\d{1,9})?Z)"')
 _HEX = b"0123456789abcdef"
 _B62 = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
@@ -102,7 +107,8 @@ def load_templates(projects: Path) -> list[Template]:
 class IdMap:
     """Replaces every id in a line with one of the same shape, fixed by ``salt``."""
 
-    def __init__(self, salt: str, fixed: dict[bytes, bytes]) -> None:
+    def __init__(self, salt: str, fixed: dict[bytes, bytes], shift: int = 0) -> None:
+        self.shift = datetime.timedelta(seconds=shift)  #: added to every RFC 3339 time in a line
         self.salt = salt.encode()
         self.fixed = dict(fixed)
         self.memo = dict(fixed)
@@ -139,8 +145,14 @@ class IdMap:
         keep = len("acompact-") if agent.startswith("acompact-") else (1 if len(agent) == 17 else 0)
         return self._new(token, _HEX, keep=keep).decode()
 
+    def time(self, match: re.Match[bytes]) -> bytes:
+        moved = datetime.datetime.fromisoformat(match.group(1).decode()) + self.shift
+        return b'"' + moved.strftime("%Y-%m-%dT%H:%M:%S").encode() + match.group(2) + b'"'
+
     def line(self, line: bytes, agents: dict[bytes, bytes]) -> bytes:
         line = _API_ID.sub(self.api, _UUID.sub(self.uuid, line))
+        if self.shift:
+            line = _TIME.sub(self.time, line)
         for old, new in agents.items():
             if old in line:
                 line = line.replace(old, new)
@@ -214,21 +226,21 @@ class _Writer:
         return self.written
 
 
-def _session_lines(template: Template, session: str, salt: str,
+def _session_lines(template: Template, session: str, salt: str, shift: int = 0,
                    agent_ids: dict[str, str] | None = None) -> tuple[IdMap, dict[str, str], Iterator[bytes]]:
-    ids = IdMap(salt, {template.session.encode(): session.encode()})
+    ids = IdMap(salt, {template.session.encode(): session.encode()}, shift)
     agents = agent_ids if agent_ids is not None else {a: ids.agent(a) for a in template.agents}
     swap = {a.encode(): b.encode() for a, b in agents.items()}
     return ids, agents, (ids.line(line, swap) for line in template.main)
 
 
 def _write_session(root: Path, made: Made, template: Template, project: str, session: str,
-                   target: int, seed: int, big_line: bytes | None = None) -> int:
+                   target: int, seed: int, shift: int, big_line: bytes | None = None) -> int:
     """Write one session of about ``target`` bytes; returns what it wrote."""
     main = _Writer(root / project / f"{session}.jsonl", made)
     total, rep = 0, 0
     while True:
-        ids, agents, lines = _session_lines(template, session, f"{seed}:{session}:{rep}")
+        ids, agents, lines = _session_lines(template, session, f"{seed}:{session}:{rep}", shift)
         for n, line in enumerate(lines):
             if big_line is not None and rep == 0 and n == len(template.main) // 2:
                 main.write(big_line)
@@ -354,9 +366,12 @@ def generate(out: Path, spec: Spec, corpus: Path | None = None) -> Made:
         session = _uuid_from(rng)
         project = f"{template.project}-{n % max(1, count // 40)}" if count > 40 else template.project
         line = big if n == 0 else None
-        wrote = _write_session(projects, made, template, project, session, target, spec.seed, line)
+        # spread over half a year, as a person's sessions are (the provider adapter's claim
+        # windows and every time a record carries see realistic gaps)
+        shift = rng.randrange(SPREAD_DAYS * 86400)
+        wrote = _write_session(projects, made, template, project, session, target, spec.seed, shift, line)
         made.sessions.append({"id": session, "project": project, "template": template.session,
-                              "bytes": wrote})
+                              "bytes": wrote, "shift": shift})
     made.transcript_bytes = made.bytes
     if spec.kiro > 0:
         _write_kiro(out, made, corpus / "kiro", int(max(made.transcript_bytes * spec.kiro, 30_000)), rng)
@@ -387,7 +402,8 @@ def grow(out: Path, percent: float, seed: int = 0, corpus: Path | None = None) -
         w = _Writer(path, made, append=True)
         rep = 0
         while w.written < quota:
-            _, _, lines = _session_lines(template, session, f"grow:{seed}:{len(made.grown)}:{session}:{rep}")
+            _, _, lines = _session_lines(template, session, f"grow:{seed}:{len(made.grown)}:{session}:{rep}",
+                                         int(str(entry.get("shift", 0))))
             for line in lines:
                 w.write(line)
                 if w.written >= quota:
