@@ -263,16 +263,29 @@ def _write_session(root: Path, made: Made, template: Template, project: str, ses
 
 
 def _big_line(templates: list[Template], megabytes: float, rng: random.Random) -> bytes:
-    """A real tool result line whose content is made ``megabytes`` long with real text."""
+    """A real tool result line, ``megabytes`` long, its content the corpus's tool output text.
+
+    The text is kept to ASCII, as a large log or file mostly is: one character above U+FFFF in
+    a 50 MB string makes Python hold it at 4 bytes a character (200 MB), which no parser of the
+    line avoids, so the line would measure that instead of the collector.
+    """
     results = [line for t in templates for line in t.main
                if b'"tool_result"' in line and b'"toolUseResult"' in line and 2000 < len(line) < 20000]
     shape = json.loads(rng.choice(results))
-    text_pool = "".join(line.decode("utf-8", "replace") for t in templates[:4] for line in t.main[:40])
+    outputs = [b.get("content") for t in templates for line in t.main if b'"tool_result"' in line
+               for b in json.loads(line).get("message", {}).get("content", []) if isinstance(b, dict)]
+    pool = "".join(c for c in "\n".join(o for o in outputs if isinstance(o, str)) if c.isascii())
     block = next(b for b in shape["message"]["content"] if b.get("type") == "tool_result")
-    want = int(megabytes * MB)
-    block["content"] = (text_pool * (want // len(text_pool) + 1))[:want]
     shape["uuid"] = _uuid_from(rng)
-    return json.dumps(shape, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    want = int(megabytes * MB) - 1  # the newline
+    size = want
+    for _ in range(4):  # escapes make the line longer than its text: shrink the text to fit
+        block["content"] = (pool * (size // len(pool) + 1))[:size]
+        line = json.dumps(shape, ensure_ascii=False, separators=(",", ":")).encode()
+        if len(line) <= want:
+            break
+        size -= len(line) - want
+    return line + b"\n"
 
 
 def _repeat(w: _Writer, lines: list[bytes], ids: IdMap, target: int) -> int:
