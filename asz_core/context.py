@@ -121,6 +121,8 @@ class PassContext:
     #: the configuration the pass runs with, so a plugin can read its own section
     #: (``config.section("export.otlp")``); ``None`` where no configuration was loaded
     config: Config | None = None
+    #: in a worker process (:mod:`asz_core.workers`): what landed, announced later by the pass
+    deferred_landed: list[tuple[str, LandedFile]] | None = None
 
     def landed_by(self, adapter: str) -> list[LandedFile]:
         """What ``adapter`` (run earlier in this pass) landed."""
@@ -131,6 +133,9 @@ class PassContext:
         self.counters.setdefault(adapter, AdapterCounters()).errors += 1
 
     def file_landed(self, adapter: str, landed: LandedFile) -> None:
+        if self.deferred_landed is not None:
+            self.deferred_landed.append((adapter, landed))
+            return
         counters = self.counters.setdefault(adapter, AdapterCounters())
         counters.landed += 1
         counters.records += landed.summary.records

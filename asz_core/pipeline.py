@@ -24,6 +24,7 @@ from asz_core.host import PluginHost
 from asz_core.root.layout import RefusedId
 from asz_core.root.locks import LockBusy
 from asz_core.root.storage import StorageRoot
+from asz_core.workers import configured_workers, land_in_workers, land_one
 
 __all__ = ["PassRefused", "describe_failure", "run_pass"]
 
@@ -107,18 +108,19 @@ def _run_adapter(host: PluginHost, ctx: PassContext, name: str, options: dict[st
     except Exception as exc:  # noqa: BLE001 - one adapter failing does not stop the others
         ctx.error(name, describe_failure(exc))
         return
-    for done, claim in enumerate(claims, start=1):
-        ctx.reporter.progress(name, done, len(claims))
+    to_land = []
+    for claim in claims:
         if claim.unchanged is not None:
             _count_unchanged(actx.counters, claim.unchanged)
-            continue
-        try:
-            with actx.open_session(claim.session) as session:
-                host.land(name, actx, claim, session)
-        except LockBusy:
-            actx.counters.busy += 1
-        except Exception as exc:  # noqa: BLE001 - isolate each session's failure
-            ctx.error(name, describe_failure(exc), claim.session)
+        else:
+            to_land.append(claim)
+    workers = min(configured_workers(actx.options), len(to_land))
+    if workers > 1 and record.info.parallel_sessions and not ctx.dry_run:
+        land_in_workers(host, actx, name, to_land, workers, describe_failure)
+    else:
+        for done, claim in enumerate(to_land, start=1):
+            ctx.reporter.progress(name, done, len(to_land))
+            land_one(host, actx, name, claim, describe_failure)
     actx.save_settled()
 
 

@@ -37,7 +37,8 @@ def projects(tmp_path: Path, cc_projects: Path) -> Path:
 
 @pytest.fixture
 def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The sessions each pass opens (locks) for landing, in order."""
+    """The sessions each pass opens (locks) for landing, in order (in this process: one worker)."""
+    monkeypatch.delenv("ASZ_WORKERS", raising=False)
     seen: list[str] = []
     real = storage.SessionHandle.__enter__
 
