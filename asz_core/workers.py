@@ -23,21 +23,19 @@ own process.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import multiprocessing
 import os
-import signal
 from collections.abc import Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from asz_core.context import AdapterContext, PassError, QuietReporter
 from asz_core.host import PluginHost
 from asz_core.plugin import SessionClaim
 from asz_core.root.landing import LandedFile
 from asz_core.root.locks import LockBusy
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 __all__ = ["configured_workers", "land_in_workers", "land_one"]
 
@@ -49,13 +47,14 @@ _PR_SET_PDEATHSIG = 1
 def configured_workers(options: dict[str, Any]) -> int:
     """How many processes land this adapter's sessions: ``$ASZ_WORKERS``, else the adapter's
     ``collector.workers``, else 1; always 1 where processes cannot be forked (Windows)."""
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return 1
     explicit = os.environ.get("ASZ_WORKERS", "")
-    if explicit.isdigit() and int(explicit) > 0:
-        return int(explicit)
     value = options.get("collector", {}).get("workers", 1)
-    return value if isinstance(value, int) and value > 0 else 1
+    wanted = int(explicit) if explicit.isdigit() else value if isinstance(value, int) else 1
+    if wanted <= 1:
+        return 1
+    import multiprocessing  # only for a pass that lands in several processes
+
+    return wanted if "fork" in multiprocessing.get_all_start_methods() else 1
 
 
 def land_one(host: PluginHost, actx: AdapterContext, name: str, claim: SessionClaim,
@@ -88,6 +87,9 @@ _state: tuple[PluginHost, AdapterContext, str, Sequence[SessionClaim], Any] | No
 
 
 def _die_with_the_pass() -> None:
+    import ctypes
+    import signal
+
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() == 1:  # the pass died before the line above ran
@@ -115,6 +117,10 @@ def _land_in_worker(index: int) -> _Report:
 def land_in_workers(host: PluginHost, actx: AdapterContext, name: str, claims: Sequence[SessionClaim],
                     workers: int, describe: Any) -> None:
     """Land ``claims`` in ``workers`` forked processes, announcing and counting what each did."""
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
     global _state
     ctx = actx.pass_ctx
     settled = actx.settled if not ctx.dry_run else None  # loaded before the fork: workers share it
