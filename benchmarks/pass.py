@@ -11,7 +11,10 @@ is its own process, so its peak RSS (``ru_maxrss`` from ``wait4``, that child on
 * **floor**: read every source file, and for every line ``orjson.loads`` and SHA-256: what any
   reader of these files must do. Timed inside its process, as the cold pass is;
 * **cold pass**: ``asz-pipeline run`` into an empty root (every landed file and state durable),
-  timed inside the pass (its ``elapsed_s``) and as a whole process, start-up included;
+  timed inside the pass (its ``elapsed_s``) and as a whole process, start-up included; and again
+  with ``collector.workers`` (``--workers``, default the CPUs up to 4) so claude-code-local's
+  sessions land in that many processes (its peak RSS is the pass's process alone, so it is not
+  shown);
 * **no-op pass**: ``asz-pipeline run`` again, nothing new, whole process, beside a Python process
   that only lists the source directories and stats every file in them;
 * **incremental pass**: after ``corpus.py grow`` appends 1 % (whole lines, to 5 % of the
@@ -163,12 +166,14 @@ class Setup:
                       if p.is_file() and p.suffix in (".jsonl", ".json"))
 
 
-def write_config(setup: Setup) -> None:
-    entries = []
+def write_config(setup: Setup, workers: int = 1) -> None:
+    entries: list[dict[str, object]] = []
     for name, source in zip(("claude-code-local", "claude-code-provider", "kiro"),
                             (".claude/projects", "provider-bodies", ".kiro"), strict=True):
         if name in setup.adapters:
             entries.append({"name": name, "source_root": str(setup.corpus / source), "exclude": []})
+            if workers > 1:
+                entries[-1]["collector"] = {"workers": workers}
     setup.config.write_text(json.dumps({"storage": {"root": str(setup.root)}, "adapters": entries}), "utf-8")
 
 
@@ -232,7 +237,7 @@ def peer(setup: Setup, repeat: int) -> list[tuple[str, Run | None, str]]:
 # ---- measuring ---------------------------------------------------------------------------
 
 
-def measure(setup: Setup, repeat: int, with_peer: bool) -> int:
+def measure(setup: Setup, repeat: int, with_peer: bool, workers: int, peer_repeat: int) -> int:
     files = setup.source_files()
     size = sum(p.stat().st_size for p in files)
     made = corpus_gen.load_made(setup.corpus)
@@ -241,7 +246,13 @@ def measure(setup: Setup, repeat: int, with_peer: bool) -> int:
     run_child([str(Path(sys.executable).with_name("asz-pipeline")), "--version"])  # writes bytecode
 
     floor_run = repeated(repeat, lambda: floor_child([(str(p), 0) for p in files], setup.work))
-    cold = repeated(repeat, lambda: asz(setup), before=lambda: shutil.rmtree(setup.root, ignore_errors=True))
+    fresh = lambda: shutil.rmtree(setup.root, ignore_errors=True)  # noqa: E731
+    parallel = None
+    if workers > 1:
+        write_config(setup, workers)
+        parallel = repeated(repeat, lambda: asz(setup), before=fresh)
+        write_config(setup)
+    cold = repeated(repeat, lambda: asz(setup), before=fresh)
     summary = json.loads(cold.out.splitlines()[0])
     stat_run = repeated(repeat, lambda: run_child([sys.executable, "-c", STAT_PROCESS,
                                                    *map(str, setup.source_roots())]))
@@ -272,6 +283,10 @@ def measure(setup: Setup, repeat: int, with_peer: bool) -> int:
     row("cold pass (inside the pass)", cold.inner, mbs, cold.rss, f"{share:.0%} of the floor's speed",
         f"≥ 40 %: {'met' if share >= 0.40 else 'NOT met'}")
     row("cold pass (whole process)", cold.wall, mbs, cold.rss)
+    if parallel is not None:
+        share_w = floor_run.inner / parallel.inner
+        row(f"cold pass, {workers} worker processes (inside the pass)", parallel.inner, mbs, None,
+            f"{share_w:.0%} of the floor's speed", f"≥ 40 %: {'met' if share_w >= 0.40 else 'NOT met'}")
     row("a process that stats every source file", stat_run.wall, None, stat_run.rss)
     ratio = noop.wall / stat_run.wall
     row("no-op pass (whole process)", noop.wall, None, noop.rss, f"{ratio:.1f}x the stats",
@@ -284,13 +299,14 @@ def measure(setup: Setup, repeat: int, with_peer: bool) -> int:
     worst = max(cold.rss, noop.rss, incremental.rss)
     notes = []
     if with_peer:
-        for what, run, note in peer(setup, repeat):
+        for what, run, note in peer(setup, peer_repeat):
             if run is None:
                 notes.append(f"{what}: {note}")
                 continue
-            transcripts = made.transcript_bytes / MB
-            row(what, run.wall, transcripts, run.rss, f"{run.wall / cold.wall:.1f}x asz's cold process"
-                if "empty" in what else f"{run.wall / noop.wall:.1f}x asz's no-op process")
+            first = "empty" in what
+            row(what, run.wall, made.transcript_bytes / MB if first else None, run.rss,
+                f"{run.wall / cold.wall:.1f}x asz's cold process" if first
+                else f"{run.wall / noop.wall:.1f}x asz's no-op process")
     print(f"corpus {setup.corpus}: {len(made.sessions)} Claude Code sessions, {len(files)} source files, "
           f"{mbs:.1f} MB (transcripts {made.transcript_bytes / MB:.1f}, provider bodies "
           f"{made.body_bytes / MB:.1f}, Kiro {made.kiro_bytes / MB:.1f}); largest line {largest:.2f} MB")
@@ -331,6 +347,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--adapters", default=",".join(ADAPTERS), help="comma-separated (default: all three)")
     parser.add_argument("--no-peer", action="store_true", help=f"do not run {PEER}")
+    parser.add_argument("--peer-repeat", type=int, help=f"runs of {PEER} (default: --repeat)")
+    parser.add_argument("--workers", type=int, default=min(os.cpu_count() or 1, 4),
+                        help="also a cold pass with this many worker processes (collector.workers; "
+                             "default: the CPUs, at most 4; 1: not measured)")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one cold pass instead")
     parser.add_argument("--floor", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -349,7 +369,9 @@ def main(argv: list[str] | None = None) -> int:
             corpus_gen.generate(corpus, spec)
         adapters = tuple(a for a in args.adapters.split(",") if a)
         setup = Setup(corpus, work, work / "asz.yaml", work / "root", adapters)
-        return profile(setup) if args.profile else measure(setup, args.repeat, not args.no_peer)
+        if args.profile:
+            return profile(setup)
+        return measure(setup, args.repeat, not args.no_peer, args.workers, args.peer_repeat or args.repeat)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
