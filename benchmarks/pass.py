@@ -246,7 +246,12 @@ def measure(setup: Setup, repeat: int, with_peer: bool, workers: int, peer_repea
     run_child([str(Path(sys.executable).with_name("asz-pipeline")), "--version"])  # writes bytecode
 
     floor_run = repeated(repeat, lambda: floor_child([(str(p), 0) for p in files], setup.work))
-    fresh = lambda: shutil.rmtree(setup.root, ignore_errors=True)  # noqa: E731
+    def fresh() -> None:
+        # an empty root, and the deleted one's writes out of the way, so one run's write-back
+        # does not land in the next run's time
+        shutil.rmtree(setup.root, ignore_errors=True)
+        os.sync()
+
     parallel = None
     if workers > 1:
         write_config(setup, workers)
