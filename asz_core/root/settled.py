@@ -5,20 +5,23 @@ A session is *settled* when every source of it has landed up to its end: each ap
 ``active`` at the source's size, on the source's inode; each snapshot cursor is ``active`` on
 the source's size, mtime and inode; and landing it counted no conflict, pending, unreadable,
 waiting, busy or error. The adapter records such a session with the ``lstat`` of every file its
-outcome depends on: its sources, its cursors and the session's ``streams``/``runs`` directories
-(or that they are absent), and the counters its landing added (``sources``, ``gone``).
+outcome depends on: its sources and every cursor in its ``streams/*`` and ``runs/*`` (those of
+places whose sources are gone included), and the counters its landing added (``sources``,
+``gone``).
 
 The next pass asks :meth:`SettledSessions.unchanged` with the sources discovery found. When they
-are the same list and every recorded file still has the same device, inode, size and mtime (and
-the absent ones are still absent), landing the session would read no cursor differently and no
-byte of a source: the collectors' own rules (same size and inode: nothing to read; a snapshot
-with the same size, mtime and inode: not read) say so from the same values. The pass then
-counts what landing it would have counted and does not open the session. Anything else — a
-source grown, replaced or touched, a cursor rewritten (or lost to a power cut, which gives it
-another inode), a stream added, a source discovered or gone — is a miss, and the session is
-landed as always. The table is derived: it lives in ``<root>/.settled-<adapter>.state``, is
-written without fsync after each adapter's landing, and a table that is missing, unreadable or
-written by another adapter version is empty.
+are the same list and every recorded file still has the same device, inode, size and mtime,
+landing the session would read no cursor differently and no byte of a source: the collectors'
+own rules (same size and inode: nothing to read; a snapshot with the same size, mtime and inode:
+not read) say so from the same values. The pass then counts what landing it would have counted
+and does not open the session. Anything else — a source grown, replaced or touched, a cursor
+rewritten (or lost to a power cut, which gives it another inode), a source discovered or gone —
+is a miss, and the session is landed as always. (A new place, a stream or run, only ever comes
+from a source discovery lists, so the list of sources covers it.)
+
+The table is derived: it lives in ``<root>/.settled-<adapter>.state``, is written without fsync
+after each adapter's landing, and a table that is missing, unreadable or written by another
+adapter version is empty.
 """
 
 from __future__ import annotations
@@ -52,12 +55,8 @@ def _names(directory: Path) -> list[str]:
 
 
 def _cursor_dirs(session_dir: Path) -> list[Path]:
-    """``streams``, ``runs`` and each directory in them: where a session's cursors live."""
-    out = []
-    for group in ("streams", "runs"):
-        out.append(session_dir / group)
-        out.extend(session_dir / group / name for name in _names(session_dir / group))
-    return out
+    """Each directory in ``streams`` and ``runs``: where a session's cursors live."""
+    return [session_dir / group / name for group in ("streams", "runs") for name in _names(session_dir / group)]
 
 
 def _landed_to(cursor_path: Path, stamp: _Stamp, append: bool) -> bool:
@@ -126,7 +125,6 @@ class SettledSessions:
                 return False
             files.append([str(source), stamp])
         for directory in _cursor_dirs(session_dir):
-            files.append([str(directory), _stamp(str(directory))])
             for name in _names(directory):
                 if name.endswith(".cursor"):
                     files.append([str(directory / name), _stamp(str(directory / name))])
