@@ -6,15 +6,16 @@
     python benchmarks/pass.py --profile                # cProfile of one cold pass instead
 
 Every figure is the median of ``--repeat`` runs (default 5) after one warm-up run, and every run
-is its own process, so its peak RSS (``ru_maxrss`` from ``wait4``, that child only) is known:
+is its own process, so its peak RSS is known (``ru_maxrss`` from ``wait4``, that child and any
+process it waited for, such as worker processes; see :data:`LAUNCHER` for why children are
+started from a bare launcher):
 
 * **floor**: read every source file, and for every line ``orjson.loads`` and SHA-256: what any
   reader of these files must do. Timed inside its process, as the cold pass is;
 * **cold pass**: ``asz-pipeline run`` into an empty root (every landed file and state durable),
   timed inside the pass (its ``elapsed_s``) and as a whole process, start-up included; and again
   with ``collector.workers`` (``--workers``, default the CPUs up to 4) so claude-code-local's
-  sessions land in that many processes (its peak RSS is the pass's process alone, so it is not
-  shown);
+  sessions land in that many processes (its peak RSS: the largest of the pass and its workers);
 * **no-op pass**: ``asz-pipeline run`` again, nothing new, whole process, beside a Python process
   that only lists the source directories and stats every file in them;
 * **incremental pass**: after ``corpus.py grow`` appends 1 % (whole lines, to 5 % of the
@@ -98,7 +99,7 @@ for root in sys.argv[1:]:
 class Run:
     wall: float       #: seconds, the whole process
     inner: float      #: seconds the process says its work took (the wall when it says nothing)
-    rss: float        #: MB, peak resident set of that process
+    rss: float        #: MB, peak resident set of that process (and of any process it waited for)
     out: str
     code: int
 
@@ -109,21 +110,63 @@ def child_env() -> dict[str, str]:
     return env
 
 
+# Linux keeps a process's peak RSS across exec, and a child made by fork or vfork starts from its
+# parent's: ``getrusage`` of a child of this script would report at least this script's own peak
+# (40 MB and more once it has read the corpus). So every child is started by this launcher, a
+# bare interpreter (``-S -I``, about 8 MB) started first, with ``posix_spawn``; its ``wait4``
+# gives the child's own ``ru_maxrss`` (and that of any process the child waited for, such as
+# worker processes).
+LAUNCHER = """
+import json, os, sys, time
+for request in sys.stdin:
+    cmd, env, out, err = json.loads(request)
+    fds = [os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+           os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)]
+    started = time.perf_counter()
+    pid = os.posix_spawn(cmd[0], cmd, env, file_actions=[(os.POSIX_SPAWN_DUP2, fds[0], 1),
+                                                         (os.POSIX_SPAWN_DUP2, fds[1], 2)])
+    _, status, usage = os.wait4(pid, 0)
+    wall = time.perf_counter() - started
+    for fd in fds:
+        os.close(fd)
+    print(json.dumps([wall, os.waitstatus_to_exitcode(status), usage.ru_maxrss]), flush=True)
+"""
+
+
+class Launcher:
+    """The bare process every measured child is started from (see :data:`LAUNCHER`)."""
+
+    def __init__(self, work: Path) -> None:
+        self.work = work
+        self.proc = subprocess.Popen([sys.executable, "-S", "-I", "-c", LAUNCHER], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+
+    def run(self, cmd: Sequence[str], env: dict[str, str]) -> tuple[float, int, int, str, str]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        out, err = self.work / "child.out", self.work / "child.err"
+        exe = cmd[0] if os.sep in cmd[0] else shutil.which(cmd[0]) or cmd[0]
+        self.proc.stdin.write(json.dumps([[exe, *cmd[1:]], env, str(out), str(err)]) + "\n")
+        self.proc.stdin.flush()
+        wall, code, maxrss = json.loads(self.proc.stdout.readline())
+        return wall, code, maxrss, out.read_text("utf-8", "replace"), err.read_text("utf-8", "replace")
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait()
+
+
+_launcher: Launcher | None = None
+
+
 def run_child(cmd: Sequence[str], inner: Callable[[str], float] | None = None,
               env: dict[str, str] | None = None, check: bool = True) -> Run:
-    """Run ``cmd``; its own rusage comes from ``wait4``, not the sum of every child so far."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        started = time.perf_counter()
-        proc = subprocess.Popen(list(cmd), stdout=out, stderr=err, env=env or child_env())
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - started
-        proc.returncode = code = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        text, problem = out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
+    """Run ``cmd`` from the launcher; its own peak RSS comes from the launcher's ``wait4``."""
+    assert _launcher is not None
+    wall, code, maxrss, text, problem = _launcher.run(cmd, env or child_env())
     if check and code != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {code}:\n{text[-2000:]}\n{problem[-2000:]}")
-    return Run(wall, inner(text) if inner and code == 0 else wall, usage.ru_maxrss / 1024, text + problem, code)
+    return Run(wall, inner(text) if inner and code == 0 else wall, maxrss / 1024, text + problem, code)
 
 
 def median(runs: list[Run]) -> Run:
@@ -290,7 +333,7 @@ def measure(setup: Setup, repeat: int, with_peer: bool, workers: int, peer_repea
     row("cold pass (whole process)", cold.wall, mbs, cold.rss)
     if parallel is not None:
         share_w = floor_run.inner / parallel.inner
-        row(f"cold pass, {workers} worker processes (inside the pass)", parallel.inner, mbs, None,
+        row(f"cold pass, {workers} worker processes (inside the pass)", parallel.inner, mbs, parallel.rss,
             f"{share_w:.0%} of the floor's speed", f"≥ 40 %: {'met' if share_w >= 0.40 else 'NOT met'}")
     row("a process that stats every source file", stat_run.wall, None, stat_run.rss)
     ratio = noop.wall / stat_run.wall
@@ -317,7 +360,7 @@ def measure(setup: Setup, repeat: int, with_peer: bool, workers: int, peer_repea
           f"{made.body_bytes / MB:.1f}, Kiro {made.kiro_bytes / MB:.1f}); largest line {largest:.2f} MB")
     print(f"adapters: {', '.join(setup.adapters)}; cold pass landed {summary['landed']} files, "
           f"{summary['records']} records; no-op pass: landed {noop_summary['landed']}; median of {repeat} "
-          f"after a warm-up; peak RSS of that process only")
+          f"after a warm-up; peak RSS: that process and any it waited for")
     print(table(rows, ("what", "seconds", "MB/s", "peak RSS MB", "ratio", "target")))
     print(f"peak RSS of any pass {worst:.0f} MB; budget 64 MB + 3 x the largest line ({largest:.2f} MB) = "
           f"{budget:.0f} MB: {'met' if worst <= budget else 'NOT met'}")
@@ -365,7 +408,9 @@ def main(argv: list[str] | None = None) -> int:
         floor([(p, s) for p, s in ranges])
         print(f"{time.perf_counter() - started:.6f}")
         return 0
+    global _launcher
     work = Path(tempfile.mkdtemp(prefix="asz-bench-pass-"))
+    _launcher = Launcher(work)
     try:
         corpus = args.corpus or work / "corpus"
         if not (corpus / "corpus.json").is_file():
@@ -378,6 +423,7 @@ def main(argv: list[str] | None = None) -> int:
             return profile(setup)
         return measure(setup, args.repeat, not args.no_peer, args.workers, args.peer_repeat or args.repeat)
     finally:
+        _launcher.close()
         shutil.rmtree(work, ignore_errors=True)
 
 
