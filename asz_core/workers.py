@@ -144,6 +144,9 @@ def land_in_workers(host: PluginHost, actx: AdapterContext, name: str, claims: S
                                         "landed of it is complete and the rest lands next pass",
                                   claims[index].session)
                         continue
+                    except Exception as exc:  # noqa: BLE001 - a report that cannot come back
+                        ctx.error(name, describe(exc), claims[index].session)
+                        continue
                     _merge(actx, name, report, settled)
     finally:
         _state = None
