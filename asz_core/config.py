@@ -7,24 +7,29 @@ key by key, and a file that lists ``adapters`` replaces the default list. ``$ASZ
 overrides ``storage.root``. Relative paths in a file are relative to that file's directory.
 
 Everything is validated with ``jsonschema`` before anything runs. Each error names the file, the
-line and the key path, found by walking the YAML node tree, and says what was expected.
+line and the key path, found by walking the YAML node tree, and says what was expected. A
+configuration that validated is kept in a cache under a digest of everything its result depends
+on (:mod:`asz_core.configcache`), so a pass that finds the same inputs again skips importing
+``yaml`` and ``jsonschema`` (most of a no-op pass's start-up) and gets the same result.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
 import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-import yaml
-
+from asz_core import __version__, configcache
 from asz_core.host import AdapterNotAvailable, PluginHost
+
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = ["AdapterEntry", "Config", "ConfigError", "load_config", "parse_duration"]
 
@@ -39,6 +44,8 @@ COLLECTOR_SCHEMA: dict[str, Any] = {
         "interval": {"type": "string", "pattern": r"^(?=.)(\d+h)?(\d+m)?(\d+s)?$",
                      "default": "10m"},
         "max_delta_bytes": {"type": "integer", "minimum": 4096, "default": 2097152},
+        # no default: absent means one process (asz_core.workers)
+        "workers": {"type": "integer", "minimum": 1, "maximum": 64},
     },
     "default": {},
 }
@@ -161,6 +168,8 @@ class _Document:
     def line_of(self, path: tuple[Any, ...], *, key: bool = False) -> int | None:
         """1-based line of the value at ``path`` (or of its key), the nearest known ancestor's
         when the path goes where the document does not."""
+        import yaml  # loaded already: this document was parsed with it
+
         node = self.node
         line = node.start_mark.line + 1 if node is not None else None
         for step in path:
@@ -178,11 +187,18 @@ class _Document:
         return line
 
 
-def _read_yaml(path: Path, name: str) -> _Document:
+def _read_bytes(path: Path, name: str) -> bytes:
     try:
-        text = path.read_text("utf-8")
+        return path.read_bytes()
     except OSError as exc:
         raise ConfigError([f"{name}: cannot read: {exc.strerror or exc}"]) from None
+
+
+def _parse_yaml(raw: bytes, name: str) -> _Document:
+    import yaml  # only when the configuration is not in the cache
+
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError([f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})"]) from None
     try:
@@ -205,9 +221,11 @@ def _read_yaml(path: Path, name: str) -> _Document:
     return _Document(name, data, node)
 
 
-def _defaults_document() -> _Document:
-    resource = files("asz_core").joinpath("defaults", _DEFAULTS_NAME)
-    return _read_yaml(Path(str(resource)), "built-in defaults (asz_core/defaults/asz.yaml)")
+_DEFAULTS_LABEL = "built-in defaults (asz_core/defaults/asz.yaml)"
+
+
+def _defaults_path() -> Path:
+    return Path(str(files("asz_core").joinpath("defaults", _DEFAULTS_NAME)))
 
 
 def _merge(base: Any, override: Any) -> Any:
@@ -242,6 +260,8 @@ def _path_text(path: tuple[Any, ...]) -> str:
 
 def _problems(schema: dict[str, Any], instance: Any, doc: _Document,
               prefix: tuple[Any, ...] = ()) -> Iterator[tuple[int, str]]:
+    import jsonschema  # only when the configuration is not in the cache
+
     validator = jsonschema.Draft202012Validator(schema)
     for error in validator.iter_errors(instance):
         path = prefix + tuple(error.absolute_path)
@@ -279,9 +299,42 @@ def adapter_entry_schema(host: PluginHost, name: str) -> dict[str, Any]:
 
 def load_config(host: PluginHost, explicit: str | None = None) -> Config:
     """Find, merge, fill and validate the configuration; ``ConfigError`` lists every problem."""
-    defaults = _defaults_document()
     path = find_config(explicit)
-    doc = _read_yaml(path, str(path)) if path is not None else defaults
+    defaults_bytes = _read_bytes(_defaults_path(), _DEFAULTS_LABEL)
+    file_bytes = _read_bytes(path, str(path)) if path is not None else None
+    key = _cache_key(host, path, defaults_bytes, file_bytes)
+    cached = configcache.load(key) if key is not None else None
+    if cached is not None:
+        return Config(source=cached["source"], data=cached["data"],
+                      adapters=[AdapterEntry(name, enabled, options) for name, enabled, options in cached["adapters"]])
+    config = _validate(host, path, defaults_bytes, file_bytes)
+    if key is not None:
+        configcache.store(key, {"source": config.source, "data": config.data,
+                                "adapters": [[a.name, a.enabled, a.options] for a in config.adapters]})
+    return config
+
+
+def _cache_key(host: PluginHost, path: Path | None, defaults: bytes, data: bytes | None) -> str | None:
+    """The digest of everything :func:`_validate`'s result depends on (``None``: do not cache)."""
+    adapters: dict[str, Any] = {}
+    try:
+        for name, record in host.adapters.items():
+            adapters[name] = [record.loaded, record.error, host.options_schema(name) if record.loaded else None]
+        sections = host.config_sections()
+    except Exception:  # noqa: BLE001 - a plugin failing here fails the same way, uncached, below
+        return None
+    return configcache.digest({
+        "asz": __version__, "core": CORE_SCHEMA, "base": ADAPTER_BASE_PROPERTIES,
+        "path": str(path.resolve()) if path is not None else None,
+        "file": hashlib.sha256(data).hexdigest() if data is not None else None,
+        "defaults": hashlib.sha256(defaults).hexdigest(),
+        "adapters": adapters, "sections": sections, "asz_root": os.environ.get("ASZ_ROOT"),
+        "cwd": os.getcwd(), "home": os.path.expanduser("~")})
+
+
+def _validate(host: PluginHost, path: Path | None, defaults_bytes: bytes, file_bytes: bytes | None) -> Config:
+    defaults = _parse_yaml(defaults_bytes, _DEFAULTS_LABEL)
+    doc = _parse_yaml(file_bytes, str(path)) if path is not None and file_bytes is not None else defaults
     base_dir = path.resolve().parent if path is not None else None
     data = _merge(defaults.data, doc.data) if path is not None else copy.deepcopy(defaults.data)
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from asz_core.filters import SessionFilter
 from asz_core.root.landing import LandedFile
+from asz_core.root.settled import SettledSessions
 from asz_core.root.storage import SessionHandle, StorageRoot
 
 if TYPE_CHECKING:
@@ -120,6 +121,8 @@ class PassContext:
     #: the configuration the pass runs with, so a plugin can read its own section
     #: (``config.section("export.otlp")``); ``None`` where no configuration was loaded
     config: Config | None = None
+    #: in a worker process (:mod:`asz_core.workers`): what landed, announced later by the pass
+    deferred_landed: list[tuple[str, LandedFile]] | None = None
 
     def landed_by(self, adapter: str) -> list[LandedFile]:
         """What ``adapter`` (run earlier in this pass) landed."""
@@ -130,6 +133,9 @@ class PassContext:
         self.counters.setdefault(adapter, AdapterCounters()).errors += 1
 
     def file_landed(self, adapter: str, landed: LandedFile) -> None:
+        if self.deferred_landed is not None:
+            self.deferred_landed.append((adapter, landed))
+            return
         counters = self.counters.setdefault(adapter, AdapterCounters())
         counters.landed += 1
         counters.records += landed.summary.records
@@ -149,6 +155,20 @@ class AdapterContext:
     version: str = "0"
     #: the directories the adapter read from, as it resolved them (``sources`` shows them)
     source_dirs: list[str] = field(default_factory=list)
+    _settled: SettledSessions | None = field(default=None, init=False, repr=False)
+
+    @property
+    def settled(self) -> SettledSessions:
+        """This adapter's table of settled sessions (loaded on first use, saved by the pass
+        after the adapter's sessions have landed)."""
+        if self._settled is None:
+            self._settled = SettledSessions.load(self.root.path, self.name, self.version)
+        return self._settled
+
+    def save_settled(self) -> None:
+        """Write the settled table if this pass used and changed it (never in a dry run)."""
+        if self._settled is not None and not self.dry_run:
+            self._settled.save()
 
     @property
     def counters(self) -> AdapterCounters:

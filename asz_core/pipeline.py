@@ -24,6 +24,7 @@ from asz_core.host import PluginHost
 from asz_core.root.layout import RefusedId
 from asz_core.root.locks import LockBusy
 from asz_core.root.storage import StorageRoot
+from asz_core.workers import configured_workers, land_in_workers, land_one
 
 __all__ = ["PassRefused", "describe_failure", "run_pass"]
 
@@ -107,12 +108,25 @@ def _run_adapter(host: PluginHost, ctx: PassContext, name: str, options: dict[st
     except Exception as exc:  # noqa: BLE001 - one adapter failing does not stop the others
         ctx.error(name, describe_failure(exc))
         return
-    for done, claim in enumerate(claims, start=1):
-        ctx.reporter.progress(name, done, len(claims))
-        try:
-            with actx.open_session(claim.session) as session:
-                host.land(name, actx, claim, session)
-        except LockBusy:
-            actx.counters.busy += 1
-        except Exception as exc:  # noqa: BLE001 - isolate each session's failure
-            ctx.error(name, describe_failure(exc), claim.session)
+    to_land = []
+    for claim in claims:
+        if claim.unchanged is not None:
+            _count_unchanged(actx.counters, claim.unchanged)
+        else:
+            to_land.append(claim)
+    workers = min(configured_workers(actx.options), len(to_land))
+    if workers > 1 and record.info.parallel_sessions and not ctx.dry_run:
+        land_in_workers(host, actx, name, to_land, workers, describe_failure)
+    else:
+        for done, claim in enumerate(to_land, start=1):
+            ctx.reporter.progress(name, done, len(to_land))
+            land_one(host, actx, name, claim, describe_failure)
+    actx.save_settled()
+
+
+def _count_unchanged(counters: AdapterCounters, unchanged: dict[str, int]) -> None:
+    """Add what landing a session the adapter judged unchanged would have counted."""
+    for key in ("sources", "gone"):
+        value = unchanged.get(key, 0)
+        if isinstance(value, int) and value > 0:
+            setattr(counters, key, getattr(counters, key) + value)

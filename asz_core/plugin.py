@@ -52,6 +52,9 @@ class AdapterInfo:
     dialects: tuple[str, ...] = ()  #: the dialects it writes, e.g. ("claude-code/1",)
     #: how the pass line names this adapter's ``waiting``/``unreadable`` counts
     counter_labels: Mapping[str, str] = field(default_factory=dict)
+    #: ``asz_land`` keeps nothing in memory from one session to the next and writes only under
+    #: the session it holds, so sessions may land in several processes (``collector.workers``)
+    parallel_sessions: bool = False
 
 
 @dataclass
@@ -77,3 +80,7 @@ class SessionClaim:
 
     session: str
     found: list[Found] = field(default_factory=list)
+    #: Set by an adapter that knows from a stat alone that landing this session would land
+    #: nothing (:class:`~asz_core.root.settled.SettledSessions`): the counters landing it would
+    #: have added. The pass adds them and neither locks the session nor calls ``asz_land``.
+    unchanged: dict[str, int] | None = None

@@ -1,6 +1,7 @@
 """How small and how fast the claude-code-provider adapter lands a directory of bodies.
 
     python benchmarks/provider_bodies.py [BODIES_DIR] [--transcripts PROJECTS_DIR]
+    python benchmarks/provider_bodies.py --corpus DIR     # a corpus benchmarks/corpus.py wrote
 
 Defaults: ``provider-bodies`` and ``claude-code/projects`` of ``../shared/corpus`` (``$ASZ_SHARED``
 moves it).
@@ -83,7 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("bodies", nargs="?", type=Path, help="a directory of body files")
     parser.add_argument("--transcripts", type=Path, help="a ~/.claude/projects tree of their transcripts")
     parser.add_argument("--cold", type=int, default=50, help="bodies rebuilt cold (a new reader each)")
+    parser.add_argument("--corpus", type=Path, help="a corpus written by corpus.py: its provider-bodies/ "
+                                                    "and .claude/projects/")
     args = parser.parse_args(argv)
+    if args.corpus is not None:
+        args.bodies = args.corpus / "provider-bodies"
+        args.transcripts = args.corpus / ".claude" / "projects"
     if args.bodies is None:
         args.bodies = corpus() / "provider-bodies"
         args.transcripts = args.transcripts or corpus() / "claude-code" / "projects"

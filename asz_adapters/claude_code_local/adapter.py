@@ -10,8 +10,10 @@ files, as Session Data.
 * ``asz_land`` hands each source to the host's collectors (:mod:`.sources`). A session landed
   before whose sources are all gone is claimed too, to mark its cursors ``source_gone``.
 
-Discovery reads no source, so a pass that finds nothing new costs the directory listings and a
-stat per source.
+Discovery reads no source. A session whose sources and cursors all stat as they did when a pass
+last left it settled is claimed as ``unchanged`` (:class:`~asz_core.root.settled.SettledSessions`):
+it is neither locked nor landed, so a pass that finds nothing new costs the directory listings,
+a stat per source and cursor, and one read of the settled table.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ def _source_root(ctx: AdapterContext) -> Path:
 
 @hookimpl
 def asz_adapter_info() -> AdapterInfo:
-    return AdapterInfo(version=VERSION, runtime="Claude Code", dialects=(DIALECT,))
+    # land_session keeps nothing between sessions and writes only under the session it holds
+    return AdapterInfo(version=VERSION, runtime="Claude Code", dialects=(DIALECT,), parallel_sessions=True)
 
 
 @hookimpl
@@ -110,7 +113,10 @@ def asz_claim(ctx: AdapterContext, found: Sequence[Found]) -> Iterable[SessionCl
         for refused in sources.refused:
             _count_refused(ctx, refused)
         if sources.files:
-            claims.append(SessionClaim(sources.session, [item]))
+            claim = SessionClaim(sources.session, [item])
+            if not ctx.dry_run:
+                claim.unchanged = ctx.settled.unchanged(sources.session, [str(f.path) for f in sources.files])
+            claims.append(claim)
     claims.extend(_pruned(ctx, {f.session for f in found if f.session}))
     return claims
 

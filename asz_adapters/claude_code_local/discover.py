@@ -336,7 +336,8 @@ def _choose(out: SessionSources, candidates: list[SourceFile], landed_root: Path
         # The copy that holds the most has been written to last: follow it (the append cursor's
         # tail digest then says whether it continues what landed). Of equal copies, keep the one
         # that landed, else the first by name.
-        out.directory = min(mains, key=lambda f: (-_size(f.path), f.directory != landed_dir, f.directory)).directory
+        out.directory = mains[0].directory if len(mains) == 1 else min(
+            mains, key=lambda f: (-_size(f.path), f.directory != landed_dir, f.directory)).directory
     else:
         # No main transcript (pruned, or not written yet): the directory its landed copy came
         # from, else one holding the session's own directory; a script travels with the agent's

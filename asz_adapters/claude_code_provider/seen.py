@@ -68,8 +68,10 @@ class Seen:
     json: int = 1        #: 0 when the bytes last read were not one JSON value
 
     def line(self) -> str:
-        pairs = [f"{f.name}={getattr(self, f.name)}" for f in fields(self)
-                 if f.name != "name" and getattr(self, f.name) not in ("", None)]
+        # the table is written after each session's landing, every entry each time: the field
+        # names are looked up once (_LINE_FIELDS), not with dataclasses.fields() per entry
+        pairs = [f"{name}={value}" for name in _LINE_FIELDS
+                 if (value := getattr(self, name)) not in ("", None)]
         return " ".join([self.name, *pairs]) + "\n"
 
     @classmethod
@@ -88,6 +90,9 @@ class Seen:
             except ValueError:
                 return None
         return entry if entry.state in STATES else None
+
+
+_LINE_FIELDS = tuple(f.name for f in fields(Seen) if f.name != "name")
 
 
 class SeenTable:

@@ -213,24 +213,35 @@ def _newest_after(directory: Path, kind: str, after_seq: int) -> tuple[int, Path
     return best
 
 
+#: ``(record, its encoded line, the end of the source chunk the tail digest needs)``
 _Item = tuple[Record, bytes, bytes]
 
 
 def _lines(f: BinaryIO, cursor: AppendCursor, dialect: LineDialect) -> Iterator[_Item]:
-    """``(record, encoded line, source chunk)`` for each complete line after the cursor."""
+    """``(record, encoded line, source chunk)`` for each complete line after the cursor.
+
+    Of a line longer than the tail digest covers only its last :data:`TAIL_BYTES` are kept, and
+    the line's bytes and parse are let go before its record is encoded, so a line of any size is
+    held about twice at once (its bytes and its parse, then its parse and its record) rather
+    than four or five times.
+    """
     f.seek(cursor.offset)
     ordinal, offset = cursor.ord, cursor.offset
     while True:
         chunk = f.readline()
         if not chunk.endswith(b"\n"):
             return  # end of file, or a line still being written: it waits
+        size = len(chunk)
         raw = chunk[:-1]
+        end = chunk if size <= TAIL_BYTES else chunk[-TAIL_BYTES:]
+        del chunk
         ordinal += 1
         line = SourceLine(raw, ordinal, offset)
         record = convert_line(dialect, line)
-        record.ord, record.off, record.bytes, record.sha = ordinal, offset, len(raw), line_sha(raw)
-        offset += len(chunk)
-        yield record, encode_record(record), chunk
+        record.ord, record.off, record.bytes, record.sha = ordinal, offset, size - 1, line_sha(raw)
+        del line, raw
+        offset += size
+        yield record, encode_record(record), end
 
 
 def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSource,
@@ -278,7 +289,7 @@ def _fill(landing: LandingFile, first: _Item, lines: Iterator[_Item], tail: _Tai
     record, encoded, chunk = first
     room = limit - landing.writer.size - CLOSING_ROOM
     if len(encoded) + 1 > room:
-        record, encoded = reduce_to_fit(record, room - 1)  # alone in its file, made to fit
+        record, encoded = reduce_to_fit(record, room - 1, encoded)  # alone in its file, made to fit
         landing.write(record, encoded)
         tail.add(chunk)
         return next(lines, None), record.id or ""

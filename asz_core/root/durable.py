@@ -8,8 +8,6 @@ overwrite each other's file and a crash leaves either the old state or the new o
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import errno
 import os
 import secrets
@@ -27,7 +25,22 @@ _AT_FDCWD = -100
 _RENAME_NOREPLACE = 1
 
 
+_UNLOADED: Any = object()
+_renameat2_fn: Any = _UNLOADED
+
+
+def _renameat2() -> Any:
+    """libc's ``renameat2``, loaded on the first install (``None`` where there is none)."""
+    global _renameat2_fn
+    if _renameat2_fn is _UNLOADED:
+        _renameat2_fn = _load_renameat2()
+    return _renameat2_fn
+
+
 def _load_renameat2() -> Any:
+    import ctypes
+    import ctypes.util
+
     name = ctypes.util.find_library("c")
     if name is None:
         return None
@@ -41,14 +54,14 @@ def _load_renameat2() -> Any:
     return fn
 
 
-_renameat2 = _load_renameat2()
-
-
 def install_noreplace(temp: Path, final: Path) -> None:
     """Move ``temp`` to ``final``; ``FileExistsError`` if ``final`` exists. Never replaces."""
-    if _renameat2 is not None:
-        if _renameat2(_AT_FDCWD, os.fsencode(temp), _AT_FDCWD, os.fsencode(final), _RENAME_NOREPLACE) == 0:
+    renameat2 = _renameat2()
+    if renameat2 is not None:
+        if renameat2(_AT_FDCWD, os.fsencode(temp), _AT_FDCWD, os.fsencode(final), _RENAME_NOREPLACE) == 0:
             return
+        import ctypes
+
         err = ctypes.get_errno()
         if err not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
             raise OSError(err, os.strerror(err), str(final))

@@ -323,6 +323,8 @@ class Header:
 
 
 def _utf8_len(text: str) -> int:
+    if text.isascii():  # no copy: an ASCII str's length is its UTF-8 size
+        return len(text)
     try:
         return len(text.encode("utf-8"))
     except UnicodeEncodeError:  # a lone surrogate: count it as its three-byte form

@@ -47,11 +47,27 @@ def _schema_of(part: Part) -> str | None:
     return schema if isinstance(schema, str) else None
 
 
-def _first_taken(part: Part) -> bytes:
-    """What the part's ``sha256`` is the digest of: what is taken out first."""
+#: a text is encoded this many characters at a time to be hashed or measured, so a text of any
+#: size is never copied whole
+_SLICE = 1 << 20
+
+
+def _utf8_size(text: str) -> int:
+    if text.isascii():
+        return len(text)
+    return sum(len(text[i:i + _SLICE].encode("utf-8", "surrogatepass")) for i in range(0, len(text), _SLICE))
+
+
+def _first_taken_digest(part: Part) -> str:
+    """The part's ``sha256``: the digest of what is taken out first. A text is hashed in slices
+    (each code point encodes on its own, so the bytes are those of the whole)."""
     if part.data is not None:
-        return part.raw() if part.k == "unknown" else bytes(part.data)
-    return (part.text or "").encode("utf-8", "surrogatepass")
+        return hashlib.sha256(part.raw() if part.k == "unknown" else part.data).hexdigest()
+    text = part.text or ""
+    h = hashlib.sha256()
+    for i in range(0, len(text), _SLICE):
+        h.update(text[i:i + _SLICE].encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
 
 
 def _payload(part: Part, schema: str | None) -> int:
@@ -63,13 +79,13 @@ def _payload(part: Part, schema: str | None) -> int:
     if part.data is not None:
         return len(part.data)
     if part.text and part.k != "unknown" and part.state != "too_large":
-        return len(part.text.encode("utf-8", "surrogatepass"))
+        return _utf8_size(part.text)
     return 0
 
 
 def _take_one(part: Part, schema: str | None) -> None:
     if part.sha256 is None:
-        part.sha256 = hashlib.sha256(_first_taken(part)).hexdigest()
+        part.sha256 = _first_taken_digest(part)
     if schema == _CHANGES:
         _reduce_changes(part)
         part.state = "truncated"
@@ -84,13 +100,15 @@ def _take_one(part: Part, schema: str | None) -> None:
         part.state = "too_large"
 
 
-def reduce_to_fit(record: Record, budget: int) -> tuple[Record, bytes]:
+def reduce_to_fit(record: Record, budget: int, line: bytes | None = None) -> tuple[Record, bytes]:
     """The record, reduced until its line is at most ``budget`` bytes, and that line.
 
-    The input is not changed. If nothing more can go, the smallest form is returned even though
-    it is still larger than ``budget``: a record lands as it is rather than not at all.
+    ``line`` is the record's encoding when the caller has it (a large record is not encoded
+    twice). The input is not changed. If nothing more can go, the smallest form is returned even
+    though it is still larger than ``budget``: a record lands as it is rather than not at all.
     """
-    line = encode_record(record)
+    if line is None:
+        line = encode_record(record)
     if len(line) <= budget:
         return record, line
     parts = [replace(p) for p in record.parts]

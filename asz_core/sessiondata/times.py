@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime
+from functools import lru_cache
 
 __all__ = ["format_instant", "parse_instant", "stamp"]
 
@@ -34,9 +35,8 @@ def parse_instant(text: object) -> int | None:
     hour_, minute_, second_ = int(hour), int(minute), int(second)
     if hour_ > 23 or minute_ > 59 or second_ > 60:
         return None
-    try:
-        days = date(int(year), int(month), int(day)).toordinal() - _EPOCH_DAY  # rejects 2026-02-30
-    except ValueError:
+    days = _days(year, month, day)
+    if days is None:
         return None
     seconds = days * 86400 + hour_ * 3600 + minute_ * 60 + second_
     if sign:
@@ -46,6 +46,16 @@ def parse_instant(text: object) -> int | None:
         seconds -= (oh * 3600 + om * 60) if sign == "+" else -(oh * 3600 + om * 60)
     nanos = int(fraction.ljust(9, "0")) if fraction else 0
     return seconds * 1_000_000_000 + nanos
+
+
+@lru_cache(maxsize=4096)
+def _days(year: str, month: str, day: str) -> int | None:
+    """Days from the epoch to that day (``None`` for a day no calendar has, such as
+    2026-02-30); cached, as the records of a file share a few days."""
+    try:
+        return date(int(year), int(month), int(day)).toordinal() - _EPOCH_DAY
+    except ValueError:
+        return None
 
 
 def format_instant(nanos: int) -> str:

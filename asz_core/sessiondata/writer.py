@@ -19,6 +19,8 @@ from asz_core.sessiondata.times import parse_instant
 
 __all__ = ["FileSummary", "SessionDataWriter", "check_header", "encode_record", "closing_line"]
 
+#: lines shorter than this are written with their newline joined on
+_JOIN_BELOW = 1 << 16
 _LINE_SEP = b"\xe2\x80\xa8"
 _PARA_SEP = b"\xe2\x80\xa9"
 
@@ -119,7 +121,11 @@ class SessionDataWriter:
             raise SessionDataError("the file is closed")
         if line is None:
             line = encode_record(record)
-        self._emit(line + b"\n")
+        if len(line) < _JOIN_BELOW:
+            self._emit(line + b"\n")  # one write and one hash update for the usual small line
+        else:
+            self._emit(line)  # a large line is not copied to add its newline
+            self._emit(b"\n")
         self._records += 1
         self._last_record = (record.ord, record.off, record.bytes)
         if record.time is not None:

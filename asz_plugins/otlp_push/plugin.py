@@ -2,6 +2,8 @@
 push at the end of every pass when an endpoint is configured.
 
 Sessions are private data: nothing is sent unless ``export.otlp.endpoint`` names a receiver.
+The push machinery (protobuf, grpc, http) is imported only then: a pass that exports nothing
+does not pay for loading it.
 A pass that pushes does it while it still holds the root's lock, and ``push`` takes the same
 lock, so ``push.state`` has one writer at a time.
 
@@ -17,7 +19,7 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from asz_core import hookimpl
 from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, App
@@ -28,7 +30,9 @@ from asz_core.root.locks import LockBusy
 from asz_core.root.storage import StorageRoot
 from asz_plugins.otlp_push.config import SCHEMA, SECTION, OtlpConfig
 from asz_plugins.otlp_push.limiter import WireBudget
-from asz_plugins.otlp_push.push import PushResult, push_root
+
+if TYPE_CHECKING:
+    from asz_plugins.otlp_push.push import PushResult
 
 __all__ = ["asz_add_commands", "asz_config_sections", "asz_pass_end", "runtime_resolver"]
 
@@ -81,6 +85,8 @@ def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
     if wait > 0:
         ctx.reporter.warn(f"{NAME}: {cfg.receiver} asked to wait; the next push is in {wait:.0f}s")
         return
+    from asz_plugins.otlp_push.push import PushResult, push_root
+
     try:
         result = push_root(ctx.root.path, cfg, runtime_of=runtime_resolver(ctx.host),
                            budget=_budget(cfg), clock=ctx.clock)
@@ -127,6 +133,8 @@ def run_push(args: argparse.Namespace, app: App) -> int:
         print(f"asz: export.otlp.logs is false in {config.source}, so push has nothing to send",
               file=app.err)
         return EXIT_CONFIG
+    from asz_plugins.otlp_push.push import push_root
+
     root = config.root
     lock = StorageRoot(root).lock(wait=args.wait) if root.is_dir() else None
     try:

@@ -1,0 +1,84 @@
+"""A cache of validated configurations, so a pass does not parse YAML and load a JSON Schema
+validator on every run when nothing it depends on has changed.
+
+Validating ``asz.yaml`` costs little; loading what validates it (``yaml``, ``jsonschema`` and
+its dependencies) costs most of a no-op pass's start-up. The result of
+:func:`asz_core.config.load_config` is a function of a few inputs only, so it is stored under a
+digest of all of them: the bytes of the file and of the built-in defaults, the file's resolved
+path, the schemas (the core's, every loaded adapter's options, the plugins' sections), which
+adapters are installed and which failed to load, ``$ASZ_ROOT``, the working directory and the
+home directory (relative paths and ``~`` resolve against them), and asz's version. Any change to
+any of them is a new digest, hence a miss, hence a full validation. Only configurations that
+validated are stored; a problem is always reported by the full path.
+
+The cache lives in ``$XDG_CACHE_HOME/asz/config`` (else ``~/.cache/asz/config``), one owner-only
+file per digest, at most :data:`KEEP` of them. It is disposable: an entry that cannot be read
+or written is a miss, never an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["KEEP", "cache_dir", "digest", "load", "store"]
+
+#: entries kept; the oldest go first
+KEEP = 64
+_FORMAT = 1
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "asz" / "config"
+
+
+def digest(inputs: dict[str, Any]) -> str | None:
+    """The key of a configuration's inputs; ``None`` when they cannot be written as JSON."""
+    try:
+        text = json.dumps({"format": _FORMAT, **inputs}, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def load(key: str) -> dict[str, Any] | None:
+    """The stored configuration for ``key``, or ``None``."""
+    try:
+        with open(cache_dir() / f"{key}.json", "rb") as f:
+            value = json.loads(f.read())
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) and value.get("key") == key else None
+
+
+def store(key: str, value: dict[str, Any]) -> None:
+    """Store ``value`` under ``key``, quietly giving up when the cache cannot be written."""
+    directory = cache_dir()
+    try:
+        text = json.dumps({**value, "key": key}, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return  # a value YAML gave that JSON cannot hold: never cached, always validated
+    with contextlib.suppress(OSError):
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        temp = directory / f".tmp-{os.getpid()}-{key}"
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(temp, directory / f"{key}.json")
+        _prune(directory)
+
+
+def _prune(directory: Path) -> None:
+    entries = []
+    for entry in os.scandir(directory):
+        if entry.name.endswith(".json"):
+            with contextlib.suppress(OSError):
+                entries.append((entry.stat().st_mtime_ns, entry.path))
+    for _, path in sorted(entries)[:-KEEP]:
+        with contextlib.suppress(OSError):
+            os.unlink(path)

@@ -1,0 +1,147 @@
+"""Sessions that were settled when a pass left them, so a pass can tell from a stat alone that
+one has nothing new, without locking it or reading its cursors.
+
+A session is *settled* when every source of it has landed up to its end: each append cursor is
+``active`` at the source's size, on the source's inode; each snapshot cursor is ``active`` on
+the source's size, mtime and inode; and landing it counted no conflict, pending, unreadable,
+waiting, busy or error. The adapter records such a session with the ``lstat`` of every file its
+outcome depends on: its sources and every cursor in its ``streams/*`` and ``runs/*`` (those of
+places whose sources are gone included), and the counters its landing added (``sources``,
+``gone``).
+
+The next pass asks :meth:`SettledSessions.unchanged` with the sources discovery found. When they
+are the same list and every recorded file still has the same device, inode, size and mtime,
+landing the session would read no cursor differently and no byte of a source: the collectors'
+own rules (same size and inode: nothing to read; a snapshot with the same size, mtime and inode:
+not read) say so from the same values. The pass then counts what landing it would have counted
+and does not open the session. Anything else — a source grown, replaced or touched, a cursor
+rewritten (or lost to a power cut, which gives it another inode), a source discovered or gone —
+is a miss, and the session is landed as always. (A new place, a stream or run, only ever comes
+from a source discovery lists, so the list of sources covers it.)
+
+The table is derived: it lives in ``<root>/.settled-<adapter>.state``, is written without fsync
+after each adapter's landing, and a table that is missing, unreadable or written by another
+adapter version is empty.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from asz_core.root.cursors import ACTIVE, AppendCursor, SnapshotCursor
+from asz_core.root.durable import write_replace
+
+__all__ = ["SETTLED_PREFIX", "SettledSessions"]
+
+#: the table's name in the root is this, the adapter's name, ``.state``: a dot file, which no
+#: reader takes for a session
+SETTLED_PREFIX = ".settled-"
+_FORMAT = 1
+#: an lstat reduced to what changes when a file is written, replaced or touched
+_Stamp = list[int]
+
+
+def _names(directory: Path) -> list[str]:
+    try:
+        return sorted(os.listdir(directory))
+    except OSError:
+        return []
+
+
+def _cursor_dirs(session_dir: Path) -> list[Path]:
+    """Each directory in ``streams`` and ``runs``: where a session's cursors live."""
+    return [session_dir / group / name for group in ("streams", "runs") for name in _names(session_dir / group)]
+
+
+def _landed_to(cursor_path: Path, stamp: _Stamp, append: bool) -> bool:
+    """Whether the cursor says everything of the source as ``stamp`` shows it has landed."""
+    dev, ino, size, mtime = stamp
+    if append:
+        cursor: AppendCursor | SnapshotCursor | None = AppendCursor.load(cursor_path)
+        return (isinstance(cursor, AppendCursor) and cursor.state == ACTIVE and cursor.offset == size
+                and (cursor.dev, cursor.ino) == (dev, ino))
+    cursor = SnapshotCursor.load(cursor_path)
+    return (cursor is not None and cursor.state == ACTIVE
+            and (cursor.size, cursor.mtime, cursor.ino, cursor.dev) == (size, mtime, ino, dev))
+
+
+def _stamp(path: str) -> _Stamp | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+class SettledSessions:
+    """One adapter's table of settled sessions, loaded once per pass."""
+
+    def __init__(self, path: Path, version: str, entries: dict[str, Any] | None = None) -> None:
+        self.path = path
+        self.version = version
+        self.entries: dict[str, Any] = entries or {}
+        self.changed = False
+
+    @classmethod
+    def load(cls, root: Path, adapter: str, version: str) -> SettledSessions:
+        path = root / f"{SETTLED_PREFIX}{adapter}.state"
+        try:
+            data = orjson.loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            return cls(path, version)
+        if (not isinstance(data, dict) or data.get("format") != _FORMAT or data.get("version") != version
+                or not isinstance(data.get("sessions"), dict)):
+            return cls(path, version)
+        return cls(path, version, data["sessions"])
+
+    def unchanged(self, session: str, sources: Sequence[str]) -> dict[str, int] | None:
+        """The counters landing ``session`` would add, when it is settled and nothing it depends
+        on changed since; else ``None`` (land it)."""
+        entry = self.entries.get(session)
+        if not isinstance(entry, dict) or entry.get("sources") != list(sources):
+            return None
+        for path, stamp in entry["files"]:
+            if _stamp(path) != stamp:
+                return None
+        counters: dict[str, int] = entry["counters"]
+        return counters
+
+    def record(self, session: str, session_dir: Path, sources: Sequence[tuple[Path, Path, bool]],
+               counters: Mapping[str, int]) -> bool:
+        """Note ``session`` settled, if it is: ``sources`` are ``(source, its cursor, append?)``
+        as discovery listed them. The check and the recorded lstat of each source are one and
+        the same ``lstat``, so a source that grows meanwhile is never recorded as landed."""
+        files: list[list[Any]] = []
+        for source, cursor_path, append in sources:
+            stamp = _stamp(str(source))
+            if stamp is None or not _landed_to(cursor_path, stamp, append):
+                self.forget(session)
+                return False
+            files.append([str(source), stamp])
+        for directory in _cursor_dirs(session_dir):
+            for name in _names(directory):
+                if name.endswith(".cursor"):
+                    files.append([str(directory / name), _stamp(str(directory / name))])
+        self.entries[session] = {"sources": [str(s[0]) for s in sources], "files": files,
+                                 "counters": dict(counters)}
+        self.changed = True
+        return True
+
+    def forget(self, session: str) -> None:
+        if self.entries.pop(session, None) is not None:
+            self.changed = True
+
+    def save(self) -> None:
+        """Write the table if it changed; a table that cannot be written is simply not kept."""
+        if not self.changed:
+            return
+        with contextlib.suppress(OSError):
+            write_replace(self.path, orjson.dumps({"format": _FORMAT, "version": self.version,
+                                                   "sessions": self.entries}), derived=True)
+        self.changed = False

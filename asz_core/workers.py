@@ -1,0 +1,171 @@
+"""Landing an adapter's sessions in several processes at once.
+
+An adapter whose ``AdapterInfo.parallel_sessions`` is true says its ``asz_land`` keeps nothing in
+memory from one session to the next and writes only under the session it holds. Its sessions
+can then land in worker processes, each session whole in one worker under that session's own
+lock, exactly as it would in the pass's process: the same steps in the same order, so what lands,
+and every guarantee about a crash at any instant, is the same. What differs is only who does it
+and when the pass hears of it:
+
+* a worker is a fork of the pass (same host, configuration, root, clock and pass stamp), so the
+  landed files are named as one process would name them;
+* what a worker lands is reported back and announced by the pass (``asz_file_landed``
+  observers run in the pass's process, as they would serially), with its counters, warnings,
+  errors and the sessions it noted settled;
+* a worker dies with the pass (``PR_SET_PDEATHSIG``), so a pass killed with -9 leaves no worker
+  writing behind it; a worker that dies alone fails the pass with an error naming the sessions
+  it did not report, which land next pass (their cursors never moved past what landed).
+
+``collector.workers`` (or ``$ASZ_WORKERS``) sets how many; one, the default, lands in the pass's
+own process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from asz_core.context import AdapterContext, PassError, QuietReporter
+from asz_core.host import PluginHost
+from asz_core.plugin import SessionClaim
+from asz_core.root.landing import LandedFile
+from asz_core.root.locks import LockBusy
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+__all__ = ["configured_workers", "land_in_workers", "land_one"]
+
+#: counted by the pass when it announces each landed file, never by the worker
+_ANNOUNCED = ("landed", "records", "bytes")
+_PR_SET_PDEATHSIG = 1
+
+
+def configured_workers(options: dict[str, Any]) -> int:
+    """How many processes land this adapter's sessions: ``$ASZ_WORKERS``, else the adapter's
+    ``collector.workers``, else 1; always 1 where processes cannot be forked (Windows)."""
+    explicit = os.environ.get("ASZ_WORKERS", "")
+    value = options.get("collector", {}).get("workers", 1)
+    wanted = int(explicit) if explicit.isdigit() else value if isinstance(value, int) else 1
+    if wanted <= 1:
+        return 1
+    import multiprocessing  # only for a pass that lands in several processes
+
+    return wanted if "fork" in multiprocessing.get_all_start_methods() else 1
+
+
+def land_one(host: PluginHost, actx: AdapterContext, name: str, claim: SessionClaim,
+             describe: Any) -> None:
+    """Land one claim under its session's lock, counting a busy session and an error as a pass
+    does (``describe`` turns an exception into the message)."""
+    try:
+        with actx.open_session(claim.session) as session:
+            host.land(name, actx, claim, session)
+    except LockBusy:
+        actx.counters.busy += 1
+    except Exception as exc:  # noqa: BLE001 - isolate each session's failure
+        actx.pass_ctx.error(name, describe(exc), claim.session)
+
+
+@dataclass
+class _Report:
+    """What a worker did with one claim."""
+
+    counters: dict[str, int]
+    landed: list[LandedFile]
+    warnings: list[str]
+    errors: list[PassError]
+    settled: dict[str, Any] = field(default_factory=dict)
+
+
+# The pass's objects, set before the workers are forked (they inherit them; nothing is pickled
+# but a claim's index and the report).
+_state: tuple[PluginHost, AdapterContext, str, Sequence[SessionClaim], Any] | None = None
+
+
+def _die_with_the_pass() -> None:
+    import ctypes
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() == 1:  # the pass died before the line above ran
+        os._exit(1)
+
+
+def _land_in_worker(index: int) -> _Report:
+    assert _state is not None
+    host, actx, name, claims, describe = _state
+    ctx = actx.pass_ctx
+    claim = claims[index]
+    reporter = QuietReporter()
+    ctx.reporter = reporter
+    ctx.deferred_landed = []
+    before = actx.counters.as_dict()
+    errors_before = len(ctx.errors)
+    land_one(host, actx, name, claim, describe)
+    after = actx.counters.as_dict()
+    settled = actx._settled.entries.get(claim.session) if actx._settled is not None else None
+    return _Report(counters={k: after[k] - before[k] for k in after if k not in _ANNOUNCED},
+                   landed=[f for _, f in ctx.deferred_landed], warnings=reporter.warnings,
+                   errors=ctx.errors[errors_before:], settled={claim.session: settled})
+
+
+def land_in_workers(host: PluginHost, actx: AdapterContext, name: str, claims: Sequence[SessionClaim],
+                    workers: int, describe: Any) -> None:
+    """Land ``claims`` in ``workers`` forked processes, announcing and counting what each did."""
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    global _state
+    ctx = actx.pass_ctx
+    settled = actx.settled if not ctx.dry_run else None  # loaded before the fork: workers share it
+    _state = (host, actx, name, claims, describe)
+    done = 0
+    pending: dict[Future[_Report], int] = {}
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
+                                 initializer=_die_with_the_pass) as pool:
+            pending = {pool.submit(_land_in_worker, i): i for i in range(len(claims))}
+            while pending:
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    index = pending.pop(future)
+                    done += 1
+                    ctx.reporter.progress(name, done, len(claims))
+                    try:
+                        report = future.result()
+                    except BrokenProcessPool:
+                        ctx.error(name, "a worker process died before reporting this session; what "
+                                        "landed of it is complete and the rest lands next pass",
+                                  claims[index].session)
+                        continue
+                    except Exception as exc:  # noqa: BLE001 - a report that cannot come back
+                        ctx.error(name, describe(exc), claims[index].session)
+                        continue
+                    _merge(actx, name, report, settled)
+    finally:
+        _state = None
+
+
+def _merge(actx: AdapterContext, name: str, report: _Report, settled: Any) -> None:
+    ctx = actx.pass_ctx
+    counters = actx.counters
+    for key, value in report.counters.items():
+        setattr(counters, key, getattr(counters, key) + value)
+    ctx.errors.extend(report.errors)
+    for message in report.warnings:
+        ctx.reporter.warn(message)
+    for landed in report.landed:
+        ctx.file_landed(name, landed)
+    if settled is not None:
+        for session, entry in report.settled.items():
+            if entry is None:
+                settled.forget(session)
+            else:
+                settled.entries[session] = entry
+                settled.changed = True

@@ -1,0 +1,457 @@
+"""A pass of asz beside its floors and beside the peer a user would run instead, in one run.
+
+    python benchmarks/pass.py                          # the 10mb preset, made in a temporary directory
+    python benchmarks/pass.py --preset many-small      # any preset of corpus.py
+    python benchmarks/pass.py --corpus DIR             # a corpus corpus.py wrote (made there if absent)
+    python benchmarks/pass.py --profile                # cProfile of one cold pass instead
+
+Every figure is the median of ``--repeat`` runs (default 5) after one warm-up run, and every run
+is its own process, so its peak RSS is known (``ru_maxrss`` from ``wait4``, that child and any
+process it waited for, such as worker processes; see :data:`LAUNCHER` for why children are
+started from a bare launcher):
+
+* **floor**: read every source file, and for every line ``orjson.loads`` and SHA-256: what any
+  reader of these files must do. Timed inside its process, as the cold pass is;
+* **cold pass**: ``asz-pipeline run`` into an empty root (every landed file and state durable),
+  timed inside the pass (its ``elapsed_s``) and as a whole process, start-up included (a source
+  with more than 65 files to land is ``pending`` after one pass, as the spec says: the cold pass
+  is then the passes it takes, added up); and again
+  with ``collector.workers`` (``--workers``, default the CPUs up to 4) so claude-code-local's
+  sessions land in that many processes (its peak RSS: the largest of the pass and its workers);
+* **no-op pass**: ``asz-pipeline run`` again, nothing new, whole process, beside a Python process
+  that only lists the source directories and stats every file in them;
+* **incremental pass**: after ``corpus.py grow`` appends 1 % (whole lines, to 5 % of the
+  sessions), ``asz-pipeline run``, beside the floor of just the appended bytes;
+* **claude-code-log** (PyPI), the peer: ``--all-projects`` over the same transcripts to HTML,
+  first with an empty cache, then again with nothing new. It is installed into ``.venv-peer/``
+  (never a dependency of asz); when it cannot be installed or run, the table says why.
+
+Each row says its seconds, MB/s of source, peak RSS, and its ratio to what it stands beside,
+with the target of issue 9 where there is one. Children run without ``PYTHONDONTWRITEBYTECODE``
+so that, as after a ``pip install``, modules load from compiled bytecode.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import hashlib
+import json
+import os
+import pstats
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpus as corpus_gen
+from _common import REPO, table
+
+MB = 1_000_000
+ADAPTERS = ("claude-code-local", "claude-code-provider", "kiro")
+PEER_VENV = REPO / ".venv-peer"
+PEER = "claude-code-log"
+
+
+# ---- what runs in a child process (``pass.py --floor`` / ``--stat``) ----------------------
+
+
+def floor(ranges: Sequence[tuple[str, int]]) -> int:
+    """Read each file from its offset; ``orjson.loads`` and SHA-256 every complete line."""
+    size = 0
+    for path, start in ranges:
+        with open(path, "rb") as f:
+            f.seek(start)
+            for line in f:
+                raw = line[:-1] if line.endswith(b"\n") else line
+                size += len(line)
+                try:  # noqa: SIM105 - a context manager per line would slow the floor it measures
+                    orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    pass
+                hashlib.sha256(raw).digest()
+    return size
+
+
+STAT_PROCESS = """
+import os, sys
+def walk(d):
+    for e in os.scandir(d):
+        if e.is_dir(follow_symlinks=False):
+            walk(e.path)
+        else:
+            os.stat(e.path)
+for root in sys.argv[1:]:
+    walk(root)
+"""
+
+
+# ---- children ----------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    wall: float       #: seconds, the whole process
+    inner: float      #: seconds the process says its work took (the wall when it says nothing)
+    rss: float        #: MB, peak resident set of that process (and of any process it waited for)
+    out: str
+    code: int
+
+
+def child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+# Linux keeps a process's peak RSS across exec, and a child made by fork or vfork starts from its
+# parent's: ``getrusage`` of a child of this script would report at least this script's own peak
+# (40 MB and more once it has read the corpus). So every child is started by this launcher, a
+# bare interpreter (``-S -I``, about 8 MB) started first, with ``posix_spawn``; its ``wait4``
+# gives the child's own ``ru_maxrss`` (and that of any process the child waited for, such as
+# worker processes).
+LAUNCHER = """
+import json, os, sys, time
+for request in sys.stdin:
+    cmd, env, out, err = json.loads(request)
+    fds = [os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600),
+           os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)]
+    started = time.perf_counter()
+    pid = os.posix_spawn(cmd[0], cmd, env, file_actions=[(os.POSIX_SPAWN_DUP2, fds[0], 1),
+                                                         (os.POSIX_SPAWN_DUP2, fds[1], 2)])
+    _, status, usage = os.wait4(pid, 0)
+    wall = time.perf_counter() - started
+    for fd in fds:
+        os.close(fd)
+    print(json.dumps([wall, os.waitstatus_to_exitcode(status), usage.ru_maxrss]), flush=True)
+"""
+
+
+class Launcher:
+    """The bare process every measured child is started from (see :data:`LAUNCHER`)."""
+
+    def __init__(self, work: Path) -> None:
+        self.work = work
+        self.proc = subprocess.Popen([sys.executable, "-S", "-I", "-c", LAUNCHER], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+
+    def run(self, cmd: Sequence[str], env: dict[str, str]) -> tuple[float, int, int, str, str]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        out, err = self.work / "child.out", self.work / "child.err"
+        exe = cmd[0] if os.sep in cmd[0] else shutil.which(cmd[0]) or cmd[0]
+        self.proc.stdin.write(json.dumps([[exe, *cmd[1:]], env, str(out), str(err)]) + "\n")
+        self.proc.stdin.flush()
+        wall, code, maxrss = json.loads(self.proc.stdout.readline())
+        return wall, code, maxrss, out.read_text("utf-8", "replace"), err.read_text("utf-8", "replace")
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        self.proc.wait()
+
+
+_launcher: Launcher | None = None
+
+
+def run_child(cmd: Sequence[str], inner: Callable[[str], float] | None = None,
+              env: dict[str, str] | None = None, check: bool = True) -> Run:
+    """Run ``cmd`` from the launcher; its own peak RSS comes from the launcher's ``wait4``."""
+    assert _launcher is not None
+    wall, code, maxrss, text, problem = _launcher.run(cmd, env or child_env())
+    if check and code != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {code}:\n{text[-2000:]}\n{problem[-2000:]}")
+    return Run(wall, inner(text) if inner and code == 0 else wall, maxrss / 1024, text + problem, code)
+
+
+def median(runs: list[Run]) -> Run:
+    """The run of median wall time; RSS is the largest any run reached."""
+    ordered = sorted(runs, key=lambda r: r.inner)
+    mid = ordered[len(ordered) // 2]
+    return Run(mid.wall, statistics.median(r.inner for r in runs), max(r.rss for r in runs), mid.out, mid.code)
+
+
+def repeated(times: int, once: Callable[[], Run], before: Callable[[], object] | None = None) -> Run:
+    runs = []
+    for n in range(times + 1):  # the first is the warm-up
+        if before is not None:
+            before()
+        run = once()
+        if n:
+            runs.append(run)
+    return median(runs)
+
+
+# ---- the corpus and the configuration ----------------------------------------------------
+
+
+@dataclass
+class Setup:
+    corpus: Path
+    work: Path
+    config: Path
+    root: Path
+    adapters: tuple[str, ...]
+
+    def source_roots(self) -> list[Path]:
+        roots = {"claude-code-local": self.corpus / ".claude" / "projects",
+                 "claude-code-provider": self.corpus / "provider-bodies",
+                 "kiro": self.corpus / ".kiro"}
+        return [roots[a] for a in self.adapters if roots[a].is_dir()]
+
+    def source_files(self) -> list[Path]:
+        return sorted(p for r in self.source_roots() for p in r.rglob("*")
+                      if p.is_file() and p.suffix in (".jsonl", ".json"))
+
+
+def write_config(setup: Setup, workers: int = 1) -> None:
+    entries: list[dict[str, object]] = []
+    for name, source in zip(("claude-code-local", "claude-code-provider", "kiro"),
+                            (".claude/projects", "provider-bodies", ".kiro"), strict=True):
+        if name in setup.adapters:
+            entries.append({"name": name, "source_root": str(setup.corpus / source), "exclude": []})
+            if workers > 1:
+                entries[-1]["collector"] = {"workers": workers}
+    setup.config.write_text(json.dumps({"storage": {"root": str(setup.root)}, "adapters": entries}), "utf-8")
+
+
+def _pass(setup: Setup) -> tuple[Run, dict[str, object]]:
+    exe = Path(sys.executable).with_name("asz-pipeline")
+    run = run_child([str(exe), "run", "--json", "--config", str(setup.config)], check=False,
+                    inner=lambda text: float(json.loads(text.splitlines()[0])["elapsed_s"]))
+    summary = json.loads(run.out.splitlines()[0]) if run.out.startswith("{") else {}
+    only_pending = summary.get("pending") and not (summary.get("errors") or summary.get("conflicts"))
+    if run.code != 0 and not only_pending:
+        raise RuntimeError(f"asz-pipeline run exited {run.code}:\n{run.out[-3000:]}")
+    return run, summary
+
+
+def asz(setup: Setup) -> Run:
+    """Passes until nothing is pending (a source with more than 65 files to land takes several,
+    by the spec), as one run: the times added up, the largest RSS, the first pass's line."""
+    run, summary = _pass(setup)
+    total = run
+    while summary.get("pending"):
+        run, summary = _pass(setup)
+        total = Run(total.wall + run.wall, total.inner + run.inner, max(total.rss, run.rss), total.out, run.code)
+    return total
+
+
+def floor_child(ranges: list[tuple[str, int]], work: Path) -> Run:
+    listing = work / "floor.json"
+    listing.write_text(json.dumps(ranges), "utf-8")
+    return run_child([sys.executable, __file__, "--floor", str(listing)],
+                     inner=lambda text: float(text.split()[0]))
+
+
+# ---- the peer ----------------------------------------------------------------------------
+
+
+def peer_command() -> tuple[list[str] | None, str]:
+    """The ``claude-code-log`` to run, installed into ``.venv-peer`` if need be; else why not."""
+    explicit = os.environ.get("CLAUDE_CODE_LOG")
+    if explicit:
+        return [explicit], ""
+    exe = PEER_VENV / "bin" / PEER
+    if not exe.exists():
+        made = subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], capture_output=True, text=True)
+        if made.returncode != 0:
+            return None, f"python -m venv {PEER_VENV} failed: {made.stderr.strip()[-300:]}"
+        pip = subprocess.run([str(PEER_VENV / "bin" / "pip"), "install", "-q", PEER],
+                             capture_output=True, text=True)
+        if pip.returncode != 0 or not exe.exists():
+            lines = [x for x in pip.stderr.splitlines() if "WARNING" not in x]
+            return None, f"pip install {PEER} into {PEER_VENV} failed: {' '.join(lines)[-400:]}"
+    return [str(exe)], ""
+
+
+def peer(setup: Setup, repeat: int) -> list[tuple[str, Run | None, str]]:
+    cmd, why = peer_command()
+    if cmd is None:
+        return [(f"{PEER} (not run)", None, why)]
+    out, cache = setup.work / "peer-html", setup.work / "peer-cache.db"
+    env = {**child_env(), "CLAUDE_CODE_LOG_CACHE_PATH": str(cache)}
+    args = [*cmd, "--all-projects", "--projects-dir", str(setup.corpus / ".claude" / "projects"), "-o", str(out)]
+
+    def clean() -> None:
+        shutil.rmtree(out, ignore_errors=True)
+        for p in setup.work.glob("peer-cache.db*"):
+            p.unlink()
+
+    try:
+        first = repeated(repeat, lambda: run_child(args, env=env), before=clean)
+        again = repeated(repeat, lambda: run_child(args, env=env))
+    except RuntimeError as exc:
+        return [(f"{PEER} (failed)", None, str(exc).splitlines()[-1][:300])]
+    version = subprocess.run([*cmd, "--version"], capture_output=True, text=True).stdout.strip()
+    return [(f"{PEER} --all-projects, empty cache ({version})", first, "HTML of every session"),
+            (f"{PEER} --all-projects again, nothing new", again, "")]
+
+
+# ---- measuring ---------------------------------------------------------------------------
+
+
+def measure(setup: Setup, repeat: int, with_peer: bool, workers: int, peer_repeat: int) -> int:
+    files = setup.source_files()
+    size = sum(p.stat().st_size for p in files)
+    made = corpus_gen.load_made(setup.corpus)
+    largest = made.largest_line / MB
+    write_config(setup)
+    run_child([str(Path(sys.executable).with_name("asz-pipeline")), "--version"])  # writes bytecode
+
+    floor_run = repeated(repeat, lambda: floor_child([(str(p), 0) for p in files], setup.work))
+    def fresh() -> None:
+        # an empty root, and the deleted one's writes out of the way, so one run's write-back
+        # does not land in the next run's time
+        shutil.rmtree(setup.root, ignore_errors=True)
+        os.sync()
+
+    # one process and worker processes in turn, so that neither gets the file system's better
+    # or worse moments (a root of thousands of files deleted and made again ages it)
+    one: list[Run] = []
+    several: list[Run] = []
+    for n in range(repeat + 1):
+        for count, runs in ((1, one), (workers, several))[: 2 if workers > 1 else 1]:
+            write_config(setup, count)
+            fresh()
+            run = asz(setup)
+            if n:  # the first of each is the warm-up
+                runs.append(run)
+    write_config(setup)
+    cold = median(one)
+    parallel = median(several) if several else None
+    summary = json.loads(cold.out.splitlines()[0])
+    stat_run = repeated(repeat, lambda: run_child([sys.executable, "-c", STAT_PROCESS,
+                                                   *map(str, setup.source_roots())]))
+    noop = repeated(repeat, lambda: asz(setup))
+    noop_summary = json.loads(noop.out.splitlines()[0])
+    grown: list[dict[str, object]] = []
+
+    def grow() -> None:
+        grown[:] = corpus_gen.grow(setup.corpus, 1.0, seed=len(made.grown))
+
+    incremental = repeated(repeat, lambda: asz(setup), before=grow)
+    # the floor of the last 1 % appended: the same bytes the last incremental pass read
+    last = [(str(setup.corpus / str(g["path"])), int(str(g["start"]))) for g in grown]
+    grown_bytes = sum(int(str(g["bytes"])) for g in grown)
+    floor_1 = repeated(repeat, lambda: floor_child(last, setup.work))
+
+    mbs = size / MB
+    budget = 64 + 3 * largest
+    rows: list[tuple[str, str, str, str, str, str]] = []
+
+    def row(what: str, seconds: float, megabytes: float | None, rss: float | None, ratio: str = "",
+            target: str = "") -> None:
+        rows.append((what, f"{seconds:.3f}", f"{megabytes / seconds:.1f}" if megabytes else "",
+                     f"{rss:.0f}" if rss is not None else "", ratio, target))
+
+    share = floor_run.inner / cold.inner
+    row("floor: read + orjson.loads + sha256 per line", floor_run.inner, mbs, floor_run.rss)
+    row("cold pass (inside the pass)", cold.inner, mbs, cold.rss, f"{share:.0%} of the floor's speed",
+        f"≥ 40 %: {'met' if share >= 0.40 else 'NOT met'}")
+    row("cold pass (whole process)", cold.wall, mbs, cold.rss)
+    if parallel is not None:
+        share_w = floor_run.inner / parallel.inner
+        row(f"cold pass, {workers} worker processes (inside the pass)", parallel.inner, mbs, parallel.rss,
+            f"{share_w:.0%} of the floor's speed", f"≥ 40 %: {'met' if share_w >= 0.40 else 'NOT met'}")
+    row("a process that stats every source file", stat_run.wall, None, stat_run.rss)
+    ratio = noop.wall / stat_run.wall
+    row("no-op pass (whole process)", noop.wall, None, noop.rss, f"{ratio:.1f}x the stats",
+        f"≤ 5x: {'met' if ratio <= 5 else 'NOT met'}")
+    row("no-op pass (inside the pass)", noop.inner, None, None)
+    row(f"floor of the 1 % appended ({grown_bytes / MB:.2f} MB)", floor_1.inner, grown_bytes / MB, floor_1.rss)
+    row("incremental pass (inside the pass)", incremental.inner, grown_bytes / MB, incremental.rss,
+        f"{floor_1.inner / incremental.inner:.0%} of the floor's speed")
+    row("incremental pass (whole process)", incremental.wall, grown_bytes / MB, incremental.rss)
+    worst = max(cold.rss, noop.rss, incremental.rss)
+    notes = []
+    if with_peer:
+        for what, run, note in peer(setup, peer_repeat):
+            if run is None:
+                notes.append(f"{what}: {note}")
+                continue
+            first = "empty" in what
+            row(what, run.wall, made.transcript_bytes / MB if first else None, run.rss,
+                f"{run.wall / cold.wall:.1f}x asz's cold process" if first
+                else f"{run.wall / noop.wall:.1f}x asz's no-op process")
+    print(f"corpus {setup.corpus}: {len(made.sessions)} Claude Code sessions, {len(files)} source files, "
+          f"{mbs:.1f} MB (transcripts {made.transcript_bytes / MB:.1f}, provider bodies "
+          f"{made.body_bytes / MB:.1f}, Kiro {made.kiro_bytes / MB:.1f}); largest line {largest:.2f} MB")
+    print(f"adapters: {', '.join(setup.adapters)}; cold pass landed {summary['landed']} files, "
+          f"{summary['records']} records; no-op pass: landed {noop_summary['landed']}; median of {repeat} "
+          f"after a warm-up; peak RSS: that process and any it waited for")
+    print(table(rows, ("what", "seconds", "MB/s", "peak RSS MB", "ratio", "target")))
+    print(f"peak RSS of any pass {worst:.0f} MB; budget 64 MB + 3 x the largest line ({largest:.2f} MB) = "
+          f"{budget:.0f} MB: {'met' if worst <= budget else 'NOT met'}")
+    for note in notes:
+        print(note)
+    return 0
+
+
+def profile(setup: Setup) -> int:
+    """cProfile of one cold pass, in this process."""
+    from asz_core.config import load_config
+    from asz_core.host import PluginHost
+    from asz_core.pipeline import run_pass
+
+    write_config(setup)
+    host = PluginHost().load_entry_points()
+    config = load_config(host, str(setup.config))
+    shutil.rmtree(setup.root, ignore_errors=True)
+    prof = cProfile.Profile()
+    prof.runcall(run_pass, host, config)
+    stats = pstats.Stats(prof)
+    stats.sort_stats("tottime").print_stats(30)
+    stats.sort_stats("cumulative").print_stats(40)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", type=Path, help="a corpus written by corpus.py (made there when absent)")
+    parser.add_argument("--preset", default="10mb", choices=sorted(corpus_gen.PRESETS))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--adapters", default=",".join(ADAPTERS), help="comma-separated (default: all three)")
+    parser.add_argument("--no-peer", action="store_true", help=f"do not run {PEER}")
+    parser.add_argument("--peer-repeat", type=int, help=f"runs of {PEER} (default: --repeat)")
+    parser.add_argument("--workers", type=int, default=min(os.cpu_count() or 1, 4),
+                        help="also a cold pass with this many worker processes (collector.workers; "
+                             "default: the CPUs, at most 4; 1: not measured)")
+    parser.add_argument("--profile", action="store_true", help="print a cProfile of one cold pass instead")
+    parser.add_argument("--floor", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.floor:
+        ranges = json.loads(args.floor.read_text("utf-8"))
+        started = time.perf_counter()
+        floor([(p, s) for p, s in ranges])
+        print(f"{time.perf_counter() - started:.6f}")
+        return 0
+    global _launcher
+    work = Path(tempfile.mkdtemp(prefix="asz-bench-pass-"))
+    _launcher = Launcher(work)
+    try:
+        corpus = args.corpus or work / "corpus"
+        if not (corpus / "corpus.json").is_file():
+            spec = corpus_gen.Spec(seed=args.seed, **corpus_gen.PRESETS[args.preset])  # type: ignore[arg-type]
+            print(f"generating the {args.preset} corpus into {corpus} ...", file=sys.stderr)
+            corpus_gen.generate(corpus, spec)
+        adapters = tuple(a for a in args.adapters.split(",") if a)
+        setup = Setup(corpus, work, work / "asz.yaml", work / "root", adapters)
+        if args.profile:
+            return profile(setup)
+        return measure(setup, args.repeat, not args.no_peer, args.workers, args.peer_repeat or args.repeat)
+    finally:
+        _launcher.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""Settled sessions: a pass that finds a session exactly as it left it neither locks nor lands it,
+counts it as landing it would, and anything that could change what lands makes it land again.
+
+Each test copies a real session with two subagents from the corpus and changes the copy.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from cc_helpers import ADAPTER, copy_session
+
+from asz_core.context import PassSummary
+from asz_core.root import storage
+from asz_core.root.settled import SETTLED_PREFIX
+from asz_core.testing import PassRunner
+
+pytestmark = pytest.mark.corpus
+
+SLUG = "-home-marco-projects-spotter-worktrees-spotter-4te"
+SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+OTHER_SLUG = "-Users-ingo-projects-irrlicht--claude-worktrees-86"
+OTHER = "8ba5a9cc-f895-47a8-8229-2513413c9261"
+
+
+@pytest.fixture
+def projects(tmp_path: Path, cc_projects: Path) -> Path:
+    target = tmp_path / "projects"
+    copy_session(cc_projects, SLUG, SESSION, target)
+    copy_session(cc_projects, OTHER_SLUG, OTHER, target)
+    return target
+
+
+@pytest.fixture
+def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The sessions each pass opens (locks) for landing, in order (in this process: one worker)."""
+    monkeypatch.delenv("ASZ_WORKERS", raising=False)
+    seen: list[str] = []
+    real = storage.SessionHandle.__enter__
+
+    def enter(self: storage.SessionHandle) -> storage.SessionHandle:
+        seen.append(self.id)
+        return real(self)
+
+    monkeypatch.setattr(storage.SessionHandle, "__enter__", enter)
+    return seen
+
+
+def _line(summary: PassSummary) -> dict[str, int]:
+    return {k: v for k, v in summary.totals.as_dict().items() if k not in ("landed", "records", "bytes")}
+
+
+def test_a_second_pass_opens_no_session_and_counts_the_same(
+        projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner, opened: list[str],
+        assert_root_verifies: Callable[[Path], None]) -> None:
+    first = run_local(projects)
+    assert sorted(opened) == sorted([SESSION, OTHER]) and first.totals.landed >= 4
+    assert (asz_pass.root / f"{SETTLED_PREFIX}{ADAPTER}.state").is_file()
+    opened.clear()
+    second = asz_pass.run()
+    assert opened == [] and second.totals.landed == 0
+    assert _line(second) == _line(first)
+    assert_root_verifies(asz_pass.root)
+
+
+def test_appended_lines_land_in_the_next_pass(
+        projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner, opened: list[str],
+        assert_root_verifies: Callable[[Path], None]) -> None:
+    run_local(projects)
+    agent = next((projects / SLUG / SESSION / "subagents").glob("agent-*.jsonl"))
+    lines = agent.read_bytes().splitlines(keepends=True)
+    with open(agent, "ab") as f:
+        f.write(lines[0] + lines[1][: len(lines[1]) // 2])  # one whole line, and half of one
+    opened.clear()
+    second = asz_pass.run()
+    assert opened == [SESSION] and second.totals.records == 1
+    opened.clear()
+    assert asz_pass.run().totals.landed == 0 and opened == [SESSION]  # a partial line: never settled
+    with open(agent, "ab") as f:
+        f.write(lines[1][len(lines[1]) // 2:])
+    opened.clear()
+    third = asz_pass.run()
+    assert opened == [SESSION] and third.totals.records == 1
+    opened.clear()
+    assert asz_pass.run().totals.landed == 0 and opened == []
+    assert_root_verifies(asz_pass.root)
+
+
+def test_a_touched_source_or_a_rewritten_cursor_is_landed_again_and_lands_nothing(
+        projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner, opened: list[str]) -> None:
+    run_local(projects)
+    main = projects / SLUG / f"{SESSION}.jsonl"
+    st = main.stat()
+    os.utime(main, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    opened.clear()
+    assert asz_pass.run().totals.landed == 0 and opened == [SESSION]
+    cursor = asz_pass.root / OTHER / "streams" / "main" / "transcript.cursor"
+    copy = cursor.with_name("copy")
+    shutil.copy2(cursor, copy)
+    os.replace(copy, cursor)  # the same bytes under a new inode, as a power cut could leave it
+    opened.clear()
+    assert asz_pass.run().totals.landed == 0 and opened == [OTHER]
+    opened.clear()
+    assert asz_pass.run().totals.landed == 0 and opened == []
+
+
+def test_a_source_gone_is_counted_gone_every_pass(
+        projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner, opened: list[str]) -> None:
+    run_local(projects)
+    agent = next((projects / SLUG / SESSION / "subagents").glob("agent-*.jsonl"))
+    agent.unlink()
+    opened.clear()
+    second = asz_pass.run()
+    assert opened == [SESSION] and second.totals.gone == 1
+    opened.clear()
+    third = asz_pass.run()
+    assert opened == [] and _line(third) == _line(second)
+
+
+def test_a_dry_run_writes_no_table(projects: Path, run_local: Callable[..., PassSummary],
+                                   asz_pass: PassRunner) -> None:
+    run_local(projects)
+    table = asz_pass.root / f"{SETTLED_PREFIX}{ADAPTER}.state"
+    table.unlink()
+    asz_pass.run(dry_run=True)
+    assert not table.exists()

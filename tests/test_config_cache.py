@@ -1,0 +1,107 @@
+"""The validated-configuration cache: a hit gives what validation gave, any input change misses,
+and a configuration with a problem is never stored."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from asz_core import configcache
+from asz_core.config import ConfigError, load_config
+from asz_core.host import PluginHost
+
+CONFIG = """\
+    storage:
+      root: ./landed
+    adapters:
+      - name: claude-code-local
+        source_root: projects
+        exclude: []
+    """
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "asz" / "config"
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "asz.yaml"
+    path.write_text(textwrap.dedent(text), "utf-8")
+    return path
+
+
+def test_a_hit_gives_what_validation_gave(tmp_path: Path, cache: Path) -> None:
+    host = PluginHost().load_entry_points()
+    path = _write(tmp_path, CONFIG)
+    first = load_config(host, str(path))
+    (entry,) = cache.glob("*.json")
+    second = load_config(host, str(path))
+    assert (second.source, second.data, second.adapters) == (first.source, first.data, first.adapters)
+    assert second.adapters[0].options["source_root"] == str(tmp_path / "projects")
+    assert second.root == tmp_path / "landed"
+    assert oct(entry.stat().st_mode & 0o777) == oct(0o600)
+
+
+def test_every_input_change_is_a_miss(tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    host = PluginHost().load_entry_points()
+    path = _write(tmp_path, CONFIG)
+    load_config(host, str(path))
+    path.write_text(path.read_text("utf-8").replace("projects", "elsewhere"), "utf-8")
+    assert load_config(host, str(path)).adapters[0].options["source_root"] == str(tmp_path / "elsewhere")
+    monkeypatch.setenv("ASZ_ROOT", str(tmp_path / "moved"))
+    assert load_config(host, str(path)).root == tmp_path / "moved"
+    assert len(list(cache.glob("*.json"))) == 3
+
+
+def test_a_problem_is_reported_every_time_and_never_stored(tmp_path: Path, cache: Path) -> None:
+    host = PluginHost().load_entry_points()
+    path = _write(tmp_path, CONFIG.replace("exclude: []", "exclude: 3"))
+    for _ in range(2):
+        with pytest.raises(ConfigError, match=r"adapters\[0\]\.exclude"):
+            load_config(host, str(path))
+    assert not cache.exists() or not list(cache.glob("*.json"))
+
+
+def test_an_unreadable_entry_is_a_miss(tmp_path: Path, cache: Path) -> None:
+    host = PluginHost().load_entry_points()
+    path = _write(tmp_path, CONFIG)
+    first = load_config(host, str(path))
+    (entry,) = cache.glob("*.json")
+    entry.write_text("{not json", "utf-8")
+    assert load_config(host, str(path)).data == first.data
+
+
+def test_the_cache_keeps_a_bounded_number_of_entries(tmp_path: Path, cache: Path) -> None:
+    for n in range(configcache.KEEP + 5):
+        configcache.store(f"{n:064x}", {"n": n})
+    assert len(list(cache.glob("*.json"))) == configcache.KEEP
+
+
+def test_a_pass_once_validated_loads_neither_jsonschema_nor_grpc(tmp_path: Path, cache: Path) -> None:
+    path = _write(tmp_path, CONFIG)
+    heavy = "sorted(m for m in ('yaml', 'jsonschema', 'grpc', 'google.protobuf') if m in sys.modules)"
+    in_process = ("import sys; from asz_core.host import PluginHost; from asz_core.config import load_config; "
+                  "from asz_core.pipeline import run_pass; host = PluginHost().load_entry_points(); "
+                  f"run_pass(host, load_config(host, sys.argv[1])); print({heavy})")
+    command = f"import sys; from asz_core.cli import main; main(['run', '--config', sys.argv[1]]); print({heavy})"
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache.parent.parent)}
+
+    def run(code: str) -> list[str]:
+        done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, env=env,
+                              cwd=tmp_path, check=True)
+        loaded: list[str] = ast.literal_eval(done.stdout.splitlines()[-1])
+        return loaded
+
+    assert run(in_process) == ["jsonschema", "yaml"]  # the first validates
+    # The second finds it validated. yaml is still there: the command line's config command
+    # imports it (it prints YAML), and the otlp-push plugin imports the command line.
+    assert run(in_process) == ["yaml"]
+    assert run(command) == ["yaml"]

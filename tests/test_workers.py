@@ -1,0 +1,100 @@
+"""Sessions landed by worker processes land exactly what one process lands, byte for byte, and
+the pass announces, counts and reports all of it as one process does."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from asz_adapters.claude_code_local import adapter
+from asz_core import hookimpl
+from asz_core.context import PassContext
+from asz_core.root.landing import LandedFile
+from asz_core.testing import PassRunner
+
+pytestmark = pytest.mark.corpus
+
+CLOCK = 1_780_000_000_123_456_789
+
+
+class Observer:
+    """Counts the files announced to observers, in the pass's own process."""
+
+    def __init__(self) -> None:
+        self.landed: list[str] = []
+
+    @hookimpl
+    def asz_file_landed(self, ctx: PassContext, adapter: str, landed: LandedFile) -> None:
+        self.landed.append(landed.relpath)
+
+
+def _tree(root: Path) -> dict[str, str]:
+    """Every landed file and cursor by path, with the digest of its bytes."""
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file() and p.suffix in (".sd", ".cursor")}
+
+
+def _run(tmp_path: Path, projects: Path, name: str, workers: int | None,
+         monkeypatch: pytest.MonkeyPatch) -> tuple[PassRunner, Any, Observer]:
+    monkeypatch.delenv("ASZ_WORKERS", raising=False)
+    runner = PassRunner(tmp_path / name, tmp_path / name / "root")
+    (tmp_path / name).mkdir()
+    observer = Observer()
+    runner.host.pm.register(observer, name=f"observer-{name}")
+    runner.clock = lambda: CLOCK
+    collector = {"workers": workers} if workers else {}
+    runner.configure(adapters=[{"name": "claude-code-local", "source_root": str(projects), "exclude": [],
+                                "collector": {**collector, "max_delta_bytes": 262144}}])
+    return runner, runner.run(), observer
+
+
+def test_workers_land_what_one_process_lands(tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch,
+                                              assert_root_verifies: Callable[[Path], None]) -> None:
+    projects = tmp_path / "projects"
+    shutil.copytree(corpus / "claude-code" / "projects", projects)
+    one, serial, seen_one = _run(tmp_path, projects, "one", None, monkeypatch)
+    three, parallel, seen_three = _run(tmp_path, projects, "three", 3, monkeypatch)
+    assert not parallel.failed and parallel.totals.landed > 62
+    assert parallel.totals.as_dict() == serial.totals.as_dict()
+    assert _tree(three.root) == _tree(one.root)
+    assert sorted(seen_three.landed) == sorted(seen_one.landed) and len(seen_three.landed) == parallel.totals.landed
+    assert sorted(three.reporter.warnings) == sorted(one.reporter.warnings)
+    assert_root_verifies(three.root)
+    # the settled table the workers reported lets the next pass open nothing
+    again = three.run()
+    assert again.totals.landed == 0 and again.totals.sources == parallel.totals.sources
+
+
+def test_a_session_failing_or_a_worker_dying_fails_the_pass_and_the_next_pass_completes(
+        tmp_path: Path, corpus: Path, monkeypatch: pytest.MonkeyPatch,
+        assert_root_verifies: Callable[[Path], None]) -> None:
+    projects = tmp_path / "projects"
+    shutil.copytree(corpus / "claude-code" / "projects", projects)
+    sessions = sorted(p.stem for p in projects.glob("*/*.jsonl"))
+    failing, dying = sessions[3], sessions[10]
+    real = adapter.land_session
+
+    def land(ctx: Any, sources: Any, session: Any) -> None:
+        if sources.session == failing:
+            raise RuntimeError("a failure inside one session")
+        if sources.session == dying:
+            os._exit(9)  # the worker is killed mid-pass
+        real(ctx, sources, session)
+
+    monkeypatch.setattr(adapter, "land_session", land)  # inherited by the forked workers
+    runner, summary, _ = _run(tmp_path, projects, "w", 2, monkeypatch)
+    assert summary.failed
+    messages = [str(e) for e in summary.errors]
+    assert any(failing in m and "a failure inside one session" in m for m in messages)
+    assert any(dying in m and "worker process died" in m for m in messages)
+    monkeypatch.setattr(adapter, "land_session", real)
+    again = runner.run()
+    assert not again.failed and again.totals.landed > 0
+    assert {p.name for p in runner.root.iterdir() if p.is_dir()} == set(sessions)
+    assert_root_verifies(runner.root)
