@@ -38,9 +38,9 @@ from asz_adapters.kiro.cli_database import DatabaseUnavailable, read_value
 from asz_adapters.kiro.stream_owner import same_source
 from asz_adapters.kiro.units import DbConversation
 from asz_core.collect import LineDialect, SourceLine, line_sha
-from asz_core.collect.saving import save_state
+from asz_core.collect.saving import mark_gone, save_state
 from asz_core.context import MAX_WINDOWS, AdapterContext
-from asz_core.root.cursors import ACTIVE, CONFLICT, SOURCE_GONE, format_pairs, parse_pairs
+from asz_core.root.cursors import ACTIVE, CONFLICT, format_pairs, parse_pairs
 from asz_core.root.durable import write_replace
 from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import SessionHandle
@@ -125,11 +125,7 @@ def collect_conversation(ctx: AdapterContext, session: SessionHandle, source: Co
                  f"again next pass")
         return
     if value is None:
-        if cursor is not None:
-            counters.gone += 1
-            if cursor.state != SOURCE_GONE:
-                cursor.state = SOURCE_GONE
-                save_state(ctx, session, cursor, path)
+        mark_gone(ctx, session, cursor, path)
         return
     turns = _turns(ctx, unit, value)
     if turns is None:

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from asz_core.collect.saving import save_state
+from asz_core.collect.saving import mark_gone, save_state
 from asz_core.collect.source import LineDialect, SourceLine, convert_line, line_sha
 from asz_core.context import MAX_WINDOWS, AdapterContext
-from asz_core.root.cursors import ACTIVE, CONFLICT, SOURCE_GONE, AppendCursor
+from asz_core.root.cursors import ACTIVE, CONFLICT, AppendCursor
 from asz_core.root.landing import LandingFile
 from asz_core.root.layout import KIND_PREFIX, parse_file_name
 from asz_core.root.storage import SessionHandle
@@ -114,11 +114,7 @@ def collect_append(ctx: AdapterContext, session: SessionHandle, source: AppendSo
     try:
         st = os.lstat(source.path)
     except FileNotFoundError:
-        if cursor is not None and cursor.state != SOURCE_GONE:
-            cursor.state = SOURCE_GONE
-            save_state(ctx, session, cursor, path)
-        if cursor is not None:
-            counters.gone += 1
+        mark_gone(ctx, session, cursor, path)
         return
     if not stat.S_ISREG(st.st_mode):
         counters.unreadable += 1

@@ -13,10 +13,10 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from asz_core.collect.saving import save_state
+from asz_core.collect.saving import mark_gone, save_state
 from asz_core.collect.source import LineDialect, SourceLine, convert_line, line_sha
 from asz_core.context import AdapterContext
-from asz_core.root.cursors import ACTIVE, SOURCE_GONE, SnapshotCursor
+from asz_core.root.cursors import ACTIVE, SnapshotCursor
 from asz_core.root.layout import KIND_PREFIX, parse_file_name
 from asz_core.root.storage import SessionHandle
 from asz_core.sessiondata.errors import SessionDataError
@@ -55,11 +55,7 @@ def collect_snapshot(ctx: AdapterContext, session: SessionHandle, source: Snapsh
     try:
         st = os.lstat(source.path)
     except FileNotFoundError:
-        if cursor is not None:
-            counters.gone += 1
-            if cursor.state != SOURCE_GONE:
-                cursor.state = SOURCE_GONE
-                save_state(ctx, session, cursor, path)
+        mark_gone(ctx, session, cursor, path)
         return
     if not stat.S_ISREG(st.st_mode):
         counters.unreadable += 1

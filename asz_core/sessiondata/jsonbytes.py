@@ -29,7 +29,6 @@ __all__ = [
     "NotJSON",
     "compact",
     "depth_exceeds",
-    "encode_str",
     "encode_value",
     "loads_strict",
 ]
@@ -120,55 +119,43 @@ def compact(raw: bytes) -> bytes:
     return _TOKEN_OR_SPACE.sub(lambda m: m.group(1) or b"", raw)
 
 
-def encode_str(value: str) -> bytes:
-    """Encode a string the writer produces itself (text, labels, identifiers)."""
-    try:
-        out = orjson.dumps(value)
-    except orjson.JSONEncodeError:
-        return _encode_str_with_surrogates(value)
-    if _LINE_SEP in out or _PARA_SEP in out:
-        out = out.replace(_LINE_SEP, b"\\u2028").replace(_PARA_SEP, b"\\u2029")
-    return out
-
-
-def _encode_str_with_surrogates(value: str) -> bytes:
-    pieces = [b'"']
-    last = 0
-    for m in _SURROGATE.finditer(value):
-        pieces.append(encode_str(value[last : m.start()])[1:-1])
-        pieces.append(b"\\u%04x" % ord(m.group()))
-        last = m.end()
-    pieces.append(encode_str(value[last:])[1:-1])
-    pieces.append(b'"')
-    return b"".join(pieces)
-
-
 def encode_value(value: Any) -> bytes:
-    """Encode a value an adapter built (a manifest, a derived record) by the writer's rules."""
+    """Encode a value asz builds itself (a text, a label, a manifest) by the writer's rules.
+
+    ``<``, ``>`` and ``&`` stay literal; U+2028 and U+2029 are escaped; a lone surrogate, which
+    orjson refuses, is written as its ``\\udXXX`` escape. Never for a source's own bytes.
+    """
     try:
         out = orjson.dumps(value)
     except orjson.JSONEncodeError:
-        return _encode_value_slow(value)
+        return _encode_slow(value)
     if _LINE_SEP in out or _PARA_SEP in out:
-        # orjson wrote U+2028/U+2029 raw inside some string; escape them the writer's way.
+        # orjson writes them raw inside strings; the writer escapes them
         out = out.replace(_LINE_SEP, b"\\u2028").replace(_PARA_SEP, b"\\u2029")
     return out
 
 
-def _encode_value_slow(value: Any) -> bytes:
+def _encode_slow(value: Any) -> bytes:
+    """The same encoding, one piece at a time, for values holding lone surrogates."""
     if isinstance(value, str):
-        return encode_str(value)
+        pieces = [b'"']
+        last = 0
+        for m in _SURROGATE.finditer(value):
+            pieces.append(encode_value(value[last : m.start()])[1:-1])
+            pieces.append(b"\\u%04x" % ord(m.group()))
+            last = m.end()
+        pieces.append(encode_value(value[last:])[1:-1])
+        pieces.append(b'"')
+        return b"".join(pieces)
     if isinstance(value, dict):
-        items = (encode_str(str(k)) + b":" + _encode_value_slow(v) for k, v in value.items())
+        items = (_encode_slow(str(k)) + b":" + _encode_slow(v) for k, v in value.items())
         return b"{" + b",".join(items) + b"}"
     if isinstance(value, (list, tuple)):
-        return b"[" + b",".join(_encode_value_slow(v) for v in value) + b"]"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value).encode()
+        return b"[" + b",".join(_encode_slow(v) for v in value) + b"]"
     if isinstance(value, orjson.Fragment):
         contents = value.contents
         return contents if isinstance(contents, bytes) else contents.encode("utf-8")
-    return orjson.dumps(value)
+    return encode_value(value)
 
 
 class JSONLine:

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import orjson
 
-from asz_core.sessiondata.jsonbytes import encode_str, encode_value, loads_strict
+from asz_core.sessiondata.jsonbytes import encode_value, loads_strict
 
 __all__ = [
     "FROM_AGENT",
@@ -137,7 +137,7 @@ class Part:
 
     @classmethod
     def media_part(cls, media_type: str | None, base64_text: str) -> Part:
-        return cls("media", media=media_type, data=RawJSON(encode_str(base64_text)),
+        return cls("media", media=media_type, data=RawJSON(encode_value(base64_text)),
                    bytes=len(base64_text))
 
     @classmethod
@@ -151,8 +151,8 @@ class Part:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
             return cls("unknown", text=reason, bytes=len(raw), encoding="base64",
-                       data=RawJSON(encode_str(base64.b64encode(raw).decode("ascii"))))
-        return cls("unknown", text=reason, bytes=len(raw), data=RawJSON(encode_str(text)))
+                       data=RawJSON(encode_value(base64.b64encode(raw).decode("ascii"))))
+        return cls("unknown", text=reason, bytes=len(raw), data=RawJSON(encode_value(text)))
 
     # -- reading ---------------------------------------------------------------------------
 

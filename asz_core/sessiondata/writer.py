@@ -13,7 +13,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from asz_core.sessiondata.errors import SessionDataError
-from asz_core.sessiondata.jsonbytes import compact, encode_str
+from asz_core.sessiondata.jsonbytes import compact, encode_value
 from asz_core.sessiondata.model import Header, RawJSON, Record
 from asz_core.sessiondata.times import parse_instant
 
@@ -57,7 +57,7 @@ def encode_record(record: Record) -> bytes:
 
 def _escape_strings(value: Any) -> Any:
     if isinstance(value, str):
-        return orjson.Fragment(encode_str(value))
+        return orjson.Fragment(encode_value(value))
     if isinstance(value, dict):
         return {k: _escape_strings(v) for k, v in value.items()}
     if isinstance(value, list):
