@@ -30,9 +30,8 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
 
 from asz_adapters.kiro.cli_database import DatabaseUnavailable, read_value
 from asz_adapters.kiro.stream_owner import same_source
@@ -40,8 +39,7 @@ from asz_adapters.kiro.units import DbConversation
 from asz_core.collect import LineDialect, SourceLine, line_sha
 from asz_core.collect.saving import mark_gone, save_state
 from asz_core.context import MAX_WINDOWS, AdapterContext
-from asz_core.root.cursors import ACTIVE, CONFLICT, format_pairs, parse_pairs
-from asz_core.root.durable import write_replace
+from asz_core.root.cursors import ACTIVE, CONFLICT, AppendCursor
 from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import SessionHandle
 from asz_core.sessiondata import Header, Record, SessionDataError, encode_record, open_file, reduce_to_fit
@@ -54,39 +52,13 @@ _CLOSING_ROOM = 128
 
 
 @dataclass
-class ConversationCursor:
-    """How far a conversation has landed; ``key value`` lines, replaced atomically."""
+class ConversationCursor(AppendCursor):
+    """How far a conversation has landed: an append cursor over its turns (``ord``, ``offset``
+    as the records give them), plus what tells a rewrite of landed turns from growth."""
 
-    source: str = ""
-    state: str = ACTIVE
-    offset: int = 0
-    ord: int = 0
-    last_seq: int = 0
-    turns_sha256: str = hashlib.sha256(b"").hexdigest()
-    row_updated_at: int = -1
-    row_length: int = -1
-    updated_at: str = ""
-
-    _INTS: ClassVar[frozenset[str]] = frozenset({"offset", "ord", "last_seq", "row_updated_at",
-                                                 "row_length"})
-
-    @classmethod
-    def load(cls, path: Path) -> ConversationCursor | None:
-        try:
-            text = path.read_text("utf-8")
-        except FileNotFoundError:
-            return None
-        cursor = cls()
-        names = {f.name for f in fields(cls)}
-        for key, value in parse_pairs(text):
-            if key in names:
-                setattr(cursor, key, int(value) if key in cls._INTS else value)
-        return cursor
-
-    def save(self, path: Path) -> None:
-        # like every cursor: a lost write only lags, so its name needs no directory fsync
-        write_replace(path, format_pairs((f.name, getattr(self, f.name)) for f in fields(self)),
-                      sync_dir=False)
+    turns_sha256: str = hashlib.sha256(b"").hexdigest()  #: the landed turns' running digest
+    row_updated_at: int = -1  #: the row's ``updated_at`` when it last landed
+    row_length: int = -1      #: the length of the row's value then
 
 
 @dataclass
