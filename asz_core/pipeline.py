@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import errno
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from asz_core.config import Config
 from asz_core.context import (
@@ -26,7 +28,7 @@ from asz_core.root.locks import LockBusy
 from asz_core.root.storage import StorageRoot
 from asz_core.workers import configured_workers, land_in_workers, land_one
 
-__all__ = ["PassRefused", "describe_failure", "run_pass"]
+__all__ = ["PassRefused", "describe_failure", "hold_root", "run_pass"]
 
 
 class PassRefused(RuntimeError):
@@ -45,6 +47,24 @@ def describe_failure(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+@contextmanager
+def hold_root(root: StorageRoot, *, wait: bool, doing: str) -> Iterator[None]:
+    """Hold the root lock while ``doing`` (``run``, ``push``); ``PassRefused`` naming the holder
+    when another process has it and ``wait`` is false. A root not created yet needs no lock."""
+    lock = root.lock(wait=wait) if root.path.is_dir() else None
+    try:
+        if lock is not None:
+            lock.acquire()
+    except LockBusy as exc:
+        raise PassRefused(f"another process holds the storage root {root.path} "
+                          f"({exc.holder or 'pid unknown'}); wait for it, or {doing} with --wait") from None
+    try:
+        yield
+    finally:
+        if lock is not None:
+            lock.release()
+
+
 def run_pass(host: PluginHost, config: Config, *, clock: Clock = time.time_ns,
              reporter: Reporter | None = None, dry_run: bool = False,
              wait: bool = False) -> PassSummary:
@@ -61,14 +81,7 @@ def run_pass(host: PluginHost, config: Config, *, clock: Clock = time.time_ns,
                               f"directory you own") from None
     ctx = PassContext(root=root, host=host, clock=clock, dry_run=dry_run,
                       reporter=reporter or QuietReporter(), started_ns=started, config=config)
-    lock = root.lock(wait=wait) if root.path.is_dir() else None
-    try:
-        if lock is not None:
-            lock.acquire()
-    except LockBusy as exc:
-        raise PassRefused(f"another pass holds the storage root {config.root} ({exc.holder or 'pid unknown'}); "
-                          f"wait for it, or run with --wait") from None
-    try:
+    with hold_root(root, wait=wait, doing="run"):
         host.pass_start(ctx)
         for entry in config.adapters:
             if entry.enabled:
@@ -86,9 +99,6 @@ def run_pass(host: PluginHost, config: Config, *, clock: Clock = time.time_ns,
             ctx.error("pass_end", describe_failure(exc))
             summary.totals.errors += 1
         return summary
-    finally:
-        if lock is not None:
-            lock.release()
 
 
 def _run_adapter(host: PluginHost, ctx: PassContext, name: str, options: dict[str, object]) -> None:

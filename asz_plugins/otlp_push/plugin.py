@@ -25,8 +25,7 @@ from asz_core import hookimpl
 from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, App
 from asz_core.context import PassContext, PassSummary
 from asz_core.host import PluginHost
-from asz_core.pipeline import PassRefused
-from asz_core.root.locks import LockBusy
+from asz_core.pipeline import hold_root
 from asz_core.root.storage import StorageRoot
 from asz_plugins.otlp_push.config import SCHEMA, SECTION, OtlpConfig
 from asz_plugins.otlp_push.limiter import WireBudget
@@ -135,19 +134,8 @@ def run_push(args: argparse.Namespace, app: App) -> int:
         return EXIT_CONFIG
     from asz_plugins.otlp_push.push import push_root
 
-    root = config.root
-    lock = StorageRoot(root).lock(wait=args.wait) if root.is_dir() else None
-    try:
-        if lock is not None:
-            lock.acquire()
-    except LockBusy as exc:
-        raise PassRefused(f"a pass holds the storage root {root} ({exc.holder or 'pid unknown'}); "
-                          f"wait for it, or push with --wait") from None
-    try:
-        result = push_root(root, cfg, runtime_of=runtime_resolver(app.host))
-    finally:
-        if lock is not None:
-            lock.release()
+    with hold_root(StorageRoot(config.root), wait=args.wait, doing="push"):
+        result = push_root(config.root, cfg, runtime_of=runtime_resolver(app.host))
     if args.json:
         print(json.dumps(result.as_dict()), file=app.out)
     else:
