@@ -174,18 +174,23 @@ class _Collector:
     def refuse(self, session: str, path: Path, reason: str, directory: str) -> None:
         self.refused[session].append(Refused(path, reason, directory))
 
+    def listing(self, session: str, directory: Path, slug: str) -> list[os.DirEntry[str]]:
+        """The entries of a session's directory: none when it is absent, and none, refused with
+        the reason, when it is there but cannot be listed."""
+        try:
+            return list(_entries(directory))
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            self.refuse(session, directory, f"cannot be listed: {exc.strerror or exc}", slug)
+            return []
+
 
 def _scan_children(col: _Collector, session: str, slug: str, session_dir: Path, base: str) -> None:
     """The children, workflow runs and scripts under one ``<project>/<id>/`` directory."""
     subagents = session_dir / "subagents"
     _scan_agents(col, session, slug, subagents, f"{base}/subagents", run=None)
-    try:
-        runs = [e for e in _entries(subagents / "workflows") if _is_dir(e)]
-    except FileNotFoundError:
-        runs = []
-    except OSError as exc:
-        col.refuse(session, subagents / "workflows", f"cannot be listed: {exc.strerror or exc}", slug)
-        runs = []
+    runs = [e for e in col.listing(session, subagents / "workflows", slug) if _is_dir(e)]
     for entry in runs:
         path = Path(entry.path)
         try:
@@ -199,14 +204,7 @@ def _scan_children(col: _Collector, session: str, slug: str, session_dir: Path, 
 
 def _scan_agents(col: _Collector, session: str, slug: str, directory: Path, base: str,
                  run: str | None) -> None:
-    try:
-        entries = list(_entries(directory))
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        col.refuse(session, directory, f"cannot be listed: {exc.strerror or exc}", slug)
-        return
-    for entry in entries:
+    for entry in col.listing(session, directory, slug):
         name = entry.name
         path = Path(entry.path)
         src = f"{base}/{name}"
@@ -230,14 +228,7 @@ def _scan_agents(col: _Collector, session: str, slug: str, directory: Path, base
 
 
 def _scan_workflows(col: _Collector, session: str, slug: str, directory: Path, base: str) -> None:
-    try:
-        entries = list(_entries(directory))
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        col.refuse(session, directory, f"cannot be listed: {exc.strerror or exc}", slug)
-        return
-    for entry in entries:
+    for entry in col.listing(session, directory, slug):
         name = entry.name
         path = Path(entry.path)
         if name == "scripts" and _is_dir(entry):
@@ -252,12 +243,7 @@ def _scan_workflows(col: _Collector, session: str, slug: str, directory: Path, b
 
 
 def _scan_scripts(col: _Collector, session: str, slug: str, directory: Path, base: str) -> None:
-    try:
-        entries = list(_entries(directory))
-    except OSError as exc:
-        col.refuse(session, directory, f"cannot be listed: {exc.strerror or exc}", slug)
-        return
-    for entry in entries:
+    for entry in col.listing(session, directory, slug):
         if not entry.name.endswith(".js"):
             continue
         path = Path(entry.path)
