@@ -124,16 +124,20 @@ def land_session(ctx: AdapterContext, state: ProviderPass, claim: SessionClaim, 
     reader.load_all()
     store = reader.store
     chains = _Chains(store)
+    recorded: set[str] = set()
 
     def landed_file(landed: LandedFile, bodies: list[LandedBody]) -> None:
+        entries = []
         for body in bodies:
             entry = table.get(body.info.src)
             if entry is not None:
                 entry.state, entry.why, entry.session = LANDED, "", claim.session
                 entry.sha = digest_prefix(body.sha256)
+                entries.append(entry)
+                recorded.add(entry.name)
         if not ctx.dry_run:
             session.sync(created=True)  # the table names these files: their names must be durable first
-            table.save()
+            table.record(entries)
 
     def header() -> Header:
         return Header(kind="provider_body", session=claim.session, src=".", dialect=DIALECT,
@@ -149,7 +153,8 @@ def land_session(ctx: AdapterContext, state: ProviderPass, claim: SessionClaim, 
         lander.abort()
     if not ctx.dry_run:
         session.sync(created=True)
-        table.save()  # what landed no file: bodies found already landed, conflicts, changes
+        # what landed no file: bodies found already landed, conflicts, changes
+        table.record(found.payload.seen for found in claim.found if found.key not in recorded)
 
 
 def _land_one(ctx: AdapterContext, bf: BodyFile, session: str, store: BodyStore, chains: _Chains,
