@@ -18,6 +18,8 @@ import hashlib
 from collections import defaultdict
 from typing import Final
 
+import orjson
+
 from asz_adapters.claude_code_provider import names
 from asz_adapters.claude_code_provider.discover import BodyFile, ProviderPass
 from asz_adapters.claude_code_provider.seen import CHANGED, CONFLICT, LANDED, digest_prefix
@@ -183,13 +185,25 @@ def _land_one(ctx: AdapterContext, bf: BodyFile, session: str, store: BodyStore,
             ctx.warn(f"conflict: {bf.path} differs from the body landed as {record_id} in session {session}; "
                      f"put the landed bytes back to end it")
         return
-    try:
-        value = loads_strict(body)
-    except NotJSON:
-        value = None
+    value = _parse(body, e.json)
     info, chain, keys = _info(bf, session, value)
     bases = chains.bases(chain, keys)
     landed = lander.add(body, info, bases, value)
     chains.add(chain, landed.info.record_id, keys)
     if landed.reason:
         ctx.warn(f"{bf.path} landed {landed.how} in session {session}: {landed.reason}")
+
+
+def _parse(body: bytes, parsed_before: int) -> object:
+    """``body`` parsed (``None``: not JSON). When discovery parsed these very bytes (their digest
+    is the one it recorded) with ``loads_strict``, nesting bound included, and they were JSON,
+    orjson alone is enough here; what it refuses and JSON allows goes to ``loads_strict``."""
+    if parsed_before:
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            pass
+    try:
+        return loads_strict(body)
+    except NotJSON:
+        return None
