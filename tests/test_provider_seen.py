@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from asz_adapters.claude_code_provider.seen import LANDED, WAITING, Seen, SeenTable
+import pytest
+
+from asz_adapters.claude_code_provider.seen import APPEND_STEP, LANDED, WAITING, Seen, SeenTable
+from asz_core.root import faults
 from asz_core.root.storage import StorageRoot
 
 
@@ -74,3 +77,23 @@ def test_a_table_without_a_generation_line_is_generation_0(tmp_path: Path) -> No
     table.record([table.entries["a.request.json"]])
     assert table.log_path.read_text().startswith("# asz provider seen.log v1 generation 0\n")
     assert SeenTable.load(StorageRoot(tmp_path)).entries["a.request.json"].state == LANDED
+
+
+def test_after_a_failed_append_the_next_one_takes_the_log_in_first(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    table = _table(tmp_path, "a.request.json", "b.request.json")
+    a, b = table.entries["a.request.json"], table.entries["b.request.json"]
+    a.state = LANDED
+    table.record([a])
+    monkeypatch.setattr(faults, "_counts", {})
+    monkeypatch.setattr(faults, "_spec", f"enospc:{APPEND_STEP}:1")
+    b.state, b.session = LANDED, "s"
+    with pytest.raises(OSError):
+        table.record([b])
+    with table.log_path.open("a") as log:  # what a short write on a full disk can leave
+        log.write("c.request.json size=1")
+    monkeypatch.setattr(faults, "_spec", "")
+    table.record([b])
+    loaded = SeenTable.load(StorageRoot(tmp_path))
+    assert {n: (e.state, e.role, e.session) for n, e in loaded.entries.items()} == {
+        "a.request.json": (LANDED, "request", ""), "b.request.json": (LANDED, "request", "s")}

@@ -198,6 +198,9 @@ class SeenTable:
             try:
                 if os.fstat(fd).st_size == 0:
                     text = f"{_LOG_LINE}{self.generation}\n{text}"
+                # until this append is whole and durable, the log is not one to append to: a
+                # failed write (a full disk) may have left a line cut short
+                self._log_ours = False
                 faults.checkpoint(APPEND_STEP)
                 data = text.encode("utf-8")
                 while data:
