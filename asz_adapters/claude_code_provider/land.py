@@ -5,7 +5,8 @@ What the session already holds is read from its landed ``provider_body`` files f
 refers to pieces and bodies of earlier passes as well as this one. A body whose record id the
 session already holds with the same digest is one a crash landed without ``seen.state``
 catching up: it is marked landed, not landed again; with another digest it is a conflict.
-``seen.state`` is written after each file is installed, for the bodies in that file only.
+After each file is installed (its name durable), the bodies in it are appended to
+``seen.log``, which the adapter takes into ``seen.state`` once the pass has landed every session.
 
 A landed file's header names the source as ``.``: the source is the body directory itself (the
 adapter's root, as ``projects/`` is the transcripts'), and each record's manifest names its own
