@@ -18,8 +18,9 @@ Written into ``OUT``, laid out as the runtimes lay them out:
 
 * ``.claude/projects/<project>/<session>.jsonl`` and ``<session>/subagents/agent-<id>.jsonl``;
 * ``provider-bodies/``: the request and response bodies those transcripts' calls would send,
-  made by ``../shared/tools/synth-provider-bodies`` from the generated transcripts (capped by
-  ``--bodies MB``, since each request repeats the whole conversation so far);
+  made by ``../shared/tools/synth-provider-bodies`` from the generated transcripts of the newest
+  sessions, as many as ``--bodies MB`` holds (each request repeats the whole conversation so far,
+  so every session's bodies would be many times the transcripts);
 * ``.kiro/sessions/cli/<uuid>.jsonl`` + ``.json`` and ``.kiro/sessions/<bucket>/sess_<uuid>/``
   (``messages.jsonl`` + ``session.json``), from the corpus's Kiro sessions, repeated likewise;
 * ``corpus.json``: what was made (sessions, files, bytes, lines, the largest line).
@@ -39,14 +40,18 @@ from __future__ import annotations
 import argparse
 import datetime
 import hashlib
+import importlib.machinery
+import importlib.util
 import json
 import random
 import re
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import SHARED
@@ -326,6 +331,48 @@ def _write_kiro(out: Path, made: Made, kiro_root: Path, budget: int, rng: random
     made.kiro_bytes = made.bytes - before
 
 
+#: A session whose bodies alone would take more than this share of the budget is left out of
+#: the capture: ``synth-provider-bodies``' own limit for the one large session it keeps.
+LARGEST_SHARE = 0.7
+
+
+def _synth_module() -> Any:
+    """``synth-provider-bodies`` loaded as a module, for its estimate of a session's bytes."""
+    loader = importlib.machinery.SourceFileLoader("synth_provider_bodies", str(SYNTH))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    loader.exec_module(module)
+    return module
+
+
+def _captured_sessions(out: Path, made: Made, budget: int) -> tuple[list[dict[str, object]], int]:
+    """The sessions a capture of about ``budget`` bytes holds: the newest ones, as a capture
+    switched on at some date holds every session since, and ``(chosen, estimated bytes)``.
+
+    Not ``synth-provider-bodies --max-bytes``: it keeps the smallest sessions first, which suits
+    the shared corpus (56 of its 62 sessions fit, so what it keeps is what a person's capture
+    holds) but not a generated corpus whose sessions would write 25 times the budget: there it
+    kept the smallest fifth (on ``100mb`` their median 0.28 MB of bodies against 1.5 MB for all
+    sessions), where each session's fixed cost (its first request's tool definitions and system
+    prompt land whole) weighs far more than on any real capture. Sessions are spread over half
+    a year independently of their size, so the newest are a fair sample of them.
+    """
+    synth = _synth_module()
+    data = synth.load_data()
+    projects = out / ".claude" / "projects"
+    chosen: list[dict[str, object]] = []
+    used = 0
+    for entry in sorted(made.sessions, key=lambda e: (-int(str(e["shift"])), str(e["id"]))):
+        main = projects / str(entry["project"]) / f"{entry['id']}.jsonl"
+        size = int(synth.Session(str(main.parent), str(main), data, 0).estimate())
+        if size > LARGEST_SHARE * budget:
+            continue  # too large for this capture, as the shared corpus's largest sessions were
+        if used + size > budget:
+            break
+        chosen.append(entry)
+        used += size
+    return chosen, used
+
+
 def _bodies(out: Path, made: Made, spec: Spec) -> None:
     budget = spec.bodies if spec.bodies >= 0 else min(spec.size, 60.0)
     if budget <= 0:
@@ -335,9 +382,18 @@ def _bodies(out: Path, made: Made, spec: Spec) -> None:
         made.body_note = f"no provider bodies: {SYNTH} is not there"
         return
     target = out / "provider-bodies"
-    done = subprocess.run([sys.executable, str(SYNTH), str(out / ".claude" / "projects"), str(target),
-                           "--seed", str(spec.seed), "--max-bytes", str(int(budget * MB))],
-                          capture_output=True, text=True)
+    chosen, _ = _captured_sessions(out, made, int(budget * MB))
+    with tempfile.TemporaryDirectory(prefix="asz-corpus-") as tmp:
+        # the chosen sessions alone, linked into a projects tree of their own
+        tree = Path(tmp) / "projects"
+        for entry in chosen:
+            project = out / ".claude" / "projects" / str(entry["project"])
+            (tree / project.name).mkdir(parents=True, exist_ok=True)
+            for name in (f"{entry['id']}.jsonl", str(entry["id"])):
+                if (project / name).exists():
+                    (tree / project.name / name).symlink_to(project / name)
+        done = subprocess.run([sys.executable, str(SYNTH), str(tree), str(target), "--seed", str(spec.seed)],
+                              capture_output=True, text=True)
     if done.returncode != 0:
         made.body_note = f"synth-provider-bodies failed: {done.stderr.strip()[-500:]}"
         return

@@ -11,14 +11,18 @@ directory slug) is written from the transcripts beforehand, so the benchmark nee
 adapter. Then every landed body is rebuilt and compared with its file.
 
 Printed: bodies landed, bytes Claude Code wrote (the whole directory), bytes landed
-(``provider_body`` files), their ratio, bodies per second for the pass, rebuild time per body
-(reading each session in order; and cold, a new reader per body), and beside them ``zstd -3``
-of the same directory as one tar stream: the size a plain archive would take.
+(``provider_body`` files), their ratio, what the landed bytes are (pieces another session also
+landed, such as each session's tool definitions; pieces no other session holds; the manifests'
+literal text; the rest of the manifests: references, copies, ids; the rest of the records and
+files), bodies per second for the pass, rebuild time per body (reading each session in order;
+and cold, a new reader per body), and beside them ``zstd -3`` of the same directory as one tar
+stream: the size a plain archive would take.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import io
 import json
 import random
@@ -36,8 +40,9 @@ from _common import corpus, peak_rss_mb, table
 from asz_core.config import load_config
 from asz_core.host import PluginHost
 from asz_core.pipeline import run_pass
-from asz_core.providerbody import ProviderBodies
+from asz_core.providerbody import LitSeg, ProviderBodies, manifest_of
 from asz_core.root.index import SessionIndex
+from asz_core.sessiondata import open_file
 
 
 def index_transcripts(projects: Path, root: Path) -> int:
@@ -60,6 +65,30 @@ def index_transcripts(projects: Path, root: Path) -> int:
     for session, (directory, calls) in sessions.items():
         SessionIndex(root / session).add([("directory", directory), *(("call", c) for c in sorted(calls))])
     return len(sessions)
+
+
+def landed_shares(root: Path) -> dict[str, int]:
+    """Bytes of the landed ``provider_body`` files by what they are."""
+    shares = dict.fromkeys(("repeated pieces", "own pieces", "manifest literals", "manifest rest", "rest"), 0)
+    first_session: dict[str, str] = {}
+    total = 0
+    for path in sorted(root.glob("*/provider_body/*.sd")):
+        session = path.parent.parent.name
+        total += path.stat().st_size
+        with open_file(path) as landed:
+            for record in landed:
+                manifest = record.parts[-1].data or b""
+                literals = sum(len(s.text.encode("utf-8", "surrogatepass"))
+                               for s in manifest_of(record).segments if isinstance(s, LitSeg))
+                shares["manifest literals"] += literals
+                shares["manifest rest"] += len(manifest) - literals
+                for part in record.parts[:-1]:
+                    data = bytes(part.data or b"")
+                    digest = hashlib.sha256(data).hexdigest()
+                    repeated = first_session.setdefault(digest, session) != session
+                    shares["repeated pieces" if repeated else "own pieces"] += len(data)
+    shares["rest"] = total - sum(shares.values())
+    return shares
 
 
 def zstd_size(directory: Path) -> str:
@@ -137,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
             ("bytes written (directory)", str(written)),
             ("bytes landed (provider_body files)", str(landed)),
             ("landed / written", f"{landed / written:.2%}"),
+            *((f"  of which {what}", f"{n / landed:.1%}") for what, n in landed_shares(root).items()),
             ("bodies rebuilt exactly", f"{exact} of {len(addresses)}"),
             ("pass time", f"{pass_s:.2f} s"),
             ("bodies per second", f"{n / pass_s:.0f}"),

@@ -25,6 +25,7 @@ from asz_core.providerbody import (
     BodyUnavailable,
     CopySeg,
     CutRules,
+    KnownValues,
     LitSeg,
     Manifest,
     ManifestError,
@@ -117,6 +118,36 @@ def test_a_key_named_tools_deeper_down_is_not_the_tool_list() -> None:
 def test_a_tool_definition_with_whitespace_is_not_a_piece_but_its_long_strings_are() -> None:
     raw = b'{"tools":[{"n": 1, "d": "' + b"d" * 1200 + b'"}]}'
     assert [raw[s.start : s.end][:3] for s in find_pieces(raw, RULES.arrays)] == [b'"dd']
+
+
+def test_known_tool_definitions_are_stepped_over_and_the_pieces_stay_the_same() -> None:
+    """What ``known`` holds only saves walking its tokens: a known value that is the element,
+    one that only starts like it, one that is longer than the element, one with whitespace, and
+    one that is not an element at all leave the pieces exactly as found without them."""
+    edited = dict(TOOLS[1], description="does thing 1 " + "y" * 1500)   # same first bytes
+    raws = [body([user("hi", newest=True)]), body([user("hi", newest=True)], tools=[TOOLS[0], edited]),
+            body([user("hi")], tools=[TOOLS[2], {"n": 1}, [1, 2]]), body([user("x" * 1100)], tools=[])]
+    known = KnownValues()
+    for value in [*TOOLS, dict(TOOLS[0], extra=1), {"role": "user", "content": "hi"}]:
+        known.add(json.dumps(value, separators=(",", ":")).encode())
+    known.add(b'{"name": "Tool0"}')   # not compact: never known
+    known.add(b'"' + b"S" * 2000 + b'"')  # a string: never an element to step over
+    longer = json.dumps(TOOLS[2], separators=(",", ":")).encode()[:-1] + b',"more":true}'
+    known.add(longer)
+    for raw in raws:
+        assert find_pieces(raw, RULES.arrays, known=known) == find_pieces(raw, RULES.arrays)
+    assert known.length_at(raws[0], raws[0].index(b'{"name":"Tool1"')) > 0
+    assert known.length_at(raws[1], raws[1].index(b'{"name":"Tool1"')) == 0  # the edited one
+
+
+def test_a_store_knows_each_object_piece_it_registers(tmp_path: Path) -> None:
+    raw = body([user("hi", newest=True)])
+    land(tmp_path, [("a", raw, [])])
+    reader = ProviderBodies(tmp_path / SESSION)
+    reader.load_all()
+    for tool in TOOLS:
+        element = json.dumps(tool, separators=(",", ":")).encode()
+        assert reader.store.known.length_at(raw, raw.index(element)) == len(element)
 
 
 def test_common_prefix() -> None:

@@ -53,7 +53,9 @@ def asz_claim(ctx: AdapterContext, found: Sequence[Found]) -> Iterable[SessionCl
     state = _pass_state(ctx)
     if state is None or not state.directory.is_dir():
         return []
-    return claim(ctx, state)
+    claims = claim(ctx, state)
+    state.to_land = len(claims)
+    return claims
 
 
 @hookimpl
@@ -61,4 +63,9 @@ def asz_land(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -
     state = _pass_state(ctx)
     if state is None:
         raise RuntimeError("asz_land was called without asz_discover in the same pass")
-    land_session(ctx, state, claim, session)
+    try:
+        land_session(ctx, state, claim, session)
+    finally:
+        state.to_land -= 1
+    if state.to_land == 0 and not ctx.dry_run:
+        state.table.save()  # the pass's log taken into seen.state, once every session has landed

@@ -67,6 +67,7 @@ class ProviderPass:
     directory: Path
     table: SeenTable
     files: dict[str, BodyFile] = field(default_factory=dict)
+    to_land: int = 0   #: claims not landed yet; at 0 the table is saved whole
 
 
 def read_ids(entry: Seen, body: bytes) -> str:

@@ -5,7 +5,8 @@ What the session already holds is read from its landed ``provider_body`` files f
 refers to pieces and bodies of earlier passes as well as this one. A body whose record id the
 session already holds with the same digest is one a crash landed without ``seen.state``
 catching up: it is marked landed, not landed again; with another digest it is a conflict.
-``seen.state`` is written after each file is installed, for the bodies in that file only.
+After each file is installed (its name durable), the bodies in it are appended to
+``seen.log``, which the adapter takes into ``seen.state`` once the pass has landed every session.
 
 A landed file's header names the source as ``.``: the source is the body directory itself (the
 adapter's root, as ``projects/`` is the transcripts'), and each record's manifest names its own
@@ -17,6 +18,8 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from typing import Final
+
+import orjson
 
 from asz_adapters.claude_code_provider import names
 from asz_adapters.claude_code_provider.discover import BodyFile, ProviderPass
@@ -124,16 +127,20 @@ def land_session(ctx: AdapterContext, state: ProviderPass, claim: SessionClaim, 
     reader.load_all()
     store = reader.store
     chains = _Chains(store)
+    recorded: set[str] = set()
 
     def landed_file(landed: LandedFile, bodies: list[LandedBody]) -> None:
+        entries = []
         for body in bodies:
             entry = table.get(body.info.src)
             if entry is not None:
                 entry.state, entry.why, entry.session = LANDED, "", claim.session
                 entry.sha = digest_prefix(body.sha256)
+                entries.append(entry)
+                recorded.add(entry.name)
         if not ctx.dry_run:
             session.sync(created=True)  # the table names these files: their names must be durable first
-            table.save()
+            table.record(entries)
 
     def header() -> Header:
         return Header(kind="provider_body", session=claim.session, src=".", dialect=DIALECT,
@@ -149,7 +156,8 @@ def land_session(ctx: AdapterContext, state: ProviderPass, claim: SessionClaim, 
         lander.abort()
     if not ctx.dry_run:
         session.sync(created=True)
-        table.save()  # what landed no file: bodies found already landed, conflicts, changes
+        # what landed no file: bodies found already landed, conflicts, changes
+        table.record(found.payload.seen for found in claim.found if found.key not in recorded)
 
 
 def _land_one(ctx: AdapterContext, bf: BodyFile, session: str, store: BodyStore, chains: _Chains,
@@ -178,13 +186,25 @@ def _land_one(ctx: AdapterContext, bf: BodyFile, session: str, store: BodyStore,
             ctx.warn(f"conflict: {bf.path} differs from the body landed as {record_id} in session {session}; "
                      f"put the landed bytes back to end it")
         return
-    try:
-        value = loads_strict(body)
-    except NotJSON:
-        value = None
+    value = _parse(body, e.json)
     info, chain, keys = _info(bf, session, value)
     bases = chains.bases(chain, keys)
     landed = lander.add(body, info, bases, value)
     chains.add(chain, landed.info.record_id, keys)
     if landed.reason:
         ctx.warn(f"{bf.path} landed {landed.how} in session {session}: {landed.reason}")
+
+
+def _parse(body: bytes, parsed_before: int) -> object:
+    """``body`` parsed (``None``: not JSON). When discovery parsed these very bytes (their digest
+    is the one it recorded) with ``loads_strict``, nesting bound included, and they were JSON,
+    orjson alone is enough here; what it refuses and JSON allows goes to ``loads_strict``."""
+    if parsed_before:
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            pass
+    try:
+        return loads_strict(body)
+    except NotJSON:
+        return None

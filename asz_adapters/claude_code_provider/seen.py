@@ -11,27 +11,39 @@ to and the join ids it carries. States:
 * ``changed`` — its bytes changed while a pass was reading it; read again next pass;
 * ``conflict`` — its bytes changed after it landed; every pass fails until they are back.
 
-The table is derived: a landed entry is written only after its file landed, every write
-replaces the file atomically, and when it is lost it is rebuilt from the landed manifests
-(:func:`rebuild_from_root`). ``_provider/.lock`` guards each read and write.
+The table is derived: a landed entry is written only after its file landed, and when it is
+lost it is rebuilt from the landed manifests (:func:`rebuild_from_root`). ``_provider/.lock``
+guards each read and write.
+
+Two files hold it. ``seen.state`` is the whole table, replaced atomically (:meth:`SeenTable.save`)
+once when a pass has placed its files and once when it has landed them; its second line names
+its generation. While a pass lands, ``seen.log`` takes the entries each landed file changed,
+appended and fsynced after the file is durable (:meth:`SeenTable.record`): rewriting the whole
+table after every file cost a pass time quadratic in the files it lands. The log's first line
+names the generation of the ``seen.state`` it continues; a log left by a pass killed after
+``seen.state`` was replaced and before the log was removed names an older generation and is
+ignored, and a line a kill cut short (no newline) is ignored. A landed entry the log lost is
+found again in the session's manifests (the body is marked landed, not landed again).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Final
 
 from asz_core.providerbody import ManifestError, manifest_of, provider_body_files
-from asz_core.root.durable import make_dirs, write_replace
+from asz_core.root import faults
+from asz_core.root.durable import OWNER_FILE, make_dirs, write_replace
 from asz_core.root.locks import FileLock
 from asz_core.root.storage import StorageRoot
 from asz_core.sessiondata import SessionDataError, open_file
 
-__all__ = ["CHANGED", "CONFLICT", "EXCLUDED", "LANDED", "UNREADABLE", "WAITING", "Seen", "SeenTable",
-           "digest_prefix", "rebuild_from_root"]
+__all__ = ["APPEND_STEP", "CHANGED", "CONFLICT", "EXCLUDED", "LANDED", "UNREADABLE", "WAITING", "Seen",
+           "SeenTable", "digest_prefix", "rebuild_from_root"]
 
 LANDED: Final = "landed"
 WAITING: Final = "waiting"
@@ -43,6 +55,10 @@ STATES: Final = frozenset({LANDED, WAITING, EXCLUDED, UNREADABLE, CHANGED, CONFL
 
 DIRECTORY: Final = "_provider"
 _VERSION_LINE: Final = "# asz provider seen.state v1\n"
+_GENERATION: Final = "# generation "
+_LOG_LINE: Final = "# asz provider seen.log v1 generation "
+#: The fault-injection step (:mod:`asz_core.root.faults`) just before a line is appended to the log.
+APPEND_STEP: Final = "seen-append"
 _PREFIX: Final = 16
 
 
@@ -101,9 +117,13 @@ class SeenTable:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.path = root / DIRECTORY / "seen.state"
+        self.log_path = root / DIRECTORY / "seen.log"
         self.entries: dict[str, Seen] = {}
         self.rebuilt = False
-        self._written: str | None = None  #: the text the file holds, when known
+        self.generation = 0               #: of the ``seen.state`` on disk
+        self._written: str | None = None  #: the entry lines ``seen.state`` holds, when known
+        self._log_found = False           #: a ``seen.log`` was there when the table was read
+        self._log_ours = False            #: this table started the ``seen.log`` there now
 
     def _lock(self) -> FileLock:
         make_dirs(self.path.parent)
@@ -111,37 +131,84 @@ class SeenTable:
 
     @classmethod
     def load(cls, root: StorageRoot) -> SeenTable:
-        """The table in ``root``; rebuilt from the landed manifests when it is missing."""
+        """The table in ``root``, its log applied; rebuilt from the landed manifests when
+        ``seen.state`` is missing."""
         table = cls(root.path)
         try:
             if table.path.parent.is_dir():
                 with table._lock():
                     text = table.path.read_text("utf-8")
+                    log = _read_if_there(table.log_path)
             else:
                 raise FileNotFoundError(table.path)
         except FileNotFoundError:
             table.entries = {e.name: e for e in rebuild_from_root(root)}
             table.rebuilt = bool(table.entries)
+            table._log_found = table.log_path.exists()  # a log without its table continues nothing
             return table
-        for line in text.splitlines():
+        lines = text.splitlines(keepends=True)
+        for line in lines:
+            if line.startswith(_GENERATION) and line[len(_GENERATION):].strip().isdigit():
+                table.generation = int(line[len(_GENERATION):])
             entry = Seen.parse(line)
             if entry is not None:
                 table.entries[entry.name] = entry
-        table._written = text
+        table._written = "".join(line for line in lines if not line.startswith("#"))
+        if log is not None:
+            table._log_found = True
+            first, _, rest = log.partition("\n")
+            if first == f"{_LOG_LINE}{table.generation}":
+                for line in rest.splitlines(keepends=True):
+                    entry = Seen.parse(line) if line.endswith("\n") else None  # a cut line is not read
+                    if entry is not None:
+                        table.entries[entry.name] = entry
         return table
 
     def save(self) -> None:
-        """Replace the file atomically with the table as it is now (and remove the temporary
-        copy a pass killed mid-write left behind)."""
-        data = _VERSION_LINE + "".join(self.entries[n].line() for n in sorted(self.entries))
-        if data == self._written:
+        """Replace ``seen.state`` atomically with the table as it is now, as the next generation,
+        then remove the log it takes in (and the temporary copy a pass killed mid-write left
+        behind)."""
+        text = "".join(self.entries[n].line() for n in sorted(self.entries))
+        if text == self._written and not (self._log_found or self._log_ours):
             return  # a pass that found nothing new writes nothing
         with self._lock():
             for name in os.listdir(self.path.parent):
                 if name.startswith(".tmp-") and name.endswith(self.path.name):
                     os.unlink(self.path.parent / name)
-            write_replace(self.path, data.encode("utf-8"))
-        self._written = data
+            generation = self.generation + 1
+            write_replace(self.path, f"{_VERSION_LINE}{_GENERATION}{generation}\n{text}".encode())
+            self.generation = generation
+            self._written = text
+            # a log left behind by a kill here names the old generation, so it is never read again
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.log_path)
+            self._log_found = self._log_ours = False
+
+    def record(self, entries: Iterable[Seen]) -> None:
+        """Append ``entries`` (as they are now) to the log, durably: what a landed file changed,
+        written after the file is durable, in time proportional to the entries alone."""
+        text = "".join(entry.line() for entry in entries)
+        if not text:
+            return
+        if not self._log_ours and (self._log_found or self.log_path.exists()):
+            # never append to a log this table did not start: its last line may be cut short
+            self.save()
+        with self._lock():
+            fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, OWNER_FILE)
+            try:
+                if os.fstat(fd).st_size == 0:
+                    text = f"{_LOG_LINE}{self.generation}\n{text}"
+                # until this append is whole and durable, the log is not one to append to: a
+                # failed write (a full disk) may have left a line cut short
+                self._log_ours = False
+                faults.checkpoint(APPEND_STEP)
+                data = text.encode("utf-8")
+                while data:
+                    data = data[os.write(fd, data):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            self._log_ours = True
 
     def get(self, name: str) -> Seen | None:
         return self.entries.get(name)
@@ -151,6 +218,13 @@ class SeenTable:
 
     def drop(self, name: str) -> None:
         self.entries.pop(name, None)
+
+
+def _read_if_there(path: Path) -> str | None:
+    try:
+        return path.read_text("utf-8", "replace")
+    except FileNotFoundError:
+        return None
 
 
 def rebuild_from_root(root: StorageRoot) -> Iterator[Seen]:

@@ -45,7 +45,7 @@ from asz_core.providerbody.manifest import (
     PieceSeg,
     Segment,
 )
-from asz_core.providerbody.pieces import MIN_STRING, Span, find_pieces
+from asz_core.providerbody.pieces import MIN_STRING, KnownValues, Span, find_pieces
 from asz_core.providerbody.reader import ProviderBodies, provider_body_files
 from asz_core.providerbody.store import BodyEntry, BodyStore, manifest_of
 
@@ -67,6 +67,7 @@ __all__ = [
     "BodyUnavailable",
     "CopySeg",
     "CutRules",
+    "KnownValues",
     "LandedBody",
     "LitSeg",
     "Manifest",

@@ -169,7 +169,7 @@ def encode_body(body: bytes, info: BodyInfo, store: BodyStore, rules: CutRules,
     ``bases`` are record ids of earlier bodies of the session worth copying a front from, best
     first; ``store`` holds what the session landed before this body.
     """
-    spans = find_pieces(body, rules.arrays, rules.min_string)
+    spans = find_pieces(body, rules.arrays, rules.min_string, store.known)
     length, base_id, base_depth = _front(body, spans, store, bases, rules)
     segments: list[Segment] = []
     parts: list[Part] = []

@@ -7,7 +7,9 @@ array's element is part of that element's piece. A piece is landed as a data par
 byte, so only a value that is already compact (no whitespace between its tokens) can be one.
 
 The body is walked once with a regular expression over string tokens and brackets, so a body
-of any size costs one pass in C plus one Python step per token.
+of any size costs one pass in C plus one Python step per token. An element that is, byte for
+byte, a value the caller already knows (:class:`KnownValues`: a session's tool definitions) is
+stepped over whole instead: most of a model request's tokens are in its tool schemas.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["MIN_STRING", "Span", "find_pieces"]
+__all__ = ["MIN_STRING", "KnownValues", "Span", "find_pieces"]
 
 #: Strings this long or longer (with their quotes) are pieces.
 MIN_STRING = 1024
@@ -32,6 +34,39 @@ def _is_compact(raw: bytes) -> bool:
     return _SPACE.search(raw) is None or _SPACE.search(_STRING.sub(b"", raw)) is None
 
 
+class KnownValues:
+    """Compact JSON objects and arrays a body is likely to repeat as an element of a named array,
+    by their first bytes.
+
+    When a body holds, from an element's first byte, the bytes of one of them, that element is
+    exactly it: where a JSON value ends is fixed by its own bytes. So :func:`find_pieces` takes
+    the element as a piece without walking its tokens, and finds the same pieces it finds
+    without them. Only values added here are known; nothing is ever dropped, so the owner adds
+    each value it comes to hold (:class:`~asz_core.providerbody.store.BodyStore` adds each
+    piece it registers) and there is nothing to invalidate.
+    """
+
+    PREFIX = 32  #: bytes compared to find the candidates; the whole value is compared after
+
+    def __init__(self) -> None:
+        self._by_prefix: dict[bytes, list[bytes]] = {}
+
+    def add(self, value: bytes) -> None:
+        """Know ``value``, one JSON value: kept only when it is a compact object or array."""
+        if value[:1] not in (b"{", b"[") or not _is_compact(value):
+            return
+        candidates = self._by_prefix.setdefault(value[: self.PREFIX], [])
+        if value not in candidates:
+            candidates.append(value)
+
+    def length_at(self, body: bytes, start: int) -> int:
+        """The length of the known value ``body`` holds from ``start``, or 0."""
+        for value in self._by_prefix.get(body[start : start + self.PREFIX], ()):
+            if body.startswith(value, start):
+                return len(value)
+        return 0
+
+
 @dataclass(frozen=True, slots=True)
 class Span:
     """``body[start:end]`` is one piece."""
@@ -41,11 +76,11 @@ class Span:
 
 
 def find_pieces(body: bytes, arrays: Sequence[tuple[str, ...]] = (),
-                min_string: int = MIN_STRING) -> list[Span]:
+                min_string: int = MIN_STRING, known: KnownValues | None = None) -> list[Span]:
     """The pieces of ``body`` (one JSON value, valid UTF-8), in order.
 
     ``arrays`` are paths of object keys from the root (``("tools",)``) whose arrays' elements are
-    each one piece.
+    each one piece. ``known`` values found whole as such an element are stepped over.
     """
     wanted = {tuple(p) for p in arrays}
     deepest = max((len(p) for p in wanted), default=0)
@@ -58,47 +93,55 @@ def find_pieces(body: bytes, arrays: Sequence[tuple[str, ...]] = (),
     element_start = -1  # start of the wanted array element being read, else -1
     element_depth = 0
     spans: list[Span] = []
-    for m in _TOKEN.finditer(body):
-        start = m.start()
-        first = body[start]
-        if first == 0x22:  # a string: a key when a colon follows it
-            if m.lastindex == 2:
-                if paths[-1] is not None and len(paths[-1]) < deepest:
-                    key = _decode_key(m.group(1))
+    resume: int | None = 0
+    while resume is not None:
+        tokens, resume = _TOKEN.finditer(body, resume), None
+        for m in tokens:
+            start = m.start()
+            first = body[start]
+            if first == 0x22:  # a string: a key when a colon follows it
+                if m.lastindex == 2:
+                    if paths[-1] is not None and len(paths[-1]) < deepest:
+                        key = _decode_key(m.group(1))
+                    continue
+                end = m.end()
+                if element_start < 0 and end - start >= min_string:
+                    spans.append(Span(start, end))
                 continue
-            end = m.end()
-            if element_start < 0 and end - start >= min_string:
-                spans.append(Span(start, end))
-            continue
-        if first in (0x7B, 0x5B):  # { or [
-            path: tuple[str, ...] | None
-            if not paths:
-                path = ()
-            elif paths[-1] is None or not is_object[-1] or key is None:
-                path = None  # inside an array, or deeper than any wanted path
-            else:
-                path = (*paths[-1], key)
-            opening_array = first == 0x5B
-            if element_start < 0 and wanted_array and wanted_array[-1]:
-                element_start, element_depth = start, len(paths)
-            paths.append(path)
-            is_object.append(not opening_array)
-            wanted_array.append(opening_array and path in wanted)
+            if first in (0x7B, 0x5B):  # { or [
+                if element_start < 0 and wanted_array and wanted_array[-1]:
+                    length = known.length_at(body, start) if known is not None else 0
+                    if length:  # a known element, whole: go on after it
+                        spans.append(Span(start, start + length))
+                        key, resume = None, start + length
+                        break
+                    element_start, element_depth = start, len(paths)
+                path: tuple[str, ...] | None
+                if not paths:
+                    path = ()
+                elif paths[-1] is None or not is_object[-1] or key is None:
+                    path = None  # inside an array, or deeper than any wanted path
+                else:
+                    path = (*paths[-1], key)
+                opening_array = first == 0x5B
+                paths.append(path)
+                is_object.append(not opening_array)
+                wanted_array.append(opening_array and path in wanted)
+                key = None
+                continue
+            # } or ]
+            paths.pop()
+            is_object.pop()
+            wanted_array.pop()
             key = None
-            continue
-        # } or ]
-        paths.pop()
-        is_object.pop()
-        wanted_array.pop()
-        key = None
-        if element_start >= 0 and len(paths) == element_depth:
-            end = start + 1
-            raw = body[element_start:end]
-            if _is_compact(raw):
-                spans.append(Span(element_start, end))
-            else:  # not compact: its long strings are still pieces
-                spans.extend(_long_strings(body, element_start, end, min_string))
-            element_start = -1
+            if element_start >= 0 and len(paths) == element_depth:
+                end = start + 1
+                raw = body[element_start:end]
+                if _is_compact(raw):
+                    spans.append(Span(element_start, end))
+                else:  # not compact: its long strings are still pieces
+                    spans.extend(_long_strings(body, element_start, end, min_string))
+                element_start = -1
     spans.sort(key=lambda s: s.start)
     return spans
 

@@ -26,6 +26,7 @@ from asz_core.providerbody.errors import (
     OtherCopyMismatch,
 )
 from asz_core.providerbody.manifest import CopySeg, LitSeg, Manifest, ManifestError, PartSeg, PieceSeg
+from asz_core.providerbody.pieces import KnownValues
 from asz_core.sessiondata.model import Part, Record
 
 __all__ = ["DAMAGED", "OK", "TOO_LARGE", "UNAVAILABLE", "BodyEntry", "BodyStore", "manifest_of"]
@@ -73,6 +74,8 @@ class BodyStore:
         self.pieces: dict[str, bytes | None] = {}
         self.piece_sizes: dict[str, int] = {}
         self.piece_states: dict[str, str] = {}  #: why a registered piece holds no bytes
+        #: every piece held with its bytes that is an object or array, for cutting later bodies
+        self.known = KnownValues()
         self.bodies: dict[str, BodyEntry] = {}
         self._count = 0
         self._cache: OrderedDict[str, bytes] = OrderedDict()
@@ -124,6 +127,8 @@ class BodyStore:
         for digest, data in entry.own_pieces.items():
             if data is not None or digest not in self.pieces:
                 self.pieces[digest] = data
+            if data is not None:
+                self.known.add(data)
         for part, data in zip(entry.parts, entry.own, strict=True):
             if data is None and part.sha256 and part.k != "unknown":
                 self.piece_sizes.setdefault(part.sha256, part.bytes)

@@ -16,7 +16,7 @@ from typing import Any
 
 from asz_core.root import faults
 
-__all__ = ["OWNER_DIR", "OWNER_FILE", "fsync_dir", "install_noreplace", "make_dirs", "temp_path",
+__all__ = ["OWNER_DIR", "OWNER_FILE", "fsync_dir", "install_noreplace", "make_dirs", "temp_path", "write_note",
            "write_replace"]
 
 OWNER_DIR = 0o700
@@ -130,6 +130,22 @@ def write_replace(path: Path, data: bytes, *, sync_dir: bool = True, derived: bo
         raise
     if sync_dir and not derived:
         fsync_dir(path.parent)
+
+
+def write_note(path: Path, data: bytes) -> None:
+    """Write a note nothing relies on in place (no temporary file, no fsync).
+
+    For a note derived from the root that asz never reads back (``session.state``): written
+    through a temporary file, a kill between the temporary write and the rename left the
+    temporary file in a session directory that is swept only when the session lands again,
+    which may be never. In place, a kill leaves the note short, which is all a wrong note is.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, OWNER_FILE)
+    try:
+        faults.checkpoint("state-write")
+        _write_all(fd, data)
+    finally:
+        os.close(fd)
 
 
 def _write_all(fd: int, data: bytes) -> None:

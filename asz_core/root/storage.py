@@ -12,7 +12,7 @@ from pathlib import Path
 
 from asz_core.root import faults
 from asz_core.root.cursors import format_pairs
-from asz_core.root.durable import OWNER_DIR, fsync_dir, make_dirs, write_replace
+from asz_core.root.durable import OWNER_DIR, fsync_dir, make_dirs, write_note
 from asz_core.root.landing import LandedFile, LandingFile
 from asz_core.root.layout import check_id, parse_file_name
 from asz_core.root.locks import FileLock, LockBusy
@@ -121,10 +121,9 @@ class SessionHandle:
         try:
             self.sync()
             if self.landed and not self.root.dry_run:
-                # derived from the files on disk, so it may lag a power loss: no directory fsync
-                write_replace(self.dir / "session.state",
-                              format_pairs([("next_seq", self._next_seq),
-                                            ("updated_at", self.root.at)]), derived=True)
+                # derived from the files on disk and never read back: written in place
+                write_note(self.dir / "session.state",
+                           format_pairs([("next_seq", self._next_seq), ("updated_at", self.root.at)]))
         finally:
             if self._lock is not None:
                 self._lock.release()

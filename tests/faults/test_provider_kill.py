@@ -2,9 +2,10 @@
 
 A body file lands before ``seen.state`` says so; a pass killed between the two finds the body in
 the session's manifests next time and does not land it again. Each seed kills at one named step
-(file landing or a state write) at its n-th occurrence, once or twice, with files cut small so a
-pass lands several. 8 seeds run in CI; ``--slow`` runs 60. The local adapter's index is written
-from the corpus's transcripts beforehand, as in the other provider tests.
+(file landing, a state write, or an append to ``seen.log``) at its n-th occurrence, once or
+twice, with files cut small so a pass lands several. 8 seeds run in CI; ``--slow`` runs 60. The
+local adapter's index is written from the corpus's transcripts beforehand, as in the other
+provider tests.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from asz_adapters.claude_code_provider.seen import APPEND_STEP
 from asz_core.providerbody import ProviderBodies
 from asz_core.root import faults
 from asz_core.testing import PassRunner
@@ -34,6 +36,7 @@ pytestmark = pytest.mark.corpus
 
 SESSION = "8f4d493a-14e9-4f80-b905-a5af06d253c2"
 SEEDS_CI, SEEDS_SLOW = 8, 60
+STEPS = (*faults.STEPS, APPEND_STEP)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -57,7 +60,7 @@ def test_a_provider_pass_killed_at_a_landing_step(seed: int, corpus: Path, tmp_p
     config = runner.configure(adapters=[provider_config(src, collector={"max_delta_bytes": 64 * 1024})])
     cli = [sys.executable, "-m", "asz_core.cli", "run", "--config", str(config)]
     for _ in range(rng.randint(1, 2)):
-        env = {**os.environ, "ASZ_FAULT": f"kill:{rng.choice(faults.STEPS)}:{rng.randint(1, 4)}"}
+        env = {**os.environ, "ASZ_FAULT": f"kill:{rng.choice(STEPS)}:{rng.randint(1, 4)}"}
         subprocess.run(cli, env=env, capture_output=True, check=False, timeout=120)
     for _ in range(2):
         done = subprocess.run(cli, capture_output=True, check=False, timeout=120)
