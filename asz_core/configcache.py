@@ -25,16 +25,21 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["KEEP", "cache_dir", "digest", "load", "store"]
+__all__ = ["KEEP", "cache_base", "cache_dir", "digest", "load", "store", "write_entry"]
 
 #: entries kept; the oldest go first
 KEEP = 64
 _FORMAT = 1
 
 
-def cache_dir() -> Path:
+def cache_base() -> str:
+    """asz's cache directory: ``$XDG_CACHE_HOME/asz``, else ``~/.cache/asz``."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "asz" / "config"
+    return os.path.join(base, "asz")
+
+
+def cache_dir() -> Path:
+    return Path(cache_base()) / "config"
 
 
 def digest(inputs: dict[str, Any]) -> str | None:
@@ -58,22 +63,27 @@ def load(key: str) -> dict[str, Any] | None:
 
 def store(key: str, value: dict[str, Any]) -> None:
     """Store ``value`` under ``key``, quietly giving up when the cache cannot be written."""
-    directory = cache_dir()
+    write_entry(str(cache_dir()), key, {**value, "key": key})
+
+
+def write_entry(directory: str, key: str, value: dict[str, Any]) -> None:
+    """Write ``value`` as ``<directory>/<key>.json`` (owner-only, replaced whole) and keep the
+    newest :data:`KEEP` entries there; quietly give up when the cache cannot be written."""
     try:
-        text = json.dumps({**value, "key": key}, separators=(",", ":"))
+        text = json.dumps(value, separators=(",", ":"))
     except (TypeError, ValueError):
         return  # a value YAML gave that JSON cannot hold: never cached, always validated
     with contextlib.suppress(OSError):
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        temp = directory / f".tmp-{os.getpid()}-{key}"
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        temp = os.path.join(directory, f".tmp-{os.getpid()}-{key}")
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
-        os.replace(temp, directory / f"{key}.json")
+        os.replace(temp, os.path.join(directory, f"{key}.json"))
         _prune(directory)
 
 
-def _prune(directory: Path) -> None:
+def _prune(directory: str) -> None:
     entries = []
     for entry in os.scandir(directory):
         if entry.name.endswith(".json"):

@@ -13,13 +13,13 @@ import argparse
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 import pluggy
 
-from asz_core import hookspecs
+from asz_core import entrypoints, hookspecs
 from asz_core.context import AdapterContext, PassContext, PassSummary
+from asz_core.entrypoints import EntryPointSpec
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
 from asz_core.root.landing import LandedFile
 from asz_core.root.storage import SessionHandle
@@ -67,18 +67,17 @@ class PluginHost:
     # ---- loading ---------------------------------------------------------------------------
 
     def load_entry_points(self) -> PluginHost:
+        found = entrypoints.discover((ADAPTER_GROUP, PLUGIN_GROUP))
         for group, table in ((ADAPTER_GROUP, self.adapters), (PLUGIN_GROUP, self.plugins)):
-            for ep in sorted(entry_points(group=group), key=lambda e: e.name):
+            for ep in sorted((e for e in found if e.group == group), key=lambda e: e.name):
                 if ep.name in table:
                     continue  # the same distribution seen twice on sys.path
                 table[ep.name] = self._load(ep, group)
         return self
 
-    def _load(self, ep: EntryPoint, group: str) -> LoadedPlugin:
-        dist = getattr(ep, "dist", None)
+    def _load(self, ep: EntryPointSpec, group: str) -> LoadedPlugin:
         record = LoadedPlugin(name=ep.name, group=group, entry_point=ep.value,
-                              distribution=dist.name if dist else "",
-                              version=dist.version if dist else "")
+                              distribution=ep.distribution, version=ep.version)
         try:
             module = ep.load()
         except Exception as exc:
