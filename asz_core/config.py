@@ -21,7 +21,6 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -225,7 +224,9 @@ _DEFAULTS_LABEL = "built-in defaults (asz_core/defaults/asz.yaml)"
 
 
 def _defaults_path() -> Path:
-    return Path(str(files("asz_core").joinpath("defaults", _DEFAULTS_NAME)))
+    # a file of this package, beside this module (importlib.resources would cost a no-op pass
+    # pathlib's and tempfile's imports and more; asz is never installed zipped)
+    return Path(__file__).with_name("defaults") / _DEFAULTS_NAME
 
 
 def _merge(base: Any, override: Any) -> Any:

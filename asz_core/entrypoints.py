@@ -2,14 +2,16 @@
 ``importlib.metadata`` (and ``email``, ``zipfile``, ``csv``, ... with it) on every run.
 
 ``importlib.metadata`` finds entry points by listing every directory on ``sys.path`` for
-``*.dist-info`` and ``*.egg-info`` and reading each one's ``entry_points.txt``. What it finds is
+``*.dist-info`` and ``*.egg-info`` and reading each one's ``entry_points.txt`` (and its
+``METADATA`` or ``PKG-INFO`` for the distribution's name and version). What it finds is
 therefore a function of those listings and files, so the result is stored under a digest of
-them: ``sys.path`` itself, and for each entry the ``stat`` of the directory (its mtime changes
-whenever a distribution is installed or removed, since that adds or removes a ``*.dist-info``
-directory) with the name, ``stat`` and ``entry_points.txt`` ``stat`` of every metadata directory
-in it (a file edited in place), or the ``stat`` of a zip file on the path; and the Python
-running. ``pip install``, ``pip uninstall``, an upgrade or an editable reinstall each change one
-of them, hence a new digest, hence a miss, hence a full lookup. When a finder on
+them: ``sys.path`` itself; for each directory on it, the name and ``stat`` of every metadata
+directory in it and the ``stat`` of those two files in each (a file edited in place); for
+anything else on the path (a zip file), its ``stat``; and the Python running. ``pip install``,
+``pip uninstall``, an upgrade or an editable reinstall each add, remove or replace a metadata
+directory, hence a new digest, hence a miss, hence a full lookup. (A directory's own mtime is
+left out: the working directory is on ``sys.path`` under ``python -m``, and a pass writing
+there must not make the next one miss.) When a finder on
 ``sys.meta_path`` other than the standard path finder can supply distributions, what it finds
 cannot be keyed from here, and nothing is cached.
 
@@ -85,21 +87,21 @@ def _stat(path: str) -> list[int] | None:
 
 def _path_entry(entry: str) -> list[Any]:
     """What ``importlib.metadata`` would read from one ``sys.path`` entry, as stats."""
-    directory = entry or "."
-    stamp = _stat(directory)
     try:
-        listing = os.scandir(directory)
+        listing = os.scandir(entry or ".")
     except OSError:  # a zip file, or nothing: its own stat says when it changes
-        return [entry, stamp]
+        return [entry, _stat(entry or ".")]
     metadata: list[Any] = []
     with listing:
         for child in listing:
             low = child.name.lower()
             if low.endswith(_METADATA_SUFFIXES) or low == "egg-info":
+                described = "METADATA" if low.endswith(".dist-info") else "PKG-INFO"
                 metadata.append([child.name, _stat(child.path),
-                                 _stat(os.path.join(child.path, "entry_points.txt"))])
+                                 _stat(os.path.join(child.path, "entry_points.txt")),
+                                 _stat(os.path.join(child.path, described))])
     metadata.sort()
-    return [entry, stamp, metadata]
+    return [entry, metadata]
 
 
 def _keyable() -> bool:

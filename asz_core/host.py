@@ -10,7 +10,6 @@ so that naming it in ``asz.yaml`` fails with that error, and listing plugins sti
 from __future__ import annotations
 
 import argparse
-import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,8 +27,6 @@ __all__ = ["ADAPTER_GROUP", "PLUGIN_GROUP", "AdapterNotAvailable", "LoadedPlugin
 
 ADAPTER_GROUP = "asz.adapters"
 PLUGIN_GROUP = "asz.plugins"
-
-log = logging.getLogger(__name__)
 
 
 class AdapterNotAvailable(LookupError):
@@ -82,7 +79,9 @@ class PluginHost:
             module = ep.load()
         except Exception as exc:
             record.error = f"{type(exc).__name__}: {exc}"
-            log.debug("entry point %s failed to load", ep.name, exc_info=True)
+            import logging  # only on this failure: logging costs every start-up a few ms
+
+            logging.getLogger(__name__).debug("entry point %s failed to load", ep.name, exc_info=True)
             return record
         return self._register(record, module)
 
