@@ -64,6 +64,7 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
     result = scan(root, ctx.root.path)
     for message in result.errors:
         ctx.error(message)
+    admits = ctx.session_filter.admits_slug
     found: list[Found] = []
     for sources in result.sessions.values():
         detail: dict[str, Any] = {"streams": sources.streams, "runs": sources.runs,
@@ -72,11 +73,11 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
             detail["copies"] = sources.copies
         if sources.refused:
             detail["refused"] = len(sources.refused)
-        if sources.directory is None or not ctx.session_filter.admits_slug(sources.directory):
+        if sources.directory is None or not admits(sources.directory):
             detail["excluded"] = True  # by include/exclude: shown by `sources`, not landed
-        where = sources.main.path if sources.main else root / (sources.directory or "") / sources.session
+        where = sources.main.location if sources.main else str(root / (sources.directory or "") / sources.session)
         found.append(Found(kind="session", key=sources.session, session=sources.session,
-                           sources=len(sources.files), path=str(where), detail=detail,
+                           sources=len(sources.files), path=where, detail=detail,
                            payload=sources))
     for refused in result.refused:
         found.append(Found(kind="unreadable", key=str(refused.path), sources=0, path=str(refused.path),
@@ -115,7 +116,7 @@ def asz_claim(ctx: AdapterContext, found: Sequence[Found]) -> Iterable[SessionCl
         if sources.files:
             claim = SessionClaim(sources.session, [item])
             if not ctx.dry_run:
-                claim.unchanged = ctx.settled.unchanged(sources.session, [str(f.path) for f in sources.files])
+                claim.unchanged = ctx.settled.unchanged(sources.session, [f.location for f in sources.files])
             claims.append(claim)
     claims.extend(_pruned(ctx, {f.session for f in found if f.session}))
     return claims
