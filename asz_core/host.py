@@ -12,16 +12,18 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from asz_core import entrypoints, hookspecs
-from asz_core.context import AdapterContext, PassContext, PassSummary
-from asz_core.entrypoints import EntryPointSpec
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
-from asz_core.root.landing import LandedFile
-from asz_core.root.storage import SessionHandle
+
+if TYPE_CHECKING:
+    from asz_core.context import AdapterContext, PassContext, PassSummary
+    from asz_core.entrypoints import EntryPointSpec
+    from asz_core.root.landing import LandedFile
+    from asz_core.root.storage import SessionHandle
 
 __all__ = ["ADAPTER_GROUP", "PLUGIN_GROUP", "AdapterNotAvailable", "LoadedPlugin", "PluginHost"]
 

@@ -88,7 +88,9 @@ def test_the_cache_keeps_a_bounded_number_of_entries(tmp_path: Path, cache: Path
 def test_a_pass_once_validated_loads_neither_jsonschema_nor_grpc(tmp_path: Path, cache: Path) -> None:
     path = _write(tmp_path, CONFIG)
     heavy = ("sorted(m for m in ('yaml', 'jsonschema', 'grpc', 'google.protobuf', 'importlib.metadata', "
-             "'importlib.resources', 'asz_core.view', 'asz_core.verify') if m in sys.modules)")
+             "'importlib.resources', 'asz_core.view', 'asz_core.verify', 'asz_core.providerbody', "
+             "'asz_adapters.claude_code_local.sources', 'asz_adapters.claude_code_provider.land', "
+             "'asz_adapters.kiro.land', 'sqlite3') if m in sys.modules)")
     in_process = ("import sys; from asz_core.host import PluginHost; from asz_core.config import load_config; "
                   "from asz_core.pipeline import run_pass; host = PluginHost().load_entry_points(); "
                   f"run_pass(host, load_config(host, sys.argv[1])); print({heavy})")
@@ -104,6 +106,6 @@ def test_a_pass_once_validated_loads_neither_jsonschema_nor_grpc(tmp_path: Path,
     # the first validates, and lists the entry points (asz_core.entrypoints caches them)
     assert {"importlib.metadata", "jsonschema", "yaml"} <= set(run(in_process))
     # The second finds both cached; the commands that view, verify or print YAML load what
-    # they need when they run.
+    # they need when they run, and the adapters what they land with when a session lands.
     assert run(in_process) == []
     assert run(command) == []

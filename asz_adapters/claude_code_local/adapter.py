@@ -20,17 +20,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from asz_adapters.claude_code_local.dialect import DIALECT
+from asz_adapters.claude_code_local.about import DIALECT
 from asz_adapters.claude_code_local.discover import Refused, SessionSources, default_source_root, scan
 from asz_adapters.claude_code_local.gone import Pruned, mark_gone, pruned_sessions
-from asz_adapters.claude_code_local.sources import land_session
 from asz_core import hookimpl
-from asz_core.context import AdapterContext
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
 from asz_core.root.cursors import SOURCE_GONE
-from asz_core.root.storage import SessionHandle
+
+if TYPE_CHECKING:
+    from asz_core.context import AdapterContext
+    from asz_core.root.storage import SessionHandle
 
 __all__ = ["VERSION"]
 
@@ -139,6 +140,9 @@ def _pruned(ctx: AdapterContext, discovered: set[str]) -> list[SessionClaim]:
 
 @hookimpl
 def asz_land(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -> None:
+    # the collectors, dialects and writer load when a session lands, not on a pass with nothing new
+    from asz_adapters.claude_code_local.sources import land_session
+
     for item in claim.found:
         if isinstance(item.payload, Pruned):
             for place in item.payload.places:

@@ -19,6 +19,7 @@ from collections import defaultdict
 from typing import Final
 
 from asz_adapters.claude_code_provider import names
+from asz_adapters.claude_code_provider.about import DIALECT
 from asz_adapters.claude_code_provider.discover import BodyFile, ProviderPass
 from asz_adapters.claude_code_provider.seen import CHANGED, CONFLICT, LANDED, digest_prefix
 from asz_core.context import AdapterContext
@@ -39,7 +40,6 @@ from asz_core.sessiondata.jsonbytes import NotJSON, loads_strict
 
 __all__ = ["DIALECT", "RULES", "land_session"]
 
-DIALECT: Final = "claude-code-provider/1"
 RULES: Final = CutRules(arrays=names.TOOL_ARRAYS)
 #: How many candidate fronts are compared byte for byte, and how many bodies of an earlier
 #: pass (per chain) are rebuilt to find them.
