@@ -4,12 +4,13 @@ validator on every run when nothing it depends on has changed.
 Validating ``asz.yaml`` costs little; loading what validates it (``yaml``, ``jsonschema`` and
 its dependencies) costs most of a no-op pass's start-up. The result of
 :func:`asz_core.config.load_config` is a function of a few inputs only, so it is stored under a
-digest of all of them: the bytes of the file and of the built-in defaults, the file's resolved
-path, the schemas (the core's, every loaded adapter's options, the plugins' sections), which
-adapters are installed and which failed to load, ``$ASZ_ROOT``, the working directory and the
-home directory (relative paths and ``~`` resolve against them), and asz's version. Any change to
-any of them is a new digest, hence a miss, hence a full validation. Only configurations that
-validated are stored; a problem is always reported by the full path.
+digest of them: the bytes of the file and of the built-in defaults, the file's resolved path,
+the schemas (the core's, the plugins' sections), ``$ASZ_ROOT``, the working directory and the
+home directory (relative paths and ``~`` resolve against them), and asz's version; and with it
+the options schema of each adapter it names, compared on a hit (an adapter named is loaded to
+run anyway; one not named plays no part and is not imported). Any change to any of them is a
+new digest or a schema that differs, hence a miss, hence a full validation. Only
+configurations that validated are stored; a problem is always reported by the full path.
 
 The cache lives in ``$XDG_CACHE_HOME/asz/config`` (else ``~/.cache/asz/config``), one owner-only
 file per digest, at most :data:`KEEP` of them. It is disposable: an entry that cannot be read
