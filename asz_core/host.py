@@ -116,9 +116,9 @@ class PluginHost:
         group = ADAPTER_GROUP if adapter else PLUGIN_GROUP
         record = LoadedPlugin(name=name, group=group,
                               entry_point=getattr(module, "__name__", repr(module)))
-        record = self._register(record, module)
         if adapter:
-            self._pending.pop(name, None)
+            self._pending.pop(name, None)  # registered here: the entry point of that name is not imported
+        record = self._register(record, module)
         (self._adapters if adapter else self.plugins)[name] = record
         return record
 

@@ -135,3 +135,23 @@ def test_an_attribute_value_loads_the_attribute(site: Path) -> None:
     assert EntryPointSpec("x", ADAPTER_GROUP, "fake_mod:Holder.hooks").load() == "the hooks"
     with pytest.raises(ValueError, match="malformed"):
         EntryPointSpec("x", ADAPTER_GROUP, "not a value!").load()
+
+
+def test_an_adapter_registered_by_name_takes_the_place_of_the_installed_one(cache: Path) -> None:
+    import types
+
+    from asz_core import hookimpl
+    from asz_core.plugin import AdapterInfo
+
+    module = types.ModuleType("replacement")
+
+    @hookimpl
+    def asz_adapter_info() -> AdapterInfo:
+        return AdapterInfo(version="9", runtime="Replacement")
+
+    module.asz_adapter_info = asz_adapter_info  # type: ignore[attr-defined]
+    host = PluginHost().load_entry_points()
+    record = host.register("kiro", module)
+    assert record.loaded and host.adapter("kiro") is record
+    assert record.info is not None and record.info.runtime == "Replacement"
+    assert host.adapters["claude-code-local"].loaded  # the others import when listed
