@@ -7,13 +7,10 @@ Adapters reach it only through entry points (``asz.adapters``), exactly as third
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
 from asz_core.plugin import hookimpl
 
 __all__ = ["__version__", "hookimpl"]
 
-try:
-    __version__ = version("asz")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0"
+#: The one place the version is written: the package's metadata takes it from here
+#: (``[tool.hatch.version]``), so reading it costs no ``importlib.metadata`` at start-up.
+__version__ = "0.1.0"

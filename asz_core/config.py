@@ -21,7 +21,6 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -225,7 +224,9 @@ _DEFAULTS_LABEL = "built-in defaults (asz_core/defaults/asz.yaml)"
 
 
 def _defaults_path() -> Path:
-    return Path(str(files("asz_core").joinpath("defaults", _DEFAULTS_NAME)))
+    # a file of this package, beside this module (importlib.resources would cost a no-op pass
+    # pathlib's and tempfile's imports and more; asz is never installed zipped)
+    return Path(__file__).with_name("defaults") / _DEFAULTS_NAME
 
 
 def _merge(base: Any, override: Any) -> Any:
@@ -304,22 +305,43 @@ def load_config(host: PluginHost, explicit: str | None = None) -> Config:
     file_bytes = _read_bytes(path, str(path)) if path is not None else None
     key = _cache_key(host, path, defaults_bytes, file_bytes)
     cached = configcache.load(key) if key is not None else None
-    if cached is not None:
+    if cached is not None and _same_schemas(host, cached):
         return Config(source=cached["source"], data=cached["data"],
                       adapters=[AdapterEntry(name, enabled, options) for name, enabled, options in cached["adapters"]])
     config = _validate(host, path, defaults_bytes, file_bytes)
-    if key is not None:
-        configcache.store(key, {"source": config.source, "data": config.data,
+    schemas = _adapter_schemas(host, [a.name for a in config.adapters])
+    if key is not None and schemas is not None:
+        configcache.store(key, {"source": config.source, "data": config.data, "schemas": schemas,
                                 "adapters": [[a.name, a.enabled, a.options] for a in config.adapters]})
     return config
 
 
-def _cache_key(host: PluginHost, path: Path | None, defaults: bytes, data: bytes | None) -> str | None:
-    """The digest of everything :func:`_validate`'s result depends on (``None``: do not cache)."""
-    adapters: dict[str, Any] = {}
+def _same_schemas(host: PluginHost, cached: dict[str, Any]) -> bool:
+    """Whether the adapters a cached configuration names are installed with the schemas it was
+    validated against."""
     try:
-        for name, record in host.adapters.items():
-            adapters[name] = [record.loaded, record.error, host.options_schema(name) if record.loaded else None]
+        names = [entry[0] for entry in cached["adapters"]]
+    except (KeyError, TypeError, IndexError):
+        return False
+    schemas = _adapter_schemas(host, names)
+    return schemas is not None and cached.get("schemas") == schemas
+
+
+def _adapter_schemas(host: PluginHost, names: list[str]) -> dict[str, Any] | None:
+    """What a validated configuration takes from the adapters it names: each one's options
+    schema (``None``: one of them is not available, or failed to say). The adapters it does
+    not name play no part in it, and are not imported to check it."""
+    try:
+        return {name: host.options_schema(host.adapter(name).name) for name in names}
+    except Exception:  # noqa: BLE001 - validating again reports it, uncached
+        return None
+
+
+def _cache_key(host: PluginHost, path: Path | None, defaults: bytes, data: bytes | None) -> str | None:
+    """The digest of everything :func:`_validate`'s result depends on but the schemas of the
+    adapters it names (stored with the entry and compared on a hit: :func:`_adapter_schemas`);
+    ``None``: do not cache."""
+    try:
         sections = host.config_sections()
     except Exception:  # noqa: BLE001 - a plugin failing here fails the same way, uncached, below
         return None
@@ -328,7 +350,7 @@ def _cache_key(host: PluginHost, path: Path | None, defaults: bytes, data: bytes
         "path": str(path.resolve()) if path is not None else None,
         "file": hashlib.sha256(data).hexdigest() if data is not None else None,
         "defaults": hashlib.sha256(defaults).hexdigest(),
-        "adapters": adapters, "sections": sections, "asz_root": os.environ.get("ASZ_ROOT"),
+        "sections": sections, "asz_root": os.environ.get("ASZ_ROOT"),
         "cwd": os.getcwd(), "home": os.path.expanduser("~")})
 
 

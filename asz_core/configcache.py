@@ -4,12 +4,13 @@ validator on every run when nothing it depends on has changed.
 Validating ``asz.yaml`` costs little; loading what validates it (``yaml``, ``jsonschema`` and
 its dependencies) costs most of a no-op pass's start-up. The result of
 :func:`asz_core.config.load_config` is a function of a few inputs only, so it is stored under a
-digest of all of them: the bytes of the file and of the built-in defaults, the file's resolved
-path, the schemas (the core's, every loaded adapter's options, the plugins' sections), which
-adapters are installed and which failed to load, ``$ASZ_ROOT``, the working directory and the
-home directory (relative paths and ``~`` resolve against them), and asz's version. Any change to
-any of them is a new digest, hence a miss, hence a full validation. Only configurations that
-validated are stored; a problem is always reported by the full path.
+digest of them: the bytes of the file and of the built-in defaults, the file's resolved path,
+the schemas (the core's, the plugins' sections), ``$ASZ_ROOT``, the working directory and the
+home directory (relative paths and ``~`` resolve against them), and asz's version; and with it
+the options schema of each adapter it names, compared on a hit (an adapter named is loaded to
+run anyway; one not named plays no part and is not imported). Any change to any of them is a
+new digest or a schema that differs, hence a miss, hence a full validation. Only
+configurations that validated are stored; a problem is always reported by the full path.
 
 The cache lives in ``$XDG_CACHE_HOME/asz/config`` (else ``~/.cache/asz/config``), one owner-only
 file per digest, at most :data:`KEEP` of them. It is disposable: an entry that cannot be read
@@ -25,16 +26,21 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["KEEP", "cache_dir", "digest", "load", "store"]
+__all__ = ["KEEP", "cache_base", "cache_dir", "digest", "load", "store", "write_entry"]
 
 #: entries kept; the oldest go first
 KEEP = 64
 _FORMAT = 1
 
 
-def cache_dir() -> Path:
+def cache_base() -> str:
+    """asz's cache directory: ``$XDG_CACHE_HOME/asz``, else ``~/.cache/asz``."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "asz" / "config"
+    return os.path.join(base, "asz")
+
+
+def cache_dir() -> Path:
+    return Path(cache_base()) / "config"
 
 
 def digest(inputs: dict[str, Any]) -> str | None:
@@ -58,22 +64,27 @@ def load(key: str) -> dict[str, Any] | None:
 
 def store(key: str, value: dict[str, Any]) -> None:
     """Store ``value`` under ``key``, quietly giving up when the cache cannot be written."""
-    directory = cache_dir()
+    write_entry(str(cache_dir()), key, {**value, "key": key})
+
+
+def write_entry(directory: str, key: str, value: dict[str, Any]) -> None:
+    """Write ``value`` as ``<directory>/<key>.json`` (owner-only, replaced whole) and keep the
+    newest :data:`KEEP` entries there; quietly give up when the cache cannot be written."""
     try:
-        text = json.dumps({**value, "key": key}, separators=(",", ":"))
+        text = json.dumps(value, separators=(",", ":"))
     except (TypeError, ValueError):
         return  # a value YAML gave that JSON cannot hold: never cached, always validated
     with contextlib.suppress(OSError):
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        temp = directory / f".tmp-{os.getpid()}-{key}"
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        temp = os.path.join(directory, f".tmp-{os.getpid()}-{key}")
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
-        os.replace(temp, directory / f"{key}.json")
+        os.replace(temp, os.path.join(directory, f"{key}.json"))
         _prune(directory)
 
 
-def _prune(directory: Path) -> None:
+def _prune(directory: str) -> None:
     entries = []
     for entry in os.scandir(directory):
         if entry.name.endswith(".json"):

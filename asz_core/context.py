@@ -14,13 +14,13 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Protocol
 
 from asz_core.filters import SessionFilter
-from asz_core.root.landing import LandedFile
 from asz_core.root.settled import SettledSessions
-from asz_core.root.storage import SessionHandle, StorageRoot
 
 if TYPE_CHECKING:
     from asz_core.config import Config
     from asz_core.host import PluginHost
+    from asz_core.root.landing import LandedFile
+    from asz_core.root.storage import SessionHandle, StorageRoot
 
 __all__ = [
     "MAX_WINDOWS",

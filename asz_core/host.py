@@ -1,35 +1,40 @@
 """The plugin host: loads adapters and plugins from entry points and calls their hooks.
 
-Nothing else in asz touches ``pm.hook``. pluggy calls a hook's implementations newest first and
-entry points come in no set order, while ``asz.yaml`` fixes the order adapters run in, so the
-adapter hooks are called one named adapter at a time (``subset_hook_caller``), in the order the
-caller asks for. An entry point that fails to import is kept as a load failure with its error,
-so that naming it in ``asz.yaml`` fails with that error, and listing plugins still works.
+Nothing else in asz touches ``pm.hook``. An adapter's module is imported when something first
+asks for that adapter (the configuration names it, a pass runs it, ``plugins`` lists every one),
+not at start-up: a pass imports only the adapters its configuration names. Only adapter hooks
+are called on adapters (:mod:`asz_core.hookspecs`), so an adapter not imported misses nothing;
+plugins (``asz.plugins``) observe every pass and are imported at start-up.
+
+pluggy calls a hook's implementations newest first and entry points come in no set order,
+while ``asz.yaml`` fixes the order adapters run in, so the adapter hooks are called one named
+adapter at a time (``subset_hook_caller``), in the order the caller asks for. An entry point
+that fails to import is kept as a load failure with its error, so that naming it in
+``asz.yaml`` fails with that error, and listing plugins still works.
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from importlib.metadata import EntryPoint, entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from asz_core import hookspecs
-from asz_core.context import AdapterContext, PassContext, PassSummary
+from asz_core import entrypoints, hookspecs
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
-from asz_core.root.landing import LandedFile
-from asz_core.root.storage import SessionHandle
+
+if TYPE_CHECKING:
+    from asz_core.context import AdapterContext, PassContext, PassSummary
+    from asz_core.entrypoints import EntryPointSpec
+    from asz_core.root.landing import LandedFile
+    from asz_core.root.storage import SessionHandle
 
 __all__ = ["ADAPTER_GROUP", "PLUGIN_GROUP", "AdapterNotAvailable", "LoadedPlugin", "PluginHost"]
 
 ADAPTER_GROUP = "asz.adapters"
 PLUGIN_GROUP = "asz.plugins"
-
-log = logging.getLogger(__name__)
 
 
 class AdapterNotAvailable(LookupError):
@@ -60,30 +65,49 @@ class PluginHost:
     def __init__(self) -> None:
         self.pm = pluggy.PluginManager("asz")
         self.pm.add_hookspecs(hookspecs)
-        self.adapters: dict[str, LoadedPlugin] = {}
+        self._adapters: dict[str, LoadedPlugin] = {}
+        #: adapters found among the entry points and not imported yet
+        self._pending: dict[str, EntryPointSpec] = {}
         self.plugins: dict[str, LoadedPlugin] = {}
         self._callers: dict[tuple[str, str], Any] = {}
+
+    @property
+    def adapters(self) -> dict[str, LoadedPlugin]:
+        """Every installed adapter, each imported (any not imported yet is, now)."""
+        for name in list(self._pending):
+            self._load_adapter(name)
+        return self._adapters
 
     # ---- loading ---------------------------------------------------------------------------
 
     def load_entry_points(self) -> PluginHost:
-        for group, table in ((ADAPTER_GROUP, self.adapters), (PLUGIN_GROUP, self.plugins)):
-            for ep in sorted(entry_points(group=group), key=lambda e: e.name):
-                if ep.name in table:
-                    continue  # the same distribution seen twice on sys.path
-                table[ep.name] = self._load(ep, group)
+        """Import every plugin; note every adapter, to import when it is first asked for."""
+        found = entrypoints.discover((ADAPTER_GROUP, PLUGIN_GROUP))
+        for ep in sorted(found, key=lambda e: e.name):
+            # the same name twice (one distribution seen twice on sys.path): the first is kept
+            if ep.group == ADAPTER_GROUP and ep.name not in self._adapters:
+                self._pending.setdefault(ep.name, ep)
+            elif ep.group == PLUGIN_GROUP and ep.name not in self.plugins:
+                self.plugins[ep.name] = self._load(ep, PLUGIN_GROUP)
         return self
 
-    def _load(self, ep: EntryPoint, group: str) -> LoadedPlugin:
-        dist = getattr(ep, "dist", None)
+    def _load_adapter(self, name: str) -> LoadedPlugin | None:
+        """The adapter called ``name``, imported now if it was not yet; ``None`` if none is."""
+        ep = self._pending.pop(name, None)
+        if ep is not None:
+            self._adapters[name] = self._load(ep, ADAPTER_GROUP)
+        return self._adapters.get(name)
+
+    def _load(self, ep: EntryPointSpec, group: str) -> LoadedPlugin:
         record = LoadedPlugin(name=ep.name, group=group, entry_point=ep.value,
-                              distribution=dist.name if dist else "",
-                              version=dist.version if dist else "")
+                              distribution=ep.distribution, version=ep.version)
         try:
             module = ep.load()
         except Exception as exc:
             record.error = f"{type(exc).__name__}: {exc}"
-            log.debug("entry point %s failed to load", ep.name, exc_info=True)
+            import logging  # only on this failure: logging costs every start-up a few ms
+
+            logging.getLogger(__name__).debug("entry point %s failed to load", ep.name, exc_info=True)
             return record
         return self._register(record, module)
 
@@ -92,8 +116,10 @@ class PluginHost:
         group = ADAPTER_GROUP if adapter else PLUGIN_GROUP
         record = LoadedPlugin(name=name, group=group,
                               entry_point=getattr(module, "__name__", repr(module)))
+        if adapter:
+            self._pending.pop(name, None)  # registered here: the entry point of that name is not imported
         record = self._register(record, module)
-        (self.adapters if adapter else self.plugins)[name] = record
+        (self._adapters if adapter else self.plugins)[name] = record
         return record
 
     def _register(self, record: LoadedPlugin, module: Any) -> LoadedPlugin:
@@ -123,7 +149,7 @@ class PluginHost:
 
     def adapter(self, name: str) -> LoadedPlugin:
         """The loaded adapter called ``name``; ``AdapterNotAvailable`` says why not."""
-        record = self.adapters.get(name)
+        record = self._load_adapter(name)
         if record is None:
             installed = ", ".join(sorted(n for n, r in self.adapters.items() if r.loaded)) or "none"
             raise AdapterNotAvailable(f"adapter {name!r} is not installed (installed adapters: "
@@ -135,6 +161,7 @@ class PluginHost:
         return record
 
     def _caller(self, name: str, hook: str) -> Any:
+        self._load_adapter(name)  # its hooks registered before a caller of them is made
         key = (name, hook)
         caller = self._callers.get(key)
         if caller is None:

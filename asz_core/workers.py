@@ -31,11 +31,12 @@ from typing import TYPE_CHECKING, Any
 from asz_core.context import AdapterContext, PassError, QuietReporter
 from asz_core.host import PluginHost
 from asz_core.plugin import SessionClaim
-from asz_core.root.landing import LandedFile
 from asz_core.root.locks import LockBusy
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
+
+    from asz_core.root.landing import LandedFile
 
 __all__ = ["configured_workers", "land_in_workers", "land_one"]
 

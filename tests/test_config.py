@@ -117,11 +117,11 @@ def test_an_adapter_whose_import_fails_says_why(tmp_path: Path) -> None:
 
 
 def test_a_module_that_raises_on_import_is_a_load_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from importlib.metadata import EntryPoint
+    from asz_core.entrypoints import EntryPointSpec
     pkg = tmp_path / "explodes.py"
     pkg.write_text("raise RuntimeError('boom at import')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    record = PluginHost()._load(EntryPoint("explodes", "explodes", "asz.adapters"), "asz.adapters")
+    record = PluginHost()._load(EntryPointSpec("explodes", "asz.adapters", "explodes"), "asz.adapters")
     assert not record.loaded and record.error == "RuntimeError: boom at import"
 
 

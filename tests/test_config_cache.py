@@ -8,13 +8,15 @@ import os
 import subprocess
 import sys
 import textwrap
+import types
 from pathlib import Path
 
 import pytest
 
-from asz_core import configcache
+from asz_core import configcache, hookimpl
 from asz_core.config import ConfigError, load_config
 from asz_core.host import PluginHost
+from asz_core.plugin import AdapterInfo
 
 CONFIG = """\
     storage:
@@ -87,7 +89,11 @@ def test_the_cache_keeps_a_bounded_number_of_entries(tmp_path: Path, cache: Path
 
 def test_a_pass_once_validated_loads_neither_jsonschema_nor_grpc(tmp_path: Path, cache: Path) -> None:
     path = _write(tmp_path, CONFIG)
-    heavy = "sorted(m for m in ('yaml', 'jsonschema', 'grpc', 'google.protobuf') if m in sys.modules)"
+    heavy = ("sorted(m for m in ('yaml', 'jsonschema', 'grpc', 'google.protobuf', 'importlib.metadata', "
+             "'importlib.resources', 'asz_core.view', 'asz_core.verify', 'asz_core.providerbody', "
+             "'asz_adapters.claude_code_local.sources', 'asz_adapters.claude_code_provider.land', "
+             "'asz_adapters.kiro.land', 'sqlite3', 'asz_adapters.kiro.adapter', "
+             "'asz_adapters.claude_code_provider.adapter', 'asz_adapter_jsonl') if m in sys.modules)")
     in_process = ("import sys; from asz_core.host import PluginHost; from asz_core.config import load_config; "
                   "from asz_core.pipeline import run_pass; host = PluginHost().load_entry_points(); "
                   f"run_pass(host, load_config(host, sys.argv[1])); print({heavy})")
@@ -100,8 +106,49 @@ def test_a_pass_once_validated_loads_neither_jsonschema_nor_grpc(tmp_path: Path,
         loaded: list[str] = ast.literal_eval(done.stdout.splitlines()[-1])
         return loaded
 
-    assert run(in_process) == ["jsonschema", "yaml"]  # the first validates
-    # The second finds it validated. yaml is still there: the command line's config command
-    # imports it (it prints YAML), and the otlp-push plugin imports the command line.
-    assert run(in_process) == ["yaml"]
-    assert run(command) == ["yaml"]
+    # the first validates, and lists the entry points (asz_core.entrypoints caches them)
+    assert {"importlib.metadata", "jsonschema", "yaml"} <= set(run(in_process))
+    # The second finds both cached; the commands that view, verify or print YAML load what
+    # they need when they run, the adapters what they land with when a session lands, and
+    # the host only the adapters the configuration names (here claude-code-local alone).
+    assert run(in_process) == []
+    assert run(command) == []
+
+
+def _adapter(default: int) -> types.ModuleType:
+    module = types.ModuleType(f"adapter_{default}")
+
+    @hookimpl
+    def asz_adapter_info() -> AdapterInfo:
+        return AdapterInfo(version="1.0", runtime="Test")
+
+    @hookimpl
+    def asz_options_schema() -> dict[str, object]:
+        return {"depth": {"type": "integer", "default": default}}
+
+    module.asz_adapter_info = asz_adapter_info  # type: ignore[attr-defined]
+    module.asz_options_schema = asz_options_schema  # type: ignore[attr-defined]
+    return module
+
+
+def test_a_named_adapter_whose_options_changed_or_that_is_gone_is_a_miss(tmp_path: Path, cache: Path) -> None:
+    path = _write(tmp_path, "adapters:\n  - name: t\n")
+    host = PluginHost()
+    host.register("t", _adapter(1))
+    assert load_config(host, str(path)).adapters[0].options["depth"] == 1
+    assert load_config(host, str(path)).adapters[0].options["depth"] == 1  # a hit
+    changed = PluginHost()
+    changed.register("t", _adapter(2))
+    assert load_config(changed, str(path)).adapters[0].options["depth"] == 2
+    with pytest.raises(ConfigError, match="adapter 't' is not installed"):
+        load_config(PluginHost(), str(path))
+
+
+def test_an_adapter_the_configuration_does_not_name_is_not_imported(tmp_path: Path, cache: Path) -> None:
+    path = _write(tmp_path, CONFIG)
+    for _ in range(2):  # a miss, then a hit
+        host = PluginHost().load_entry_points()
+        assert load_config(host, str(path)).adapters[0].name == "claude-code-local"
+        assert host.adapter("claude-code-local").loaded
+        assert "kiro" in host._pending and "claude-code-provider" in host._pending
+    assert host.adapters["kiro"].loaded and not host._pending  # listing every adapter imports them

@@ -97,7 +97,9 @@ def test_the_upstream_section_validates_and_defaults_fill_in(tmp_path: Path) -> 
     cfg = OtlpConfig.from_section(app.config.section("export.otlp"))
     assert (cfg.protocol, cfg.endpoint, cfg.batch_bytes, cfg.timeout_s) == ("grpc", "", 8388608, 30.0)
     assert cfg.instance_id == default_instance_id() and "@" in cfg.instance_id
-    assert not cfg.enabled
+    assert not cfg.enabled and not OtlpConfig.sends(app.config.section("export.otlp"))
+    for section in ({"endpoint": " 127.0.0.1:11800 "}, {"endpoint": "h:1", "logs": False}, {"endpoint": "  "}):
+        assert OtlpConfig.sends(section) == OtlpConfig.from_section(section).enabled
 
 
 @pytest.mark.parametrize(("section", "receiver"), [

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from asz_adapters.claude_code_local import adapter
+from asz_adapters.claude_code_local import sources as cc_sources
 from asz_core import hookimpl
 from asz_core.context import PassContext
 from asz_core.root.landing import LandedFile
@@ -78,7 +78,7 @@ def test_a_session_failing_or_a_worker_dying_fails_the_pass_and_the_next_pass_co
     shutil.copytree(corpus / "claude-code" / "projects", projects)
     sessions = sorted(p.stem for p in projects.glob("*/*.jsonl"))
     failing, dying = sessions[3], sessions[10]
-    real = adapter.land_session
+    real = cc_sources.land_session  # asz_land imports it when it runs
 
     def land(ctx: Any, sources: Any, session: Any) -> None:
         if sources.session == failing:
@@ -87,13 +87,13 @@ def test_a_session_failing_or_a_worker_dying_fails_the_pass_and_the_next_pass_co
             os._exit(9)  # the worker is killed mid-pass
         real(ctx, sources, session)
 
-    monkeypatch.setattr(adapter, "land_session", land)  # inherited by the forked workers
+    monkeypatch.setattr(cc_sources, "land_session", land)  # inherited by the forked workers
     runner, summary, _ = _run(tmp_path, projects, "w", 2, monkeypatch)
     assert summary.failed
     messages = [str(e) for e in summary.errors]
     assert any(failing in m and "a failure inside one session" in m for m in messages)
     assert any(dying in m and "worker process died" in m for m in messages)
-    monkeypatch.setattr(adapter, "land_session", real)
+    monkeypatch.setattr(cc_sources, "land_session", real)
     again = runner.run()
     assert not again.failed and again.totals.landed > 0
     assert {p.name for p in runner.root.iterdir() if p.is_dir()} == set(sessions)

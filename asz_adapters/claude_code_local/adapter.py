@@ -20,17 +20,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from asz_adapters.claude_code_local.dialect import DIALECT
+from asz_adapters.claude_code_local.about import DIALECT
 from asz_adapters.claude_code_local.discover import Refused, SessionSources, default_source_root, scan
 from asz_adapters.claude_code_local.gone import Pruned, mark_gone, pruned_sessions
-from asz_adapters.claude_code_local.sources import land_session
 from asz_core import hookimpl
-from asz_core.context import AdapterContext
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
 from asz_core.root.cursors import SOURCE_GONE
-from asz_core.root.storage import SessionHandle
+
+if TYPE_CHECKING:
+    from asz_core.context import AdapterContext
+    from asz_core.root.storage import SessionHandle
 
 __all__ = ["VERSION"]
 
@@ -64,6 +65,7 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
     result = scan(root, ctx.root.path)
     for message in result.errors:
         ctx.error(message)
+    admits = ctx.session_filter.admits_slug
     found: list[Found] = []
     for sources in result.sessions.values():
         detail: dict[str, Any] = {"streams": sources.streams, "runs": sources.runs,
@@ -72,11 +74,11 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
             detail["copies"] = sources.copies
         if sources.refused:
             detail["refused"] = len(sources.refused)
-        if sources.directory is None or not ctx.session_filter.admits_slug(sources.directory):
+        if sources.directory is None or not admits(sources.directory):
             detail["excluded"] = True  # by include/exclude: shown by `sources`, not landed
-        where = sources.main.path if sources.main else root / (sources.directory or "") / sources.session
+        where = sources.main.location if sources.main else str(root / (sources.directory or "") / sources.session)
         found.append(Found(kind="session", key=sources.session, session=sources.session,
-                           sources=len(sources.files), path=str(where), detail=detail,
+                           sources=len(sources.files), path=where, detail=detail,
                            payload=sources))
     for refused in result.refused:
         found.append(Found(kind="unreadable", key=str(refused.path), sources=0, path=str(refused.path),
@@ -115,7 +117,7 @@ def asz_claim(ctx: AdapterContext, found: Sequence[Found]) -> Iterable[SessionCl
         if sources.files:
             claim = SessionClaim(sources.session, [item])
             if not ctx.dry_run:
-                claim.unchanged = ctx.settled.unchanged(sources.session, [str(f.path) for f in sources.files])
+                claim.unchanged = ctx.settled.unchanged(sources.session, [f.location for f in sources.files])
             claims.append(claim)
     claims.extend(_pruned(ctx, {f.session for f in found if f.session}))
     return claims
@@ -138,6 +140,9 @@ def _pruned(ctx: AdapterContext, discovered: set[str]) -> list[SessionClaim]:
 
 @hookimpl
 def asz_land(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -> None:
+    # the collectors, dialects and writer load when a session lands, not on a pass with nothing new
+    from asz_adapters.claude_code_local.sources import land_session
+
     for item in claim.found:
         if isinstance(item.payload, Pruned):
             for place in item.payload.places:

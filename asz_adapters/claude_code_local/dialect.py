@@ -74,13 +74,13 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
+from asz_adapters.claude_code_local.about import DIALECT
 from asz_core.collect import SourceLine
 from asz_core.sessiondata import FROM_AGENT, FROM_EXTERNAL, FROM_RUNTIME, Dropped, Part, RawJSON, Record, Usage
 
 __all__ = ["DIALECT", "NOT_AN_OBJECT", "SYSTEM_PROMPT_ATTACHMENTS", "TOOL_SCHEMA_ATTACHMENTS",
            "TranscriptDialect", "convert_usage"]
 
-DIALECT: Final = "claude-code/1"
 NOT_AN_OBJECT: Final = "the record is JSON but not an object, so it has no fields to read"
 
 SYSTEM_PROMPT_ATTACHMENTS: Final = frozenset({"mcp_instructions_delta"})

@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 
 from asz_adapters.claude_code_local.ids import RefusedId, agent_id, is_session_id, run_id, script_run_id
@@ -85,11 +85,15 @@ class SourceFile:
     """One source file of a session and where it lands."""
 
     kind: str              #: the landed file kind: transcript, agent_meta, journal, ...
-    path: Path
+    location: str          #: its path, as listed (a ``Path`` is made only to land it)
     src: str               #: relative to the source root, forward slashes
     directory: str         #: the project directory (slug) it was found under
     stream: str | None     #: ``main`` or the agent id, for transcripts and sidecars
     run: str | None        #: the workflow run it belongs to, if any
+
+    @property
+    def path(self) -> Path:
+        return Path(self.location)
 
     @property
     def subdir(self) -> str:
@@ -148,9 +152,13 @@ class Scan:
     errors: list[str] = field(default_factory=list)        #: directories that could not be listed
 
 
-def _entries(directory: Path) -> Iterator[os.DirEntry[str]]:
+_NAME = attrgetter("name")
+
+
+def _entries(directory: str | Path) -> list[os.DirEntry[str]]:
+    """A directory's entries by name; each keeps the type its listing gave (no stat)."""
     with os.scandir(directory) as it:
-        yield from sorted(it, key=lambda e: e.name)
+        return sorted(it, key=_NAME)
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
@@ -167,18 +175,18 @@ class _Collector:
         self.candidates: dict[str, list[SourceFile]] = defaultdict(list)
         self.refused: dict[str, list[Refused]] = defaultdict(list)
 
-    def add(self, session: str, kind: str, path: Path, src: str, directory: str,
+    def add(self, session: str, kind: str, path: Path | str, src: str, directory: str,
             stream: str | None, run: str | None) -> None:
-        self.candidates[session].append(SourceFile(kind, path, src, directory, stream, run))
+        self.candidates[session].append(SourceFile(kind, str(path), src, directory, stream, run))
 
-    def refuse(self, session: str, path: Path, reason: str, directory: str) -> None:
-        self.refused[session].append(Refused(path, reason, directory))
+    def refuse(self, session: str, path: Path | str, reason: str, directory: str) -> None:
+        self.refused[session].append(Refused(Path(path), reason, directory))
 
-    def listing(self, session: str, directory: Path, slug: str) -> list[os.DirEntry[str]]:
+    def listing(self, session: str, directory: Path | str, slug: str) -> list[os.DirEntry[str]]:
         """The entries of a session's directory: none when it is absent, and none, refused with
         the reason, when it is there but cannot be listed."""
         try:
-            return list(_entries(directory))
+            return _entries(directory)
         except FileNotFoundError:
             return []
         except OSError as exc:
@@ -192,7 +200,7 @@ def _scan_children(col: _Collector, session: str, slug: str, session_dir: Path, 
     _scan_agents(col, session, slug, subagents, f"{base}/subagents", run=None)
     runs = [e for e in col.listing(session, subagents / "workflows", slug) if _is_dir(e)]
     for entry in runs:
-        path = Path(entry.path)
+        path = entry.path
         try:
             run = run_id(entry.name)
         except RefusedId as exc:
@@ -202,11 +210,11 @@ def _scan_children(col: _Collector, session: str, slug: str, session_dir: Path, 
     _scan_workflows(col, session, slug, session_dir / "workflows", f"{base}/workflows")
 
 
-def _scan_agents(col: _Collector, session: str, slug: str, directory: Path, base: str,
+def _scan_agents(col: _Collector, session: str, slug: str, directory: Path | str, base: str,
                  run: str | None) -> None:
     for entry in col.listing(session, directory, slug):
         name = entry.name
-        path = Path(entry.path)
+        path = entry.path
         src = f"{base}/{name}"
         if run is not None and name == "journal.jsonl":
             col.add(session, JOURNAL, path, src, slug, None, run)
@@ -230,7 +238,7 @@ def _scan_agents(col: _Collector, session: str, slug: str, directory: Path, base
 def _scan_workflows(col: _Collector, session: str, slug: str, directory: Path, base: str) -> None:
     for entry in col.listing(session, directory, slug):
         name = entry.name
-        path = Path(entry.path)
+        path = entry.path
         if name == "scripts" and _is_dir(entry):
             _scan_scripts(col, session, slug, path, f"{base}/scripts")
         elif name.startswith("wf_") and name.endswith(".json"):
@@ -242,11 +250,11 @@ def _scan_workflows(col: _Collector, session: str, slug: str, directory: Path, b
             col.add(session, MANIFEST, path, f"{base}/{name}", slug, None, run)
 
 
-def _scan_scripts(col: _Collector, session: str, slug: str, directory: Path, base: str) -> None:
+def _scan_scripts(col: _Collector, session: str, slug: str, directory: Path | str, base: str) -> None:
     for entry in col.listing(session, directory, slug):
         if not entry.name.endswith(".js"):
             continue
-        path = Path(entry.path)
+        path = entry.path
         try:
             run = script_run_id(entry.name)
         except RefusedId as exc:
@@ -270,7 +278,7 @@ def scan(root: Path, landed_root: Path | None = None) -> Scan:
     for project in projects:
         slug = project.name
         try:
-            entries = list(_entries(Path(project.path)))
+            entries = _entries(project.path)
         except FileNotFoundError:
             continue  # removed while the root was scanned: Claude Code's directories are live
         except OSError as exc:
@@ -282,7 +290,7 @@ def scan(root: Path, landed_root: Path | None = None) -> Scan:
             if name.endswith(".jsonl") and not _is_dir(entry):
                 stem = name[:-6]
                 if is_session_id(stem):
-                    col.add(stem, TRANSCRIPT, Path(entry.path), f"{slug}/{name}", slug, "main", None)
+                    col.add(stem, TRANSCRIPT, entry.path, f"{slug}/{name}", slug, "main", None)
                 else:
                     result.refused.append(Refused(Path(entry.path), f"{stem!r} is not a session id "
                                                   f"(a UUID), so the file cannot be placed", slug))
@@ -315,6 +323,12 @@ def _size(path: Path) -> int:
 
 
 def _choose(out: SessionSources, candidates: list[SourceFile], landed_root: Path | None) -> SessionSources:
+    if len(candidates) == 1 and candidates[0].kind == TRANSCRIPT and candidates[0].stream == "main":
+        # most sessions: a main transcript alone, in one directory (what the rules below give)
+        out.directory = candidates[0].directory
+        out.files.append(candidates[0])
+        out.main = candidates[0]
+        return out
     session = out.session
     mains = [f for f in candidates if f.kind == TRANSCRIPT and f.stream == "main"]
     landed_dir = _landed_main_directory(landed_root, session) if len(mains) != 1 else None

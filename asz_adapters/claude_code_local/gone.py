@@ -19,16 +19,16 @@ import os
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from asz_adapters.claude_code_local.dialect import TranscriptDialect
 from asz_adapters.claude_code_local.discover import JOURNAL, TRANSCRIPT
-from asz_adapters.claude_code_local.documents import ScriptDialect
 from asz_adapters.claude_code_local.ids import is_session_id
-from asz_core.collect import AppendSource, SnapshotSource, collect_append, collect_snapshot
-from asz_core.context import AdapterContext
 from asz_core.root.cursors import SOURCE_GONE, AppendCursor, SnapshotCursor
 from asz_core.root.layout import PREFIX_KIND
-from asz_core.root.storage import SessionHandle
+
+if TYPE_CHECKING:
+    from asz_core.context import AdapterContext
+    from asz_core.root.storage import SessionHandle
 
 __all__ = ["LandedPlace", "Pruned", "landed_places", "mark_gone", "pruned_sessions"]
 
@@ -86,6 +86,11 @@ def mark_gone(ctx: AdapterContext, session: SessionHandle, root: Path, place: La
     path = root / place.source
     if os.path.lexists(path):
         return
+    # the collectors and dialects load only when something is gone, not on every pass
+    from asz_adapters.claude_code_local.dialect import TranscriptDialect
+    from asz_adapters.claude_code_local.documents import ScriptDialect
+    from asz_core.collect import AppendSource, SnapshotSource, collect_append, collect_snapshot
+
     stream = place.subdir[len("streams/"):] if place.subdir.startswith("streams/") else None
     run = place.subdir[len("runs/"):] if place.subdir.startswith("runs/") else None
     if place.kind in _APPEND_KINDS:

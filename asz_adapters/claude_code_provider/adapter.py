@@ -9,16 +9,18 @@ finds its session in the same pass. It never deletes or changes a source file.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from asz_adapters.claude_code_provider.about import DIALECT
 from asz_adapters.claude_code_provider.claims import claim
 from asz_adapters.claude_code_provider.discover import PASS_NOTE, ProviderPass, discover
-from asz_adapters.claude_code_provider.land import DIALECT, land_session
 from asz_adapters.claude_code_provider.seen import SeenTable
 from asz_core import hookimpl
-from asz_core.context import AdapterContext
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
-from asz_core.root.storage import SessionHandle
+
+if TYPE_CHECKING:
+    from asz_core.context import AdapterContext
+    from asz_core.root.storage import SessionHandle
 
 __all__ = ["VERSION"]
 
@@ -60,6 +62,9 @@ def asz_claim(ctx: AdapterContext, found: Sequence[Found]) -> Iterable[SessionCl
 
 @hookimpl
 def asz_land(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -> None:
+    # the provider-body encoder and the writer load when a body lands, not on a pass with nothing new
+    from asz_adapters.claude_code_provider.land import land_session
+
     state = _pass_state(ctx)
     if state is None:
         raise RuntimeError("asz_land was called without asz_discover in the same pass")

@@ -78,7 +78,26 @@ def _request_index(files: list[BodyFile]) -> tuple[dict[str, set[str]], dict[str
     return by_prev, times
 
 
-def _response_session(e: Seen, by_prev: dict[str, set[str]], times: dict[str, list[int]],
+class _RequestTimes:
+    """Every request's time with its session, in time order, to find the sessions with a request
+    near a response without looking at every session for each response."""
+
+    def __init__(self, times: dict[str, list[int]]) -> None:
+        self.order = {session: n for n, session in enumerate(times)}
+        self.stamps = sorted((stamp, session) for session, stamps in times.items() for stamp in stamps)
+
+    def near(self, mtime: int) -> list[str]:
+        """The sessions with a request within :data:`CLAIM_WINDOW_NS` of ``mtime``, in the
+        order of ``times``."""
+        found: set[str] = set()
+        for stamp, session in self.stamps[bisect.bisect_left(self.stamps, (mtime - CLAIM_WINDOW_NS, "")):]:
+            if stamp > mtime + CLAIM_WINDOW_NS:
+                break
+            found.add(session)
+        return sorted(found, key=self.order.__getitem__)
+
+
+def _response_session(e: Seen, by_prev: dict[str, set[str]], times: _RequestTimes,
                       transcripts: Transcripts) -> tuple[str | None, str]:
     request_id = names.request_id_of(e.name.removesuffix(".response.json"))
     if request_id is not None and request_id in by_prev:
@@ -86,11 +105,7 @@ def _response_session(e: Seen, by_prev: dict[str, set[str]], times: dict[str, li
         return (next(iter(sessions)), "") if len(sessions) == 1 else (None, "ambiguous")
     if not e.call:
         return None, "unclaimed"
-    hits = []
-    for session, stamps in times.items():
-        i = bisect.bisect_left(stamps, e.mtime - CLAIM_WINDOW_NS)
-        if i < len(stamps) and stamps[i] <= e.mtime + CLAIM_WINDOW_NS and e.call in transcripts.calls(session):
-            hits.append(session)
+    hits = [session for session in times.near(e.mtime) if e.call in transcripts.calls(session)]
     if len(hits) == 1:
         return hits[0], ""
     return None, "ambiguous" if hits else "unclaimed"
@@ -108,6 +123,7 @@ def claim(ctx: AdapterContext, state: ProviderPass) -> list[SessionClaim]:
         table.drop(name)
     transcripts = Transcripts(ctx.root.path)
     by_prev, times = _request_index(files)
+    near = _RequestTimes(times)
     now = ctx.now_ns()
     session_filter = ctx.session_filter
     waiting: Counter[str] = Counter()
@@ -139,7 +155,7 @@ def claim(ctx: AdapterContext, state: ProviderPass) -> list[SessionClaim]:
                 continue
             session = e.session
         else:
-            found_session, why = _response_session(e, by_prev, times, transcripts)
+            found_session, why = _response_session(e, by_prev, near, transcripts)
             if found_session is None:
                 e.state, e.why, e.session = WAITING, why, ""
                 waiting[why] += 1

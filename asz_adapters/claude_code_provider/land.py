@@ -22,6 +22,7 @@ from typing import Final
 import orjson
 
 from asz_adapters.claude_code_provider import names
+from asz_adapters.claude_code_provider.about import DIALECT
 from asz_adapters.claude_code_provider.discover import BodyFile, ProviderPass
 from asz_adapters.claude_code_provider.seen import CHANGED, CONFLICT, LANDED, digest_prefix
 from asz_core.context import AdapterContext
@@ -42,7 +43,6 @@ from asz_core.sessiondata.jsonbytes import NotJSON, loads_strict
 
 __all__ = ["DIALECT", "RULES", "land_session"]
 
-DIALECT: Final = "claude-code-provider/1"
 RULES: Final = CutRules(arrays=names.TOOL_ARRAYS)
 #: How many candidate fronts are compared byte for byte, and how many bodies of an earlier
 #: pass (per chain) are rebuilt to find them.

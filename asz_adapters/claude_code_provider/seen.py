@@ -35,12 +35,10 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Final
 
-from asz_core.providerbody import ManifestError, manifest_of, provider_body_files
 from asz_core.root import faults
 from asz_core.root.durable import OWNER_FILE, make_dirs, write_replace
 from asz_core.root.locks import FileLock
 from asz_core.root.storage import StorageRoot
-from asz_core.sessiondata import SessionDataError, open_file
 
 __all__ = ["APPEND_STEP", "CHANGED", "CONFLICT", "EXCLUDED", "LANDED", "UNREADABLE", "WAITING", "Seen",
            "SeenTable", "digest_prefix", "rebuild_from_root"]
@@ -230,6 +228,10 @@ def _read_if_there(path: Path) -> str | None:
 def rebuild_from_root(root: StorageRoot) -> Iterator[Seen]:
     """A landed entry for every body the root's ``provider_body`` files hold (the first copy of
     each). Its mtime is unknown (0), so the next look at the file reads and checks it once."""
+    # the reader and provider-body manifests load only for a rebuild, not on every pass
+    from asz_core.providerbody import ManifestError, manifest_of, provider_body_files
+    from asz_core.sessiondata import SessionDataError, open_file
+
     names: set[str] = set()
     for session in root.sessions():
         for _, path in provider_body_files(root.path / session):

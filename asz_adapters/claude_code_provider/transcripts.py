@@ -16,7 +16,6 @@ from pathlib import Path
 from asz_core.root.index import SessionIndex, rebuild_calls
 from asz_core.root.layout import RefusedId, check_id, parse_file_name
 from asz_core.root.storage import landed_files
-from asz_core.sessiondata import SessionDataError, open_file
 
 __all__ = ["Transcripts"]
 
@@ -71,6 +70,8 @@ class Transcripts:
         return cached
 
     def _header_directories(self, session: str) -> set[str]:
+        from asz_core.sessiondata import SessionDataError, open_file  # only for an index without directories
+
         directory = self._session_dir(session)
         out: set[str] = set()
         if directory is None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from asz_adapters.kiro.cli_sessions import read_cli_meta
 from asz_adapters.kiro.ide_sessions import read_workspace, sub_agent_children
 from asz_adapters.kiro.ids import cli_session_id, ide_session_id, is_cli_session_id, is_ide_session_id
+from asz_adapters.kiro.settled import settled_sources
 from asz_adapters.kiro.units import MAIN, CliBundle, DbConversation, IdeSession, Unit
 from asz_core.context import AdapterContext
 from asz_core.plugin import Found, SessionClaim
@@ -56,7 +57,12 @@ def claim_sessions(ctx: AdapterContext, found: Sequence[Found]) -> list[SessionC
                     else not session_filter.include)
         if not admitted:
             continue
-        claims.append(SessionClaim(session, [item for _, item in members]))
+        claim = SessionClaim(session, [item for _, item in members])
+        sources = settled_sources(u for u, _ in members)
+        if sources is not None and not ctx.dry_run:
+            # settled since the last pass, by a stat of each file: counted, not locked or landed
+            claim.unchanged = ctx.settled.unchanged(session, [str(path) for path, _, _ in sources])
+        claims.append(claim)
     return claims
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +101,7 @@ def make_dirs(directory: Path) -> list[Path]:
 
 def temp_path(final: Path) -> Path:
     """A temporary name beside ``final``; readers skip names starting with a dot."""
-    return final.with_name(f".tmp-{secrets.token_hex(6)}-{final.name}")
+    return final.with_name(f".tmp-{os.urandom(6).hex()}-{final.name}")
 
 
 def write_replace(path: Path, data: bytes, *, sync_dir: bool = True, derived: bool = False) -> None:

@@ -17,8 +17,6 @@ from pathlib import Path
 
 from asz_core.root.durable import OWNER_FILE, make_dirs
 from asz_core.root.storage import landed_files
-from asz_core.sessiondata.errors import SessionDataError
-from asz_core.sessiondata.reader import open_file
 
 __all__ = ["SessionIndex", "rebuild_calls"]
 
@@ -66,6 +64,9 @@ class SessionIndex:
 
 def rebuild_calls(session_dir: Path) -> set[str]:
     """The ``call`` ids of every landed record of the session, read from the files themselves."""
+    from asz_core.sessiondata.errors import SessionDataError  # the reader: only when rebuilding
+    from asz_core.sessiondata.reader import open_file
+
     calls: set[str] = set()
     for _, path in sorted(landed_files(session_dir)):
         try:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import socket
 import time
 from pathlib import Path
 from types import TracebackType
@@ -48,7 +47,7 @@ class FileLock:
             os.close(fd)
             raise
         if self.describe:
-            note = f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%dT%H:%M:%S%z')}"
+            note = f"pid {os.getpid()} on {os.uname().nodename} since {time.strftime('%Y-%m-%dT%H:%M:%S%z')}"
             os.ftruncate(fd, 0)
             os.pwrite(fd, note.encode(), 0)
         self._fd = fd

@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from asz_core.root import faults
 from asz_core.root.cursors import format_pairs
 from asz_core.root.durable import OWNER_DIR, fsync_dir, make_dirs, write_note
-from asz_core.root.landing import LandedFile, LandingFile
 from asz_core.root.layout import check_id, parse_file_name
 from asz_core.root.locks import FileLock, LockBusy
-from asz_core.sessiondata.model import Header
-from asz_core.sessiondata.times import format_instant, stamp
+
+if TYPE_CHECKING:
+    from asz_core.root.landing import LandedFile, LandingFile
+    from asz_core.sessiondata.model import Header
 
 __all__ = ["LockBusy", "SessionHandle", "StorageRoot", "landed_files"]
 
@@ -55,8 +58,22 @@ class StorageRoot:
         self.path = path
         self.dry_run = dry_run
         self.pass_started_ns = pass_started_ns
-        self.stamp = stamp(pass_started_ns)
-        self.at = format_instant(pass_started_ns)
+
+    # The pass's time as landed files name it, made when the first file lands: a pass that lands
+    # nothing does not load the Session Data library for it.
+    @cached_property
+    def stamp(self) -> str:
+        """The pass's start in landed file names."""
+        from asz_core.sessiondata.times import stamp
+
+        return stamp(self.pass_started_ns)
+
+    @cached_property
+    def at(self) -> str:
+        """The pass's start as headers' ``at`` say it."""
+        from asz_core.sessiondata.times import format_instant
+
+        return format_instant(self.pass_started_ns)
 
     def ensure(self) -> None:
         """Create the root (owner-only) and check it can be written; ``OSError`` if not."""
@@ -166,6 +183,8 @@ class SessionHandle:
 
     def begin(self, subdir: str, header: Header) -> LandingFile:
         """Start a file under ``<session>/<subdir>``; its seq and collection time are set here."""
+        from asz_core.root.landing import LandingFile  # loads the writer: only once something lands
+
         header.seq = self._next_seq
         header.at = self.root.at
         header.session = self.id

@@ -11,25 +11,28 @@
 
 from __future__ import annotations
 
-from asz_core.sessiondata.errors import SessionDataError
-from asz_core.sessiondata.model import (
-    FROM_AGENT,
-    FROM_EXTERNAL,
-    FROM_RUNTIME,
-    PART_KINDS,
-    STATES,
-    Dropped,
-    Header,
-    Part,
-    RawJSON,
-    Record,
-    Usage,
-    split_mcp_name,
-)
-from asz_core.sessiondata.reader import SessionDataFile, check_file, decode_record, open_file, read_records
-from asz_core.sessiondata.reduce import reduce_to_fit
-from asz_core.sessiondata.times import format_instant, parse_instant
-from asz_core.sessiondata.writer import FileSummary, SessionDataWriter, encode_record
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from asz_core.sessiondata.errors import SessionDataError
+    from asz_core.sessiondata.model import (
+        FROM_AGENT,
+        FROM_EXTERNAL,
+        FROM_RUNTIME,
+        PART_KINDS,
+        STATES,
+        Dropped,
+        Header,
+        Part,
+        RawJSON,
+        Record,
+        Usage,
+        split_mcp_name,
+    )
+    from asz_core.sessiondata.reader import SessionDataFile, check_file, decode_record, open_file, read_records
+    from asz_core.sessiondata.reduce import reduce_to_fit
+    from asz_core.sessiondata.times import format_instant, parse_instant
+    from asz_core.sessiondata.writer import FileSummary, SessionDataWriter, encode_record
 
 __all__ = [
     "FROM_AGENT",
@@ -57,3 +60,28 @@ __all__ = [
     "reduce_to_fit",
     "split_mcp_name",
 ]
+
+#: where each name lives: a name loads its module when first asked for, so that a module of
+#: this package (``jsonbytes``, ``times``) is imported without the writer, reader and reduction
+#: (a pass with nothing new needs none of them, and their dataclasses cost its start-up)
+_MODULES = {
+    "SessionDataError": "errors",
+    **dict.fromkeys(("FROM_AGENT", "FROM_EXTERNAL", "FROM_RUNTIME", "PART_KINDS", "STATES", "Dropped", "Header",
+                     "Part", "RawJSON", "Record", "Usage", "split_mcp_name"), "model"),
+    **dict.fromkeys(("SessionDataFile", "check_file", "decode_record", "open_file", "read_records"), "reader"),
+    "reduce_to_fit": "reduce",
+    "format_instant": "times",
+    "parse_instant": "times",
+    **dict.fromkeys(("FileSummary", "SessionDataWriter", "encode_record"), "writer"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -8,8 +8,6 @@ section with the rest of the file, so a wrong type is reported with its file, li
 
 from __future__ import annotations
 
-import getpass
-import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -51,6 +49,9 @@ SCHEMA: Final[dict[str, Any]] = {
 
 def default_instance_id() -> str:
     """``user@host`` of this machine: who is pushing, stable across restarts."""
+    import getpass  # only when pushing: a pass that pushes nothing does not load them
+    import socket
+
     try:
         user = getpass.getuser()
     except (KeyError, OSError):  # no name for this uid (a container's anonymous user)
@@ -96,6 +97,12 @@ class OtlpConfig:
     def enabled(self) -> bool:
         """Whether anything is sent: an endpoint is set and logs are on."""
         return bool(self.endpoint) and self.logs
+
+    @staticmethod
+    def sends(section: Mapping[str, Any]) -> bool:
+        """:attr:`enabled`, from the section alone: a pass that pushes nothing neither builds the
+        configuration nor looks up its user and host names."""
+        return bool(str(section.get("endpoint", "")).strip()) and bool(section.get("logs", True))
 
     @property
     def receiver(self) -> str:

@@ -77,9 +77,10 @@ def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
     """Push what the root holds and the receiver has not taken, when an endpoint is set."""
     if ctx.dry_run or ctx.config is None:
         return
-    cfg = OtlpConfig.from_section(ctx.config.section(SECTION))
-    if not cfg.enabled:
+    section = ctx.config.section(SECTION)
+    if not OtlpConfig.sends(section):
         return
+    cfg = OtlpConfig.from_section(section)
     wait = _hold_until.get(cfg.receiver, 0.0) - time.monotonic()
     if wait > 0:
         ctx.reporter.warn(f"{NAME}: {cfg.receiver} asked to wait; the next push is in {wait:.0f}s")

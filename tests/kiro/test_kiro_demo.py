@@ -30,3 +30,15 @@ def test_the_demo_lands_its_kiro_session(tmp_path, monkeypatch, assert_root_veri
                                                       "result", "text"]
     assert records[0].time == "2026-09-10T09:40:00.125Z"
     assert_root_verifies(tmp_path / "root")
+
+
+def test_the_dialect_names_the_adapter_gives_at_start_up_are_its_dialects() -> None:
+    from asz_adapters.kiro.about import DIALECTS
+    from asz_adapters.kiro.dialect_cli import CliEventDialect
+    from asz_adapters.kiro.dialect_db import DatabaseTurnDialect
+    from asz_adapters.kiro.dialect_ide import IdeMessageDialect
+    from asz_adapters.kiro.dialect_meta import CliMetaDialect, IdeMetaDialect
+
+    names = (CliEventDialect.name, CliMetaDialect.name, DatabaseTurnDialect.name, IdeMessageDialect.name,
+             IdeMetaDialect.name)
+    assert names == DIALECTS

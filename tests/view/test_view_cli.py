@@ -107,3 +107,11 @@ def test_each_error_says_what_and_exits_non_zero(corpus_root: Path, tmp_path: Pa
         done = asz(config, *args)
         assert (done.returncode, message in done.stderr) == (code, True), (args, done.stderr)
         assert done.stdout == b"", args
+
+
+def test_the_help_lists_every_flag_hide_takes() -> None:
+    from asz_core.view import HIDEABLE
+
+    done = subprocess.run([sys.executable, "-m", "asz_core.cli.main", "view", "--help"],
+                          capture_output=True, text=True, check=True)
+    assert f"({', '.join(HIDEABLE)};" in " ".join(done.stdout.split())

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 
-import yaml
-
 from asz_core.cli.app import EXIT_OK, App
 
 __all__ = ["add"]
@@ -27,6 +25,8 @@ def run(args: argparse.Namespace, app: App) -> int:
     if args.json:
         print(json.dumps({"source": config.source, "config": effective}), file=app.out)
     else:
+        import yaml  # only to print: a pass never loads it when the configuration is cached
+
         print(f"# effective configuration, from {config.source}", file=app.out)
         print(yaml.safe_dump(effective, sort_keys=False, default_flow_style=False).rstrip(), file=app.out)
     return EXIT_OK

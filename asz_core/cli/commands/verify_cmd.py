@@ -6,7 +6,6 @@ import argparse
 import json
 
 from asz_core.cli.app import EXIT_FAILED, EXIT_OK, App
-from asz_core.verify import verify_root
 
 __all__ = ["add"]
 
@@ -22,6 +21,8 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argpar
 
 
 def run(args: argparse.Namespace, app: App) -> int:
+    from asz_core.verify import verify_root  # loaded by this command only, not by every start-up
+
     root = app.config.root
     reports = verify_root(root, args.sessions or None) if root.is_dir() else []
     problems = [p for r in reports for p in r.problems]

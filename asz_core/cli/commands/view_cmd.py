@@ -14,11 +14,12 @@ import json
 from typing import IO, Any, cast
 
 from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, App
-from asz_core.providerbody.errors import BodyTooLarge, ProviderBodyError
-from asz_core.sessiondata.errors import SessionDataError
-from asz_core.view import HIDEABLE, Session, ViewError, check_hide, list_sessions
 
 __all__ = ["add"]
+
+#: ``asz_core.view.HIDEABLE`` as the help text lists it (a test keeps the two equal): the view,
+#: the provider-body and Session Data readers load when this command runs, not on every start-up
+_HIDEABLE_HELP = "system_prompt, tool_schemas"
 
 
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
@@ -29,13 +30,15 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argpar
     p.add_argument("session", nargs="?", metavar="SESSION", help="the session to show")
     p.add_argument("--body", metavar="SEQ:ROW", help="print the provider body landed at SEQ:ROW")
     p.add_argument("--hide", metavar="FLAGS", action="append",
-                   help=f"withhold steps with these flags ({', '.join(HIDEABLE)}; comma-separated, "
+                   help=f"withhold steps with these flags ({_HIDEABLE_HELP}; comma-separated, "
                         f"or none); overrides view.hide")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run)
 
 
 def _hide(args: argparse.Namespace, app: App) -> tuple[str, ...]:
+    from asz_core.view import check_hide
+
     if args.hide is None:
         return check_hide(app.config.section("view").get("hide", []))
     wanted = [w.strip() for item in args.hide for w in item.split(",")]
@@ -58,6 +61,10 @@ def _write(app: App, data: bytes) -> None:
 
 
 def run(args: argparse.Namespace, app: App) -> int:
+    from asz_core.providerbody.errors import BodyTooLarge, ProviderBodyError
+    from asz_core.sessiondata.errors import SessionDataError
+    from asz_core.view import Session, ViewError
+
     try:
         hide = _hide(args, app)
     except ValueError as exc:
@@ -94,6 +101,8 @@ def run(args: argparse.Namespace, app: App) -> int:
 
 
 def _list(args: argparse.Namespace, app: App) -> int:
+    from asz_core.view import list_sessions
+
     root = app.config.root
     rows = list_sessions(root) if root.is_dir() else []
     if args.json:

@@ -1,0 +1,105 @@
+"""Landing a claimed Kiro session: its JSONL logs and metadata documents through the collectors
+of :mod:`asz_core.collect`, its database conversations through
+:mod:`~asz_adapters.kiro.db_collector`. Loaded by ``asz_land`` only, so that a pass with nothing
+new does not load the dialects, the collectors or the writer.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from asz_adapters.kiro.db_collector import ConversationSource, collect_conversation
+from asz_adapters.kiro.dialect_cli import CliEventDialect
+from asz_adapters.kiro.dialect_db import DatabaseTurnDialect
+from asz_adapters.kiro.dialect_ide import IdeMessageDialect
+from asz_adapters.kiro.dialect_meta import CliMetaDialect, IdeMetaDialect
+from asz_adapters.kiro.paths import resolve_paths
+from asz_adapters.kiro.settled import TRANSCRIPT, settled_sources
+from asz_adapters.kiro.stream_owner import DB_MARK, foreign_source
+from asz_adapters.kiro.units import MAIN, CliBundle, DbConversation, IdeSession
+from asz_core.collect import AppendSource, SnapshotSource, collect_append, collect_snapshot
+from asz_core.collect.append import cursor_path
+from asz_core.context import AdapterContext
+from asz_core.plugin import SessionClaim
+from asz_core.root.storage import SessionHandle
+
+__all__ = ["land_claim"]
+
+#: a session that counted any of these while landing is not settled: it is landed next pass too
+_UNSETTLED = ("conflicts", "pending", "unreadable", "waiting", "busy", "errors")
+
+
+def land_claim(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -> None:
+    """Land every unit of ``claim``: logs and metadata through the collectors, the database's
+    conversations turn by turn; then note the session settled when everything it has landed to
+    its end (:mod:`~asz_adapters.kiro.settled`)."""
+    if not ctx.dry_run:
+        ctx.settled.forget(session.id)
+    before = ctx.counters.as_dict()
+    home = resolve_paths(ctx.source_root, ctx.options).home
+    for item in claim.found:
+        unit = item.payload
+        if isinstance(unit, CliBundle):
+            _land_log_and_meta(ctx, session, home, unit.stream, unit.jsonl, unit.meta,
+                               CliEventDialect(), CliMetaDialect(_child(unit.stream)))
+        elif isinstance(unit, IdeSession):
+            _land_log_and_meta(ctx, session, home, unit.stream, unit.messages, unit.meta,
+                               IdeMessageDialect(), IdeMetaDialect(_child(unit.stream)))
+        elif isinstance(unit, DbConversation):
+            src = _relative(unit.database, home) + DB_MARK + unit.id
+            subdir = f"streams/{unit.stream}"
+            if not _refused(ctx, session, subdir, src):
+                collect_conversation(ctx, session, ConversationSource(
+                    unit=unit, src=src, subdir=subdir, stream=unit.stream,
+                    dialect=DatabaseTurnDialect()))
+    sources = settled_sources(item.payload for item in claim.found)
+    if sources is None or ctx.dry_run:
+        return
+    after = ctx.counters.as_dict()
+    if all(after[key] == before[key] for key in _UNSETTLED):
+        ctx.settled.record(session.id, session.dir,
+                           [(path, cursor_path(session, subdir, kind), kind == TRANSCRIPT)
+                            for path, subdir, kind in sources],
+                           {key: after[key] - before[key] for key in ("sources", "gone")})
+
+
+def _land_log_and_meta(ctx: AdapterContext, session: SessionHandle, home: Path, stream: str,
+                       log: Path, meta: Path, dialect: CliEventDialect | IdeMessageDialect,
+                       meta_dialect: CliMetaDialect | IdeMetaDialect) -> None:
+    subdir = f"streams/{stream}"
+    src = _relative(log, home)
+    cursor = session.dir / subdir / "transcript.cursor"
+    # A log that is gone is still handed to the collector when it landed here, so it is
+    # counted gone; a log that never landed here and is absent is simply not there yet.
+    ours = cursor.exists() and foreign_source(cursor, src) is None
+    if (log.exists() and not _refused(ctx, session, subdir, src)) or (not log.exists() and ours):
+        collect_append(ctx, session, AppendSource(path=log, src=src, subdir=subdir,
+                                                  kind="transcript", dialect=dialect, stream=stream))
+    if meta.exists() or (session.dir / subdir / "meta.cursor").exists():
+        collect_snapshot(ctx, session, SnapshotSource(path=meta, src=_relative(meta, home),
+                                                      subdir=subdir, kind="agent_meta",
+                                                      dialect=meta_dialect, stream=stream))
+
+
+def _refused(ctx: AdapterContext, session: SessionHandle, subdir: str, src: str) -> bool:
+    owner = foreign_source(session.dir / subdir / "transcript.cursor", src)
+    if owner is None:
+        return False
+    ctx.counters.unreadable += 1
+    ctx.warn(f"session {session.id}: {src} is not landed: {subdir} already holds the transcript "
+             f"of {owner}, and one stream takes one source")
+    return True
+
+
+def _child(stream: str) -> str | None:
+    return None if stream == MAIN else stream
+
+
+def _relative(path: Path, home: Path) -> str:
+    """A ``src``: the path relative to Kiro's home, forward slashes (``..`` where it is outside,
+    as kiro-cli's database is)."""
+    try:
+        return Path(os.path.relpath(path, home)).as_posix()
+    except ValueError:  # another drive, on Windows
+        return path.as_posix()
