@@ -42,8 +42,9 @@ def encode_record(record: Record) -> bytes:
         line = orjson.dumps(obj)
     except orjson.JSONEncodeError:
         return orjson.dumps(_escape_strings(obj))  # a lone surrogate in a string we encode
-    if _LINE_SEP in line or _PARA_SEP in line:
-        # Our own strings escape U+2028/U+2029; a source's data keeps what it wrote.
+    if not line.isascii() and (_LINE_SEP in line or _PARA_SEP in line):
+        # Our own strings escape U+2028/U+2029; a source's data keeps what it wrote. (Most
+        # lines are ASCII, which is checked far faster than either is searched for.)
         line = orjson.dumps(_escape_strings(obj))
     if b"\n" in line or b"\r" in line:
         # Only a part's raw data can hold a line break (whitespace between its tokens); a
