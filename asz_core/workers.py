@@ -118,36 +118,34 @@ def land_in_workers(host: PluginHost, actx: AdapterContext, name: str, claims: S
                     workers: int, describe: Any) -> None:
     """Land ``claims`` in ``workers`` forked processes, announcing and counting what each did."""
     import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
     global _state
     ctx = actx.pass_ctx
     settled = actx.settled if not ctx.dry_run else None  # loaded before the fork: workers share it
     _state = (host, actx, name, claims, describe)
-    done = 0
-    pending: dict[Future[_Report], int] = {}
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
                                  initializer=_die_with_the_pass) as pool:
-            pending = {pool.submit(_land_in_worker, i): i for i in range(len(claims))}
-            while pending:
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    index = pending.pop(future)
-                    done += 1
-                    ctx.reporter.progress(name, done, len(claims))
-                    try:
-                        report = future.result()
-                    except BrokenProcessPool:
-                        ctx.error(name, "a worker process died before reporting this session; what "
-                                        "landed of it is complete and the rest lands next pass",
-                                  claims[index].session)
-                        continue
-                    except Exception as exc:  # noqa: BLE001 - a report that cannot come back
-                        ctx.error(name, describe(exc), claims[index].session)
-                        continue
-                    _merge(actx, name, report, settled)
+            submitted: dict[Future[_Report], int] = {pool.submit(_land_in_worker, i): i
+                                                     for i in range(len(claims))}
+            # as_completed waits on every future once; wait(FIRST_COMPLETED) in a loop waited on
+            # all those still pending each time, which is quadratic in the sessions
+            for done, future in enumerate(as_completed(submitted), start=1):
+                index = submitted[future]
+                ctx.reporter.progress(name, done, len(claims))
+                try:
+                    report = future.result()
+                except BrokenProcessPool:
+                    ctx.error(name, "a worker process died before reporting this session; what "
+                                    "landed of it is complete and the rest lands next pass",
+                              claims[index].session)
+                    continue
+                except Exception as exc:  # noqa: BLE001 - a report that cannot come back
+                    ctx.error(name, describe(exc), claims[index].session)
+                    continue
+                _merge(actx, name, report, settled)
     finally:
         _state = None
 
