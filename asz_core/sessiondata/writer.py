@@ -150,16 +150,16 @@ class SessionDataWriter:
 
     def _note_time(self, text: str) -> None:
         first, last = self._first, self._last
-        if first is not None and last is not None and sorts_as_instant(text):
-            # Compared as texts where that is shown to compare the instants (most records).
-            if last.sorts and same_sort(text, last.text):
-                if text >= last.text:
-                    self._last = _Time(text, None, True)
-                    return
-                if first.sorts and same_sort(text, first.text):
-                    if text < first.text:
-                        self._first = _Time(text, None, True)
-                    return
+        # Compared as texts where that is shown to compare the instants (most records).
+        if (first is not None and last is not None and last.sorts and sorts_as_instant(text)
+                and same_sort(text, last.text)):
+            if text >= last.text:
+                self._last = _Time(text, None, True)
+                return
+            if first.sorts and same_sort(text, first.text):
+                if text < first.text:
+                    self._first = _Time(text, None, True)
+                return
         instant = parse_instant(text)
         if instant is None:
             return
