@@ -43,7 +43,7 @@ COLLECTOR_SCHEMA: dict[str, Any] = {
         "interval": {"type": "string", "pattern": r"^(?=.)(\d+h)?(\d+m)?(\d+s)?$",
                      "default": "10m"},
         "max_delta_bytes": {"type": "integer", "minimum": 4096, "default": 2097152},
-        # no default: absent means one process (asz_core.workers)
+        # no default: absent means as many as the CPUs for a pass with many sessions (asz_core.workers)
         "workers": {"type": "integer", "minimum": 1, "maximum": 64},
     },
     "default": {},

@@ -124,7 +124,7 @@ def _run_adapter(host: PluginHost, ctx: PassContext, name: str, options: dict[st
             _count_unchanged(actx.counters, claim.unchanged)
         else:
             to_land.append(claim)
-    workers = min(configured_workers(actx.options), len(to_land))
+    workers = min(configured_workers(actx.options, len(to_land)), len(to_land))
     if workers > 1 and record.info.parallel_sessions and not ctx.dry_run:
         land_in_workers(host, actx, name, to_land, workers, describe_failure)
     else:

@@ -217,8 +217,7 @@ def write_config(setup: Setup, workers: int = 1) -> None:
                             (".claude/projects", "provider-bodies", ".kiro"), strict=True):
         if name in setup.adapters:
             entries.append({"name": name, "source_root": str(setup.corpus / source), "exclude": []})
-            if workers > 1:
-                entries[-1]["collector"] = {"workers": workers}
+            entries[-1]["collector"] = {"workers": workers}  # one is one: unset, many sessions fork
     setup.config.write_text(json.dumps({"storage": {"root": str(setup.root)}, "adapters": entries}), "utf-8")
 
 

@@ -48,7 +48,7 @@ def _run(tmp_path: Path, projects: Path, name: str, workers: int | None,
     observer = Observer()
     runner.host.pm.register(observer, name=f"observer-{name}")
     runner.clock = lambda: CLOCK
-    collector = {"workers": workers} if workers else {}
+    collector = {"workers": workers} if workers else {"workers": 1}
     runner.configure(adapters=[{"name": "claude-code-local", "source_root": str(projects), "exclude": [],
                                 "collector": {**collector, "max_delta_bytes": 262144}}])
     return runner, runner.run(), observer

@@ -23,12 +23,12 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from asz_core.collect.lines import TAIL_BYTES, LineReader
 from asz_core.collect.saving import mark_gone, save_state
 from asz_core.collect.source import LineDialect, SourceLine, convert_line, line_sha
 from asz_core.context import MAX_WINDOWS, AdapterContext
@@ -44,8 +44,6 @@ from asz_core.sessiondata.writer import encode_record
 
 __all__ = ["TAIL_BYTES", "AppendSource", "collect_append", "cursor_path"]
 
-#: How much of the source before the offset the tail digest covers.
-TAIL_BYTES = 1 << 20
 #: Room a closing line takes (``{"t":"end","records":N,"digest":<64 hex>}`` and a newline).
 CLOSING_ROOM = 128
 
@@ -71,39 +69,15 @@ def cursor_path(session: SessionHandle, subdir: str, kind: str) -> Path:
     return session.dir / subdir / f"{KIND_PREFIX.get(kind, kind)}.cursor"
 
 
-def _tail_digest(f: BinaryIO, offset: int) -> str:
+def _bytes_before(f: BinaryIO, offset: int) -> bytes:
+    """The ≤ :data:`TAIL_BYTES` of the source before ``offset``: what the tail digest covers."""
     start = max(0, offset - TAIL_BYTES)
     f.seek(start)
-    return hashlib.sha256(f.read(offset - start)).hexdigest()
+    return f.read(offset - start)
 
 
-class _Tail:
-    """The last ≥ 1 MiB of lines read, so a cursor's tail digest needs no second read."""
-
-    def __init__(self, seed: bytes) -> None:
-        self._chunks: deque[bytes] = deque([seed] if seed else [])
-        self._size = len(seed)
-
-    def add(self, chunk: bytes) -> None:
-        self._chunks.append(chunk)
-        self._size += len(chunk)
-        while self._chunks and self._size - len(self._chunks[0]) >= TAIL_BYTES:
-            self._size -= len(self._chunks.popleft())
-
-    def digest(self) -> str:
-        """SHA-256 of the last :data:`TAIL_BYTES`, hashed chunk by chunk: joining them would copy
-        a line of any size (a 50 MB line, once) just to hash its last MiB."""
-        need = TAIL_BYTES
-        pieces: list[bytes | memoryview] = []
-        for chunk in reversed(self._chunks):
-            if need <= 0:
-                break
-            pieces.append(chunk if len(chunk) <= need else memoryview(chunk)[len(chunk) - need:])
-            need -= len(pieces[-1])
-        h = hashlib.sha256()
-        for piece in reversed(pieces):
-            h.update(piece)
-        return h.hexdigest()
+def _tail_digest(f: BinaryIO, offset: int) -> str:
+    return hashlib.sha256(_bytes_before(f, offset)).hexdigest()
 
 
 def collect_append(ctx: AdapterContext, session: SessionHandle, source: AppendSource) -> None:
@@ -139,7 +113,8 @@ def collect_append(ctx: AdapterContext, session: SessionHandle, source: AppendSo
             ctx.warn(f"{source.path}: the bytes of its last landed record changed; nothing more "
                      f"lands from it until they are back")
             return
-        verdict = _check(cursor, f, st.st_size)
+        before = _bytes_before(f, cursor.offset) if st.st_size >= cursor.offset else b""
+        verdict = _check(cursor, before, st.st_size)
         if verdict is not None:
             if cursor.state != CONFLICT:
                 cursor.state = CONFLICT
@@ -150,16 +125,17 @@ def collect_append(ctx: AdapterContext, session: SessionHandle, source: AppendSo
             return
         changed = cursor.state != ACTIVE or (cursor.dev, cursor.ino) != (st.st_dev, st.st_ino)
         cursor.state, cursor.dev, cursor.ino = ACTIVE, st.st_dev, st.st_ino
-        landed_any = _land_windows(ctx, session, source, cursor, path, f)
+        landed_any = _land_windows(ctx, session, source, cursor, path, f, before)
         if changed and not landed_any and cursor.offset:
             save_state(ctx, session, cursor, path)  # a new inode with the same bytes, or a conflict cleared
 
 
-def _check(cursor: AppendCursor, f: BinaryIO, size: int) -> str | None:
-    """Why the source no longer holds what landed, or ``None`` when it does."""
+def _check(cursor: AppendCursor, before: bytes, size: int) -> str | None:
+    """Why the source no longer holds what landed (``before``: its bytes before the cursor),
+    or ``None`` when it does."""
     if size < cursor.offset:
         return f"it is shorter ({size} bytes) than what landed ({cursor.offset} bytes): truncated"
-    if cursor.offset and _tail_digest(f, cursor.offset) != cursor.tail_sha256:
+    if cursor.offset and hashlib.sha256(before).hexdigest() != cursor.tail_sha256:
         return "the bytes before its cursor changed: rewritten in place"
     return None
 
@@ -209,45 +185,34 @@ def _newest_after(directory: Path, kind: str, after_seq: int) -> tuple[int, Path
     return best
 
 
-#: ``(record, its encoded line, the end of the source chunk the tail digest needs)``
-_Item = tuple[Record, bytes, bytes]
+#: ``(record, its encoded line)``
+_Item = tuple[Record, bytes]
 
 
-def _lines(f: BinaryIO, cursor: AppendCursor, dialect: LineDialect) -> Iterator[_Item]:
-    """``(record, encoded line, source chunk)`` for each complete line after the cursor.
+def _records(reader: LineReader, ordinal: int, dialect: LineDialect) -> Iterator[_Item]:
+    """``(record, encoded line)`` for each complete line the reader hands out.
 
-    Of a line longer than the tail digest covers only its last :data:`TAIL_BYTES` are kept, and
-    the line's bytes and parse are let go before its record is encoded, so a line of any size is
+    The line's bytes and parse are let go before its record is encoded, so a line of any size is
     held about twice at once (its bytes and its parse, then its parse and its record) rather
     than four or five times.
     """
-    f.seek(cursor.offset)
-    ordinal, offset = cursor.ord, cursor.offset
-    while True:
-        chunk = f.readline()
-        if not chunk.endswith(b"\n"):
-            return  # end of file, or a line still being written: it waits
-        size = len(chunk)
-        raw = chunk[:-1]
-        end = chunk if size <= TAIL_BYTES else chunk[-TAIL_BYTES:]
-        del chunk
+    for raw, offset in reader.lines():
         ordinal += 1
         line = SourceLine(raw, ordinal, offset)
         record = convert_line(dialect, line)
-        record.ord, record.off, record.bytes, record.sha = ordinal, offset, size - 1, line_sha(raw)
+        record.ord, record.off, record.bytes, record.sha = ordinal, offset, len(raw), line_sha(raw)
         del line, raw
-        offset += size
-        yield record, encode_record(record), end
+        yield record, encode_record(record)
 
 
 def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSource,
-                  cursor: AppendCursor, path: Path, f: BinaryIO) -> bool:
-    """Land the new lines in files of at most ``max_delta_bytes``; True if any landed."""
+                  cursor: AppendCursor, path: Path, f: BinaryIO, before: bytes) -> bool:
+    """Land the new lines in files of at most ``max_delta_bytes``; True if any landed.
+    ``before`` is the source's bytes before the cursor, which the tail digest may cover."""
     limit = ctx.max_delta_bytes
-    seed_start = max(0, cursor.offset - TAIL_BYTES)
-    f.seek(seed_start)
-    tail = _Tail(f.read(cursor.offset - seed_start))
-    lines = _lines(f, cursor, source.dialect)
+    reader = LineReader(f.fileno(), cursor.offset, before)
+    del before
+    lines = _records(reader, cursor.ord, source.dialect)
     pending = next(lines, None)
     windows = 0
     while pending is not None:
@@ -256,7 +221,7 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSou
             break
         landing = session.begin(source.subdir, source.header(ctx.adapter_id))
         try:
-            pending, last_id = _fill(landing, pending, lines, tail, limit)
+            pending, last_id = _fill(landing, pending, lines, limit)
             landed = session.commit(landing)
         except BaseException:
             landing.abort()
@@ -269,33 +234,29 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSou
     if windows:
         # One cursor write for all of this pass's files: a crash before it only makes the
         # cursor lag, and the next pass brings it forward from the files (``_reconcile``).
-        cursor.tail_sha256 = tail.digest()
+        cursor.tail_sha256 = reader.tail_digest(cursor.offset)
         cursor.size = max(cursor.size, cursor.offset)
         cursor.mtime = os.fstat(f.fileno()).st_mtime_ns
         save_state(ctx, session, cursor, path)
     return windows > 0
 
 
-def _fill(landing: LandingFile, first: _Item, lines: Iterator[_Item], tail: _Tail,
-          limit: int) -> tuple[_Item | None, str]:
+def _fill(landing: LandingFile, first: _Item, lines: Iterator[_Item], limit: int) -> tuple[_Item | None, str]:
     """Write records into ``landing`` until the next would not fit.
 
     Returns that next item (``None`` at the end) and the id of the last record written.
     """
-    record, encoded, chunk = first
+    record, encoded = first
     room = limit - landing.writer.size - CLOSING_ROOM
     if len(encoded) + 1 > room:
         record, encoded = reduce_to_fit(record, room - 1, encoded)  # alone in its file, made to fit
         landing.write(record, encoded)
-        tail.add(chunk)
         return next(lines, None), record.id or ""
     while True:
         landing.write(record, encoded)
-        tail.add(chunk)
         following = next(lines, None)
         if following is None:
             return None, record.id or ""
         if landing.writer.size + len(following[1]) + 1 + CLOSING_ROOM > limit:
             return following, record.id or ""
-        record, encoded, chunk = following
-
+        record, encoded = following

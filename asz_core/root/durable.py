@@ -38,14 +38,11 @@ def _renameat2() -> Any:
 
 def _load_renameat2() -> Any:
     import ctypes
-    import ctypes.util
 
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return None
     try:
-        libc = ctypes.CDLL(name, use_errno=True)
-        fn = libc.renameat2
+        # The process's own symbols, libc's among them: ctypes.util.find_library("c") would run
+        # ldconfig in a subprocess (8 ms, in every worker process too) to name the same library.
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError):
         return None
     fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]

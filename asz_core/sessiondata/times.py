@@ -12,7 +12,7 @@ import re
 from datetime import UTC, date, datetime
 from functools import lru_cache
 
-__all__ = ["format_instant", "parse_instant", "stamp"]
+__all__ = ["format_instant", "parse_instant", "same_sort", "sorts_as_instant", "stamp"]
 
 _EPOCH_DAY = date(1970, 1, 1).toordinal()
 
@@ -46,6 +46,32 @@ def parse_instant(text: object) -> int | None:
         seconds -= (oh * 3600 + om * 60) if sign == "+" else -(oh * 3600 + om * 60)
     nanos = int(fraction.ljust(9, "0")) if fraction else 0
     return seconds * 1_000_000_000 + nanos
+
+
+#: A UTC time whose text orders as its instant does, among texts of its length and day: digits
+#: in fixed places, no offset, and no leap second (``23:59:60`` and ``00:00:00`` of the next day
+#: are one instant in two texts; ``12:30:60`` is ``12:31:00``).
+_ORDERED = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,9})?Z\Z"
+)
+
+
+def sorts_as_instant(text: str) -> bool:
+    """Whether ``text`` has the shape of a time whose text sorts as its instant does among texts
+    of its length and day (see :func:`same_sort`). Its date is not checked."""
+    return _ORDERED.match(text) is not None
+
+
+def same_sort(text: str, than: str) -> bool:
+    """Whether ``text`` and ``than``, both of a shape :func:`sorts_as_instant` accepts and
+    ``than`` a time :func:`parse_instant` accepts, compare as texts as their instants compare.
+
+    They must be of one day (whose date ``than`` proved valid) and one length (so one number of
+    fraction digits). Such texts are UTC, with fixed-width fields from the year down to the
+    fraction and no leap second, so they sort as their instants do; comparing them saves
+    parsing each record's time, as the records of a file mostly come in order or nearly so.
+    """
+    return len(text) == len(than) and text[:10] == than[:10]
 
 
 @lru_cache(maxsize=4096)

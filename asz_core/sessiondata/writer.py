@@ -15,7 +15,7 @@ import orjson
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.jsonbytes import compact, encode_value
 from asz_core.sessiondata.model import Header, RawJSON, Record
-from asz_core.sessiondata.times import parse_instant
+from asz_core.sessiondata.times import parse_instant, same_sort, sorts_as_instant
 
 __all__ = ["FileSummary", "SessionDataWriter", "check_header", "encode_record", "closing_line"]
 
@@ -42,8 +42,9 @@ def encode_record(record: Record) -> bytes:
         line = orjson.dumps(obj)
     except orjson.JSONEncodeError:
         return orjson.dumps(_escape_strings(obj))  # a lone surrogate in a string we encode
-    if _LINE_SEP in line or _PARA_SEP in line:
-        # Our own strings escape U+2028/U+2029; a source's data keeps what it wrote.
+    if not line.isascii() and (_LINE_SEP in line or _PARA_SEP in line):
+        # Our own strings escape U+2028/U+2029; a source's data keeps what it wrote. (Most
+        # lines are ASCII, which is checked far faster than either is searched for.)
         line = orjson.dumps(_escape_strings(obj))
     if b"\n" in line or b"\r" in line:
         # Only a part's raw data can hold a line break (whitespace between its tokens); a
@@ -63,6 +64,22 @@ def _escape_strings(value: Any) -> Any:
     if isinstance(value, list):
         return [_escape_strings(v) for v in value]
     return value
+
+
+class _Time:
+    """The earliest or latest time a file's records name: its text, its instant once parsed,
+    and whether its text sorts as its instant (:func:`sorts_as_instant`)."""
+
+    __slots__ = ("_instant", "sorts", "text")
+
+    def __init__(self, text: str, instant: int | None, sorts: bool) -> None:
+        self.text, self._instant, self.sorts = text, instant, sorts
+
+    def instant(self) -> int:
+        if self._instant is None:
+            self._instant = parse_instant(self.text)
+            assert self._instant is not None  # it was noted as a time
+        return self._instant
 
 
 def closing_line(records: int, digest: str) -> bytes:
@@ -95,8 +112,8 @@ class SessionDataWriter:
         self._hash = hashlib.sha256()
         self._size = 0
         self._records = 0
-        self._first: tuple[int, str] | None = None
-        self._last: tuple[int, str] | None = None
+        self._first: _Time | None = None
+        self._last: _Time | None = None
         self._last_record = (0, 0, 0)
         self._closed = False
         self._emit(orjson.dumps(head) + b"\n")
@@ -132,13 +149,24 @@ class SessionDataWriter:
             self._note_time(record.time)
 
     def _note_time(self, text: str) -> None:
+        first, last = self._first, self._last
+        # Compared as texts where that is shown to compare the instants (most records).
+        if (first is not None and last is not None and last.sorts and sorts_as_instant(text)
+                and same_sort(text, last.text)):
+            if text >= last.text:
+                self._last = _Time(text, None, True)
+                return
+            if first.sorts and same_sort(text, first.text):
+                if text < first.text:
+                    self._first = _Time(text, None, True)
+                return
         instant = parse_instant(text)
         if instant is None:
             return
-        if self._first is None or instant < self._first[0]:
-            self._first = (instant, text)
-        if self._last is None or instant >= self._last[0]:
-            self._last = (instant, text)
+        if first is None or instant < first.instant():
+            self._first = _Time(text, instant, sorts_as_instant(text))
+        if last is None or instant >= last.instant():
+            self._last = _Time(text, instant, sorts_as_instant(text))
 
     def close(self) -> FileSummary:
         """Write the closing line; the caller then flushes and installs the file."""
@@ -157,8 +185,8 @@ class SessionDataWriter:
             digest=digest,
             sha256=whole.hexdigest(),
             lines=self._records + 2,
-            from_time=self._first[1] if self._first else None,
-            through_time=self._last[1] if self._last else None,
+            from_time=self._first.text if self._first else None,
+            through_time=self._last.text if self._last else None,
             last_ord=last_ord,
             last_off=last_off,
             last_bytes=last_bytes,

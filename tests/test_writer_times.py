@@ -1,0 +1,65 @@
+"""A file's first and last times are the earliest and latest instants its records name, however
+the writer finds them (by parsing, or by comparing texts it has shown sort as their instants)."""
+
+from __future__ import annotations
+
+import io
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from asz_core.sessiondata import Header, Record, SessionDataWriter, parse_instant
+from asz_core.sessiondata.times import same_sort, sorts_as_instant
+
+_DAYS = st.sampled_from(["2026-01-01", "2026-01-02", "2025-12-31", "2024-02-29", "2026-02-30", "2026-13-01"])
+_CLOCKS = st.sampled_from(["00:00:00", "12:30:59", "12:30:60", "12:31:00", "23:59:59", "23:59:60", "24:00:00",
+                           "09:05:07", "99:00:00"])
+_FRACTIONS = st.sampled_from(["", ".1", ".10", ".100", ".5", ".999", ".123456789", ".0000000001", "."])
+_ZONES = st.sampled_from(["Z", "Z", "Z", "z", "+00:00", "+01:00", "-05:30", ""])
+
+
+@st.composite
+def times(draw: st.DrawFn) -> str:
+    if draw(st.integers(0, 20)) == 0:
+        return draw(st.sampled_from(["", "yesterday", "٢٠٢٦-01-01T00:00:00Z", "2026-01-01 00:00:00Z"]))
+    return f"{draw(_DAYS)}T{draw(_CLOCKS)}{draw(_FRACTIONS)}{draw(_ZONES)}"
+
+
+def _expected(texts: list[str]) -> tuple[str | None, str | None]:
+    first: tuple[int, str] | None = None
+    last: tuple[int, str] | None = None
+    for text in texts:
+        instant = parse_instant(text)
+        if instant is None:
+            continue
+        if first is None or instant < first[0]:
+            first = (instant, text)
+        if last is None or instant >= last[0]:
+            last = (instant, text)
+    return (first[1] if first else None), (last[1] if last else None)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(times(), max_size=12), st.booleans())
+def test_first_and_last_times_are_the_instants_extremes(texts: list[str], ordered: bool) -> None:
+    if ordered:  # the usual file: records nearly in time order, which the writer's shortcut serves
+        texts = sorted(texts)
+        if len(texts) > 2:
+            texts[1], texts[2] = texts[2], texts[1]
+    writer = SessionDataWriter(io.BytesIO(), Header(kind="transcript", session="s", src="x", dialect="d/1",
+                                                    adapter="a"))
+    for n, text in enumerate(texts, start=1):
+        writer.write(Record(ord=n, time=text))
+    summary = writer.close()
+    assert (summary.from_time, summary.through_time) == _expected(texts)
+
+
+@settings(max_examples=600, deadline=None)
+@given(times(), times())
+def test_texts_compare_as_their_instants_only_where_same_sort_says_so(text: str, than: str) -> None:
+    if parse_instant(than) is None or not sorts_as_instant(than) or not sorts_as_instant(text):
+        return  # only ever asked about a time the writer has accepted and found sorts
+    if same_sort(text, than):
+        instant, other = parse_instant(text), parse_instant(than)
+        assert instant is not None and other is not None
+        assert (text < than, text == than) == (instant < other, instant == other)
