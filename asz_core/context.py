@@ -47,7 +47,9 @@ class Reporter(Protocol):
 
     def warn(self, message: str) -> None: ...
 
-    def progress(self, adapter: str, done: int, total: int) -> None: ...
+    def progress(self, adapter: str, done: int, total: int) -> None:
+        """``done`` sessions of ``adapter`` landed, of ``total`` (0 when not known ahead: the
+        adapter yields its claims as it goes)."""
 
 
 class QuietReporter:

@@ -9,6 +9,8 @@ and when the pass hears of it:
 
 * a worker is a fork of the pass (same host, configuration, root, clock and pass stamp), so the
   landed files are named as one process would name them;
+* each claim is pickled to a worker as one frees up (so a claim's payload must pickle), and the
+  pass takes the next claim from the adapter only then: it holds a few sessions, not all;
 * what a worker lands is reported back and announced by the pass (``asz_file_landed``
   observers run in the pass's process, as they would serially), with its counters, warnings,
   errors and the sessions it noted settled;
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -82,8 +84,11 @@ class _Report:
 
 
 # The pass's objects, set before the workers are forked (they inherit them; nothing is pickled
-# but a claim's index and the report).
-_state: tuple[PluginHost, AdapterContext, str, Sequence[SessionClaim], Any] | None = None
+# but each claim, sent as a worker frees up, and its report).
+_state: tuple[PluginHost, AdapterContext, str, Any] | None = None
+#: claims sent ahead to each worker: enough to keep it busy, few enough that the pass holds a
+#: handful of sessions' claims at a time, not every one
+_AHEAD = 2
 
 
 def _die_with_the_pass() -> None:
@@ -96,11 +101,10 @@ def _die_with_the_pass() -> None:
         os._exit(1)
 
 
-def _land_in_worker(index: int) -> _Report:
+def _land_in_worker(claim: SessionClaim) -> _Report:
     assert _state is not None
-    host, actx, name, claims, describe = _state
+    host, actx, name, describe = _state
     ctx = actx.pass_ctx
-    claim = claims[index]
     reporter = QuietReporter()
     ctx.reporter = reporter
     ctx.deferred_landed = []
@@ -114,9 +118,10 @@ def _land_in_worker(index: int) -> _Report:
                    errors=ctx.errors[errors_before:], settled={claim.session: settled})
 
 
-def land_in_workers(host: PluginHost, actx: AdapterContext, name: str, claims: Sequence[SessionClaim],
-                    workers: int, describe: Any) -> None:
-    """Land ``claims`` in ``workers`` forked processes, announcing and counting what each did."""
+def land_in_workers(host: PluginHost, actx: AdapterContext, name: str, claims: Iterable[SessionClaim],
+                    total: int, workers: int, describe: Any) -> None:
+    """Land ``claims`` in ``workers`` forked processes, announcing and counting what each did.
+    Claims are taken from ``claims`` as workers free up (``total`` of them, 0 if not known)."""
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
@@ -124,28 +129,42 @@ def land_in_workers(host: PluginHost, actx: AdapterContext, name: str, claims: S
     global _state
     ctx = actx.pass_ctx
     settled = actx.settled if not ctx.dry_run else None  # loaded before the fork: workers share it
-    _state = (host, actx, name, claims, describe)
+    _state = (host, actx, name, describe)
     done = 0
-    pending: dict[Future[_Report], int] = {}
+    upcoming = iter(claims)
+    pending: dict[Future[_Report], SessionClaim] = {}
+
+    def lost(claim: SessionClaim) -> None:
+        ctx.error(name, "a worker process died before reporting this session; what landed of it "
+                        "is complete and the rest lands next pass", claim.session)
+
+    def send(count: int) -> None:
+        """Send the next ``count`` claims; once the pool is broken, every claim left is lost."""
+        while count > 0 and (claim := next(upcoming, None)) is not None:
+            try:
+                pending[pool.submit(_land_in_worker, claim)] = claim
+                count -= 1
+            except BrokenProcessPool:
+                lost(claim)
+
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
                                  initializer=_die_with_the_pass) as pool:
-            pending = {pool.submit(_land_in_worker, i): i for i in range(len(claims))}
+            send(workers * _AHEAD)
             while pending:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in finished:
-                    index = pending.pop(future)
+                    claim = pending.pop(future)
                     done += 1
-                    ctx.reporter.progress(name, done, len(claims))
+                    ctx.reporter.progress(name, done, total)
+                    send(1)
                     try:
                         report = future.result()
                     except BrokenProcessPool:
-                        ctx.error(name, "a worker process died before reporting this session; what "
-                                        "landed of it is complete and the rest lands next pass",
-                                  claims[index].session)
+                        lost(claim)
                         continue
                     except Exception as exc:  # noqa: BLE001 - a report that cannot come back
-                        ctx.error(name, describe(exc), claims[index].session)
+                        ctx.error(name, describe(exc), claim.session)
                         continue
                     _merge(actx, name, report, settled)
     finally:

@@ -9,7 +9,7 @@ turn, for the database's conversations.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +90,7 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
 
 
 @hookimpl
-def asz_claim(ctx: AdapterContext, found: Sequence[Found]) -> Iterable[SessionClaim]:
+def asz_claim(ctx: AdapterContext, found: Iterable[Found]) -> Iterable[SessionClaim]:
     return claim_sessions(ctx, found)
 
 
