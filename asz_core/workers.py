@@ -110,12 +110,15 @@ def _land_in_worker(claim: SessionClaim) -> _Report:
     ctx.deferred_landed = []
     before = actx.counters.as_dict()
     errors_before = len(ctx.errors)
+    settled = actx._settled
+    if settled is not None:
+        settled.held = {}  # what this session records or forgets goes back to the pass
     land_one(host, actx, name, claim, describe)
     after = actx.counters.as_dict()
-    settled = actx._settled.entries.get(claim.session) if actx._settled is not None else None
     return _Report(counters={k: after[k] - before[k] for k in after if k not in _ANNOUNCED},
                    landed=[f for _, f in ctx.deferred_landed], warnings=reporter.warnings,
-                   errors=ctx.errors[errors_before:], settled={claim.session: settled})
+                   errors=ctx.errors[errors_before:],
+                   settled=(settled.held or {}) if settled is not None else {})
 
 
 def land_in_workers(host: PluginHost, actx: AdapterContext, name: str, claims: Iterable[SessionClaim],
@@ -186,5 +189,4 @@ def _merge(actx: AdapterContext, name: str, report: _Report, settled: Any) -> No
             if entry is None:
                 settled.forget(session)
             else:
-                settled.entries[session] = entry
-                settled.changed = True
+                settled.put(session, entry)
