@@ -1,9 +1,11 @@
 """The pass context every adapter and plugin of one pass shares, and each adapter's view of it.
 
 :class:`PassContext` holds what is common to the pass: the root, the clock, dry-run, the
-reporter, every adapter's counters and what each landed. :class:`AdapterContext` is what one
-adapter's hooks receive: its own options and counters, its session filter, and the way to open
-a session for landing so that what it lands is counted and announced.
+reporter, every adapter's counters. What lands is counted and announced to plugins file by file
+(``asz_file_landed``), not kept: a pass holds nothing per landed file, so its memory does not
+grow with the corpus. :class:`AdapterContext` is what one adapter's hooks receive: its own
+options and counters, its session filter, and the way to open a session for landing so that
+what it lands is counted and announced.
 """
 
 from __future__ import annotations
@@ -45,7 +47,9 @@ class Reporter(Protocol):
 
     def warn(self, message: str) -> None: ...
 
-    def progress(self, adapter: str, done: int, total: int) -> None: ...
+    def progress(self, adapter: str, done: int, total: int) -> None:
+        """``done`` sessions of ``adapter`` landed, of ``total`` (0 when not known ahead: the
+        adapter yields its claims as it goes)."""
 
 
 class QuietReporter:
@@ -112,7 +116,6 @@ class PassContext:
     started_ns: int = 0
     counters: dict[str, AdapterCounters] = field(default_factory=dict)
     labels: dict[str, Mapping[str, str]] = field(default_factory=dict)
-    landed: list[tuple[str, LandedFile]] = field(default_factory=list)
     errors: list[PassError] = field(default_factory=list)
     #: every session some adapter claimed this pass (the pass line's ``sessions``)
     sessions_claimed: set[str] = field(default_factory=set)
@@ -123,10 +126,6 @@ class PassContext:
     config: Config | None = None
     #: in a worker process (:mod:`asz_core.workers`): what landed, announced later by the pass
     deferred_landed: list[tuple[str, LandedFile]] | None = None
-
-    def landed_by(self, adapter: str) -> list[LandedFile]:
-        """What ``adapter`` (run earlier in this pass) landed."""
-        return [f for name, f in self.landed if name == adapter]
 
     def error(self, adapter: str, message: str, session: str | None = None) -> None:
         self.errors.append(PassError(adapter, message, session))
@@ -140,7 +139,6 @@ class PassContext:
         counters.landed += 1
         counters.records += landed.summary.records
         counters.bytes += landed.summary.bytes
-        self.landed.append((adapter, landed))
         if not landed.dry_run:
             self.host.file_landed(self, adapter, landed)
 

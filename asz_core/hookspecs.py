@@ -7,6 +7,11 @@ turn one runtime's files into Session Data. The host calls the hooks of each ada
 ``asz.yaml`` itself, in the order the file lists them, so an adapter never sees another's
 calls: ``asz_discover`` → ``asz_claim`` → ``asz_land`` (once per claimed session).
 
+A pass lands each claim as ``asz_claim`` yields it and lets it go before asking for the next. So
+an adapter whose ``asz_discover`` and ``asz_claim`` are generators (``yield`` one unit, one
+claim at a time) holds one session at a time, whatever the size of the corpus; returning lists
+works the same and holds them all.
+
 **Plugins** (group ``asz.plugins``) observe passes (``asz_pass_start``, ``asz_file_landed``,
 ``asz_pass_end``) and may add commands. Every loaded plugin sees every pass.
 
@@ -17,7 +22,7 @@ arguments by name, and a hook implementation may accept fewer of them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -60,21 +65,23 @@ def asz_options_schema() -> dict[str, Any]:  # type: ignore[empty-body]
 def asz_discover(ctx: AdapterContext) -> Iterable[Found]:  # type: ignore[empty-body]
     """Find what the adapter's sources hold now, without reading them whole.
 
-    Return one :class:`~asz_core.plugin.Found` per unit the adapter lands by (a session, a
-    body file, a store it does not read yet). Discovery should only list and stat: a pass that
-    finds nothing new must cost little more than that. ``asz-pipeline sources`` shows what this
-    returns without landing anything.
+    Return (or yield) one :class:`~asz_core.plugin.Found` per unit the adapter lands by (a
+    session, a body file, a store it does not read yet). Discovery should only list and stat: a
+    pass that finds nothing new must cost little more than that. A generator is walked once, by
+    the pass's ``asz_claim``, while earlier sessions land. ``asz-pipeline sources`` shows what
+    this finds without landing anything.
     """
 
 
 @hookspec(firstresult=True)
-def asz_claim(ctx: AdapterContext, found: Sequence[Found]) -> Iterable[SessionClaim]:  # type: ignore[empty-body]
+def asz_claim(ctx: AdapterContext, found: Iterable[Found]) -> Iterable[SessionClaim]:  # type: ignore[empty-body]
     """Decide which session each found unit belongs to, and which to land now.
 
-    Apply the session filter here (``ctx.session_filter``), and count what cannot be placed
-    yet as waiting and what cannot be read as unreadable (``ctx.counters``). Return one
-    :class:`~asz_core.plugin.SessionClaim` per session to land; each is landed under that
-    session's lock. Units left out are simply not landed this pass.
+    ``found`` is what ``asz_discover`` returned, to walk once (make a list of it to walk it
+    again). Apply the session filter here (``ctx.session_filter``), and count what cannot be
+    placed yet as waiting and what cannot be read as unreadable (``ctx.counters``). Return (or
+    yield) one :class:`~asz_core.plugin.SessionClaim` per session to land; each is landed under
+    that session's lock as soon as it is yielded. Units left out are simply not landed this pass.
     """
 
 

@@ -16,7 +16,7 @@ that fails to import is kept as a load failure with its error, so that naming it
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -174,11 +174,14 @@ class PluginHost:
     def options_schema(self, name: str) -> dict[str, Any]:
         return self._caller(name, "asz_options_schema")() or {}
 
-    def discover(self, name: str, ctx: AdapterContext) -> list[Found]:
-        return list(self._caller(name, "asz_discover")(ctx=ctx) or ())
+    def discover(self, name: str, ctx: AdapterContext) -> Iterable[Found]:
+        """What the adapter found: a list, or a generator that finds as it is walked."""
+        return self._caller(name, "asz_discover")(ctx=ctx) or ()
 
-    def claim(self, name: str, ctx: AdapterContext, found: Sequence[Found]) -> list[SessionClaim]:
-        return list(self._caller(name, "asz_claim")(ctx=ctx, found=found) or ())
+    def claim(self, name: str, ctx: AdapterContext, found: Iterable[Found]) -> Iterable[SessionClaim]:
+        """The adapter's claims: a list, or a generator that claims as it is walked (the pass
+        lands each claim before it asks for the next)."""
+        return self._caller(name, "asz_claim")(ctx=ctx, found=found) or ()
 
     def land(self, name: str, ctx: AdapterContext, claim: SessionClaim,
              session: SessionHandle) -> None:

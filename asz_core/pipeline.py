@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import errno
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sized
 from contextlib import contextmanager
+from itertools import chain, islice
 
 from asz_core.config import Config
 from asz_core.context import (
@@ -23,10 +24,17 @@ from asz_core.context import (
     Reporter,
 )
 from asz_core.host import PluginHost
+from asz_core.plugin import Found, SessionClaim
 from asz_core.root.layout import RefusedId
 from asz_core.root.locks import LockBusy
 from asz_core.root.storage import StorageRoot
-from asz_core.workers import configured_workers, land_in_workers, land_one
+from asz_core.workers import (
+    DEFAULT_FROM_SESSIONS,
+    configured_workers,
+    explicit_workers,
+    land_in_workers,
+    land_one,
+)
 
 __all__ = ["PassRefused", "describe_failure", "hold_root", "run_pass"]
 
@@ -102,6 +110,9 @@ def run_pass(host: PluginHost, config: Config, *, clock: Clock = time.time_ns,
 
 
 def _run_adapter(host: PluginHost, ctx: PassContext, name: str, options: dict[str, object]) -> None:
+    """Discover, claim and land one adapter's sessions, one claim at a time: each claim is landed
+    (or counted unchanged) as the adapter yields it and then let go, so that an adapter whose
+    hooks are generators holds one session at a time, not the whole corpus."""
     record = host.adapter(name)
     assert record.info is not None
     ctx.counters[name] = AdapterCounters()
@@ -109,29 +120,75 @@ def _run_adapter(host: PluginHost, ctx: PassContext, name: str, options: dict[st
     actx = AdapterContext(name=name, options=dict(options), pass_ctx=ctx,
                           version=record.info.version)
     try:
-        found = host.discover(name, actx)
-        actx.counters.found = len(found)
+        found = _Counted(host.discover(name, actx), actx.counters)
         claims = host.claim(name, actx, found)
-        claimed = {claim.session for claim in claims}
-        actx.counters.sessions = len(claimed)
-        ctx.sessions_claimed.update(claimed)
     except Exception as exc:  # noqa: BLE001 - one adapter failing does not stop the others
         ctx.error(name, describe_failure(exc))
         return
-    to_land = []
-    for claim in claims:
-        if claim.unchanged is not None:
-            _count_unchanged(actx.counters, claim.unchanged)
-        else:
-            to_land.append(claim)
-    workers = min(configured_workers(actx.options, len(to_land)), len(to_land))
-    if workers > 1 and record.info.parallel_sessions and not ctx.dry_run:
-        land_in_workers(host, actx, name, to_land, workers, describe_failure)
+    # A list says how many sessions there are to land; a generator does not (progress shows 0).
+    total = sum(1 for c in claims if c.unchanged is None) if isinstance(claims, Sized) else 0
+    claimed: set[str] = set()
+    to_land = _to_land(ctx, actx, name, claims, claimed)
+    workers = 1
+    if record.info.parallel_sessions and not ctx.dry_run:
+        known = total
+        if not known and explicit_workers(actx.options) is None:
+            to_land, known = _look_ahead(to_land, DEFAULT_FROM_SESSIONS)
+        workers = configured_workers(actx.options, known)
+    if workers > 1:
+        land_in_workers(host, actx, name, to_land, total, workers, describe_failure)
     else:
         for done, claim in enumerate(to_land, start=1):
-            ctx.reporter.progress(name, done, len(to_land))
+            ctx.reporter.progress(name, done, total)
             land_one(host, actx, name, claim, describe_failure)
+    try:
+        found.drain()  # units the claim hook did not walk are found all the same
+    except Exception as exc:  # noqa: BLE001
+        ctx.error(name, describe_failure(exc))
+    actx.counters.sessions = len(claimed)
     actx.save_settled()
+
+
+class _Counted(Iterator[Found]):
+    """What discovery yields, handed to the claim hook and counted (``found``) as it is walked."""
+
+    def __init__(self, found: Iterable[Found], counters: AdapterCounters) -> None:
+        self.source = iter(found)
+        self.counters = counters
+
+    def __next__(self) -> Found:
+        item = next(self.source)
+        self.counters.found += 1
+        return item
+
+    def drain(self) -> None:
+        for _ in self:
+            pass
+
+
+def _to_land(ctx: PassContext, actx: AdapterContext, name: str, claims: Iterable[SessionClaim],
+             claimed: set[str]) -> Iterator[SessionClaim]:
+    """The claims to land, as the adapter yields them; those it judged unchanged are counted
+    here and not landed. An exception from the adapter's discovery or claim ends its claims
+    (what landed before stays landed) and is reported as the adapter's error."""
+    try:
+        for claim in claims:
+            claimed.add(claim.session)
+            ctx.sessions_claimed.add(claim.session)
+            if claim.unchanged is not None:
+                _count_unchanged(actx.counters, claim.unchanged)
+            else:
+                yield claim
+    except Exception as exc:  # noqa: BLE001 - one adapter failing does not stop the others
+        ctx.error(name, describe_failure(exc))
+
+
+def _look_ahead(claims: Iterator[SessionClaim], most: int) -> tuple[Iterator[SessionClaim], int]:
+    """``claims`` unchanged, and how many there are up to ``most``: the default number of
+    worker processes depends on whether a pass has that many sessions to land, and a stream of
+    claims only says so once that many have been taken from it (and are held meanwhile)."""
+    head = list(islice(claims, most))
+    return chain(head, claims), len(head)
 
 
 def _count_unchanged(counters: AdapterCounters, unchanged: dict[str, int]) -> None:

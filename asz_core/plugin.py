@@ -11,11 +11,14 @@ A minimal adapter module::
 
     @hookimpl
     def asz_discover(ctx):
-        return [Found(kind="session", key=sid, session=sid, payload=path) for sid, path in ...]
+        for sid, path in ...:   # a generator: the pass holds one session at a time
+            yield Found(kind="session", key=sid, session=sid, payload=path)
 
     @hookimpl
     def asz_claim(ctx, found):
-        return [SessionClaim(f.session, [f]) for f in found if ctx.session_filter.admits(...)]
+        for f in found:          # walked once; each claim lands before the next is asked for
+            if ctx.session_filter.admits(...):
+                yield SessionClaim(f.session, [f])
 
     @hookimpl
     def asz_land(ctx, claim, session):
@@ -53,7 +56,8 @@ class AdapterInfo:
     #: how the pass line names this adapter's ``waiting``/``unreadable`` counts
     counter_labels: Mapping[str, str] = field(default_factory=dict)
     #: ``asz_land`` keeps nothing in memory from one session to the next and writes only under
-    #: the session it holds, so sessions may land in several processes (``collector.workers``)
+    #: the session it holds, so sessions may land in several processes (``collector.workers``);
+    #: each claim is then pickled to the process that lands it, so its payload must pickle
     parallel_sessions: bool = False
 
 

@@ -9,6 +9,8 @@ and when the pass hears of it:
 
 * a worker is a fork of the pass (same host, configuration, root, clock and pass stamp), so the
   landed files are named as one process would name them;
+* each claim is pickled to a worker as one frees up (so a claim's payload must pickle), and the
+  pass takes the next claim from the adapter only then: it holds a few sessions, not all;
 * what a worker lands is reported back and announced by the pass (``asz_file_landed``
   observers run in the pass's process, as they would serially), with its counters, warnings,
   errors and the sessions it noted settled;
@@ -28,7 +30,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +44,7 @@ if TYPE_CHECKING:
 
     from asz_core.root.landing import LandedFile
 
-__all__ = ["configured_workers", "land_in_workers", "land_one"]
+__all__ = ["DEFAULT_FROM_SESSIONS", "configured_workers", "explicit_workers", "land_in_workers", "land_one"]
 
 #: counted by the pass when it announces each landed file, never by the worker
 _ANNOUNCED = ("landed", "records", "bytes")
@@ -65,21 +67,25 @@ def configured_workers(options: dict[str, Any], sessions: int = 0) -> int:
     The default is Linux's alone: elsewhere a forked process that does not exec is not safe
     with every system library (macOS), or there is no fork at all.
     """
-    explicit = os.environ.get("ASZ_WORKERS", "")
-    value = options.get("collector", {}).get("workers")
-    if explicit.isdigit():
-        wanted = int(explicit)
-    elif isinstance(value, int):
-        wanted = value
-    elif sys.platform == "linux" and sessions >= DEFAULT_FROM_SESSIONS:
-        wanted = min(len(os.sched_getaffinity(0)), DEFAULT_MOST)
-    else:
-        wanted = 1
+    wanted = explicit_workers(options)
+    if wanted is None:
+        linux = sys.platform == "linux" and sessions >= DEFAULT_FROM_SESSIONS
+        wanted = min(len(os.sched_getaffinity(0)), DEFAULT_MOST) if linux else 1
     if wanted <= 1:
         return 1
     import multiprocessing  # only for a pass that lands in several processes
 
     return wanted if "fork" in multiprocessing.get_all_start_methods() else 1
+
+
+def explicit_workers(options: dict[str, Any]) -> int | None:
+    """The number of processes asked for (``$ASZ_WORKERS``, else ``collector.workers``);
+    ``None`` when neither is set and the default applies."""
+    explicit = os.environ.get("ASZ_WORKERS", "")
+    if explicit.isdigit():
+        return int(explicit)
+    value = options.get("collector", {}).get("workers")
+    return value if isinstance(value, int) else None
 
 
 def land_one(host: PluginHost, actx: AdapterContext, name: str, claim: SessionClaim,
@@ -107,8 +113,11 @@ class _Report:
 
 
 # The pass's objects, set before the workers are forked (they inherit them; nothing is pickled
-# but a claim's index and the report).
-_state: tuple[PluginHost, AdapterContext, str, Sequence[SessionClaim], Any] | None = None
+# but each claim, sent as a worker frees up, and its report).
+_state: tuple[PluginHost, AdapterContext, str, Any] | None = None
+#: claims sent ahead to each worker: enough to keep it busy, few enough that the pass holds a
+#: handful of sessions' claims at a time, not every one
+_AHEAD = 2
 
 
 def _die_with_the_pass() -> None:
@@ -121,56 +130,76 @@ def _die_with_the_pass() -> None:
         os._exit(1)
 
 
-def _land_in_worker(index: int) -> _Report:
+def _land_in_worker(claim: SessionClaim) -> _Report:
     assert _state is not None
-    host, actx, name, claims, describe = _state
+    host, actx, name, describe = _state
     ctx = actx.pass_ctx
-    claim = claims[index]
     reporter = QuietReporter()
     ctx.reporter = reporter
     ctx.deferred_landed = []
     before = actx.counters.as_dict()
     errors_before = len(ctx.errors)
+    settled = actx._settled
+    if settled is not None:
+        settled.held = {}  # what this session records or forgets goes back to the pass
     land_one(host, actx, name, claim, describe)
     after = actx.counters.as_dict()
-    settled = actx._settled.entries.get(claim.session) if actx._settled is not None else None
     return _Report(counters={k: after[k] - before[k] for k in after if k not in _ANNOUNCED},
                    landed=[f for _, f in ctx.deferred_landed], warnings=reporter.warnings,
-                   errors=ctx.errors[errors_before:], settled={claim.session: settled})
+                   errors=ctx.errors[errors_before:],
+                   settled=(settled.held or {}) if settled is not None else {})
 
 
-def land_in_workers(host: PluginHost, actx: AdapterContext, name: str, claims: Sequence[SessionClaim],
-                    workers: int, describe: Any) -> None:
-    """Land ``claims`` in ``workers`` forked processes, announcing and counting what each did."""
+def land_in_workers(host: PluginHost, actx: AdapterContext, name: str, claims: Iterable[SessionClaim],
+                    total: int, workers: int, describe: Any) -> None:
+    """Land ``claims`` in ``workers`` forked processes, announcing and counting what each did.
+    Claims are taken from ``claims`` as workers free up (``total`` of them, 0 if not known)."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
     global _state
     ctx = actx.pass_ctx
     settled = actx.settled if not ctx.dry_run else None  # loaded before the fork: workers share it
-    _state = (host, actx, name, claims, describe)
+    _state = (host, actx, name, describe)
+    done = 0
+    upcoming = iter(claims)
+    pending: dict[Future[_Report], SessionClaim] = {}
+
+    def lost(claim: SessionClaim) -> None:
+        ctx.error(name, "a worker process died before reporting this session; what landed of it "
+                        "is complete and the rest lands next pass", claim.session)
+
+    def send(count: int) -> None:
+        """Send the next ``count`` claims; once the pool is broken, every claim left is lost."""
+        while count > 0 and (claim := next(upcoming, None)) is not None:
+            try:
+                pending[pool.submit(_land_in_worker, claim)] = claim
+                count -= 1
+            except BrokenProcessPool:
+                lost(claim)
+
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
                                  initializer=_die_with_the_pass) as pool:
-            submitted: dict[Future[_Report], int] = {pool.submit(_land_in_worker, i): i
-                                                     for i in range(len(claims))}
-            # as_completed waits on every future once; wait(FIRST_COMPLETED) in a loop waited on
-            # all those still pending each time, which is quadratic in the sessions
-            for done, future in enumerate(as_completed(submitted), start=1):
-                index = submitted[future]
-                ctx.reporter.progress(name, done, len(claims))
-                try:
-                    report = future.result()
-                except BrokenProcessPool:
-                    ctx.error(name, "a worker process died before reporting this session; what "
-                                    "landed of it is complete and the rest lands next pass",
-                              claims[index].session)
-                    continue
-                except Exception as exc:  # noqa: BLE001 - a report that cannot come back
-                    ctx.error(name, describe(exc), claims[index].session)
-                    continue
-                _merge(actx, name, report, settled)
+            send(workers * _AHEAD)
+            while pending:
+                # at most workers x _AHEAD are pending, so each wait looks at a few futures
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    claim = pending.pop(future)
+                    done += 1
+                    ctx.reporter.progress(name, done, total)
+                    send(1)
+                    try:
+                        report = future.result()
+                    except BrokenProcessPool:
+                        lost(claim)
+                        continue
+                    except Exception as exc:  # noqa: BLE001 - a report that cannot come back
+                        ctx.error(name, describe(exc), claim.session)
+                        continue
+                    _merge(actx, name, report, settled)
     finally:
         _state = None
 
@@ -190,5 +219,4 @@ def _merge(actx: AdapterContext, name: str, report: _Report, settled: Any) -> No
             if entry is None:
                 settled.forget(session)
             else:
-                settled.entries[session] = entry
-                settled.changed = True
+                settled.put(session, entry)

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import os
 import sys
+import types
 
 import pytest
 
-from asz_core import workers
+from asz_core import hookimpl, pipeline, workers
+from asz_core.plugin import AdapterInfo, Found, SessionClaim
+from asz_core.testing import PassRunner
 from asz_core.workers import DEFAULT_FROM_SESSIONS, DEFAULT_MOST, configured_workers
 
 
@@ -38,3 +41,51 @@ def test_unset_it_is_the_cpus_once_there_are_many_sessions(monkeypatch: pytest.M
 def test_unset_it_is_one_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(workers.sys, "platform", "darwin")
     assert configured_workers({}, 10_000) == 1
+
+
+def _streaming_parallel_adapter(sessions: int) -> types.ModuleType:
+    """An adapter that may land in workers and yields its claims one at a time."""
+    module = types.ModuleType("streaming_parallel")
+
+    @hookimpl
+    def asz_adapter_info() -> AdapterInfo:
+        return AdapterInfo(version="1.0", runtime="streaming", parallel_sessions=True)
+
+    @hookimpl
+    def asz_discover(ctx):  # type: ignore[no-untyped-def]
+        return (Found(kind="session", key=f"s-{i}", session=f"s-{i}") for i in range(sessions))
+
+    @hookimpl
+    def asz_claim(ctx, found):  # type: ignore[no-untyped-def]
+        return (SessionClaim(item.session, [item]) for item in found)
+
+    @hookimpl
+    def asz_land(ctx, claim, session):  # type: ignore[no-untyped-def]
+        pass
+
+    for fn in (asz_adapter_info, asz_discover, asz_claim, asz_land):
+        setattr(module, fn.__name__, fn)
+    return module
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the default forks only on Linux")
+@pytest.mark.parametrize("sessions", [3, DEFAULT_FROM_SESSIONS])
+def test_a_stream_of_claims_is_counted_up_to_the_threshold(asz_pass: PassRunner, monkeypatch: pytest.MonkeyPatch,
+                                                           sessions: int) -> None:
+    """Claims that come as a generator say how many there are only once taken: the pass looks
+    ahead as far as the threshold, and every claim still lands, once, in order."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    calls: list[tuple[int, list[str]]] = []
+
+    def record(host, actx, name, claims, total, workers, describe):  # type: ignore[no-untyped-def]
+        calls.append((workers, [c.session for c in claims]))
+
+    monkeypatch.setattr(pipeline, "land_in_workers", record)
+    asz_pass.register("streaming_parallel", _streaming_parallel_adapter(sessions))
+    asz_pass.configure(adapters=[{"name": "streaming_parallel"}])
+    summary = asz_pass.run()
+    assert summary.by_adapter["streaming_parallel"].sessions == sessions
+    if sessions < DEFAULT_FROM_SESSIONS:
+        assert calls == []  # landed in this process
+    else:
+        assert calls == [(2, [f"s-{i}" for i in range(sessions)])]

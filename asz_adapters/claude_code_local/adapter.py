@@ -1,9 +1,11 @@
 """The ``claude-code-local`` adapter's hooks: Claude Code's transcripts, children and workflow
 files, as Session Data.
 
-* ``asz_discover`` scans ``source_root`` (default: ``projects/`` under Claude Code's directory)
-  session-first and returns one unit per session, with its stream and run counts and its
-  directory; files that cannot be placed in a session are units of kind ``unreadable``.
+* ``asz_discover`` lists ``source_root`` (default: ``projects/`` under Claude Code's directory)
+  and its project directories, then yields one unit per session, reading that session's own
+  directories only when the pass comes to it, with its stream and run counts and its directory;
+  files that cannot be placed in a session are units of kind ``unreadable``. ``asz_claim``
+  yields each claim as it goes, so a pass holds one session's discovery at a time.
 * ``asz_claim`` applies ``include``/``exclude`` to the directory of each session's main
   transcript, and counts what is refused (``unreadable``, or a ``conflict`` for two files that
   would share one cursor) only for sessions it admits.
@@ -18,12 +20,19 @@ a stat per source and cursor, and one read of the settled table.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from asz_adapters.claude_code_local.about import DIALECT
-from asz_adapters.claude_code_local.discover import Refused, SessionSources, default_source_root, scan
+from asz_adapters.claude_code_local.discover import (
+    Projects,
+    Refused,
+    SessionSources,
+    default_source_root,
+    list_projects,
+    session_sources,
+)
 from asz_adapters.claude_code_local.gone import Pruned, mark_gone, pruned_sessions
 from asz_core import hookimpl
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
@@ -62,12 +71,19 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
         if ctx.source_root:
             ctx.warn(f"source_root {configured} is not a directory; nothing to collect from it")
         return []
-    result = scan(root, ctx.root.path)
-    for message in result.errors:
+    return _discovered(ctx, list_projects(root))
+
+
+def _discovered(ctx: AdapterContext, projects: Projects) -> Iterator[Found]:
+    """One unit per session, each session's directories read only when the pass comes to it
+    (the pass lands a session before it asks for the next), then the files no session takes."""
+    for message in projects.errors:
         ctx.error(message)
     admits = ctx.session_filter.admits_slug
-    found: list[Found] = []
-    for sources in result.sessions.values():
+    for session in sorted(projects.places):
+        sources = session_sources(projects, session, ctx.root.path)
+        if sources is None:
+            continue
         detail: dict[str, Any] = {"streams": sources.streams, "runs": sources.runs,
                                   "directory": sources.directory}
         if sources.copies:
@@ -76,14 +92,12 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
             detail["refused"] = len(sources.refused)
         if sources.directory is None or not admits(sources.directory):
             detail["excluded"] = True  # by include/exclude: shown by `sources`, not landed
-        where = sources.main.location if sources.main else str(root / (sources.directory or "") / sources.session)
-        found.append(Found(kind="session", key=sources.session, session=sources.session,
-                           sources=len(sources.files), path=where, detail=detail,
-                           payload=sources))
-    for refused in result.refused:
-        found.append(Found(kind="unreadable", key=str(refused.path), sources=0, path=str(refused.path),
-                           detail={"directory": refused.directory}, payload=refused))
-    return found
+        where = sources.main.location if sources.main else str(projects.root / (sources.directory or "") / session)
+        yield Found(kind="session", key=session, session=session, sources=len(sources.files),
+                    path=where, detail=detail, payload=sources)
+    for refused in projects.refused:
+        yield Found(kind="unreadable", key=str(refused.path), sources=0, path=str(refused.path),
+                    detail={"directory": refused.directory}, payload=refused)
 
 
 def _count_refused(ctx: AdapterContext, refused: Refused) -> None:
@@ -96,10 +110,12 @@ def _count_refused(ctx: AdapterContext, refused: Refused) -> None:
 
 
 @hookimpl
-def asz_claim(ctx: AdapterContext, found: Sequence[Found]) -> Iterable[SessionClaim]:
+def asz_claim(ctx: AdapterContext, found: Iterable[Found]) -> Iterable[SessionClaim]:
     admits = ctx.session_filter.admits_slug
-    claims: list[SessionClaim] = []
+    discovered: set[str] = set()  # a session id each: what is not here was pruned
     for item in found:
+        if item.session:
+            discovered.add(item.session)
         if isinstance(item.payload, Refused):
             if admits(item.payload.directory):
                 _count_refused(ctx, item.payload)
@@ -118,9 +134,8 @@ def asz_claim(ctx: AdapterContext, found: Sequence[Found]) -> Iterable[SessionCl
             claim = SessionClaim(sources.session, [item])
             if not ctx.dry_run:
                 claim.unchanged = ctx.settled.unchanged(sources.session, [f.location for f in sources.files])
-            claims.append(claim)
-    claims.extend(_pruned(ctx, {f.session for f in found if f.session}))
-    return claims
+            yield claim
+    yield from _pruned(ctx, discovered)
 
 
 def _pruned(ctx: AdapterContext, discovered: set[str]) -> list[SessionClaim]:

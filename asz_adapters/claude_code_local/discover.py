@@ -47,12 +47,15 @@ __all__ = [
     "MANIFEST",
     "SCRIPT",
     "TRANSCRIPT",
+    "Projects",
     "Refused",
     "Scan",
     "SessionSources",
     "SourceFile",
     "default_source_root",
+    "list_projects",
     "scan",
+    "session_sources",
 ]
 
 TRANSCRIPT = "transcript"
@@ -263,18 +266,27 @@ def _scan_scripts(col: _Collector, session: str, slug: str, directory: Path | st
         col.add(session, SCRIPT, path, f"{base}/{entry.name}", slug, None, run)
 
 
-def scan(root: Path, landed_root: Path | None = None) -> Scan:
-    """Scan ``root`` (Claude Code's ``projects/``) and group every session's files.
+@dataclass
+class Projects:
+    """What listing the project directories found, before any session's own directory is read:
+    per session, only where it sits (a small key each), so a scan holds one session whole at a
+    time however many there are."""
 
-    ``landed_root`` is the storage root: when a session's main transcript has several copies, or
-    none is left, the one its landed cursor names decides the primary directory.
-    """
-    result = Scan()
-    col = _Collector()
+    root: Path
+    #: session id → ``(slug, has <id>/, has <id>.jsonl)`` per project directory, by slug
+    places: dict[str, list[tuple[str, bool, bool]]] = field(default_factory=dict)
+    refused: list[Refused] = field(default_factory=list)   #: not placeable in any session
+    errors: list[str] = field(default_factory=list)        #: directories that could not be listed
+
+
+def list_projects(root: Path) -> Projects:
+    """List ``root`` (Claude Code's ``projects/``) and each project directory in it, noting where
+    each session id has a transcript or a directory."""
+    out = Projects(root)
     try:
         projects = [e for e in _entries(root) if _is_dir(e)]
     except FileNotFoundError:
-        return result
+        return out
     for project in projects:
         slug = project.name
         try:
@@ -282,23 +294,64 @@ def scan(root: Path, landed_root: Path | None = None) -> Scan:
         except FileNotFoundError:
             continue  # removed while the root was scanned: Claude Code's directories are live
         except OSError as exc:
-            result.errors.append(f"cannot list {project.path}: {exc.strerror or exc}; "
-                                 f"its sessions are not collected this pass")
+            out.errors.append(f"cannot list {project.path}: {exc.strerror or exc}; "
+                              f"its sessions are not collected this pass")
             continue
         for entry in entries:
             name = entry.name
             if name.endswith(".jsonl") and not _is_dir(entry):
                 stem = name[:-6]
                 if is_session_id(stem):
-                    col.add(stem, TRANSCRIPT, entry.path, f"{slug}/{name}", slug, "main", None)
+                    _note(out.places, stem, slug, transcript=True)
                 else:
-                    result.refused.append(Refused(Path(entry.path), f"{stem!r} is not a session id "
-                                                  f"(a UUID), so the file cannot be placed", slug))
+                    out.refused.append(Refused(Path(entry.path), f"{stem!r} is not a session id "
+                                               f"(a UUID), so the file cannot be placed", slug))
             elif is_session_id(name) and _is_dir(entry):
-                _scan_children(col, name, slug, Path(entry.path), f"{slug}/{name}")
-    for session in sorted(set(col.candidates) | set(col.refused)):
-        result.sessions[session] = _choose(SessionSources(session, root, refused=col.refused.get(session, [])),
-                                           col.candidates.get(session, []), landed_root)
+                _note(out.places, name, slug, directory=True)
+    return out
+
+
+def _note(places: dict[str, list[tuple[str, bool, bool]]], session: str, slug: str, *,
+          directory: bool = False, transcript: bool = False) -> None:
+    held = places.setdefault(session, [])
+    if held and held[-1][0] == slug:
+        _, had_dir, had_transcript = held[-1]
+        held[-1] = (slug, had_dir or directory, had_transcript or transcript)
+    else:
+        held.append((slug, directory, transcript))
+
+
+def session_sources(projects: Projects, session: str, landed_root: Path | None = None) -> SessionSources | None:
+    """Read the directories of one session ``list_projects`` found and group its files; ``None``
+    when they hold nothing named like a source.
+
+    ``landed_root`` is the storage root: when a session's main transcript has several copies, or
+    none is left, the one its landed cursor names decides the primary directory.
+    """
+    col = _Collector()
+    root = projects.root
+    for slug, directory, transcript in projects.places.get(session, ()):
+        project = root / slug
+        if directory:  # "<id>" sorts before "<id>.jsonl", as the listing had them
+            _scan_children(col, session, slug, project / session, f"{slug}/{session}")
+        if transcript:
+            name = f"{session}.jsonl"
+            col.add(session, TRANSCRIPT, project / name, f"{slug}/{name}", slug, "main", None)
+    candidates, refused = col.candidates.get(session, []), col.refused.get(session, [])
+    if not candidates and not refused:
+        return None
+    return _choose(SessionSources(session, root, refused=refused), candidates, landed_root)
+
+
+def scan(root: Path, landed_root: Path | None = None) -> Scan:
+    """Scan ``root`` (Claude Code's ``projects/``) and group every session's files, all at once
+    (``list_projects`` and ``session_sources`` do it one session at a time)."""
+    projects = list_projects(root)
+    result = Scan(refused=projects.refused, errors=projects.errors)
+    for session in sorted(projects.places):
+        sources = session_sources(projects, session, landed_root)
+        if sources is not None:
+            result.sessions[session] = sources
     return result
 
 

@@ -8,7 +8,7 @@ finds its session in the same pass. It never deletes or changes a source file.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from asz_adapters.claude_code_provider.about import DIALECT
@@ -51,7 +51,7 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
 
 
 @hookimpl
-def asz_claim(ctx: AdapterContext, found: Sequence[Found]) -> Iterable[SessionClaim]:
+def asz_claim(ctx: AdapterContext, found: Iterable[Found]) -> Iterable[SessionClaim]:
     state = _pass_state(ctx)
     if state is None or not state.directory.is_dir():
         return []

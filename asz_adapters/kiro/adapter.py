@@ -8,7 +8,7 @@ turn, for the database's conversations.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from asz_adapters.kiro.about import DIALECTS
@@ -82,7 +82,7 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
 
 
 @hookimpl
-def asz_claim(ctx: AdapterContext, found: Sequence[Found]) -> Iterable[SessionClaim]:
+def asz_claim(ctx: AdapterContext, found: Iterable[Found]) -> Iterable[SessionClaim]:
     return claim_sessions(ctx, found)
 
 

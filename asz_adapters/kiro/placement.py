@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from asz_adapters.kiro.cli_sessions import read_cli_meta
@@ -34,7 +34,7 @@ from asz_core.root.layout import RefusedId
 __all__ = ["claim_sessions"]
 
 
-def claim_sessions(ctx: AdapterContext, found: Sequence[Found]) -> list[SessionClaim]:
+def claim_sessions(ctx: AdapterContext, found: Iterable[Found]) -> list[SessionClaim]:
     root = ctx.root.path
     units = _checked_units(ctx, found)
 
@@ -66,7 +66,7 @@ def claim_sessions(ctx: AdapterContext, found: Sequence[Found]) -> list[SessionC
     return claims
 
 
-def _checked_units(ctx: AdapterContext, found: Sequence[Found]) -> list[tuple[Unit, Found]]:
+def _checked_units(ctx: AdapterContext, found: Iterable[Found]) -> list[tuple[Unit, Found]]:
     """The units whose ids are Kiro's own, metadata read; the rest refused or waiting."""
     units: list[tuple[Unit, Found]] = []
     conversations: set[str] = set()

@@ -52,7 +52,8 @@ class ConsoleReporter:
             return
         self._last = now
         self._shown = True
-        self.err.write(f"\r\x1b[K{adapter}: {done}/{total} sessions")
+        landed = f"{done}/{total}" if total else f"{done}"  # 0: the adapter yields its claims as it goes
+        self.err.write(f"\r\x1b[K{adapter}: {landed} sessions")
         self.err.flush()
 
     def clear(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -101,8 +102,10 @@ def temp_path(final: Path) -> Path:
     return final.with_name(f".tmp-{os.urandom(6).hex()}-{final.name}")
 
 
-def write_replace(path: Path, data: bytes, *, sync_dir: bool = True, derived: bool = False) -> None:
-    """Replace ``path`` with ``data`` atomically: temp file, fsync, rename, directory fsync.
+def write_replace(path: Path, data: bytes | Iterable[bytes], *, sync_dir: bool = True,
+                  derived: bool = False) -> None:
+    """Replace ``path`` with ``data`` (bytes, or chunks of them so that a large table need not be
+    held whole) atomically: temp file, fsync, rename, directory fsync.
 
     ``sync_dir=False`` skips the last step, for state that may lag after a power loss without
     harm (a cursor is brought forward from the landed files): the new content is still never
@@ -144,11 +147,12 @@ def write_note(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
+def _write_all(fd: int, data: bytes | Iterable[bytes]) -> None:
+    for chunk in (data,) if isinstance(data, bytes) else data:
+        view = memoryview(chunk)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
 
 
 def _unlink_quietly(path: Path) -> None:

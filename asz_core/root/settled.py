@@ -22,15 +22,21 @@ from a source discovery lists, so the list of sources covers it.)
 The table is derived: it lives in ``<root>/.settled-<adapter>.state``, is written without fsync
 after each adapter's landing, and a table that is missing, unreadable or written by another
 adapter version is empty.
+
+A cold pass records every session it lands, so what is recorded during a pass is not held in
+memory: each entry goes, as its JSON, to an unnamed temporary file in the root (nothing is left
+of it after a crash), and :meth:`SettledSessions.save` writes the table from the entries loaded
+and that file, a session at a time. The pass holds one small key per session recorded.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Mapping, Sequence
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
@@ -85,8 +91,15 @@ class SettledSessions:
     def __init__(self, path: Path, version: str, entries: dict[str, Any] | None = None) -> None:
         self.path = path
         self.version = version
+        #: the entries as the table was loaded, less those recorded or forgotten since
         self.entries: dict[str, Any] = entries or {}
         self.changed = False
+        #: entries recorded this pass: each session's line in ``_spill`` (the last one counts)
+        self._recorded: dict[str, int] = {}
+        self._spill: IO[bytes] | None = None
+        self._lines = 0
+        #: in a worker process: entries recorded here, handed back to the pass (``held``)
+        self.held: dict[str, Any] | None = None
 
     @classmethod
     def load(cls, root: Path, adapter: str, version: str) -> SettledSessions:
@@ -128,20 +141,53 @@ class SettledSessions:
             for name in _names(directory):
                 if name.endswith(".cursor"):
                     files.append([str(directory / name), _stamp(str(directory / name))])
-        self.entries[session] = {"sources": [str(s[0]) for s in sources], "files": files,
-                                 "counters": dict(counters)}
-        self.changed = True
+        self.put(session, {"sources": [str(s[0]) for s in sources], "files": files,
+                           "counters": dict(counters)})
         return True
 
+    def put(self, session: str, entry: dict[str, Any]) -> None:
+        """Note ``entry`` as ``session``'s (recorded here, or by a worker process)."""
+        self.changed = True
+        self.entries.pop(session, None)
+        if self.held is not None:
+            self.held[session] = entry
+            return
+        if self._spill is None:
+            self._spill = tempfile.TemporaryFile(dir=self.path.parent)  # noqa: SIM115 - open for the pass
+        self._spill.seek(0, os.SEEK_END)  # a save may have read it part way
+        self._spill.write(orjson.dumps(session) + b":" + orjson.dumps(entry) + b"\n")
+        self._spill.flush()  # nothing buffered that a forked worker could write out again
+        self._recorded[session] = self._lines
+        self._lines += 1
+
     def forget(self, session: str) -> None:
-        if self.entries.pop(session, None) is not None:
+        if self.entries.pop(session, None) is not None or self._recorded.pop(session, None) is not None:
             self.changed = True
+        if self.held is not None:
+            self.held[session] = None
 
     def save(self) -> None:
         """Write the table if it changed; a table that cannot be written is simply not kept."""
         if not self.changed:
             return
         with contextlib.suppress(OSError):
-            write_replace(self.path, orjson.dumps({"format": _FORMAT, "version": self.version,
-                                                   "sessions": self.entries}), derived=True)
+            write_replace(self.path, self._table(), derived=True)
         self.changed = False
+
+    def _table(self) -> Iterator[bytes]:
+        """The table's JSON, a session at a time: those loaded, then those recorded."""
+        yield b'{"format":' + orjson.dumps(_FORMAT) + b',"version":' + orjson.dumps(self.version)
+        yield b',"sessions":{'
+        comma = b""
+        for session, entry in self.entries.items():
+            yield comma + orjson.dumps(session) + b":" + orjson.dumps(entry)
+            comma = b","
+        if self._spill is not None:
+            wanted = set(self._recorded.values())
+            self._spill.flush()
+            self._spill.seek(0)
+            for index, line in enumerate(self._spill):
+                if index in wanted:
+                    yield comma + line[:-1]
+                    comma = b","
+        yield b"}}"

@@ -158,7 +158,7 @@ def test_a_source_deleted_between_discover_and_land(asz_pass: PassRunner, projec
     claim = asz_pass.host.claim
 
     def claim_then_delete(name, ctx, found):  # type: ignore[no-untyped-def]
-        claims = claim(name, ctx, found)
+        claims = list(claim(name, ctx, found))  # every session discovered and claimed first
         (projects / SLUG / f"{SESSION}.jsonl").unlink()
         return claims
 

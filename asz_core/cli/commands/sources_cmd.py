@@ -39,7 +39,7 @@ def run(args: argparse.Namespace, app: App) -> int:
         actx = AdapterContext(entry.name, dict(entry.options), ctx,
                               version=record.info.version if record.info else "0")
         try:
-            found = app.host.discover(entry.name, actx)
+            found = list(app.host.discover(entry.name, actx))
         except Exception as exc:  # noqa: BLE001 - report, go on with the next adapter
             report.append({"adapter": entry.name, "error": describe_failure(exc)})
             status = EXIT_FAILED

@@ -5,6 +5,8 @@ This is the template for third-party adapters. It shows the whole contract:
 * ``asz_adapter_info`` and ``asz_options_schema`` describe the adapter and its options;
 * ``asz_discover`` lists sources (cheaply: names and stats only);
 * ``asz_claim`` decides which session each belongs to and applies the session filter;
+* both are generators: the pass lands each claim as it is yielded, so it holds one session at a
+  time however many there are (returning lists works too, and holds them all);
 * ``asz_land`` hands each source to the host's collector with a dialect, which converts one
   line into one record. Cursors, file cutting, conflicts and crash safety are the host's.
 """
@@ -12,7 +14,7 @@ This is the template for third-party adapters. It shows the whole contract:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,17 +59,17 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
         return []
     root = Path(ctx.source_root)
     ctx.source_dirs.append(str(root))
-    found = []
-    for path in sorted(root.glob(ctx.options["pattern"])):
+    return _found(root, ctx.options["pattern"])
+
+
+def _found(root: Path, pattern: str) -> Iterator[Found]:
+    for path in sorted(root.glob(pattern)):
         if path.is_file():
-            found.append(Found(kind="session", key=path.stem, session=path.stem,
-                               path=str(path), payload=path))
-    return found
+            yield Found(kind="session", key=path.stem, session=path.stem, path=str(path), payload=path)
 
 
 @hookimpl
-def asz_claim(ctx: AdapterContext, found: Sequence[Found]) -> Iterable[SessionClaim]:
-    claims = []
+def asz_claim(ctx: AdapterContext, found: Iterable[Found]) -> Iterable[SessionClaim]:
     for item in found:
         if item.session is None or not _SESSION_ID.match(item.session):
             ctx.counters.unreadable += 1
@@ -75,8 +77,7 @@ def asz_claim(ctx: AdapterContext, found: Sequence[Found]) -> Iterable[SessionCl
             continue
         if not ctx.session_filter.admits_directory(str(Path(item.path or "").parent)):
             continue
-        claims.append(SessionClaim(item.session, [item]))
-    return claims
+        yield SessionClaim(item.session, [item])
 
 
 @hookimpl
