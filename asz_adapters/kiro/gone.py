@@ -173,8 +173,9 @@ def claim_gone(ctx: AdapterContext, home: Path, found: Sequence[Found],
         if pending:
             pruned.append(SessionClaim(session, [Found(kind="pruned", key=session, session=session, sources=0,
                                                        payload=GoneWalk(check, frozenset()))]))
-        elif gone and len(gone) == len(places) and not ctx.dry_run:
-            # every place of Kiro's in it is marked: later passes count it from a stat
+        elif len(gone) == len(places) and not ctx.dry_run:
+            # every place of Kiro's in it is marked (or it has none): later passes count it
+            # from a stat of its cursors
             ctx.settled.record(session, root / session, [], {"gone": len(gone)})
     return pruned
 

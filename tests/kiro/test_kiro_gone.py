@@ -206,3 +206,32 @@ def test_an_excluded_session_deleted_whole_is_left_alone(asz_pass, kiro_copy):
     configure(asz_pass, kiro_copy, database=False, exclude=["/home/dev/project"])
     assert asz_pass.run().totals.gone == 0
     assert cursor.read_bytes() == before
+
+
+IDE_CHILD = "sess_11111111-2222-4333-8444-555555555555"
+
+
+def test_an_ide_sub_agent_deleted_while_its_parent_remains(asz_pass, kiro_copy, assert_root_verifies):
+    sessions = kiro_copy / ".kiro" / "sessions"
+    parent_dir = sessions / IDE_BUCKET / IDE_ID
+    child_dir = sessions / "0123456789abcdef" / IDE_CHILD
+    child_dir.mkdir(parents=True)
+    meta = json.loads((parent_dir / "session.json").read_text())
+    meta.update(id=IDE_CHILD, title="Sub-agent: list files")
+    (child_dir / "session.json").write_text(json.dumps(meta))
+    (child_dir / "messages.jsonl").write_text(json.dumps(
+        {"id": "c-1", "timestamp": "2026-09-03T12:01:20.000Z",
+         "payload": {"type": "user", "content": "list the files"}}) + "\n")
+    with (parent_dir / "messages.jsonl").open("a") as f:
+        f.write(json.dumps({"id": "s-1", "timestamp": "2026-09-03T12:01:19.000Z",
+                            "payload": {"type": "sub_agent_start", "subSessionId": IDE_CHILD}}) + "\n")
+    configure(asz_pass, kiro_copy, database=False)
+    asz_pass.run()
+    child = asz_pass.root / IDE_ID / "streams" / IDE_CHILD
+    assert (child / "transcript.cursor").is_file()
+    shutil.rmtree(child_dir)
+    _gone_twice(asz_pass, 2)
+    assert [_state(child / c) for c in ("transcript.cursor", "meta.cursor")] == ["source_gone"] * 2
+    main = asz_pass.root / IDE_ID / "streams" / "main"
+    assert _state(main / "transcript.cursor") == "active"
+    assert_root_verifies(asz_pass.root)
