@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from asz_adapters.claude_code_local.discover import JOURNAL, TRANSCRIPT
 from asz_adapters.claude_code_local.ids import is_session_id
 from asz_core.root import places as shared
-from asz_core.root.places import LandedPlace
+from asz_core.root.places import LandedPlace, SessionPlaces
 
 if TYPE_CHECKING:
     from asz_core.context import AdapterContext
@@ -78,9 +78,9 @@ class Pruned:
 
 
 def pruned_sessions(landed_root: Path, discovered: set[str],
-                    source_root: Path) -> Iterator[tuple[str, list[LandedPlace], str]]:
-    """Sessions in the storage root that discovery no longer finds, with this adapter's places
-    whose sources are gone: ``(session, places, project directory)``."""
+                    source_root: Path) -> Iterator[tuple[SessionPlaces, str]]:
+    """Sessions in the storage root that discovery no longer finds and that have places of this
+    adapter whose sources are gone, with the project directory they were judged by."""
     try:
         names = sorted(os.listdir(landed_root))
     except FileNotFoundError:
@@ -90,7 +90,9 @@ def pruned_sessions(landed_root: Path, discovered: set[str],
         return not os.path.lexists(source_root / place.source)
 
     candidates = (name for name in names if name not in discovered and is_session_id(name))
-    for name, places in shared.pruned_sessions(landed_root, candidates, _ours, is_gone):
-        directory = next((p.source.split("/", 1)[0] for p in places if p.subdir == "streams/main"),
-                         places[0].source.split("/", 1)[0])
-        yield name, places, directory
+    for found in shared.pruned_sessions(landed_root, candidates, _ours, is_gone):
+        places = found.gone
+        if places:
+            directory = next((p.source.split("/", 1)[0] for p in places if p.subdir == "streams/main"),
+                             places[0].source.split("/", 1)[0])
+            yield found, directory

@@ -29,7 +29,7 @@ written once and the place is counted ``gone`` every pass.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -42,7 +42,7 @@ from asz_adapters.kiro.stream_owner import DB_MARK
 from asz_adapters.kiro.units import MAIN, DbConversation, Unit
 from asz_core.plugin import Found, SessionClaim
 from asz_core.root.cursors import SOURCE_GONE
-from asz_core.root.places import LandedPlace, landed_places
+from asz_core.root.places import LandedPlace, pruned_sessions, session_places
 
 if TYPE_CHECKING:
     from asz_core.context import AdapterContext
@@ -152,8 +152,24 @@ def claim_gone(ctx: AdapterContext, home: Path, found: Sequence[Found],
         if problem is not None:
             ctx.warn(problem)
     discovered = {item.session for item in found if item.session} | {claim.session for claim in claims}
-    session_filter = ctx.session_filter
     pruned: list[SessionClaim] = []
+    for places in pruned_sessions(root, _candidates(ctx, listed, discovered), owns, check.is_gone):
+        session = places.session
+        ctx.counters.gone += places.marked
+        if places.pending:
+            pruned.append(SessionClaim(session, [Found(kind="pruned", key=session, session=session, sources=0,
+                                                       payload=GoneWalk(check, frozenset()))]))
+        elif places.all_marked and not ctx.dry_run:
+            # every place of Kiro's in it is marked (or it has none): later passes count it
+            # from a stat of its cursors
+            ctx.settled.record(session, root / session, [], {"gone": len(places.gone)})
+    return pruned
+
+
+def _candidates(ctx: AdapterContext, listed: LandedSessions, discovered: set[str]) -> Iterator[str]:
+    """Listed sessions not discovered this pass that the filter admits, but those whose places
+    were all marked before and whose cursors did not change since (counted here, not read)."""
+    session_filter = ctx.session_filter
     for session in sorted(listed.sessions):
         directory = listed.sessions[session]
         if session in discovered:
@@ -161,34 +177,20 @@ def claim_gone(ctx: AdapterContext, home: Path, found: Sequence[Found],
         if not (session_filter.admits_directory(directory) if directory is not None
                 else not session_filter.include):
             continue
-        if not ctx.dry_run:
-            counted = ctx.settled.unchanged(session, [])
-            if counted is not None:
-                ctx.counters.gone += counted.get("gone", 0)
-                continue
-        places = list(landed_places(root / session, owns))
-        gone = [p for p in places if check.is_gone(p)]
-        pending = [p for p in gone if p.state != SOURCE_GONE]
-        ctx.counters.gone += len(gone) - len(pending)
-        if pending:
-            pruned.append(SessionClaim(session, [Found(kind="pruned", key=session, session=session, sources=0,
-                                                       payload=GoneWalk(check, frozenset()))]))
-        elif len(gone) == len(places) and not ctx.dry_run:
-            # every place of Kiro's in it is marked (or it has none): later passes count it
-            # from a stat of its cursors
-            ctx.settled.record(session, root / session, [], {"gone": len(gone)})
-    return pruned
+        counted = None if ctx.dry_run else ctx.settled.unchanged(session, [])
+        if counted is not None:
+            ctx.counters.gone += counted.get("gone", 0)
+            continue
+        yield session
 
 
 def mark_places_gone(ctx: AdapterContext, session: SessionHandle, walk: GoneWalk) -> bool:
     """Hand every place of ``walk`` whose source is gone to its collector; ``False`` when a
     place could not be judged this pass (its database was not listed)."""
-    decided = True
-    for place in landed_places(session.dir, owns, walk.skip):
-        if walk.check.is_gone(place):
-            _mark(ctx, session, walk.check.home, place)
-        decided = decided and walk.check.decided(place)
-    return decided
+    places = session_places(session.dir, owns, walk.check.is_gone, walk.skip)
+    for place in places.gone:
+        _mark(ctx, session, walk.check.home, place)
+    return all(walk.check.decided(place) for place in places.places)
 
 
 def _mark(ctx: AdapterContext, session: SessionHandle, home: Path, place: LandedPlace) -> None:

@@ -18,10 +18,10 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from asz_core.root.cursors import parse_pairs
+from asz_core.root.cursors import SOURCE_GONE, parse_pairs
 from asz_core.root.layout import PREFIX_KIND
 
-__all__ = ["IsGone", "LandedPlace", "Owns", "gone_places", "landed_places", "pruned_sessions"]
+__all__ = ["IsGone", "LandedPlace", "Owns", "SessionPlaces", "landed_places", "pruned_sessions", "session_places"]
 
 
 @dataclass(frozen=True)
@@ -82,17 +82,40 @@ def landed_places(session_dir: Path, owns: Owns,
                     yield place
 
 
-def gone_places(session_dir: Path, owns: Owns, is_gone: IsGone,
-                skip: Collection[tuple[str, str]] = ()) -> list[LandedPlace]:
-    """The session's own places (see :func:`landed_places`) whose sources are gone."""
-    return [place for place in landed_places(session_dir, owns, skip) if is_gone(place)]
+@dataclass(frozen=True)
+class SessionPlaces:
+    """One session's places of this adapter, and which of them are gone this pass."""
+
+    session: str
+    places: list[LandedPlace]
+    gone: list[LandedPlace]
+
+    @property
+    def pending(self) -> list[LandedPlace]:
+        """Gone places whose cursors do not say so yet: a collector is to mark them."""
+        return [place for place in self.gone if place.state != SOURCE_GONE]
+
+    @property
+    def marked(self) -> int:
+        """Gone places whose cursors say ``source_gone`` already: only counted."""
+        return len(self.gone) - len(self.pending)
+
+    @property
+    def all_marked(self) -> bool:
+        """Every place is gone and marked (or there is none): nothing more to do in it."""
+        return len(self.gone) == len(self.places) and not self.pending
+
+
+def session_places(session_dir: Path, owns: Owns, is_gone: IsGone,
+                   skip: Collection[tuple[str, str]] = ()) -> SessionPlaces:
+    """The session's own places (see :func:`landed_places`), and those whose sources are gone."""
+    places = list(landed_places(session_dir, owns, skip))
+    return SessionPlaces(session_dir.name, places, [place for place in places if is_gone(place)])
 
 
 def pruned_sessions(root: Path, candidates: Iterable[str], owns: Owns,
-                    is_gone: IsGone) -> Iterator[tuple[str, list[LandedPlace]]]:
-    """Of ``candidates`` (sessions in ``root`` that discovery no longer finds), those holding
-    places of this adapter whose sources are gone, with those places."""
+                    is_gone: IsGone) -> Iterator[SessionPlaces]:
+    """The places of each of ``candidates`` (sessions in ``root`` that discovery no longer
+    finds), whether or not any is gone."""
     for name in candidates:
-        places = gone_places(root / name, owns, is_gone)
-        if places:
-            yield name, places
+        yield session_places(root / name, owns, is_gone)

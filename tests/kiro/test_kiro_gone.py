@@ -74,7 +74,7 @@ def test_a_session_all_marked_is_counted_without_reading_its_cursors(asz_pass, k
     def fail(*args, **kwargs):
         raise AssertionError("a session whose places are all marked had its cursors read")
 
-    monkeypatch.setattr("asz_adapters.kiro.gone.landed_places", fail)
+    monkeypatch.setattr("asz_core.root.places.landed_places", fail)
     assert asz_pass.run().totals.gone == 2
     (asz_pass.root / CLI_ID / "streams" / "main" / "meta.cursor").touch()  # a cursor changed: read again
     monkeypatch.undo()
