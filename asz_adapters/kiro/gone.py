@@ -6,10 +6,11 @@ CLI session's ``sessions/cli/<uuid>.jsonl`` or ``.json``, an IDE session's
 (``…#conversations_v2/<uuid>``), and whose id is the one that place holds (the session's own for
 ``streams/main``, the stream's for a child). Nothing else in a shared root is touched.
 
-When a source is gone (:class:`GoneCheck`): a file when it no longer exists; a database
-conversation only when its database was listed this pass and the row is not in it. A database
-that is busy, unreadable, absent or not configured decides nothing: its conversations' cursors
-stay as they are (one already ``source_gone`` is still counted gone).
+When a source is gone (:class:`GoneCheck`): a file when it no longer exists (and Kiro's home
+does: a home not there, a typo or a disk not mounted, decides nothing); a database conversation
+only when its database was listed this pass and the row is not in it. A database that is busy,
+unreadable, absent or not configured decides nothing: its conversations' cursors stay as they
+are (one already ``source_gone`` is still counted gone).
 
 Two ways a place is found:
 
@@ -94,6 +95,7 @@ class GoneCheck:
     home: Path
     listed_databases: frozenset[str]   #: databases listed in full (absolute, normalized)
     listed_conversations: frozenset[str]
+    home_present: bool = True  #: Kiro's home is there (not a typo or a disk not mounted)
 
     @classmethod
     def of(cls, home: Path, found: Iterable[Found]) -> GoneCheck:
@@ -103,16 +105,18 @@ class GoneCheck:
                 databases.add(_absolute(item.payload.path))
             elif isinstance(item.payload, DbConversation):
                 conversations.add(item.payload.id)
-        return cls(home, frozenset(databases), frozenset(conversations))
+        return cls(home, frozenset(databases), frozenset(conversations), home.is_dir())
 
     def decided(self, place: LandedPlace) -> bool:
         """Whether this pass can tell if ``place``'s source exists."""
         if DB_MARK not in place.source:
-            return True
+            return self.home_present or place.state == SOURCE_GONE
         return place.state == SOURCE_GONE or self._database_listed(place.source)
 
     def is_gone(self, place: LandedPlace) -> bool:
         if DB_MARK not in place.source:
+            if not self.home_present:
+                return place.state == SOURCE_GONE  # a home not there decides nothing either
             return not os.path.lexists(self.home / place.source)
         if not self._database_listed(place.source):
             return place.state == SOURCE_GONE  # nothing is decided about a database not listed
@@ -157,7 +161,7 @@ def claim_gone(ctx: AdapterContext, home: Path, found: Sequence[Found],
         session = places.session
         ctx.counters.gone += places.marked
         if places.pending:
-            pruned.append(SessionClaim(session, [Found(kind="pruned", key=session, session=session, sources=0,
+            pruned.append(SessionClaim(session, [Found(kind=GONE_KIND, key=session, session=session, sources=0,
                                                        payload=GoneWalk(check, frozenset()))]))
         elif places.all_marked and not ctx.dry_run:
             # every place of Kiro's in it is marked (or it has none): later passes count it

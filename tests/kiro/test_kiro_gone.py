@@ -235,3 +235,36 @@ def test_an_ide_sub_agent_deleted_while_its_parent_remains(asz_pass, kiro_copy, 
     main = asz_pass.root / IDE_ID / "streams" / "main"
     assert _state(main / "transcript.cursor") == "active"
     assert_root_verifies(asz_pass.root)
+
+
+def test_a_home_that_is_not_there_marks_nothing(asz_pass, kiro_copy):
+    configure(asz_pass, kiro_copy, database=False)
+    asz_pass.run()
+    cursor = asz_pass.root / CLI_ID / "streams" / "main" / "transcript.cursor"
+    before = cursor.read_bytes()
+    (kiro_copy / ".kiro").rename(kiro_copy / "unmounted")
+    summary = asz_pass.run()
+    assert (summary.totals.gone, summary.totals.errors) == (0, 0)
+    assert cursor.read_bytes() == before
+
+
+def test_ownership_is_kiro_own_paths_for_the_id_each_place_holds():
+    from asz_adapters.kiro.gone import owns
+    from asz_core.root.places import LandedPlace
+
+    def place(subdir, kind, source):
+        return LandedPlace(subdir, kind, source, "active")
+
+    assert owns(CLI_ID, place("streams/main", "transcript", f"sessions/cli/{CLI_ID}.jsonl"))
+    assert owns(CLI_ID, place("streams/main", "agent_meta", f"sessions/cli/{CLI_ID}.json"))
+    assert owns(CLI_ID, place(f"streams/{CHILD_ID}", "transcript", f"sessions/cli/{CHILD_ID}.jsonl"))
+    assert owns(IDE_ID, place("streams/main", "transcript", f"sessions/{IDE_BUCKET}/{IDE_ID}/messages.jsonl"))
+    assert owns(DB_ID, place("streams/main", "transcript",
+                             f"../.local/share/kiro-cli/data.sqlite3#conversations_v2/{DB_ID}"))
+    # Claude Code's sources, another id than the place holds, a kind that does not match
+    assert not owns(CC_ID, place("streams/main", "transcript", f"{CC_SLUG}/{CC_ID}.jsonl"))
+    assert not owns(CC_ID, place("streams/main", "transcript", f"sessions/{CC_ID}.jsonl"))
+    assert not owns(CLI_ID, place("streams/main", "transcript", f"sessions/cli/{CHILD_ID}.jsonl"))
+    assert not owns(CLI_ID, place("streams/main", "agent_meta", f"sessions/cli/{CLI_ID}.jsonl"))
+    assert not owns(CLI_ID, place(f"streams/{CHILD_ID}", "transcript",
+                                  f"../x.sqlite3#conversations_v2/{CLI_ID}"))
