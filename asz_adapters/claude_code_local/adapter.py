@@ -36,7 +36,6 @@ from asz_adapters.claude_code_local.discover import (
 from asz_adapters.claude_code_local.gone import Pruned, mark_gone, pruned_sessions
 from asz_core import hookimpl
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
-from asz_core.root.cursors import SOURCE_GONE
 
 if TYPE_CHECKING:
     from asz_core.context import AdapterContext
@@ -142,11 +141,11 @@ def _pruned(ctx: AdapterContext, discovered: set[str]) -> list[SessionClaim]:
     """Sessions landed before whose sources are all gone now: claimed to mark them gone."""
     root = _source_root(ctx).resolve()
     claims = []
-    for session, places, directory in pruned_sessions(ctx.root.path, discovered, root):
+    for places, directory in pruned_sessions(ctx.root.path, discovered, root):
         if not ctx.session_filter.admits_slug(directory):
             continue
-        pending = [p for p in places if p.state != SOURCE_GONE]
-        ctx.counters.gone += len(places) - len(pending)
+        session, pending = places.session, places.pending
+        ctx.counters.gone += places.marked
         if pending:
             claims.append(SessionClaim(session, [Found(kind="pruned", key=session, session=session,
                                                        sources=0, payload=Pruned(root, pending))]))

@@ -10,7 +10,8 @@ A session pruned whole is not discovered at all; :func:`pruned_sessions` finds i
 by cursors whose recorded source is one of this adapter's own paths for that session
 (``<project>/<session>.jsonl`` or ``<project>/<session>/…``), so another adapter's session in the
 same root is never touched. Once every such cursor says ``source_gone`` the session costs only
-the reading of its cursors.
+the reading of its cursors. Finding places is shared with every adapter
+(:mod:`asz_core.root.places`); which cursors are this adapter's is decided here.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from typing import TYPE_CHECKING
 
 from asz_adapters.claude_code_local.discover import JOURNAL, TRANSCRIPT
 from asz_adapters.claude_code_local.ids import is_session_id
-from asz_core.root.cursors import SOURCE_GONE, AppendCursor, SnapshotCursor
-from asz_core.root.layout import PREFIX_KIND
+from asz_core.root import places as shared
+from asz_core.root.places import LandedPlace, SessionPlaces
 
 if TYPE_CHECKING:
     from asz_core.context import AdapterContext
@@ -35,49 +36,14 @@ __all__ = ["LandedPlace", "Pruned", "landed_places", "mark_gone", "pruned_sessio
 _APPEND_KINDS = frozenset({TRANSCRIPT, JOURNAL})
 
 
-@dataclass(frozen=True)
-class LandedPlace:
-    """A stream or run directory of a session that has a cursor, and the source it recorded."""
-
-    subdir: str
-    kind: str
-    source: str    #: relative to the source root, as the cursor recorded it
-    state: str
-
-
 def landed_places(session_dir: Path, skip: Collection[tuple[str, str]] = ()) -> Iterator[LandedPlace]:
     """Every cursor of the session that names one of this adapter's sources for it, but those
     of the places (``(subdir, kind)``) in ``skip``, whose cursors are not read."""
-    session = session_dir.name
-    for group in ("streams", "runs"):
-        try:
-            names = sorted(os.listdir(session_dir / group))
-        except FileNotFoundError:
-            continue
-        for name in names:
-            directory = session_dir / group / name
-            try:
-                files = os.listdir(directory)
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-            for file in files:
-                if not file.endswith(".cursor"):
-                    continue
-                prefix = file[: -len(".cursor")]
-                kind = PREFIX_KIND.get(prefix, prefix)
-                if (f"{group}/{name}", kind) in skip:
-                    continue
-                loader = AppendCursor if kind in _APPEND_KINDS else SnapshotCursor
-                try:
-                    cursor = loader.load(directory / file)
-                except (OSError, ValueError):
-                    continue  # not readable: verify reports it; nothing here depends on it
-                if cursor is not None and _ours(cursor.source, session):
-                    yield LandedPlace(f"{group}/{name}", kind, cursor.source, cursor.state)
+    return shared.landed_places(session_dir, _ours, skip)
 
 
-def _ours(source: str, session: str) -> bool:
-    parts = source.split("/")
+def _ours(session: str, place: LandedPlace) -> bool:
+    parts = place.source.split("/")
     return len(parts) >= 2 and bool(parts[0]) and (parts[1] == f"{session}.jsonl" or parts[1] == session)
 
 
@@ -91,8 +57,7 @@ def mark_gone(ctx: AdapterContext, session: SessionHandle, root: Path, place: La
     from asz_adapters.claude_code_local.documents import ScriptDialect
     from asz_core.collect import AppendSource, SnapshotSource, collect_append, collect_snapshot
 
-    stream = place.subdir[len("streams/"):] if place.subdir.startswith("streams/") else None
-    run = place.subdir[len("runs/"):] if place.subdir.startswith("runs/") else None
+    stream, run = place.stream, place.run
     if place.kind in _APPEND_KINDS:
         collect_append(ctx, session, AppendSource(path=path, src=place.source, subdir=place.subdir,
                                                   kind=place.kind, dialect=TranscriptDialect(),
@@ -113,19 +78,21 @@ class Pruned:
 
 
 def pruned_sessions(landed_root: Path, discovered: set[str],
-                    source_root: Path) -> Iterator[tuple[str, list[LandedPlace], str]]:
-    """Sessions in the storage root that discovery no longer finds, with this adapter's places
-    whose sources are gone: ``(session, places, project directory)``."""
+                    source_root: Path) -> Iterator[tuple[SessionPlaces, str]]:
+    """Sessions in the storage root that discovery no longer finds and that have places of this
+    adapter whose sources are gone, with the project directory they were judged by."""
     try:
         names = sorted(os.listdir(landed_root))
     except FileNotFoundError:
         return
-    for name in names:
-        if name in discovered or not is_session_id(name):
-            continue
-        places = [p for p in landed_places(landed_root / name)
-                  if p.state == SOURCE_GONE or not os.path.lexists(source_root / p.source)]
+
+    def is_gone(place: LandedPlace) -> bool:
+        return not os.path.lexists(source_root / place.source)
+
+    candidates = (name for name in names if name not in discovered and is_session_id(name))
+    for found in shared.pruned_sessions(landed_root, candidates, _ours, is_gone):
+        places = found.gone
         if places:
             directory = next((p.source.split("/", 1)[0] for p in places if p.subdir == "streams/main"),
                              places[0].source.split("/", 1)[0])
-            yield name, places, directory
+            yield found, directory

@@ -13,5 +13,7 @@ which Kiro versions and formats are read and which are not yet):
 
 ``paths`` resolves where each lives, ``ids`` checks Kiro's id forms, ``placement`` decides each
 unit's session and stream (claim), ``stream_owner`` keeps one source per stream, ``parts``
-holds what the dialects share, and ``adapter`` has the hooks.
+holds what the dialects share, ``gone`` finds the places whose sources were deleted (with
+``landed_sessions``, the derived list of sessions this adapter has claimed), and ``adapter``
+has the hooks.
 """

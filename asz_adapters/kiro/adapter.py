@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from asz_adapters.kiro.about import DIALECTS
 from asz_adapters.kiro.cli_sessions import discover_cli_sessions
+from asz_adapters.kiro.gone import DATABASE_KIND, ListedDatabase, claim_gone
 from asz_adapters.kiro.ide_sessions import discover_ide_sessions
 from asz_adapters.kiro.legacy_stores import discover_legacy_stores
 from asz_adapters.kiro.paths import resolve_paths
@@ -64,7 +65,7 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
                 ctx.warn(f"no kiro-cli database at {database} ({paths.databases_from})")
             continue
         ctx.source_dirs.append(f"{database} (kiro-cli database)")
-        from asz_adapters.kiro.cli_database import list_database  # sqlite3: only when there is one
+        from asz_adapters.kiro.cli_database import KIND, list_database  # sqlite3: only when there is one
 
         listing = list_database(database)
         if listing.problem is not None:
@@ -73,6 +74,11 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
             else:
                 ctx.counters.unreadable += 1
             ctx.warn(f"{database} {listing.problem}; its conversations are tried again next pass")
+        else:  # listed in full: a conversation landed before and not in it now is gone
+            found.append(Found(kind=DATABASE_KIND, key=str(database), sources=0, path=str(database),
+                               detail={"generation": "kiro-cli-db/1",
+                                       "conversations": sum(f.kind == KIND for f in listing.found)},
+                               payload=ListedDatabase(database)))
         found.extend(listing.found)
     for storage in paths.global_storage:
         if storage.is_dir():
@@ -83,7 +89,10 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
 
 @hookimpl
 def asz_claim(ctx: AdapterContext, found: Iterable[Found]) -> Iterable[SessionClaim]:
-    return claim_sessions(ctx, found)
+    found = list(found)  # walked twice: to place the units, then for the databases listed in full
+    claims = claim_sessions(ctx, found)
+    # sessions and streams landed before whose sources are deleted: their cursors say source_gone
+    return claims + claim_gone(ctx, resolve_paths(ctx.source_root, ctx.options).home, found, claims)
 
 
 @hookimpl

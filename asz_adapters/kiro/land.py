@@ -14,10 +14,11 @@ from asz_adapters.kiro.dialect_cli import CliEventDialect
 from asz_adapters.kiro.dialect_db import DatabaseTurnDialect
 from asz_adapters.kiro.dialect_ide import IdeMessageDialect
 from asz_adapters.kiro.dialect_meta import CliMetaDialect, IdeMetaDialect
+from asz_adapters.kiro.gone import GoneWalk, mark_places_gone
 from asz_adapters.kiro.paths import resolve_paths
 from asz_adapters.kiro.settled import TRANSCRIPT, settled_sources
 from asz_adapters.kiro.stream_owner import DB_MARK, foreign_source
-from asz_adapters.kiro.units import MAIN, CliBundle, DbConversation, IdeSession
+from asz_adapters.kiro.units import MAIN, CliBundle, DbConversation, IdeSession, Unit
 from asz_core.collect import AppendSource, SnapshotSource, collect_append, collect_snapshot
 from asz_core.collect.append import cursor_path
 from asz_core.context import AdapterContext
@@ -38,8 +39,14 @@ def land_claim(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle)
         ctx.settled.forget(session.id)
     before = ctx.counters.as_dict()
     home = resolve_paths(ctx.source_root, ctx.options).home
+    units: list[Unit] = []
+    decided = True
     for item in claim.found:
         unit = item.payload
+        if isinstance(unit, GoneWalk):  # after the units: the places none of them covered
+            decided = mark_places_gone(ctx, session, unit) and decided
+            continue
+        units.append(unit)
         if isinstance(unit, CliBundle):
             _land_log_and_meta(ctx, session, home, unit.stream, unit.jsonl, unit.meta,
                                CliEventDialect(), CliMetaDialect(_child(unit.stream)))
@@ -53,9 +60,9 @@ def land_claim(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle)
                 collect_conversation(ctx, session, ConversationSource(
                     unit=unit, src=src, subdir=subdir, stream=unit.stream,
                     dialect=DatabaseTurnDialect()))
-    sources = settled_sources(item.payload for item in claim.found)
-    if sources is None or ctx.dry_run:
-        return
+    sources = settled_sources(units)
+    if sources is None or not units or not decided or ctx.dry_run:
+        return  # a session deleted whole is noted settled by claim once all of it is marked
     after = ctx.counters.as_dict()
     if all(after[key] == before[key] for key in _UNSETTLED):
         ctx.settled.record(session.id, session.dir,

@@ -31,7 +31,7 @@ from asz_core.plugin import Found, SessionClaim
 from asz_core.root.cursors import AppendCursor
 from asz_core.root.layout import RefusedId
 
-__all__ = ["claim_sessions"]
+__all__ = ["claim_sessions", "directory_of"]
 
 
 def claim_sessions(ctx: AdapterContext, found: Iterable[Found]) -> list[SessionClaim]:
@@ -52,7 +52,7 @@ def claim_sessions(ctx: AdapterContext, found: Iterable[Found]) -> list[SessionC
     session_filter = ctx.session_filter
     for session in sorted(by_session):
         members = sorted(by_session[session], key=_landing_order)
-        directory = _directory_of(session, [u for u, _ in members])
+        directory = directory_of(session, [u for u, _ in members])
         admitted = (session_filter.admits_directory(directory) if directory is not None
                     else not session_filter.include)
         if not admitted:
@@ -184,7 +184,8 @@ def _landing_order(member: tuple[Unit, Found]) -> tuple[int, int, str]:
     return (0 if unit.stream == MAIN else 1, 1 if isinstance(unit, DbConversation) else 0, unit.id)
 
 
-def _directory_of(session: str, members: list[Unit]) -> str | None:
+def directory_of(session: str, members: list[Unit]) -> str | None:
+    """The directory ``session`` is judged by: its main unit's, else any member's."""
     main = [u for u in members if u.id == session and u.stream == MAIN]
     for unit in main + members:
         directory = unit.key if isinstance(unit, DbConversation) else unit.cwd

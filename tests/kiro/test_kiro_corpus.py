@@ -113,9 +113,9 @@ def test_sources_lists_what_each_generation_holds(asz_pass, kiro_corpus):
     assert status == 0
     (report,) = json.loads(out.getvalue())["adapters"]
     assert report["found"] == {"kiro-cli session": 2, "kiro-ide session": 1,
-                               "kiro-cli database conversation": 1}
+                               "kiro-cli database conversation": 1, "kiro-cli database": 1}
     assert report["sources"] == 6
     generations = Counter(u["generation"] for u in report["units"])
-    assert generations == {"kiro-cli/1": 2, "kiro-ide/1": 1, "kiro-cli-db/1": 1}
+    assert generations == {"kiro-cli/1": 2, "kiro-ide/1": 1, "kiro-cli-db/1": 2}  # the database and its row
     assert any(d.endswith("data.sqlite3 (kiro-cli database)") for d in report["source_dirs"])
     assert not (asz_pass.root).exists()  # sources lands nothing

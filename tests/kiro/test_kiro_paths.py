@@ -97,7 +97,7 @@ def test_older_ide_stores_are_counted_not_read(asz_pass, kiro_corpus, tmp_path):
     assert not_read == {"kiro-ide<1.0 workspace-sessions": 2, "kiro-ide<1.0 .chat files": 1,
                         "kiro-ide<1.0 execution files": 1}
     summary = asz_pass.run()
-    assert (summary.totals.records, summary.totals.sessions, summary.totals.found) == (77, 4, 7)
+    assert (summary.totals.records, summary.totals.sessions, summary.totals.found) == (77, 4, 8)
 
 
 def test_ide_sub_executions_are_counted_not_read(asz_pass, kiro_copy):
