@@ -35,7 +35,7 @@ __all__ = ["LandedPlace", "Pruned", "landed_places", "mark_gone", "pruned_sessio
 _APPEND_KINDS = frozenset({TRANSCRIPT, JOURNAL})
 
 
-@dataclass(frozen=True)
+@dataclass
 class LandedPlace:
     """A stream or run directory of a session that has a cursor, and the source it recorded."""
 
@@ -104,7 +104,7 @@ def mark_gone(ctx: AdapterContext, session: SessionHandle, root: Path, place: La
                                                       stream=stream, batch=run))
 
 
-@dataclass(frozen=True)
+@dataclass
 class Pruned:
     """A session landed before that discovery no longer finds: the places to mark gone."""
 
