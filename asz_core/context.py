@@ -170,7 +170,12 @@ class AdapterContext:
 
     @property
     def counters(self) -> AdapterCounters:
-        return self.pass_ctx.counters.setdefault(self.name, AdapterCounters())
+        # not ``setdefault``: that would build a new AdapterCounters on every access (a no-op
+        # pass reads this once per session)
+        counters = self.pass_ctx.counters.get(self.name)
+        if counters is None:
+            counters = self.pass_ctx.counters[self.name] = AdapterCounters()
+        return counters
 
     @property
     def root(self) -> StorageRoot:

@@ -69,7 +69,7 @@ def mark_gone(ctx: AdapterContext, session: SessionHandle, root: Path, place: La
                                                       stream=stream, batch=run))
 
 
-@dataclass(frozen=True)
+@dataclass
 class Pruned:
     """A session landed before that discovery no longer finds: the places to mark gone."""
 

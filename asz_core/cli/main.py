@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from collections.abc import Sequence
@@ -38,6 +39,18 @@ def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
     parser = build_parser(app)
     args = parser.parse_args(argv)
     app.config_path = args.config
+    code = _run(args, app)
+    if argv is None:
+        # The process's own command line, so the process ends now: what is alive lives until
+        # exit, and the interpreter's finalization would walk all of it again in its last
+        # collections (3 % of the instructions of a no-op pass over 2,000 sessions). Frozen, it
+        # is simply let go with the process. (A caller passing ``argv``, as the tests do, keeps
+        # its objects collectable.)
+        gc.freeze()
+    return code
+
+
+def _run(args: argparse.Namespace, app: App) -> int:
     try:
         return int(args.func(args, app))
     except ConfigError as exc:
