@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -153,6 +152,8 @@ class SettledSessions:
             self.held[session] = entry
             return
         if self._spill is None:
+            import tempfile  # only a pass that records something: a no-op pass does not load it
+
             self._spill = tempfile.TemporaryFile(dir=self.path.parent)  # noqa: SIM115 - open for the pass
         self._spill.seek(0, os.SEEK_END)  # a save may have read it part way
         self._spill.write(orjson.dumps(session) + b":" + orjson.dumps(entry) + b"\n")
