@@ -28,7 +28,7 @@ from pathlib import Path
 import orjson
 
 from asz_adapters.kiro.ids import is_cli_session_id, is_ide_session_id
-from asz_core.root.durable import write_replace
+from asz_core.root.durable import read_table, write_replace
 from asz_core.root.places import Owns, landed_places
 
 __all__ = ["LandedSessions"]
@@ -48,15 +48,11 @@ class LandedSessions:
     def load(cls, root: Path, adapter: str, owns: Owns) -> LandedSessions:
         """The list in ``root``; rebuilt from the root's cursors when it is missing or unreadable."""
         path = root / f".landed-{adapter}.state"
-        try:
-            data = orjson.loads(path.read_bytes())
-        except (OSError, orjson.JSONDecodeError):
-            data = None
-        if (isinstance(data, dict) and data.get("format") == _FORMAT
-                and isinstance(data.get("sessions"), dict)):
-            sessions = {str(k): (v if isinstance(v, str) else None) for k, v in data["sessions"].items()}
-            return cls(path, sessions)
-        return cls(path, _scan(root, owns), changed=True)
+        data = read_table(path, _FORMAT)
+        if data is None:
+            return cls(path, _scan(root, owns), changed=True)
+        sessions = {str(k): (v if isinstance(v, str) else None) for k, v in data["sessions"].items()}
+        return cls(path, sessions)
 
     def note(self, session: str, directory: str | None) -> None:
         """``session`` is claimed to land; ``directory`` is what it is judged by now."""

@@ -16,7 +16,8 @@ from typing import Any
 
 from asz_core.root import faults
 
-__all__ = ["OWNER_DIR", "OWNER_FILE", "fsync_dir", "install_noreplace", "make_dirs", "temp_path", "write_note",
+__all__ = ["OWNER_DIR", "OWNER_FILE", "fsync_dir", "install_noreplace", "make_dirs", "read_table", "temp_path",
+           "write_note",
            "write_replace"]
 
 OWNER_DIR = 0o700
@@ -129,6 +130,24 @@ def write_replace(path: Path, data: bytes | Iterable[bytes], *, sync_dir: bool =
         raise
     if sync_dir and not derived:
         fsync_dir(path.parent)
+
+
+def read_table(path: Path, format: int, **expected: Any) -> dict[str, Any] | None:
+    """A derived table written as one JSON object (``{"format": N, ..., "sessions": {...}}``):
+    the object when it is there, readable, of ``format``, holds a ``sessions`` object and each
+    key of ``expected`` with its value (a table written by another adapter version); else
+    ``None``, and the caller starts from an empty table or rebuilds it."""
+    import orjson
+
+    try:
+        data = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if (not isinstance(data, dict) or data.get("format") != format
+            or not isinstance(data.get("sessions"), dict)
+            or any(data.get(key) != value for key, value in expected.items())):
+        return None
+    return data
 
 
 def write_note(path: Path, data: bytes) -> None:

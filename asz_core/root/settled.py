@@ -40,7 +40,7 @@ from typing import IO, Any
 import orjson
 
 from asz_core.root.cursors import ACTIVE, AppendCursor, SnapshotCursor
-from asz_core.root.durable import write_replace
+from asz_core.root.durable import read_table, write_replace
 
 __all__ = ["SETTLED_PREFIX", "SettledSessions"]
 
@@ -103,14 +103,8 @@ class SettledSessions:
     @classmethod
     def load(cls, root: Path, adapter: str, version: str) -> SettledSessions:
         path = root / f"{SETTLED_PREFIX}{adapter}.state"
-        try:
-            data = orjson.loads(path.read_bytes())
-        except (OSError, orjson.JSONDecodeError):
-            return cls(path, version)
-        if (not isinstance(data, dict) or data.get("format") != _FORMAT or data.get("version") != version
-                or not isinstance(data.get("sessions"), dict)):
-            return cls(path, version)
-        return cls(path, version, data["sessions"])
+        data = read_table(path, _FORMAT, version=version)
+        return cls(path, version) if data is None else cls(path, version, data["sessions"])
 
     def unchanged(self, session: str, sources: Sequence[str]) -> dict[str, int] | None:
         """The counters landing ``session`` would add, when it is settled and nothing it depends

@@ -18,6 +18,24 @@ IDE_ID = "sess_0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 IDE_BUCKET = "9f3c1d0b7a4e2856"
 DB_ID = "cccccccc-3333-4f7f-860e-000000000003"
 DB_RELATIVE = "../.local/share/kiro-cli/data.sqlite3"
+IDE_CHILD = "sess_11111111-2222-4333-8444-555555555555"
+
+
+def add_ide_sub_agent(tree: Path, parent_dir: Path) -> Path:
+    """An IDE sub-agent session of one line beside ``tree``'s, and the parent's
+    ``sub_agent_start`` naming it; returns the sub-agent's directory."""
+    child_dir = tree / ".kiro" / "sessions" / "0123456789abcdef" / IDE_CHILD
+    child_dir.mkdir(parents=True)
+    meta = json.loads((parent_dir / "session.json").read_text())
+    meta.update(id=IDE_CHILD, title="Sub-agent: list files")
+    (child_dir / "session.json").write_text(json.dumps(meta))
+    (child_dir / "messages.jsonl").write_text(json.dumps(
+        {"id": "c-1", "timestamp": "2026-09-03T12:01:20.000Z",
+         "payload": {"type": "user", "content": "list the files"}}) + "\n")
+    with (parent_dir / "messages.jsonl").open("a") as f:
+        f.write(json.dumps({"id": "s-1", "timestamp": "2026-09-03T12:01:19.000Z",
+                            "payload": {"type": "sub_agent_start", "subSessionId": IDE_CHILD}}) + "\n")
+    return child_dir
 
 
 def configure(runner: PassRunner, tree: Path, *, database: bool = True, **options: Any) -> None:

@@ -10,7 +10,7 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from kiro_helpers import CLI_ID, DB_ID, IDE_BUCKET, IDE_ID, configure, database_path
+from kiro_helpers import CLI_ID, DB_ID, IDE_BUCKET, IDE_CHILD, IDE_ID, add_ide_sub_agent, configure, database_path
 
 import asz_adapters.kiro.cli_database as cli_database
 
@@ -208,23 +208,10 @@ def test_an_excluded_session_deleted_whole_is_left_alone(asz_pass, kiro_copy):
     assert cursor.read_bytes() == before
 
 
-IDE_CHILD = "sess_11111111-2222-4333-8444-555555555555"
-
-
 def test_an_ide_sub_agent_deleted_while_its_parent_remains(asz_pass, kiro_copy, assert_root_verifies):
     sessions = kiro_copy / ".kiro" / "sessions"
     parent_dir = sessions / IDE_BUCKET / IDE_ID
-    child_dir = sessions / "0123456789abcdef" / IDE_CHILD
-    child_dir.mkdir(parents=True)
-    meta = json.loads((parent_dir / "session.json").read_text())
-    meta.update(id=IDE_CHILD, title="Sub-agent: list files")
-    (child_dir / "session.json").write_text(json.dumps(meta))
-    (child_dir / "messages.jsonl").write_text(json.dumps(
-        {"id": "c-1", "timestamp": "2026-09-03T12:01:20.000Z",
-         "payload": {"type": "user", "content": "list the files"}}) + "\n")
-    with (parent_dir / "messages.jsonl").open("a") as f:
-        f.write(json.dumps({"id": "s-1", "timestamp": "2026-09-03T12:01:19.000Z",
-                            "payload": {"type": "sub_agent_start", "subSessionId": IDE_CHILD}}) + "\n")
+    child_dir = add_ide_sub_agent(kiro_copy, parent_dir)
     configure(asz_pass, kiro_copy, database=False)
     asz_pass.run()
     child = asz_pass.root / IDE_ID / "streams" / IDE_CHILD

@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 import shutil
 
-from kiro_helpers import CLI_ID, IDE_BUCKET, IDE_ID, configure, headers, landed
+from kiro_helpers import CLI_ID, IDE_BUCKET, IDE_CHILD, IDE_ID, add_ide_sub_agent, configure, headers, landed
 
 CHILD = "bbbbbbbb-2222-4524-95d0-000000000002"
 GRANDCHILD = "dddddddd-4444-4524-95d0-000000000004"
-IDE_CHILD = "sess_11111111-2222-4333-8444-555555555555"
 
 
 def _cli_child(tree, session, parent, text):
@@ -52,26 +51,11 @@ def test_session_created_reason_alone_does_not_make_a_child(asz_pass, kiro_corpu
     assert {p.name for p in (asz_pass.root / CLI_ID / "streams").iterdir()} == {"main"}
 
 
-def _ide_child(tree, parent_dir):
-    child_dir = tree / ".kiro" / "sessions" / "0123456789abcdef" / IDE_CHILD
-    child_dir.mkdir(parents=True)
-    meta = json.loads((parent_dir / "session.json").read_text())
-    meta.update(id=IDE_CHILD, title="Sub-agent: list files")
-    (child_dir / "session.json").write_text(json.dumps(meta))
-    (child_dir / "messages.jsonl").write_text(json.dumps(
-        {"id": "c-1", "timestamp": "2026-09-03T12:01:20.000Z",
-         "payload": {"type": "user", "content": "list the files"}}) + "\n")
-    return child_dir
-
-
 def test_an_ide_sub_agent_lands_as_a_stream_of_its_parent(asz_pass, kiro_copy, assert_root_verifies):
     parent_dir = kiro_copy / ".kiro" / "sessions" / IDE_BUCKET / IDE_ID
     configure(asz_pass, kiro_copy, database=False)
     asz_pass.run()
-    _ide_child(kiro_copy, parent_dir)
-    with (parent_dir / "messages.jsonl").open("a") as f:
-        f.write(json.dumps({"id": "s-1", "timestamp": "2026-09-03T12:01:19.000Z",
-                            "payload": {"type": "sub_agent_start", "subSessionId": IDE_CHILD}}) + "\n")
+    add_ide_sub_agent(kiro_copy, parent_dir)
     summary = asz_pass.run()
     assert summary.totals.records == 3  # the parent's new line, the child's line and its metadata
     root = asz_pass.root
