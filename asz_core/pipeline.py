@@ -24,7 +24,7 @@ from asz_core.context import (
     Reporter,
 )
 from asz_core.host import PluginHost
-from asz_core.plugin import Found, SessionClaim
+from asz_core.plugin import AdapterInfo, Found, SessionClaim
 from asz_core.root.layout import RefusedId
 from asz_core.root.locks import LockBusy
 from asz_core.root.storage import StorageRoot
@@ -128,13 +128,7 @@ def _run_adapter(host: PluginHost, ctx: PassContext, name: str, options: dict[st
     # A list says how many sessions there are to land; a generator does not (progress shows 0).
     total = sum(1 for c in claims if c.unchanged is None) if isinstance(claims, Sized) else 0
     claimed: set[str] = set()
-    to_land = _to_land(ctx, actx, name, claims, claimed)
-    workers = 1
-    if record.info.parallel_sessions and not ctx.dry_run:
-        known = total
-        if not known and explicit_workers(actx.options) is None:
-            to_land, known = _look_ahead(to_land, DEFAULT_FROM_SESSIONS)
-        workers = configured_workers(actx.options, known)
+    to_land, workers = _processes(record.info, actx, _to_land(ctx, actx, name, claims, claimed), total)
     if workers > 1:
         land_in_workers(host, actx, name, to_land, total, workers, describe_failure)
     else:
@@ -181,6 +175,18 @@ def _to_land(ctx: PassContext, actx: AdapterContext, name: str, claims: Iterable
                 yield claim
     except Exception as exc:  # noqa: BLE001 - one adapter failing does not stop the others
         ctx.error(name, describe_failure(exc))
+
+
+def _processes(info: AdapterInfo, actx: AdapterContext, to_land: Iterator[SessionClaim],
+               total: int) -> tuple[Iterator[SessionClaim], int]:
+    """How many processes land ``to_land`` (``total`` of them, 0 if not known), and the claims to
+    land: one process unless the adapter allows more and the pass lands for real."""
+    if not info.parallel_sessions or actx.pass_ctx.dry_run:
+        return to_land, 1
+    known = total
+    if not known and explicit_workers(actx.options) is None:
+        to_land, known = _look_ahead(to_land, DEFAULT_FROM_SESSIONS)
+    return to_land, configured_workers(actx.options, known)
 
 
 def _look_ahead(claims: Iterator[SessionClaim], most: int) -> tuple[Iterator[SessionClaim], int]:
