@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
@@ -191,6 +192,16 @@ class _Collector:
     def refuse(self, session: str, path: Path | str, reason: str, directory: str) -> None:
         self.refused[session].append(Refused(Path(path), reason, directory))
 
+    def checked_id(self, session: str, path: str, slug: str, parse: Callable[[str], str],
+                   text: str) -> str | None:
+        """The id ``parse`` reads from ``text`` (a file's name, or part of it); ``None``, with
+        the file refused for the reason, when it holds no id in its runtime's form."""
+        try:
+            return parse(text)
+        except RefusedId as exc:
+            self.refuse(session, path, str(exc), slug)
+            return None
+
     def listing(self, session: str, directory: Path | str, slug: str) -> list[os.DirEntry[str]]:
         """The entries of a session's directory: none when it is absent, and none, refused with
         the reason, when it is there but cannot be listed."""
@@ -209,13 +220,9 @@ def _scan_children(col: _Collector, session: str, slug: str, session_dir: Path, 
     _scan_agents(col, session, slug, subagents, f"{base}/subagents", run=None)
     runs = [e for e in col.listing(session, subagents / "workflows", slug) if _is_dir(e)]
     for entry in runs:
-        path = entry.path
-        try:
-            run = run_id(entry.name)
-        except RefusedId as exc:
-            col.refuse(session, path, str(exc), slug)
-            continue
-        _scan_agents(col, session, slug, path, f"{base}/subagents/workflows/{entry.name}", run=run)
+        run = col.checked_id(session, entry.path, slug, run_id, entry.name)
+        if run is not None:
+            _scan_agents(col, session, slug, entry.path, f"{base}/subagents/workflows/{entry.name}", run=run)
     _scan_workflows(col, session, slug, session_dir / "workflows", f"{base}/workflows")
 
 
@@ -236,12 +243,9 @@ def _scan_agents(col: _Collector, session: str, slug: str, directory: Path | str
             kind, agent = TRANSCRIPT, name[6:-6]
         else:
             continue
-        try:
-            stream = agent_id(agent)
-        except RefusedId as exc:
-            col.refuse(session, path, str(exc), slug)
-            continue
-        col.add(session, kind, path, src, slug, stream, run)
+        stream = col.checked_id(session, path, slug, agent_id, agent)
+        if stream is not None:
+            col.add(session, kind, path, src, slug, stream, run)
 
 
 def _scan_workflows(col: _Collector, session: str, slug: str, directory: Path, base: str) -> None:
@@ -251,25 +255,18 @@ def _scan_workflows(col: _Collector, session: str, slug: str, directory: Path, b
         if name == "scripts" and _is_dir(entry):
             _scan_scripts(col, session, slug, path, f"{base}/scripts")
         elif name.startswith("wf_") and name.endswith(".json"):
-            try:
-                run = run_id(name[:-5])
-            except RefusedId as exc:
-                col.refuse(session, path, str(exc), slug)
-                continue
-            col.add(session, MANIFEST, path, f"{base}/{name}", slug, None, run)
+            run = col.checked_id(session, path, slug, run_id, name[:-5])
+            if run is not None:
+                col.add(session, MANIFEST, path, f"{base}/{name}", slug, None, run)
 
 
 def _scan_scripts(col: _Collector, session: str, slug: str, directory: Path | str, base: str) -> None:
     for entry in col.listing(session, directory, slug):
         if not entry.name.endswith(".js"):
             continue
-        path = entry.path
-        try:
-            run = script_run_id(entry.name)
-        except RefusedId as exc:
-            col.refuse(session, path, str(exc), slug)
-            continue
-        col.add(session, SCRIPT, path, f"{base}/{entry.name}", slug, None, run)
+        run = col.checked_id(session, entry.path, slug, script_run_id, entry.name)
+        if run is not None:
+            col.add(session, SCRIPT, entry.path, f"{base}/{entry.name}", slug, None, run)
 
 
 @dataclass

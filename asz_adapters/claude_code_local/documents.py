@@ -58,13 +58,17 @@ class MetaDialect:
         return record
 
 
-class JournalDialect:
-    """A workflow run's ``journal.jsonl``: one record per line."""
+class _RunDocument:
+    """A file of one workflow run, which each of its records names as its ``batch``."""
 
     name = DIALECT
 
     def __init__(self, run: str) -> None:
         self.run = run
+
+
+class JournalDialect(_RunDocument):
+    """A workflow run's ``journal.jsonl``: one record per line."""
 
     def convert(self, line: SourceLine) -> Record:
         record, value = _whole(line, batch=self.run)
@@ -76,13 +80,8 @@ class JournalDialect:
         return record
 
 
-class ManifestDialect:
+class ManifestDialect(_RunDocument):
     """A workflow run's manifest ``wf_<run>.json``."""
-
-    name = DIALECT
-
-    def __init__(self, run: str) -> None:
-        self.run = run
 
     def convert(self, line: SourceLine) -> Record:
         record, value = _whole(line, batch=self.run)
@@ -91,15 +90,11 @@ class ManifestDialect:
         return record
 
 
-class ScriptDialect:
+class ScriptDialect(_RunDocument):
     """A workflow run's script: its bytes kept whole in one unknown part."""
 
-    name = DIALECT
     #: a script is not JSON: the collector hands its bytes here rather than calling them a bad line
     reads_non_json = True
-
-    def __init__(self, run: str) -> None:
-        self.run = run
 
     def convert(self, line: SourceLine) -> Record:
         return Record(from_=FROM_RUNTIME, batch=self.run, parts=[Part.unknown(line.raw, SCRIPT_REASON)])
