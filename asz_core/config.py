@@ -143,17 +143,30 @@ def _user_config() -> Path:
     return Path(base) / "asz" / "asz.yaml"
 
 
-def find_config(explicit: str | None) -> Path | None:
-    """The file to load, by the documented order; ``None`` means built-in defaults only."""
+def config_candidates(explicit: str | None) -> list[Path]:
+    """Where the configuration may come from, in the documented order: the file named, else
+    ``$ASZ_CONFIG`` (either is used whether it exists or not: its absence is reported), else
+    ``./asz.yaml`` and then the user's, the first that is a file."""
     if explicit:
-        return Path(explicit)
+        return [Path(explicit)]
     env = os.environ.get("ASZ_CONFIG")
     if env:
-        return Path(env)
-    for candidate in (Path("asz.yaml"), _user_config()):
-        if candidate.is_file():
-            return candidate
-    return None
+        return [Path(env)]
+    return [Path("asz.yaml"), _user_config()]
+
+
+def find_config(explicit: str | None) -> Path | None:
+    """The file to load, by the documented order; ``None`` means built-in defaults only."""
+    candidates = config_candidates(explicit)
+    if len(candidates) == 1:
+        return candidates[0]
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def config_files(explicit: str | None) -> list[str]:
+    """Every file whose presence or bytes decide the configuration: the candidates and the
+    built-in defaults."""
+    return [os.path.abspath(p) for p in (*config_candidates(explicit), _defaults_path())]
 
 
 @dataclass

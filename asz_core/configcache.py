@@ -23,8 +23,10 @@ import contextlib
 import hashlib
 import json
 import os
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # not ``typing``'s: this module is on the path of every start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["KEEP", "cache_base", "cache_dir", "digest", "load", "store", "write_entry"]
 
@@ -39,8 +41,8 @@ def cache_base() -> str:
     return os.path.join(base, "asz")
 
 
-def cache_dir() -> Path:
-    return Path(cache_base()) / "config"
+def cache_dir() -> str:
+    return os.path.join(cache_base(), "config")
 
 
 def digest(inputs: dict[str, Any]) -> str | None:
@@ -55,7 +57,7 @@ def digest(inputs: dict[str, Any]) -> str | None:
 def load(key: str) -> dict[str, Any] | None:
     """The stored configuration for ``key``, or ``None``."""
     try:
-        with open(cache_dir() / f"{key}.json", "rb") as f:
+        with open(os.path.join(cache_dir(), f"{key}.json"), "rb") as f:
             value = json.loads(f.read())
     except (OSError, ValueError):
         return None
@@ -64,7 +66,7 @@ def load(key: str) -> dict[str, Any] | None:
 
 def store(key: str, value: dict[str, Any]) -> None:
     """Store ``value`` under ``key``, quietly giving up when the cache cannot be written."""
-    write_entry(str(cache_dir()), key, {**value, "key": key})
+    write_entry(cache_dir(), key, {**value, "key": key})
 
 
 def write_entry(directory: str, key: str, value: dict[str, Any]) -> None:

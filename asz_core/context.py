@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Protocol
 
 from asz_core.filters import SessionFilter
+from asz_core.quietpass import PassStamps, TreeStamps
 from asz_core.root.settled import SettledSessions
 
 if TYPE_CHECKING:
@@ -126,6 +127,16 @@ class PassContext:
     config: Config | None = None
     #: in a worker process (:mod:`asz_core.workers`): what landed, announced later by the pass
     deferred_landed: list[tuple[str, LandedFile]] | None = None
+    #: the paths the adapters read outside the root, stamped as each is named; ``None`` in a
+    #: pass that will not be recorded as quiet (a dry run, ``sources``) (:mod:`asz_core.quietpass`)
+    watched: TreeStamps | None = None
+    #: the earliest instant from which this pass's outcome would change by time alone
+    recheck_ns: int | None = None
+
+    def recheck_at(self, when_ns: int) -> None:
+        """Say that from ``when_ns`` on, a pass finding the same files would decide otherwise
+        (a file waiting until it is old enough to read); a quiet pass is repeated only before."""
+        self.recheck_ns = when_ns if self.recheck_ns is None else min(self.recheck_ns, when_ns)
 
     def error(self, adapter: str, message: str, session: str | None = None) -> None:
         self.errors.append(PassError(adapter, message, session))
@@ -206,6 +217,17 @@ class AdapterContext:
     def now_ns(self) -> int:
         return self.pass_ctx.clock()
 
+    def watch(self, path: str) -> None:
+        """Say that this adapter reads ``path`` (a file, or a directory and all under it) outside
+        the root; call it before reading it. A pass that changed nothing may be repeated by the
+        next ``run`` only while nothing under the watched paths changes (``asz_pass_repeatable``)."""
+        if self.pass_ctx.watched is not None:
+            self.pass_ctx.watched.watch(path)
+
+    def recheck_at(self, when_ns: int) -> None:
+        """See :meth:`PassContext.recheck_at`."""
+        self.pass_ctx.recheck_at(when_ns)
+
     def warn(self, message: str) -> None:
         self.pass_ctx.reporter.warn(f"{self.name}: {message}")
 
@@ -229,6 +251,8 @@ class PassSummary:
     started_ns: int
     elapsed_s: float
     dry_run: bool = False
+    #: set on a pass that changed nothing and may be repeated (``run_pass(stamp=True)``)
+    stamps: PassStamps | None = None
 
     @property
     def failed(self) -> bool:

@@ -13,7 +13,12 @@ claim at a time) holds one session at a time, whatever the size of the corpus; r
 works the same and holds them all.
 
 **Plugins** (group ``asz.plugins``) observe passes (``asz_pass_start``, ``asz_file_landed``,
-``asz_pass_end``) and may add commands. Every loaded plugin sees every pass.
+``asz_pass_end``) and may add commands. Every loaded plugin sees every pass that runs.
+
+**Both** may implement ``asz_pass_repeatable``: a pass that changed nothing is then recorded, and
+the next ``run`` that finds nothing changed repeats its report without loading any plugin
+(:mod:`asz_core.quietpass`). Until every adapter and observer taking part implements it, every
+pass runs in full.
 
 Implement a hook by decorating a function of your module with :data:`asz_core.hookimpl`; a
 module needs only the hooks it uses. The parameter names are the contract: pluggy passes
@@ -112,6 +117,24 @@ def asz_file_landed(ctx: PassContext, adapter: str, landed: LandedFile) -> None:
 @hookspec
 def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
     """The pass is over; ``summary`` holds its counts and errors. Runs even after errors."""
+
+
+# ---- both ----------------------------------------------------------------------------------
+
+
+@hookspec
+def asz_pass_repeatable(ctx: PassContext) -> bool:  # type: ignore[empty-body]
+    """This pass changed nothing (it landed nothing, and nothing is pending, busy or failed).
+    Would the next one, if it finds every watched file as this one leaves it, do and report
+    exactly the same? Return ``True`` to let it repeat this pass's report without running.
+
+    An adapter can say so when its outcome is decided by the files under the paths it passed to
+    ``ctx.watch`` (it must name, before reading it, every path outside the root it reads) and by
+    the root; when the outcome will change with time alone (a file too young to read), it calls
+    ``ctx.recheck_at(when_ns)`` as well. An observer can say so when it would do nothing new on
+    such a pass (a push with nothing left to send). Not implementing this hook, or returning
+    ``False``, keeps every pass a full one: the safe default.
+    """
 
 
 @hookspec

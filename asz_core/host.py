@@ -4,7 +4,8 @@ Nothing else in asz touches ``pm.hook``. An adapter's module is imported when so
 asks for that adapter (the configuration names it, a pass runs it, ``plugins`` lists every one),
 not at start-up: a pass imports only the adapters its configuration names. Only adapter hooks
 are called on adapters (:mod:`asz_core.hookspecs`), so an adapter not imported misses nothing;
-plugins (``asz.plugins``) observe every pass and are imported at start-up.
+plugins (``asz.plugins``) observe every pass and are imported at start-up (except by a run that
+repeats a quiet pass, :mod:`asz_core.quietpass`, which imports no plugin at all).
 
 pluggy calls a hook's implementations newest first and entry points come in no set order,
 while ``asz.yaml`` fixes the order adapters run in, so the adapter hooks are called one named
@@ -162,11 +163,14 @@ class PluginHost:
 
     def _caller(self, name: str, hook: str) -> Any:
         self._load_adapter(name)  # its hooks registered before a caller of them is made
-        key = (name, hook)
+        return self._caller_of(f"{ADAPTER_GROUP}:{name}", hook)
+
+    def _caller_of(self, plugin_name: str, hook: str) -> Any:
+        """``hook`` as implemented by the one plugin registered as ``plugin_name``."""
+        key = (plugin_name, hook)
         caller = self._callers.get(key)
         if caller is None:
-            keep = f"{ADAPTER_GROUP}:{name}"
-            others = [p for n, p in self.pm.list_name_plugin() if n != keep]
+            others = [p for n, p in self.pm.list_name_plugin() if n != plugin_name]
             caller = self.pm.subset_hook_caller(hook, remove_plugins=others)
             self._callers[key] = caller
         return caller
@@ -197,6 +201,19 @@ class PluginHost:
 
     def pass_end(self, ctx: PassContext, summary: PassSummary) -> None:
         self.pm.hook.asz_pass_end(ctx=ctx, summary=summary)
+
+    def pass_repeatable(self, ctx: PassContext, adapters: Iterable[str]) -> bool:
+        """Whether every plugin taking part in this pass (the ``adapters`` it ran, and every
+        plugin observing passes) implements ``asz_pass_repeatable`` and says yes."""
+        taking_part = {f"{ADAPTER_GROUP}:{name}" for name in adapters}
+        for hook in (self.pm.hook.asz_pass_start, self.pm.hook.asz_file_landed, self.pm.hook.asz_pass_end):
+            taking_part.update(impl.plugin_name for impl in hook.get_hookimpls())
+        saying = {impl.plugin_name for impl in self.pm.hook.asz_pass_repeatable.get_hookimpls()}
+        if not taking_part <= saying:
+            return False
+        # pluggy leaves ``None`` out of a hook's results: only an explicit ``True`` says yes
+        return all(self._caller_of(name, "asz_pass_repeatable")(ctx=ctx) == [True]
+                   for name in sorted(taking_part))
 
     def config_sections(self) -> dict[str, dict[str, Any]]:
         sections: dict[str, dict[str, Any]] = {}

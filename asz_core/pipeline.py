@@ -25,6 +25,7 @@ from asz_core.context import (
 )
 from asz_core.host import PluginHost
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
+from asz_core.quietpass import PassStamps, TreeStamps
 from asz_core.root.layout import RefusedId
 from asz_core.root.locks import LockBusy
 from asz_core.root.storage import StorageRoot
@@ -75,8 +76,11 @@ def hold_root(root: StorageRoot, *, wait: bool, doing: str) -> Iterator[None]:
 
 def run_pass(host: PluginHost, config: Config, *, clock: Clock = time.time_ns,
              reporter: Reporter | None = None, dry_run: bool = False,
-             wait: bool = False) -> PassSummary:
-    """Run one pass and return its summary. ``PassRefused`` if it cannot start."""
+             wait: bool = False, stamp: bool = False) -> PassSummary:
+    """Run one pass and return its summary. ``PassRefused`` if it cannot start.
+
+    With ``stamp``, a pass that changed nothing and that every plugin taking part calls
+    repeatable leaves its stamps in ``summary.stamps``, for :func:`asz_core.quietpass.record`."""
     started = clock()
     perf = time.perf_counter()
     root = StorageRoot(config.root, pass_started_ns=started, dry_run=dry_run)
@@ -88,7 +92,8 @@ def run_pass(host: PluginHost, config: Config, *, clock: Clock = time.time_ns,
                               f"{exc.strerror or exc}; set storage.root (or $ASZ_ROOT) to a "
                               f"directory you own") from None
     ctx = PassContext(root=root, host=host, clock=clock, dry_run=dry_run,
-                      reporter=reporter or QuietReporter(), started_ns=started, config=config)
+                      reporter=reporter or QuietReporter(), started_ns=started, config=config,
+                      watched=TreeStamps() if stamp and not dry_run else None)
     with hold_root(root, wait=wait, doing="run"):
         host.pass_start(ctx)
         for entry in config.adapters:
@@ -106,7 +111,17 @@ def run_pass(host: PluginHost, config: Config, *, clock: Clock = time.time_ns,
         except Exception as exc:  # noqa: BLE001 - an observer must not lose the summary
             ctx.error("pass_end", describe_failure(exc))
             summary.totals.errors += 1
+        if ctx.watched is not None and _changed_nothing(summary):
+            enabled = [entry.name for entry in config.adapters if entry.enabled]
+            if host.pass_repeatable(ctx, enabled):
+                summary.stamps = PassStamps.take(ctx.watched, str(root.path), ctx.recheck_ns)
         return summary
+
+
+def _changed_nothing(summary: PassSummary) -> bool:
+    """Whether the pass landed nothing and left nothing for the next one to do or retry."""
+    t = summary.totals
+    return not (t.landed or t.pending or t.busy or t.errors or summary.errors)
 
 
 def _run_adapter(host: PluginHost, ctx: PassContext, name: str, options: dict[str, object]) -> None:

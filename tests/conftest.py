@@ -20,6 +20,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--slow", action="store_true", help="run the long versions (200 fault seeds, ...)")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # asz's caches (entry points, validated configurations, quiet passes) of this test run's
+    # own: a run never repeats a pass a previous test run recorded, and the tests' temporary
+    # paths do not end up in the user's cache
+    if "ASZ_TEST_CACHE" not in os.environ:
+        import tempfile
+
+        os.environ["ASZ_TEST_CACHE"] = os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="asz-test-cache-")
+
+
 @pytest.fixture(scope="session")
 def shared() -> Path:
     if not (SHARED / "corpus").is_dir():

@@ -7,7 +7,7 @@ from typing import TextIO
 
 from asz_core.context import PassSummary
 
-__all__ = ["ConsoleReporter", "human_bytes", "pass_line"]
+__all__ = ["ConsoleReporter", "human_bytes", "pass_fields", "pass_line"]
 
 
 def human_bytes(n: int) -> str:
@@ -17,13 +17,16 @@ def human_bytes(n: int) -> str:
     return f"{n}B"
 
 
+def pass_fields(summary: PassSummary) -> str:
+    """``sessions=44 sources=5867 landed=51 ...``: the pass line's counts."""
+    return " ".join(f"{k}={human_bytes(v) if k == 'bytes' else v}" for k, v in summary.fields().items())
+
+
 def pass_line(summary: PassSummary) -> str:
     """``[17:14:09] sessions=44 sources=5867 landed=51 ... (1.473s)``."""
     clock = time.strftime("%H:%M:%S", time.localtime(summary.started_ns / 1e9))
-    fields = " ".join(f"{k}={human_bytes(v) if k == 'bytes' else v}"
-                      for k, v in summary.fields().items())
     dry = " dry-run" if summary.dry_run else ""
-    return f"[{clock}] {fields}{dry} ({summary.elapsed_s:.3f}s)"
+    return f"[{clock}] {pass_fields(summary)}{dry} ({summary.elapsed_s:.3f}s)"
 
 
 class ConsoleReporter:

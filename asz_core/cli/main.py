@@ -6,18 +6,21 @@ import argparse
 import gc
 import os
 import sys
-from collections.abc import Sequence
 
 from asz_core import __version__
-from asz_core.cli import commands
-from asz_core.cli.app import EXIT_CONFIG, EXIT_REFUSED, App
-from asz_core.config import ConfigError
-from asz_core.pipeline import PassRefused
+
+TYPE_CHECKING = False  # not ``typing``'s: a repeated pass imports nothing it need not
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from asz_core.cli.app import App
 
 __all__ = ["build_parser", "main"]
 
 
 def build_parser(app: App) -> argparse.ArgumentParser:
+    from asz_core.cli import commands
+
     parser = argparse.ArgumentParser(
         prog="asz-pipeline",
         description="Collect AI coding agents' sessions into a storage root of Session Data.")
@@ -35,6 +38,16 @@ def build_parser(app: App) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
+    if app is None:
+        # Before any plugin, configuration or pass machinery is imported: a ``run`` that finds
+        # nothing changed since the last pass, which changed nothing, repeats its report.
+        from asz_core.cli.repeat import repeat_quiet_pass
+
+        repeated = repeat_quiet_pass(sys.argv[1:] if argv is None else argv)
+        if repeated is not None:
+            return repeated
+    from asz_core.cli.app import App
+
     app = app or App()
     parser = build_parser(app)
     args = parser.parse_args(argv)
@@ -51,6 +64,10 @@ def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, app: App) -> int:
+    from asz_core.cli.app import EXIT_CONFIG, EXIT_REFUSED
+    from asz_core.config import ConfigError
+    from asz_core.pipeline import PassRefused
+
     try:
         return int(args.func(args, app))
     except ConfigError as exc:

@@ -104,6 +104,17 @@ def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
 
 
 @hookimpl
+def asz_pass_repeatable(ctx: PassContext) -> bool:
+    """Yes when this pass pushed nothing and left nothing to push (or pushes are off): a pass
+    finding the root as this one left it would push nothing either."""
+    if ctx.config is None or not OtlpConfig.sends(ctx.config.section(SECTION)):
+        return True
+    result = ctx.notes.get(NAME)
+    return (result is not None and not result.files and not result.waiting and not result.errors
+            and not result.throttled)
+
+
+@hookimpl
 def asz_add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "push", help="send landed files to an OTLP logs receiver",

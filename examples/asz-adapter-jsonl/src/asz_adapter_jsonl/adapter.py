@@ -8,7 +8,9 @@ This is the template for third-party adapters. It shows the whole contract:
 * both are generators: the pass lands each claim as it is yielded, so it holds one session at a
   time however many there are (returning lists works too, and holds them all);
 * ``asz_land`` hands each source to the host's collector with a dialect, which converts one
-  line into one record. Cursors, file cutting, conflicts and crash safety are the host's.
+  line into one record. Cursors, file cutting, conflicts and crash safety are the host's;
+* ``ctx.watch`` (before reading) and ``asz_pass_repeatable`` let a run that finds nothing changed
+  under ``source_root`` repeat the last quiet pass's report instead of running the adapter.
 """
 
 from __future__ import annotations
@@ -53,11 +55,18 @@ def asz_options_schema() -> dict[str, Any]:
 
 
 @hookimpl
+def asz_pass_repeatable() -> bool:
+    # what lands is decided by the files under the watched source_root and the cursors alone
+    return True
+
+
+@hookimpl
 def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
     if not ctx.source_root:
         ctx.warn("source_root is not set; this adapter has no default directory")
         return []
     root = Path(ctx.source_root)
+    ctx.watch(str(root))
     ctx.source_dirs.append(str(root))
     return _found(root, ctx.options["pattern"])
 
