@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Protocol
 
 from asz_core.filters import SessionFilter
-from asz_core.quietpass import PassStamps, TreeStamps
+from asz_core.quietpass import PassStamps
 from asz_core.root.settled import SettledSessions
 
 if TYPE_CHECKING:
@@ -127,9 +127,9 @@ class PassContext:
     config: Config | None = None
     #: in a worker process (:mod:`asz_core.workers`): what landed, announced later by the pass
     deferred_landed: list[tuple[str, LandedFile]] | None = None
-    #: the paths the adapters read outside the root, stamped as each is named; ``None`` in a
-    #: pass that will not be recorded as quiet (a dry run, ``sources``) (:mod:`asz_core.quietpass`)
-    watched: TreeStamps | None = None
+    #: the paths the adapters read outside the root (:mod:`asz_core.quietpass`); ``None`` in a
+    #: pass that will not be recorded as quiet (a dry run, ``sources``)
+    watched: set[str] | None = None
     #: the earliest instant from which this pass's outcome would change by time alone
     recheck_ns: int | None = None
 
@@ -219,10 +219,10 @@ class AdapterContext:
 
     def watch(self, path: str) -> None:
         """Say that this adapter reads ``path`` (a file, or a directory and all under it) outside
-        the root; call it before reading it. A pass that changed nothing may be repeated by the
-        next ``run`` only while nothing under the watched paths changes (``asz_pass_repeatable``)."""
+        the root: a pass that changed nothing is repeated by later runs only while nothing under
+        the watched paths changes (``asz_pass_repeatable``)."""
         if self.pass_ctx.watched is not None:
-            self.pass_ctx.watched.watch(path)
+            self.pass_ctx.watched.add(path)
 
     def recheck_at(self, when_ns: int) -> None:
         """See :meth:`PassContext.recheck_at`."""

@@ -129,7 +129,7 @@ def asz_pass_repeatable(ctx: PassContext) -> bool:  # type: ignore[empty-body]
     exactly the same? Return ``True`` to let it repeat this pass's report without running.
 
     An adapter can say so when its outcome is decided by the files under the paths it passed to
-    ``ctx.watch`` (it must name, before reading it, every path outside the root it reads) and by
+    ``ctx.watch`` (it must name every path outside the root it reads) and by
     the root; when the outcome will change with time alone (a file too young to read), it calls
     ``ctx.recheck_at(when_ns)`` as well. An observer can say so when it would do nothing new on
     such a pass (a push with nothing left to send). Not implementing this hook, or returning

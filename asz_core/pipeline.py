@@ -25,7 +25,7 @@ from asz_core.context import (
 )
 from asz_core.host import PluginHost
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
-from asz_core.quietpass import PassStamps, TreeStamps
+from asz_core.quietpass import PassStamps
 from asz_core.root.layout import RefusedId
 from asz_core.root.locks import LockBusy
 from asz_core.root.storage import StorageRoot
@@ -93,7 +93,7 @@ def run_pass(host: PluginHost, config: Config, *, clock: Clock = time.time_ns,
                               f"directory you own") from None
     ctx = PassContext(root=root, host=host, clock=clock, dry_run=dry_run,
                       reporter=reporter or QuietReporter(), started_ns=started, config=config,
-                      watched=TreeStamps() if stamp and not dry_run else None)
+                      watched=set() if stamp and not dry_run else None)
     with hold_root(root, wait=wait, doing="run"):
         host.pass_start(ctx)
         for entry in config.adapters:

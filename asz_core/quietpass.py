@@ -9,9 +9,7 @@ counted nothing pending, busy or failed) records them, and the next ``run`` chec
 it imports anything:
 
 * every file and directory under the paths the adapters said they read (``AdapterContext.watch``;
-  each tree walked, links followed), stamped when the adapter first named it and again when the
-  pass ended: a pass during which a source moved is not recorded, so a line appended while a
-  pass ran is never reported as nothing new;
+  each tree walked, links followed), once the pass is over;
 * the names at the top of the storage root, its tables and each session's ``session.state``
   (a session created or removed, a file landed in it by any pass, a table rewritten), stamped
   under the pass's lock once the pass is over;
@@ -22,13 +20,17 @@ it imports anything:
 * the earliest instant at which an adapter or plugin said the outcome would change by time alone
   (``PassContext.recheck_at``: a provider body too young to judge).
 
-A pass may change what the next one finds without landing anything (the first pass after a
-source is deleted marks its cursor; the next reports it differently), so a record is repeated
-only once *confirmed*: the pass after it found the same stamps and reported the same counts and
-warnings. From then on, while every stamp is the same and the instant is not reached, a pass
-would read no byte it did not read before and decide the same from the same cursors: the report
-is printed again (``repeated``) and nothing is imported, locked or written. Anything else is a
-miss, and the pass runs as always; a miss costs only the check (a walk of the same trees).
+A record is repeated only once *confirmed*: the pass after it found the same stamps and
+reported the same counts and warnings. That settles two things at once. A pass may change what
+the next one finds without landing anything (the first pass after a source is deleted marks its
+cursor; the next reports it differently). And a source may move while a pass reads it (a line
+appended after its file was read, before the stamps were taken): the stamps taken at the end of
+two passes in a row bracket every read of the second, so when they are the same, so was every
+file it read, and its report is what those files give. From then on, while every stamp is the
+same and the instant is not reached, a pass would read no byte it did not read before and decide
+the same from the same cursors: the report is printed again (``repeated``) and nothing is
+imported, locked or written. Anything else is a miss, and the pass runs as always; a miss costs
+only the check (a walk of the same trees), and a pass that changed nothing one walk more.
 
 Each stamp is an ``lstat`` (device, inode, size, mtime, ctime, mode); the record keeps a SHA-256
 of them. Taking part is opt-in: an enabled adapter, or a plugin observing passes, that does not
@@ -57,7 +59,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any
 
-__all__ = ["PassStamps", "QuietRecord", "TreeStamps", "forget", "imported_files", "record", "replay",
+__all__ = ["PassStamps", "QuietRecord", "forget", "imported_files", "record", "replay",
            "run_key", "stamp_files", "stamp_root", "stamp_tree", "stamp_trees"]
 
 _FORMAT = 1
@@ -169,33 +171,6 @@ def stamp_root(root: str) -> str:
     return stamp_files(paths)
 
 
-class TreeStamps:
-    """The trees a pass's adapters read, each stamped when first named (before it is read), so
-    that :meth:`now` can tell at the pass's end whether any of them moved meanwhile."""
-
-    def __init__(self) -> None:
-        self._before: dict[str, str] = {}
-
-    def watch(self, path: str) -> None:
-        if path not in self._before:
-            self._before[path] = stamp_tree(path)
-
-    @property
-    def paths(self) -> list[str]:
-        return sorted(self._before)
-
-    def now(self) -> str | None:
-        """The digest of every tree (:func:`stamp_trees`), if each stamps now as it did when
-        it was named; else ``None``."""
-        digests = []
-        for path in self.paths:
-            digest = stamp_tree(path)
-            if digest != self._before[path]:
-                return None
-            digests.append(digest)
-        return stamp_trees(digests)
-
-
 class PassStamps:
     """What a pass that changed nothing stamped, under its lock, for :class:`QuietRecord`."""
 
@@ -208,12 +183,10 @@ class PassStamps:
         self.recheck_ns = recheck_ns
 
     @classmethod
-    def take(cls, watched: TreeStamps, root: str, recheck_ns: int | None) -> PassStamps | None:
-        """The stamps of a pass now ending, or ``None`` when a watched tree moved during it."""
-        trees_digest = watched.now()
-        if trees_digest is None:
-            return None
-        return cls(trees=watched.paths, trees_digest=trees_digest, root=root,
+    def take(cls, watched: Iterable[str], root: str, recheck_ns: int | None) -> PassStamps:
+        """The stamps of a pass now ending: of the ``watched`` trees, and of the ``root``."""
+        trees = sorted(set(watched))
+        return cls(trees=trees, trees_digest=stamp_trees(stamp_tree(p) for p in trees), root=root,
                    root_digest=stamp_root(root), recheck_ns=recheck_ns)
 
 
@@ -235,7 +208,8 @@ class QuietRecord:
         self.files_digest = files_digest
         #: the outcome may change by time alone from this instant on
         self.recheck_ns = recheck_ns
-        #: what the pass printed: ``json`` (its object, less ``elapsed_s``) and ``lines``
+        #: what the pass printed: ``json`` (its object and warnings), ``fields`` (the line's
+        #: counts) and ``started_ns``
         self.report = report
         self.exit_code = exit_code
         #: the pass before this one found the same stamps and reported the same

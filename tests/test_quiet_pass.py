@@ -164,14 +164,24 @@ def test_the_record_names_the_code_and_configuration_it_was_run_with(
     assert table.stat().st_mode & 0o077 == 0  # it names private paths: the owner's alone
 
 
-def test_a_tree_that_moves_during_the_pass_is_not_recorded(tmp_path: Path) -> None:
-    (tmp_path / "a.jsonl").write_text("{}\n")
-    watched = quietpass.TreeStamps()
-    watched.watch(str(tmp_path))
-    assert watched.now() is not None
-    with (tmp_path / "a.jsonl").open("a") as f:
-        f.write("{}\n")   # a line appended while the pass ran: never reported as nothing new
-    assert watched.now() is None
+def test_a_line_appended_while_a_quiet_pass_runs_is_landed_not_repeated_away(
+        home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    run(home, capsys)
+    source = transcripts(home)[0]
+    line = source.read_bytes().splitlines(keepends=True)[-1].replace(b'"uuid":"', b'"uuid":"y', 1)
+    take = quietpass.PassStamps.take
+
+    def append_then_take(*args: Any) -> quietpass.PassStamps:
+        with source.open("ab") as f:   # after the pass read the file, before its stamps
+            f.write(line)
+        monkeypatch.setattr(quietpass.PassStamps, "take", take)
+        return take(*args)
+
+    monkeypatch.setattr(quietpass.PassStamps, "take", append_then_take)
+    _, quiet = run(home, capsys)
+    assert quiet["landed"] == 0  # it had read the file before the line came
+    _, after = run(home, capsys)  # the stamps now include the line, but the record is unconfirmed
+    assert after["repeated"] is False and after["landed"] == 1
 
 
 def test_a_recheck_instant_ends_the_repeats(home: Path, capsys: pytest.CaptureFixture[str]) -> None:

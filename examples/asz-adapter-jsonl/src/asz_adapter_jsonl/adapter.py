@@ -9,7 +9,7 @@ This is the template for third-party adapters. It shows the whole contract:
   time however many there are (returning lists works too, and holds them all);
 * ``asz_land`` hands each source to the host's collector with a dialect, which converts one
   line into one record. Cursors, file cutting, conflicts and crash safety are the host's;
-* ``ctx.watch`` (before reading) and ``asz_pass_repeatable`` let a run that finds nothing changed
+* ``ctx.watch`` and ``asz_pass_repeatable`` let a run that finds nothing changed
   under ``source_root`` repeat the last quiet pass's report instead of running the adapter.
 """
 
