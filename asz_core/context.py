@@ -127,9 +127,10 @@ class PassContext:
     config: Config | None = None
     #: in a worker process (:mod:`asz_core.workers`): what landed, announced later by the pass
     deferred_landed: list[tuple[str, LandedFile]] | None = None
-    #: the paths the adapters read outside the root (:mod:`asz_core.quietpass`); ``None`` in a
-    #: pass that will not be recorded as quiet (a dry run, ``sources``)
-    watched: set[str] | None = None
+    #: the paths the adapters read outside the root, each with whether all under it counts
+    #: (:mod:`asz_core.quietpass`); ``None`` in a pass that will not be recorded as quiet (a dry
+    #: run, ``sources``)
+    watched: set[tuple[str, bool]] | None = None
     #: the earliest instant from which this pass's outcome would change by time alone
     recheck_ns: int | None = None
 
@@ -217,12 +218,13 @@ class AdapterContext:
     def now_ns(self) -> int:
         return self.pass_ctx.clock()
 
-    def watch(self, path: str) -> None:
+    def watch(self, path: str, *, tree: bool = True) -> None:
         """Say that this adapter reads ``path`` (a file, or a directory and all under it) outside
         the root: a pass that changed nothing is repeated by later runs only while nothing under
-        the watched paths changes (``asz_pass_repeatable``)."""
+        the watched paths changes (``asz_pass_repeatable``). ``tree=False``: only the path itself
+        counts (a directory whose existence decides where the adapter reads, not its files)."""
         if self.pass_ctx.watched is not None:
-            self.pass_ctx.watched.add(path)
+            self.pass_ctx.watched.add((path, tree))
 
     def recheck_at(self, when_ns: int) -> None:
         """See :meth:`PassContext.recheck_at`."""

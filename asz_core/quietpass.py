@@ -175,19 +175,24 @@ class PassStamps:
     """What a pass that changed nothing stamped, under its lock, for :class:`QuietRecord`."""
 
     def __init__(self, *, trees: list[str], trees_digest: str, root: str, root_digest: str,
-                 recheck_ns: int | None) -> None:
+                 recheck_ns: int | None, paths: list[str]) -> None:
         self.trees = trees
+        #: watched for themselves, not what is under them: stamped with the files
+        self.paths = paths
         self.trees_digest = trees_digest
         self.root = root
         self.root_digest = root_digest
         self.recheck_ns = recheck_ns
 
     @classmethod
-    def take(cls, watched: Iterable[str], root: str, recheck_ns: int | None) -> PassStamps:
-        """The stamps of a pass now ending: of the ``watched`` trees, and of the ``root``."""
-        trees = sorted(set(watched))
+    def take(cls, watched: Iterable[tuple[str, bool]], root: str, recheck_ns: int | None) -> PassStamps:
+        """The stamps of a pass now ending: of the ``watched`` paths (``(path, all under it?)``;
+        those without what is under them go with the files :func:`record` stamps), and of the
+        ``root``."""
+        trees = sorted({path for path, tree in watched if tree})
         return cls(trees=trees, trees_digest=stamp_trees(stamp_tree(p) for p in trees), root=root,
-                   root_digest=stamp_root(root), recheck_ns=recheck_ns)
+                   root_digest=stamp_root(root), recheck_ns=recheck_ns,
+                   paths=sorted({path for path, tree in watched if not tree}))
 
 
 class QuietRecord:
@@ -203,7 +208,7 @@ class QuietRecord:
         self.trees_digest = trees_digest
         self.root = root
         self.root_digest = root_digest
-        #: configuration candidates and imported Python files
+        #: configuration candidates, imported Python files, paths watched without their trees
         self.files = files
         self.files_digest = files_digest
         #: the outcome may change by time alone from this instant on
@@ -245,7 +250,7 @@ def record(key: str, stamps: PassStamps, config_files: Iterable[str], report: di
     """Keep what a quiet pass left for the next run of the same command line (quietly giving up
     if it cannot be kept): its ``stamps``, those of ``config_files`` and of every file imported,
     and its ``report``."""
-    files = sorted({*config_files, *imported_files()})
+    files = sorted({*config_files, *imported_files(), *stamps.paths})
     quiet = QuietRecord(trees=stamps.trees, trees_digest=stamps.trees_digest, root=stamps.root,
                         root_digest=stamps.root_digest, files=files, files_digest=stamp_files(files),
                         recheck_ns=stamps.recheck_ns, report=report, exit_code=exit_code, confirmed=False)

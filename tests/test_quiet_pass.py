@@ -246,3 +246,18 @@ def test_the_installed_command_repeats_without_importing_a_plugin(home: Path) ->
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["repeated"] is expected
     assert done.stderr.strip() == "[]"
+
+
+def test_a_directory_that_moves_the_default_source_makes_the_pass_run(
+        tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # no source_root: claude-code-local reads ~/.claude/projects until $XDG_CONFIG_HOME/claude exists
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    (tmp_path / "home" / ".claude" / "projects").mkdir(parents=True)
+    (tmp_path / "asz.yaml").write_text(f"storage:\n  root: {tmp_path / 'root'}\n"
+                                       "adapters:\n  - name: claude-code-local\n")
+    assert until_repeated(tmp_path, capsys)[-1]["sessions"] == 0
+    shutil.copytree(corpus / "claude-code" / "projects" / PROJECTS[0], tmp_path / "xdg" / "claude" / "projects" / "p")
+    _, moved = run(tmp_path, capsys)
+    assert moved["repeated"] is False and moved["landed"] == 1

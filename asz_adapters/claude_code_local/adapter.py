@@ -30,6 +30,7 @@ from asz_adapters.claude_code_local.discover import (
     Refused,
     SessionSources,
     default_source_root,
+    default_source_root_inputs,
     list_projects,
     session_sources,
 )
@@ -72,6 +73,9 @@ def asz_pass_repeatable() -> bool:
 def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
     configured = _source_root(ctx)
     ctx.watch(str(configured))
+    if not ctx.source_root:
+        for decides in default_source_root_inputs():  # a directory created moves the default
+            ctx.watch(str(decides), tree=False)
     root = configured.resolve()
     ctx.source_dirs.append(str(root))
     if not root.is_dir():
