@@ -50,6 +50,7 @@ import hashlib
 import json
 import os
 import sys
+from stat import S_ISDIR
 
 from asz_core import __version__
 from asz_core.configcache import cache_base, write_entry
@@ -81,16 +82,21 @@ def run_key(options: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _stamp(st: os.stat_result) -> bytes:
-    return b"%d %d %d %d %d %d" % (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
-                                    st.st_ctime_ns, st.st_mode)
+def _stamp(name: bytes, st: os.stat_result | None) -> bytes:
+    """One line of a digest: ``name`` and what changes when its file is written, replaced,
+    touched or chmodded (``-``: it does not exist, so appearing is a change)."""
+    if st is None:
+        return b"%s\0-\n" % name
+    return b"%s\0%d %d %d %d %d %d\n" % (name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
+                                         st.st_ctime_ns, st.st_mode)
 
 
 def _lstat_line(path: str) -> bytes:
     try:
-        return os.fsencode(path) + b"\0" + _stamp(os.lstat(path)) + b"\n"
+        st: os.stat_result | None = os.lstat(path)
     except OSError:
-        return os.fsencode(path) + b"\0-\n"  # absent: appearing is a change
+        st = None
+    return _stamp(os.fsencode(path), st)
 
 
 def stamp_files(paths: Iterable[str]) -> str:
@@ -116,10 +122,9 @@ def _walk_dir(path: str, digest: Any, seen: set[tuple[int, int]]) -> None:
         try:
             st = entry.stat(follow_symlinks=False)  # the listing's type needs no other call
         except OSError:
-            digest.update(os.fsencode(entry.path) + b"\0-\n")
+            digest.update(_stamp(os.fsencode(entry.path), None))
             continue
-        digest.update(b"%s\0%d %d %d %d %d %d\n" % (os.fsencode(entry.path), st.st_dev, st.st_ino, st.st_size,
-                                                    st.st_mtime_ns, st.st_ctime_ns, st.st_mode))
+        digest.update(_stamp(os.fsencode(entry.path), st))
         if entry.is_symlink():
             _through_link(entry.path, digest, seen)
         elif entry.is_dir(follow_symlinks=False) and (st.st_dev, st.st_ino) not in seen:
@@ -132,10 +137,10 @@ def _through_link(path: str, digest: Any, seen: set[tuple[int, int]]) -> None:
     try:
         st = os.stat(path)
     except OSError:
-        digest.update(b"->-\n")
+        digest.update(_stamp(b"->", None))
         return
-    digest.update(b"->" + _stamp(st) + b"\n")
-    if os.path.isdir(path) and (st.st_dev, st.st_ino) not in seen:
+    digest.update(_stamp(b"->", st))
+    if S_ISDIR(st.st_mode) and (st.st_dev, st.st_ino) not in seen:
         seen.add((st.st_dev, st.st_ino))
         _walk_dir(path, digest, seen)
 
