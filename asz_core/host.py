@@ -202,12 +202,23 @@ class PluginHost:
     def pass_end(self, ctx: PassContext, summary: PassSummary) -> None:
         self.pm.hook.asz_pass_end(ctx=ctx, summary=summary)
 
+    def _observers(self) -> set[str]:
+        """The registered names of the plugins that observe passes."""
+        hooks = (self.pm.hook.asz_pass_start, self.pm.hook.asz_file_landed, self.pm.hook.asz_pass_end)
+        return {impl.plugin_name for hook in hooks for impl in hook.get_hookimpls()}
+
+    def repeatable(self, record: LoadedPlugin) -> bool | None:
+        """Whether ``record`` lets a quiet pass be repeated (implements ``asz_pass_repeatable``);
+        ``None`` for a plugin that takes no part in passes."""
+        name = f"{record.group}:{record.name}"
+        if record.group != ADAPTER_GROUP and name not in self._observers():
+            return None
+        return any(impl.plugin_name == name for impl in self.pm.hook.asz_pass_repeatable.get_hookimpls())
+
     def pass_repeatable(self, ctx: PassContext, adapters: Iterable[str]) -> bool:
         """Whether every plugin taking part in this pass (the ``adapters`` it ran, and every
         plugin observing passes) implements ``asz_pass_repeatable`` and says yes."""
-        taking_part = {f"{ADAPTER_GROUP}:{name}" for name in adapters}
-        for hook in (self.pm.hook.asz_pass_start, self.pm.hook.asz_file_landed, self.pm.hook.asz_pass_end):
-            taking_part.update(impl.plugin_name for impl in hook.get_hookimpls())
+        taking_part = {f"{ADAPTER_GROUP}:{name}" for name in adapters} | self._observers()
         saying = {impl.plugin_name for impl in self.pm.hook.asz_pass_repeatable.get_hookimpls()}
         if not taking_part <= saying:
             return False

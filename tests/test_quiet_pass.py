@@ -232,8 +232,11 @@ def test_every_plugin_taking_part_must_say_a_pass_is_repeatable() -> None:
     _QuietObserver.answer = None  # not a yes
     assert not host.pass_repeatable(ctx, ["a"])
     _QuietObserver.answer = True
-    host.register("observer", _Observer, adapter=False)  # observes passes, says nothing
+    observer = host.register("observer", _Observer, adapter=False)  # observes passes, says nothing
     assert not host.pass_repeatable(ctx, ["a"])
+    # what `asz-pipeline plugins` shows in its "repeats" column
+    assert host.repeatable(host.adapter("a")) is True and host.repeatable(observer) is False
+    assert host.repeatable(host.register("commands-only", object(), adapter=False)) is None
 
 
 def test_the_installed_command_repeats_without_importing_a_plugin(home: Path) -> None:
