@@ -7,7 +7,8 @@
   as a stream of that parent. Children of children are filed flat under the topmost session,
   as the root keeps every child stream of a session flat under ``streams/``.
 * A placement once made is kept: a session that already has its own ``streams/main`` in the
-  root stays there, and a child already filed under a parent is known from that directory.
+  root stays there, and a child already filed under a parent is known from that directory (an
+  IDE child always, a CLI child once its ``.json``, which named the parent, is deleted).
 * A session is judged by its main unit's working directory (CLI ``cwd``, IDE
   ``workspacePaths[0]``, the database row's key); one with no known directory is admitted
   unless ``include`` lists something.
@@ -41,7 +42,7 @@ def claim_sessions(ctx: AdapterContext, found: Iterable[Found]) -> list[SessionC
     def landed_main(session: str) -> bool:
         return (root / session / "streams" / MAIN).is_dir()
 
-    parents = _cli_parents(ctx, units)
+    parents = _cli_parents(ctx, units, root, landed_main)
     parents.update(_ide_parents(ctx, units, root, landed_main))
     by_session: dict[str, list[tuple[Unit, Found]]] = {}
     for unit, item in units:
@@ -126,8 +127,24 @@ def _read_ide(ctx: AdapterContext, unit: IdeSession) -> bool:
     return True
 
 
-def _cli_parents(ctx: AdapterContext, units: list[tuple[Unit, Found]]) -> dict[str, str]:
-    return {u.id: u.parent for u, _ in units if isinstance(u, CliBundle) and u.parent}
+def _cli_parents(ctx: AdapterContext, units: list[tuple[Unit, Found]], root: Path,
+                 landed_main: Callable[[str], bool]) -> dict[str, str]:
+    """Child → parent for CLI sessions: the ``parent_session_id`` of each ``.json``; for a
+    session whose ``.json`` is gone (deleted after it landed), the session it landed in as a
+    stream, if any: its ``.jsonl`` goes on landing there, never as a session of its own."""
+    parents = {u.id: u.parent for u, _ in units if isinstance(u, CliBundle) and u.parent}
+    orphans = [u.id for u, _ in units if isinstance(u, CliBundle) and not u.parent
+               and not u.meta.exists() and not landed_main(u.id)]
+    if orphans:  # rare: read the adapter's list of its sessions only then
+        from asz_adapters.kiro.gone import owns
+        from asz_adapters.kiro.landed_sessions import LandedSessions
+
+        listed = LandedSessions.load(root, ctx.name, owns).sessions
+        for orphan in orphans:
+            parent = next((s for s in sorted(listed) if s != orphan and (root / s / "streams" / orphan).is_dir()), None)
+            if parent is not None:
+                parents[orphan] = parent
+    return parents
 
 
 def _ide_parents(ctx: AdapterContext, units: list[tuple[Unit, Found]], root: Path,

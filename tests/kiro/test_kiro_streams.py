@@ -85,3 +85,22 @@ def test_a_session_that_landed_on_its_own_stays_there(asz_pass, kiro_copy, asser
     assert summary.totals.records == 1  # its metadata, beside its transcript
     assert not (asz_pass.root / CLI_ID / "streams" / CHILD).exists()
     assert_root_verifies(asz_pass.root)
+
+
+def test_a_cli_child_whose_json_is_deleted_goes_on_landing_under_its_parent(asz_pass, kiro_copy,
+                                                                             assert_root_verifies):
+    _cli_child(kiro_copy, CHILD, CLI_ID, "child work")
+    configure(asz_pass, kiro_copy, database=False)
+    asz_pass.run()
+    cli = kiro_copy / ".kiro" / "sessions" / "cli"
+    (cli / f"{CHILD}.json").unlink()  # the parent link with it
+    line = json.loads((cli / f"{CHILD}.jsonl").read_text())
+    line["data"]["message_id"] = "m-later"
+    with (cli / f"{CHILD}.jsonl").open("a") as f:
+        f.write(json.dumps(line) + "\n")
+    summary = asz_pass.run()
+    assert not summary.failed and summary.totals.records == 1
+    root = asz_pass.root
+    assert not (root / CHILD).exists()  # not a session of its own: its first line is not landed twice
+    assert len(landed(root, CLI_ID, CHILD)) == 2
+    assert_root_verifies(root)
