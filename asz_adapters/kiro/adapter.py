@@ -8,7 +8,9 @@ turn, for the database's conversations.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from asz_adapters.kiro.about import DIALECTS
@@ -67,6 +69,10 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
         if not database.is_file():
             if paths.databases_from != "default":
                 ctx.warn(f"no kiro-cli database at {database} ({paths.databases_from})")
+            if database.parent.is_dir() and not os.path.lexists(database):
+                # deleted (kiro-cli reset, uninstalled): listed in full, with no row left; a
+                # directory not there (a disk not mounted) decides nothing, as a busy file does
+                found.append(_listed_in_full(database, conversations=0))
             continue
         ctx.source_dirs.append(f"{database} (kiro-cli database)")
         from asz_adapters.kiro.cli_database import KIND, list_database  # sqlite3: only when there is one
@@ -80,10 +86,7 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
                 ctx.counters.unreadable += 1
             ctx.warn(f"{database} {listing.problem}; its conversations are tried again next pass")
         else:  # listed in full: a conversation landed before and not in it now is gone
-            found.append(Found(kind=DATABASE_KIND, key=str(database), sources=0, path=str(database),
-                               detail={"generation": "kiro-cli-db/1",
-                                       "conversations": sum(f.kind == KIND for f in listing.found)},
-                               payload=ListedDatabase(database)))
+            found.append(_listed_in_full(database, sum(f.kind == KIND for f in listing.found)))
         found.extend(listing.found)
     for storage in paths.global_storage:
         ctx.watch(str(storage))
@@ -91,6 +94,13 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
             ctx.source_dirs.append(f"{storage} (kiro-ide stores before 1.0, not read)")
             found.extend(discover_legacy_stores(storage))
     return found
+
+
+def _listed_in_full(database: Path, conversations: int) -> Found:
+    """The unit saying ``database`` was listed whole this pass (so rows not in it are gone)."""
+    return Found(kind=DATABASE_KIND, key=str(database), sources=0, path=str(database),
+                 detail={"generation": "kiro-cli-db/1", "conversations": conversations},
+                 payload=ListedDatabase(database))
 
 
 @hookimpl

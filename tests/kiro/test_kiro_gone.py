@@ -152,6 +152,26 @@ def test_a_database_row_deleted_is_marked_gone(asz_pass, kiro_copy, assert_root_
     assert_root_verifies(asz_pass.root)
 
 
+def test_a_database_deleted_marks_its_rows_gone_and_one_not_mounted_nothing(asz_pass, kiro_copy,
+                                                                          assert_root_verifies):
+    configure(asz_pass, kiro_copy)
+    asz_pass.run()
+    cursor = asz_pass.root / DB_ID / "streams" / "main" / "transcript.cursor"
+    landed = _landed(asz_pass.root / DB_ID)
+    database = database_path(kiro_copy)
+    hidden = database.parent.with_name("unmounted")
+    database.parent.rename(hidden)  # its directory not there: nothing can be decided
+    summary = asz_pass.run()
+    assert summary.totals.gone == 0 and _state(cursor) == "active"
+    hidden.rename(database.parent)
+    for path in database.parent.glob(database.name + "*"):
+        path.unlink()  # kiro-cli reset: the file is deleted, its directory stays
+    _gone_twice(asz_pass, 1)
+    assert _state(cursor) == "source_gone"
+    assert _landed(asz_pass.root / DB_ID) == landed
+    assert_root_verifies(asz_pass.root)
+
+
 def test_a_busy_or_unconfigured_database_marks_nothing(asz_pass, kiro_copy, monkeypatch):
     configure(asz_pass, kiro_copy)
     asz_pass.run()
