@@ -187,6 +187,7 @@ class PassStamps:
         self.trees_digest = trees_digest
         self.root = root
         self.root_digest = root_digest
+        #: the outcome may change by time alone from this instant on
         self.recheck_ns = recheck_ns
 
     @classmethod
@@ -200,24 +201,18 @@ class PassStamps:
                    paths=sorted({path for path, tree in watched if not tree}))
 
 
-class QuietRecord:
-    """What a quiet pass left: the paths to stamp again, their digests, and its report.
+class QuietRecord(PassStamps):
+    """What a quiet pass left: its stamps, those of the files it depended on, and its report.
 
-    (A plain class, not a dataclass: ``dataclasses`` costs more to import than the check.)
+    (Plain classes, not dataclasses: ``dataclasses`` costs more to import than the check.)
     """
 
-    def __init__(self, *, trees: list[str], trees_digest: str, root: str, root_digest: str,
-                 files: list[str], files_digest: str, recheck_ns: int | None,
-                 report: dict[str, Any], exit_code: int, confirmed: bool) -> None:
-        self.trees = trees
-        self.trees_digest = trees_digest
-        self.root = root
-        self.root_digest = root_digest
+    def __init__(self, *, files: list[str], files_digest: str, report: dict[str, Any], exit_code: int,
+                 confirmed: bool, **stamps: Any) -> None:
+        super().__init__(**stamps)
         #: configuration candidates, imported Python files, paths watched without their trees
         self.files = files
         self.files_digest = files_digest
-        #: the outcome may change by time alone from this instant on
-        self.recheck_ns = recheck_ns
         #: what the pass printed: ``json`` (its object and warnings), ``fields`` (the line's
         #: counts) and ``started_ns``
         self.report = report
@@ -256,9 +251,8 @@ def record(key: str, stamps: PassStamps, config_files: Iterable[str], report: di
     if it cannot be kept): its ``stamps``, those of ``config_files`` and of every file imported,
     and its ``report``."""
     files = sorted({*config_files, *imported_files(), *stamps.paths})
-    quiet = QuietRecord(trees=stamps.trees, trees_digest=stamps.trees_digest, root=stamps.root,
-                        root_digest=stamps.root_digest, files=files, files_digest=stamp_files(files),
-                        recheck_ns=stamps.recheck_ns, report=report, exit_code=exit_code, confirmed=False)
+    quiet = QuietRecord(**vars(stamps), files=files, files_digest=stamp_files(files), report=report,
+                        exit_code=exit_code, confirmed=False)
     previous = _load(key)
     quiet.confirmed = previous is not None and quiet.same_as(previous)
     write_entry(_table_dir(), key, {"format": _FORMAT, "key": key, **vars(quiet)})
