@@ -126,21 +126,24 @@ def _walk_dir(path: str, digest: Any, seen: set[tuple[int, int]]) -> None:
             continue
         digest.update(_stamp(os.fsencode(entry.path), st))
         if entry.is_symlink():
-            _through_link(entry.path, digest, seen)
+            _through_link(entry.path, digest, seen, descend=False)
         elif entry.is_dir(follow_symlinks=False) and (st.st_dev, st.st_ino) not in seen:
             seen.add((st.st_dev, st.st_ino))
             _walk_dir(entry.path, digest, seen)
 
 
-def _through_link(path: str, digest: Any, seen: set[tuple[int, int]]) -> None:
-    """A link is read through by the adapters, so what it points at counts too."""
+def _through_link(path: str, digest: Any, seen: set[tuple[int, int]], *, descend: bool) -> None:
+    """What a link points at counts too (a file read through it, a directory that gains an
+    entry). Only a watched path itself is walked through (``descend``: a home or ``projects``
+    that is a link, which adapters resolve); below it, adapters do not follow a link to a
+    directory, and walking one could walk a whole disk (a link to ``/``)."""
     try:
         st = os.stat(path)
     except OSError:
         digest.update(_stamp(b"->", None))
         return
     digest.update(_stamp(b"->", st))
-    if S_ISDIR(st.st_mode) and (st.st_dev, st.st_ino) not in seen:
+    if descend and S_ISDIR(st.st_mode) and (st.st_dev, st.st_ino) not in seen:
         seen.add((st.st_dev, st.st_ino))
         _walk_dir(path, digest, seen)
 
@@ -151,8 +154,10 @@ def stamp_tree(path: str) -> str:
     digest = hashlib.sha256(_lstat_line(path))
     seen: set[tuple[int, int]] = set()
     if os.path.islink(path):
-        _through_link(path, digest, seen)
+        _through_link(path, digest, seen, descend=True)
     elif os.path.isdir(path):
+        st = os.stat(path)
+        seen.add((st.st_dev, st.st_ino))
         _walk_dir(path, digest, seen)
     return digest.hexdigest()
 

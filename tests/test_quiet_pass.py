@@ -264,3 +264,21 @@ def test_a_directory_that_moves_the_default_source_makes_the_pass_run(
     shutil.copytree(corpus / "claude-code" / "projects" / PROJECTS[0], tmp_path / "xdg" / "claude" / "projects" / "p")
     _, moved = run(tmp_path, capsys)
     assert moved["repeated"] is False and moved["landed"] == 1
+
+
+def test_a_link_below_a_watched_tree_is_stamped_not_walked(tmp_path: Path) -> None:
+    tree, elsewhere = tmp_path / "tree", tmp_path / "elsewhere"
+    (tree / "project").mkdir(parents=True)
+    elsewhere.mkdir()
+    (tree / "project" / "s.jsonl").write_text("{}\n")
+    (tree / "everything").symlink_to("/")          # never walked: that could be a whole disk
+    (tree / "linked").symlink_to(elsewhere)
+    (tmp_path / "home").symlink_to(tree)           # a watched path that is a link is walked through
+    before, through = quietpass.stamp_tree(str(tree)), quietpass.stamp_tree(str(tmp_path / "home"))
+    (elsewhere / "deep").mkdir()                   # the link's target gained an entry: its mtime
+    assert quietpass.stamp_tree(str(tree)) != before
+    after = quietpass.stamp_tree(str(tree))
+    with (tree / "project" / "s.jsonl").open("a") as f:
+        f.write("{}\n")
+    assert quietpass.stamp_tree(str(tree)) != after
+    assert quietpass.stamp_tree(str(tmp_path / "home")) not in (through, after)
