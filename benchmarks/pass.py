@@ -55,6 +55,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus as corpus_gen
 from _common import REPO, table
 
+from asz_core.workers import DEFAULT_MOST, DEFAULT_PER_CPU
+
 MB = 1_000_000
 ADAPTERS = ("claude-code-local", "claude-code-provider", "kiro")
 PEER_VENV = REPO / ".venv-peer"
@@ -436,9 +438,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--adapters", default=",".join(ADAPTERS), help="comma-separated (default: all three)")
     parser.add_argument("--no-peer", action="store_true", help=f"do not run {PEER}")
     parser.add_argument("--peer-repeat", type=int, help=f"runs of {PEER} (default: --repeat)")
-    parser.add_argument("--workers", type=int, default=min(os.cpu_count() or 1, 4),
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    parser.add_argument("--workers", type=int, default=min(DEFAULT_PER_CPU * cpus, DEFAULT_MOST) if cpus > 1 else 1,
                         help="also a cold pass with this many worker processes (collector.workers; "
-                             "default: the CPUs, at most 4; 1: not measured)")
+                             "default: what a pass uses unset, two a CPU, at most 4; 1: not measured)")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one cold pass instead")
     parser.add_argument("--floor", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
