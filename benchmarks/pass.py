@@ -57,6 +57,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus as corpus_gen
 from _common import REPO, table
 
+from asz_core.workers import DEFAULT_MOST, DEFAULT_PER_CPU
+
 MB = 1_000_000
 ADAPTERS = ("claude-code-local", "claude-code-provider", "kiro")
 PEER_VENV = REPO / ".venv-peer"
@@ -316,23 +318,30 @@ def measure(setup: Setup, repeat: int, with_peer: bool, workers: int, peer_repea
     run_child([str(Path(sys.executable).with_name("asz-pipeline")), "--version"])  # writes bytecode
 
     floor_run = repeated(repeat, lambda: floor_child([(str(p), 0) for p in files], setup.work))
-    def fresh() -> None:
-        # an empty root, and the deleted one's writes out of the way, so one run's write-back
-        # does not land in the next run's time
-        shutil.rmtree(setup.root, ignore_errors=True)
-        os.sync()
-
-    # one process and worker processes in turn, so that neither gets the file system's better
-    # or worse moments (a root of thousands of files deleted and made again ages it)
+    # Each cold run lands into a root never used before, and no root is deleted until every cold
+    # run is done: on ext4 without a journal (this VM's disk) a new inode skips every inode freed
+    # in the last minute or so (``recently_deleted`` in the inode allocator), so a cold pass right
+    # after a root of thousands of files was deleted spends seconds of kernel time stepping over
+    # them (2,000 sessions: 7-9 s of CPU against 5 s into a root made after no deletion), which
+    # no user's first pass pays. ``sync`` first, so one run's write-back is not in the next's time.
+    # One process and worker processes in turn, so that neither gets the disk's better or worse
+    # moments.
     one: list[Run] = []
     several: list[Run] = []
+    cold_roots: list[Path] = []
     for n in range(repeat + 1):
         for count, runs in ((1, one), (workers, several))[: 2 if workers > 1 else 1]:
+            setup.root = setup.work / f"root-cold-{n}-{count}"
+            cold_roots.append(setup.root)
             write_config(setup, count)
-            fresh()
+            os.sync()
             run = asz(setup)
             if n:  # the first of each is the warm-up
                 runs.append(run)
+    # the no-op and incremental passes go on from the last cold root; the others go now
+    for root in cold_roots[:-1]:
+        shutil.rmtree(root, ignore_errors=True)
+    setup.root = cold_roots[-1]
     write_config(setup)
     cold = median(one)
     parallel = median(several) if several else None
@@ -440,9 +449,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--adapters", default=",".join(ADAPTERS), help="comma-separated (default: all three)")
     parser.add_argument("--no-peer", action="store_true", help=f"do not run {PEER}")
     parser.add_argument("--peer-repeat", type=int, help=f"runs of {PEER} (default: --repeat)")
-    parser.add_argument("--workers", type=int, default=min(os.cpu_count() or 1, 4),
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    parser.add_argument("--workers", type=int, default=min(DEFAULT_PER_CPU * cpus, DEFAULT_MOST) if cpus > 1 else 1,
                         help="also a cold pass with this many worker processes (collector.workers; "
-                             "default: the CPUs, at most 4; 1: not measured)")
+                             "default: what a pass uses unset, two a CPU, at most 4; 1: not measured)")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one cold pass instead")
     parser.add_argument("--floor", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -12,7 +12,7 @@ import pytest
 from asz_core import hookimpl, pipeline, workers
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
 from asz_core.testing import PassRunner
-from asz_core.workers import DEFAULT_FROM_SESSIONS, DEFAULT_MOST, configured_workers
+from asz_core.workers import DEFAULT_FROM_SESSIONS, DEFAULT_MOST, DEFAULT_PER_CPU, configured_workers
 
 
 @pytest.fixture(autouse=True)
@@ -28,12 +28,12 @@ def test_what_is_configured_wins(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the default forks only on Linux")
-def test_unset_it_is_the_cpus_once_there_are_many_sessions(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unset_it_is_two_a_cpu_once_there_are_many_sessions(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)))
     assert configured_workers({}, DEFAULT_FROM_SESSIONS - 1) == 1
     assert configured_workers({}, DEFAULT_FROM_SESSIONS) == DEFAULT_MOST
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
-    assert configured_workers({"collector": {}}, 10_000) == 2
+    assert configured_workers({"collector": {}}, 10_000) == 2 * DEFAULT_PER_CPU == 4
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
     assert configured_workers({}, 10_000) == 1
 
@@ -88,4 +88,4 @@ def test_a_stream_of_claims_is_counted_up_to_the_threshold(asz_pass: PassRunner,
     if sessions < DEFAULT_FROM_SESSIONS:
         assert calls == []  # landed in this process
     else:
-        assert calls == [(2, [f"s-{i}" for i in range(sessions)])]
+        assert calls == [(2 * DEFAULT_PER_CPU, [f"s-{i}" for i in range(sessions)])]

@@ -83,19 +83,23 @@ def make_dirs(directory: Path) -> list[Path]:
     refers to what is inside) fsyncs each created directory's parent, as
     :meth:`asz_core.root.storage.SessionHandle.sync` does.
     """
-    missing = []
-    probe = directory
-    while not probe.exists():
-        missing.append(probe)
-        probe = probe.parent
-    created = []
-    for path in reversed(missing):
+    # mkdir first and the parents only when it says they are missing: a session's three new
+    # directories cost 5 calls, not the 11 that a stat of each level before its mkdir took
+    try:
+        os.mkdir(directory, OWNER_DIR)
+    except FileExistsError:
+        return []
+    except FileNotFoundError:
+        if directory.parent == directory:
+            raise
+        created = make_dirs(directory.parent)
         try:
-            os.mkdir(path, OWNER_DIR)
-        except FileExistsError:
-            continue
-        created.append(path)
-    return created
+            os.mkdir(directory, OWNER_DIR)
+        except FileExistsError:  # made meanwhile by another writer
+            return created
+        created.append(directory)
+        return created
+    return [directory]
 
 
 def temp_path(final: Path) -> Path:
