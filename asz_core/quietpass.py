@@ -200,7 +200,10 @@ class PassStamps:
         """The stamps of a pass now ending: of the ``watched`` paths (``(path, all under it?)``;
         those without what is under them go with the files :func:`record` stamps), and of the
         ``root``."""
-        trees = sorted({path for path, tree in watched if tree})
+        trees: list[str] = []
+        for path in sorted({path for path, tree in watched if tree}):
+            if not any(path.startswith(outer.rstrip(os.sep) + os.sep) for outer in trees):
+                trees.append(path)  # not one walked already as part of another
         return cls(trees=trees, trees_digest=stamp_trees(stamp_tree(p) for p in trees), root=root,
                    root_digest=stamp_root(root), recheck_ns=recheck_ns,
                    paths=sorted({path for path, tree in watched if not tree}))

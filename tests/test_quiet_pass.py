@@ -282,3 +282,10 @@ def test_a_link_below_a_watched_tree_is_stamped_not_walked(tmp_path: Path) -> No
         f.write("{}\n")
     assert quietpass.stamp_tree(str(tree)) != after
     assert quietpass.stamp_tree(str(tmp_path / "home")) not in (through, after)
+
+
+def test_a_tree_inside_another_is_walked_once(tmp_path: Path) -> None:
+    (tmp_path / "sessions" / "cli").mkdir(parents=True)
+    stamps = quietpass.PassStamps.take([(str(tmp_path / "sessions"), True), (str(tmp_path / "sessions" / "cli"), True),
+                                        (str(tmp_path / "sessions-old"), True)], str(tmp_path / "root"), None)
+    assert stamps.trees == [str(tmp_path / "sessions"), str(tmp_path / "sessions-old")]
