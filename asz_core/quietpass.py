@@ -155,8 +155,12 @@ def stamp_tree(path: str) -> str:
     seen: set[tuple[int, int]] = set()
     if os.path.islink(path):
         _through_link(path, digest, seen, descend=True)
-    elif os.path.isdir(path):
+        return digest.hexdigest()
+    try:
         st = os.stat(path)
+    except OSError:
+        return digest.hexdigest()  # not there (its line says so) or not to be read
+    if S_ISDIR(st.st_mode):
         seen.add((st.st_dev, st.st_ino))
         _walk_dir(path, digest, seen)
     return digest.hexdigest()

@@ -40,7 +40,8 @@ def build_parser(app: App) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
     if app is None:
         # Before any plugin, configuration or pass machinery is imported: a ``run`` that finds
-        # nothing changed since the last pass, which changed nothing, repeats its report.
+        # nothing changed since the last two passes, which changed nothing and agreed, repeats
+        # their report (asz_core.quietpass).
         from asz_core.cli.repeat import repeat_quiet_pass
 
         repeated = repeat_quiet_pass(sys.argv[1:] if argv is None else argv)

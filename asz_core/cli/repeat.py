@@ -73,7 +73,10 @@ def repeat_quiet_pass(argv: Sequence[str], out: TextIO | None = None, err: TextI
     args = _one_pass(argv)
     if args is None:
         return None
-    quiet = quietpass.replay(quietpass.run_key(run_options(args.config)), time.time_ns())
+    try:
+        quiet = quietpass.replay(quietpass.run_key(run_options(args.config)), time.time_ns())
+    except OSError:  # a working directory gone, say: the check is never why a run fails
+        return None
     if quiet is None:
         return None
     out, err = out or sys.stdout, err or sys.stderr
