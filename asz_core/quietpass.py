@@ -9,7 +9,8 @@ counted nothing pending, busy or failed) records them, and the next ``run`` chec
 it imports anything:
 
 * every file and directory under the paths the adapters said they read (``AdapterContext.watch``;
-  each tree walked, links followed), once the pass is over;
+  each tree walked, a link below it stamped with what it points at but not followed, as the
+  adapters do not follow it), once the pass is over;
 * the names at the top of the storage root, its tables and each session's ``session.state``
   (a session created or removed, a file landed in it by any pass, a table rewritten), stamped
   under the pass's lock once the pass is over;
