@@ -11,6 +11,7 @@ A minimal adapter module::
 
     @hookimpl
     def asz_discover(ctx):
+        ctx.watch(str(home))     # every path read outside the root (see asz_pass_repeatable)
         for sid, path in ...:   # a generator: the pass holds one session at a time
             yield Found(kind="session", key=sid, session=sid, payload=path)
 
@@ -23,6 +24,10 @@ A minimal adapter module::
     @hookimpl
     def asz_land(ctx, claim, session):
         collect_append(ctx, session, AppendSource(...))
+
+    @hookimpl
+    def asz_pass_repeatable():  # optional: what lands is decided by the watched files alone,
+        return True             # so a run finding them unchanged may repeat the last report
 
 and an entry point in its ``pyproject.toml``::
 
