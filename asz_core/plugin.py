@@ -57,7 +57,9 @@ class AdapterInfo:
     counter_labels: Mapping[str, str] = field(default_factory=dict)
     #: ``asz_land`` keeps nothing in memory from one session to the next and writes only under
     #: the session it holds, so sessions may land in several processes (``collector.workers``);
-    #: each claim is then pickled to the process that lands it, so its payload must pickle
+    #: each claim is then pickled to the process that lands it, so its payload must pickle.
+    #: What it must change outside the session (its own state), it gives the pass with
+    #: ``AdapterContext.hand_back``.
     parallel_sessions: bool = False
 
 
