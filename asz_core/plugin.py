@@ -61,6 +61,10 @@ class AdapterInfo:
     #: What it must change outside the session (its own state), it gives the pass with
     #: ``AdapterContext.hand_back``.
     parallel_sessions: bool = False
+    #: with no number of processes configured, a pass lands this adapter's sessions in several
+    #: once it has this many to land (``None``: ``asz_core.workers.DEFAULT_FROM_SESSIONS``, for
+    #: sessions of a few milliseconds); an adapter whose sessions take far longer lowers it
+    parallel_from: int | None = None
 
 
 @dataclass

@@ -68,19 +68,20 @@ DEFAULT_PER_CPU = 2
 DEFAULT_MOST = 4
 
 
-def configured_workers(options: dict[str, Any], sessions: int = 0) -> int:
+def configured_workers(options: dict[str, Any], sessions: int = 0,
+                       from_sessions: int = DEFAULT_FROM_SESSIONS) -> int:
     """How many processes land this adapter's ``sessions``: ``$ASZ_WORKERS``, else the
     adapter's ``collector.workers``, else on Linux :data:`DEFAULT_PER_CPU` for each CPU this
     process may use (at most :data:`DEFAULT_MOST`; 1 on one CPU) once there are
-    :data:`DEFAULT_FROM_SESSIONS` sessions, else 1; always
-    1 where processes cannot be forked (Windows).
+    ``from_sessions`` sessions (the adapter's ``AdapterInfo.parallel_from``, else
+    :data:`DEFAULT_FROM_SESSIONS`), else 1; always 1 where processes cannot be forked (Windows).
 
     The default is Linux's alone: elsewhere a forked process that does not exec is not safe
     with every system library (macOS), or there is no fork at all.
     """
     wanted = explicit_workers(options)
     if wanted is None:
-        linux = sys.platform == "linux" and sessions >= DEFAULT_FROM_SESSIONS
+        linux = sys.platform == "linux" and sessions >= max(from_sessions, 1)
         cpus = len(os.sched_getaffinity(0)) if linux else 1
         wanted = min(DEFAULT_PER_CPU * cpus, DEFAULT_MOST) if cpus > 1 else 1
     if wanted <= 1:
