@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from asz_core.filters import SessionFilter
 from asz_core.quietpass import PassStamps
@@ -35,6 +35,8 @@ __all__ = [
     "PassSummary",
     "Reporter",
 ]
+
+_V = TypeVar("_V")
 
 #: At most this many files land from one source in one pass; the rest is counted pending.
 MAX_WINDOWS = 65
@@ -166,6 +168,10 @@ class AdapterContext:
     #: the directories the adapter read from, as it resolved them (``sources`` shows them)
     source_dirs: list[str] = field(default_factory=list)
     _settled: SettledSessions | None = field(default=None, init=False, repr=False)
+    #: in a worker process (:mod:`asz_core.workers`): what :meth:`hand_back` was given, applied
+    #: by the pass once the worker reports the session
+    _handed_back: list[tuple[Callable[[AdapterContext, Any], None], Any]] | None = field(
+        default=None, init=False, repr=False)
 
     @property
     def settled(self) -> SettledSessions:
@@ -236,6 +242,25 @@ class AdapterContext:
     def error(self, message: str, session: str | None = None) -> None:
         """Record a failure: it is listed after the pass line and fails the pass."""
         self.pass_ctx.error(self.name, message, session)
+
+    def hand_back(self, apply: Callable[[AdapterContext, _V], None], value: _V) -> None:
+        """Run ``apply(ctx, value)`` in the pass's own process, with the pass's context.
+
+        For state an adapter keeps outside the session it lands (a table of its own in the
+        root, a note for later hooks) while its sessions may land in worker processes
+        (``AdapterInfo.parallel_sessions``): a worker is a fork and must write only under the
+        session it holds, so what it changes elsewhere goes back to the pass. Landing in the
+        pass's process, ``apply`` runs at once; in a worker, ``value`` is pickled back with the
+        session's report and ``apply`` runs in the pass when that report arrives (after the
+        session's landed files are announced, in the order ``hand_back`` was called). So
+        ``apply`` must be a module-level function and ``value`` must pickle; a worker that dies
+        before reporting loses what it handed back, as a pass killed there would. An exception
+        from ``apply`` is that session's error, and the session's later calls do not run.
+        """
+        if self._handed_back is None:
+            apply(self, value)
+        else:
+            self._handed_back.append((apply, value))
 
     def open_session(self, session: str) -> SessionHandle:
         """Lock ``session`` for landing; what lands through it is counted and announced."""

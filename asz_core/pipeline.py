@@ -199,9 +199,10 @@ def _processes(info: AdapterInfo, actx: AdapterContext, to_land: Iterator[Sessio
     if not info.parallel_sessions or actx.pass_ctx.dry_run:
         return to_land, 1
     known = total
+    from_sessions = info.parallel_from or DEFAULT_FROM_SESSIONS
     if not known and explicit_workers(actx.options) is None:
-        to_land, known = _look_ahead(to_land, DEFAULT_FROM_SESSIONS)
-    return to_land, configured_workers(actx.options, known)
+        to_land, known = _look_ahead(to_land, from_sessions)
+    return to_land, configured_workers(actx.options, known, from_sessions)
 
 
 def _look_ahead(claims: Iterator[SessionClaim], most: int) -> tuple[Iterator[SessionClaim], int]:

@@ -62,8 +62,14 @@ class AdapterInfo:
     counter_labels: Mapping[str, str] = field(default_factory=dict)
     #: ``asz_land`` keeps nothing in memory from one session to the next and writes only under
     #: the session it holds, so sessions may land in several processes (``collector.workers``);
-    #: each claim is then pickled to the process that lands it, so its payload must pickle
+    #: each claim is then pickled to the process that lands it, so its payload must pickle.
+    #: What it must change outside the session (its own state), it gives the pass with
+    #: ``AdapterContext.hand_back``.
     parallel_sessions: bool = False
+    #: with no number of processes configured, a pass lands this adapter's sessions in several
+    #: once it has this many to land (``None``: ``asz_core.workers.DEFAULT_FROM_SESSIONS``, for
+    #: sessions of a few milliseconds); an adapter whose sessions take far longer lowers it
+    parallel_from: int | None = None
 
 
 @dataclass

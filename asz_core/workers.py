@@ -14,7 +14,8 @@ and when the pass hears of it:
   the adapter only then: it holds a few sessions, not all;
 * what a worker lands is reported back and announced by the pass (``asz_file_landed``
   observers run in the pass's process, as they would serially), with its counters, warnings,
-  errors and the sessions it noted settled;
+  errors, the sessions it noted settled, and what the adapter handed back to the pass
+  (``AdapterContext.hand_back``), applied in the pass's process;
 * a worker dies with the pass (``PR_SET_PDEATHSIG``), so a pass killed with -9 leaves no worker
   writing behind it; a worker that dies alone fails the pass with an error naming the sessions
   it did not report, which land next pass (their cursors never moved past what landed).
@@ -32,7 +33,7 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -67,19 +68,20 @@ DEFAULT_PER_CPU = 2
 DEFAULT_MOST = 4
 
 
-def configured_workers(options: dict[str, Any], sessions: int = 0) -> int:
+def configured_workers(options: dict[str, Any], sessions: int = 0,
+                       from_sessions: int = DEFAULT_FROM_SESSIONS) -> int:
     """How many processes land this adapter's ``sessions``: ``$ASZ_WORKERS``, else the
     adapter's ``collector.workers``, else on Linux :data:`DEFAULT_PER_CPU` for each CPU this
     process may use (at most :data:`DEFAULT_MOST`; 1 on one CPU) once there are
-    :data:`DEFAULT_FROM_SESSIONS` sessions, else 1; always
-    1 where processes cannot be forked (Windows).
+    ``from_sessions`` sessions (the adapter's ``AdapterInfo.parallel_from``, else
+    :data:`DEFAULT_FROM_SESSIONS`), else 1; always 1 where processes cannot be forked (Windows).
 
     The default is Linux's alone: elsewhere a forked process that does not exec is not safe
     with every system library (macOS), or there is no fork at all.
     """
     wanted = explicit_workers(options)
     if wanted is None:
-        linux = sys.platform == "linux" and sessions >= DEFAULT_FROM_SESSIONS
+        linux = sys.platform == "linux" and sessions >= max(from_sessions, 1)
         cpus = len(os.sched_getaffinity(0)) if linux else 1
         wanted = min(DEFAULT_PER_CPU * cpus, DEFAULT_MOST) if cpus > 1 else 1
     if wanted <= 1:
@@ -122,6 +124,9 @@ class _Report:
     errors: list[PassError]
     settled: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    session: str = ""
+    #: ``AdapterContext.hand_back``'s calls, to run in the pass
+    handed_back: list[tuple[Callable[[AdapterContext, Any], None], Any]] = field(default_factory=list)
 
 
 # The pass's objects, set before the workers are forked (they inherit them; nothing is pickled
@@ -165,6 +170,8 @@ def _land_in_worker(claim: SessionClaim) -> _Report:
     settled = actx._settled
     if settled is not None:
         settled.held = {}  # what this session records or forgets goes back to the pass
+    handed_back: list[tuple[Callable[[AdapterContext, Any], None], Any]] = []
+    actx._handed_back = handed_back
     started = time.perf_counter()
     land_one(host, actx, name, claim, describe)
     seconds = time.perf_counter() - started
@@ -172,7 +179,8 @@ def _land_in_worker(claim: SessionClaim) -> _Report:
     return _Report(counters={k: after[k] - before[k] for k in after if k not in _ANNOUNCED},
                    landed=[f for _, f in ctx.deferred_landed], warnings=reporter.warnings,
                    errors=ctx.errors[errors_before:],
-                   settled=(settled.held or {}) if settled is not None else {}, seconds=seconds)
+                   settled=(settled.held or {}) if settled is not None else {}, seconds=seconds,
+                   session=claim.session, handed_back=handed_back)
 
 
 def _per_task(seconds: float, landed: int) -> int:
@@ -242,14 +250,14 @@ def land_in_workers(host: PluginHost, actx: AdapterContext, name: str, claims: I
                         seconds += sum(report.seconds for report in reports)
                     send(1)
                     for report in reports or ():
-                        _merge(actx, name, report, settled)
+                        _merge(actx, name, report, settled, describe)
                     done += len(task)
                     ctx.reporter.progress(name, done, total)
     finally:
         _state = None
 
 
-def _merge(actx: AdapterContext, name: str, report: _Report, settled: Any) -> None:
+def _merge(actx: AdapterContext, name: str, report: _Report, settled: Any, describe: Any) -> None:
     ctx = actx.pass_ctx
     counters = actx.counters
     for key, value in report.counters.items():
@@ -265,3 +273,9 @@ def _merge(actx: AdapterContext, name: str, report: _Report, settled: Any) -> No
                 settled.forget(session)
             else:
                 settled.put(session, entry)
+    for apply, value in report.handed_back:
+        try:
+            apply(actx, value)
+        except Exception as exc:  # noqa: BLE001 - as the session's own failure would be
+            ctx.error(name, describe(exc), report.session)
+            break  # as in one process, where the failure ends the session's landing

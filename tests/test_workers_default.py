@@ -43,13 +43,22 @@ def test_unset_it_is_one_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
     assert configured_workers({}, 10_000) == 1
 
 
-def _streaming_parallel_adapter(sessions: int) -> types.ModuleType:
+@pytest.mark.skipif(sys.platform != "linux", reason="the default forks only on Linux")
+def test_an_adapter_with_long_sessions_lowers_the_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert configured_workers({}, 7, from_sessions=8) == 1
+    assert configured_workers({}, 8, from_sessions=8) == 4
+    assert configured_workers({"collector": {"workers": 1}}, 8, from_sessions=8) == 1
+
+
+def _streaming_parallel_adapter(sessions: int, parallel_from: int | None = None) -> types.ModuleType:
     """An adapter that may land in workers and yields its claims one at a time."""
     module = types.ModuleType("streaming_parallel")
 
     @hookimpl
     def asz_adapter_info() -> AdapterInfo:
-        return AdapterInfo(version="1.0", runtime="streaming", parallel_sessions=True)
+        return AdapterInfo(version="1.0", runtime="streaming", parallel_sessions=True,
+                           parallel_from=parallel_from)
 
     @hookimpl
     def asz_discover(ctx):  # type: ignore[no-untyped-def]
@@ -69,9 +78,9 @@ def _streaming_parallel_adapter(sessions: int) -> types.ModuleType:
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the default forks only on Linux")
-@pytest.mark.parametrize("sessions", [3, DEFAULT_FROM_SESSIONS])
+@pytest.mark.parametrize(("sessions", "parallel_from"), [(3, None), (DEFAULT_FROM_SESSIONS, None), (3, 4), (4, 4)])
 def test_a_stream_of_claims_is_counted_up_to_the_threshold(asz_pass: PassRunner, monkeypatch: pytest.MonkeyPatch,
-                                                           sessions: int) -> None:
+                                                           sessions: int, parallel_from: int | None) -> None:
     """Claims that come as a generator say how many there are only once taken: the pass looks
     ahead as far as the threshold, and every claim still lands, once, in order."""
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
@@ -81,11 +90,11 @@ def test_a_stream_of_claims_is_counted_up_to_the_threshold(asz_pass: PassRunner,
         calls.append((workers, [c.session for c in claims]))
 
     monkeypatch.setattr(pipeline, "land_in_workers", record)
-    asz_pass.register("streaming_parallel", _streaming_parallel_adapter(sessions))
+    asz_pass.register("streaming_parallel", _streaming_parallel_adapter(sessions, parallel_from))
     asz_pass.configure(adapters=[{"name": "streaming_parallel"}])
     summary = asz_pass.run()
     assert summary.by_adapter["streaming_parallel"].sessions == sessions
-    if sessions < DEFAULT_FROM_SESSIONS:
+    if sessions < (parallel_from or DEFAULT_FROM_SESSIONS):
         assert calls == []  # landed in this process
     else:
         assert calls == [(2 * DEFAULT_PER_CPU, [f"s-{i}" for i in range(sessions)])]

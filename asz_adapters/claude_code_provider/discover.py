@@ -30,7 +30,7 @@ from asz_core.context import AdapterContext
 from asz_core.plugin import Found
 from asz_core.sessiondata.jsonbytes import NotJSON, loads_strict
 
-__all__ = ["BodyFile", "ProviderPass", "discover", "read_ids", "source_dir"]
+__all__ = ["BodyFile", "ProviderPass", "discover", "pass_state", "read_ids", "source_dir"]
 
 _SUBPATH: Final = ("asz", "provider-bodies")
 PASS_NOTE: Final = "claude-code-provider.pass"
@@ -68,6 +68,12 @@ class ProviderPass:
     table: SeenTable
     files: dict[str, BodyFile] = field(default_factory=dict)
     to_land: int = 0   #: claims not landed yet; at 0 the table is saved whole
+
+
+def pass_state(ctx: AdapterContext) -> ProviderPass | None:
+    """The pass's :class:`ProviderPass`, which discovery left in the pass's notes."""
+    state = ctx.pass_ctx.notes.get(PASS_NOTE)
+    return state if isinstance(state, ProviderPass) else None
 
 
 def read_ids(entry: Seen, body: bytes) -> str:

@@ -5,8 +5,16 @@ What the session already holds is read from its landed ``provider_body`` files f
 refers to pieces and bodies of earlier passes as well as this one. A body whose record id the
 session already holds with the same digest is one a crash landed without ``seen.state``
 catching up: it is marked landed, not landed again; with another digest it is a conflict.
-After each file is installed (its name durable), the bodies in it are appended to
-``seen.log``, which the adapter takes into ``seen.state`` once the pass has landed every session.
+After each file is installed (its name durable), the bodies in it go to the pass's table and
+are appended to ``seen.log`` (:func:`record_landed`), which the adapter takes into ``seen.state``
+once the pass has landed every session.
+
+A session may land in a worker process (``AdapterInfo.parallel_sessions``): it then writes only
+under the session, and hands the entries it changed back to the pass
+(``AdapterContext.hand_back``), which alone puts them in the table and appends them to the log,
+in the pass's process, after the worker reports the session. So one process appends to
+``seen.log``, as before; a kill between a file landing and its entries reaching the log loses
+only the log's line, and the next pass finds the body in the session's manifests.
 
 A landed file's header names the source as ``.``: the source is the body directory itself (the
 adapter's root, as ``projects/`` is the transcripts'), and each record's manifest names its own
@@ -23,8 +31,8 @@ import orjson
 
 from asz_adapters.claude_code_provider import names
 from asz_adapters.claude_code_provider.about import DIALECT
-from asz_adapters.claude_code_provider.discover import BodyFile, ProviderPass
-from asz_adapters.claude_code_provider.seen import CHANGED, CONFLICT, LANDED, digest_prefix
+from asz_adapters.claude_code_provider.discover import BodyFile, pass_state
+from asz_adapters.claude_code_provider.seen import CHANGED, CONFLICT, LANDED, Seen, digest_prefix
 from asz_core.context import AdapterContext
 from asz_core.plugin import SessionClaim
 from asz_core.providerbody import (
@@ -41,7 +49,7 @@ from asz_core.root.storage import SessionHandle
 from asz_core.sessiondata import FROM_AGENT, FROM_RUNTIME, Header, format_instant
 from asz_core.sessiondata.jsonbytes import NotJSON, loads_strict
 
-__all__ = ["DIALECT", "RULES", "land_session"]
+__all__ = ["DIALECT", "RULES", "land_session", "record_landed"]
 
 RULES: Final = CutRules(arrays=names.TOOL_ARRAYS)
 #: How many candidate fronts are compared byte for byte, and how many bodies of an earlier
@@ -125,9 +133,22 @@ def _info(bf: BodyFile, session: str, value: object) -> tuple[BodyInfo, str | No
     return info, None, []
 
 
-def land_session(ctx: AdapterContext, state: ProviderPass, claim: SessionClaim, session: SessionHandle) -> None:
+def record_landed(ctx: AdapterContext, entries: list[Seen]) -> None:
+    """In the pass's process: ``entries``, as a session's landing left them, into the pass's
+    table and appended to ``seen.log``."""
+    state = pass_state(ctx)
+    if state is None:
+        raise RuntimeError("the seen table's entries came back to a pass without asz_discover")
+    for entry in entries:
+        state.table.put(entry)  # a worker's entries are copies; in the pass these are its own
+    state.table.record(entries)
+
+
+def land_session(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -> None:
     """Land ``claim``'s bodies into ``session``, in write order."""
-    table = state.table
+    # the entries this landing changes: the pass's table's own when landing in its process,
+    # copies that go back to it (``record_landed``) in a worker
+    entries_by_name = {found.key: found.payload.seen for found in claim.found}
     reader = ProviderBodies(session.dir, cache_bytes=_CACHE_BYTES)
     reader.load_all()
     store = reader.store
@@ -137,7 +158,7 @@ def land_session(ctx: AdapterContext, state: ProviderPass, claim: SessionClaim, 
     def landed_file(landed: LandedFile, bodies: list[LandedBody]) -> None:
         entries = []
         for body in bodies:
-            entry = table.get(body.info.src)
+            entry = entries_by_name.get(body.info.src)
             if entry is not None:
                 entry.state, entry.why, entry.session = LANDED, "", claim.session
                 entry.sha = digest_prefix(body.sha256)
@@ -145,7 +166,7 @@ def land_session(ctx: AdapterContext, state: ProviderPass, claim: SessionClaim, 
                 recorded.add(entry.name)
         if not ctx.dry_run:
             session.sync(created=True)  # the table names these files: their names must be durable first
-            table.record(entries)
+            ctx.hand_back(record_landed, entries)
 
     def header() -> Header:
         return Header(kind="provider_body", session=claim.session, src=".", dialect=DIALECT,
@@ -162,7 +183,7 @@ def land_session(ctx: AdapterContext, state: ProviderPass, claim: SessionClaim, 
     if not ctx.dry_run:
         session.sync(created=True)
         # what landed no file: bodies found already landed, conflicts, changes
-        table.record(found.payload.seen for found in claim.found if found.key not in recorded)
+        ctx.hand_back(record_landed, [e for name, e in entries_by_name.items() if name not in recorded])
 
 
 def _land_one(ctx: AdapterContext, bf: BodyFile, session: str, store: BodyStore, chains: _Chains,

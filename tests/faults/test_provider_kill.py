@@ -6,6 +6,10 @@ the session's manifests next time and does not land it again. Each seed kills at
 twice, with files cut small so a pass lands several. 8 seeds run in CI; ``--slow`` runs 60. The
 local adapter's index is written from the corpus's transcripts beforehand, as in the other
 provider tests.
+
+The same with several sessions landing in two worker processes: a kill at a landing step kills
+the worker alone (the pass reports the sessions it did not finish), one at a ``seen.state`` or
+``seen.log`` write kills the pass, whose workers die with it.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from asz_core.root import faults
 from asz_core.testing import PassRunner
 from tests.helpers import temp_files
 from tests.provider_support import (
+    TranscriptIds,
     bodies_by_session,
     provider_config,
     response_files,
@@ -35,6 +40,10 @@ from tests.provider_support import (
 pytestmark = pytest.mark.corpus
 
 SESSION = "8f4d493a-14e9-4f80-b905-a5af06d253c2"
+#: sessions of a few bodies each, for the worker processes' test
+SESSIONS = ("8f4d493a-14e9-4f80-b905-a5af06d253c2", "839f0678-4dbc-4aa5-a37c-10f12406d23f",
+            "93feae2d-9738-4b3d-a7dd-b03bacf0ed76", "db54f5d0-c338-4a49-a9ff-612173df821b",
+            "de3b8b19-5bc0-4a2a-934a-1b6806567e25", "a9dda813-73e3-49f8-a718-68315200e497")
 SEEDS_CI, SEEDS_SLOW = 8, 60
 STEPS = (*faults.STEPS, APPEND_STEP)
 
@@ -46,31 +55,50 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def test_a_provider_pass_killed_at_a_landing_step(seed: int, corpus: Path, tmp_path: Path,
                                                   assert_root_verifies: object) -> None:
+    _kill_and_finish(seed, corpus, tmp_path, (SESSION,), 1, assert_root_verifies)
+
+
+def test_a_provider_pass_with_workers_killed_at_a_landing_step(seed: int, corpus: Path, tmp_path: Path,
+                                                               assert_root_verifies: object) -> None:
+    _kill_and_finish(seed, corpus, tmp_path, SESSIONS, 2, assert_root_verifies)
+
+
+def _kill_and_finish(seed: int, corpus: Path, tmp_path: Path, sessions: tuple[str, ...], workers: int,
+                     assert_root_verifies: object) -> None:
     rng = random.Random(seed)
-    ids = transcript_ids(corpus / "claude-code" / "projects")[SESSION]
+    all_ids = transcript_ids(corpus / "claude-code" / "projects")
     bodies = corpus / "provider-bodies"
-    files = bodies_by_session(bodies)[SESSION] + response_files(bodies, ids.calls)
+    by_session = bodies_by_session(bodies)
+    files = {s: by_session[s] + response_files(bodies, all_ids[s].calls) for s in sessions}
     src = tmp_path / "src"
     src.mkdir()
-    for n, path in enumerate(files):
+    for n, path in enumerate(p for s in sessions for p in files[s]):
         (src / path.name).write_bytes(path.read_bytes())
         os.utime(src / path.name, ns=(10**18 + n * 10**9,) * 2)
     runner = PassRunner(tmp_path, tmp_path / "root")
-    write_index(runner.root, ids)
-    config = runner.configure(adapters=[provider_config(src, collector={"max_delta_bytes": 64 * 1024})])
+    for session in sessions:
+        write_index(runner.root, all_ids[session])
+    config = runner.configure(adapters=[provider_config(src, exclude=[], collector={"max_delta_bytes": 64 * 1024,
+                                                                        "workers": workers})])
     cli = [sys.executable, "-m", "asz_core.cli", "run", "--config", str(config)]
+    env = {k: v for k, v in os.environ.items() if k != "ASZ_WORKERS"}
     for _ in range(rng.randint(1, 2)):
-        env = {**os.environ, "ASZ_FAULT": f"kill:{rng.choice(STEPS)}:{rng.randint(1, 4)}"}
-        subprocess.run(cli, env=env, capture_output=True, check=False, timeout=120)
+        fault = {"ASZ_FAULT": f"kill:{rng.choice(STEPS)}:{rng.randint(1, 4)}"}
+        subprocess.run(cli, env={**env, **fault}, capture_output=True, check=False, timeout=120)
     for _ in range(2):
-        done = subprocess.run(cli, capture_output=True, check=False, timeout=120)
+        done = subprocess.run(cli, env=env, capture_output=True, check=False, timeout=120)
         assert done.returncode == 0, done.stderr.decode()
-    reader = ProviderBodies(runner.root / SESSION)
+    for session in sessions:
+        _check_session(runner.root / session, src, files[session], all_ids[session])
+    assert temp_files(runner.root) == []
+    assert_root_verifies(runner.root)  # type: ignore[operator]
+
+
+def _check_session(landed_dir: Path, src: Path, files: list[Path], ids: TranscriptIds) -> None:
+    reader = ProviderBodies(landed_dir)
     landed = Counter(e.manifest.src for e in reader.entries())
-    assert landed == Counter(p.name for p in files)  # every body, once
+    assert landed == Counter(p.name for p in files), ids.session  # every body, once
     for entry in reader.entries():  # files this small take the largest pieces out of a few bodies
         raw = (src / entry.manifest.src).read_bytes()
         rebuilt = reader.body(entry.seq, entry.row) if entry.complete else reader.body_from(entry.seq, entry.row, raw)
         assert rebuilt == raw
-    assert temp_files(runner.root) == []
-    assert_root_verifies(runner.root)  # type: ignore[operator]
