@@ -12,6 +12,11 @@ started from a bare launcher):
 
 * **floor**: read every source file, and for every line ``orjson.loads`` and SHA-256: what any
   reader of these files must do. Timed inside its process, as the cold pass is;
+* **write floor**: the cold pass's landed files copied, each into a directory of its own, with
+  the writes any durable landing makes (a temporary file written in 1 MiB chunks, its
+  ``fsync``, the rename, the directory's ``fsync``): what writing the landed bytes costs on this
+  disk, nothing else. The floor and the write floor added up are the most a pass in one process
+  could do (nothing converted, encoded or checked): the ceiling the cold pass is set beside;
 * **cold pass**: ``asz-pipeline run`` into an empty root (every landed file and state durable),
   timed inside the pass (its ``elapsed_s``) and as a whole process, start-up included (a source
   with more than 65 files to land is ``pending`` after one pass, as the spec says: the cold pass
@@ -65,7 +70,7 @@ PEER_VENV = REPO / ".venv-peer"
 PEER = "claude-code-log"
 
 
-# ---- what runs in a child process (``pass.py --floor`` / ``--stat``) ----------------------
+# ---- what runs in a child process (``pass.py --floor`` / ``--write-floor`` / ``--stat``) ---
 
 
 def floor(ranges: Sequence[tuple[str, int]]) -> int:
@@ -82,6 +87,29 @@ def floor(ranges: Sequence[tuple[str, int]]) -> int:
                 except orjson.JSONDecodeError:
                     pass
                 hashlib.sha256(raw).digest()
+    return size
+
+
+def write_floor(files: Sequence[str], dest: str) -> int:
+    """Copy each file into a new directory under ``dest`` as a durable landing writes one."""
+    size = 0
+    for n, path in enumerate(files):
+        directory = os.path.join(dest, str(n))
+        os.mkdir(directory, 0o700)
+        final = os.path.join(directory, os.path.basename(path))
+        temporary = final + ".tmp"
+        with open(path, "rb") as source, open(temporary, "xb") as out:
+            while chunk := source.read(1 << 20):
+                out.write(chunk)
+                size += len(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        os.rename(temporary, final)
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     return size
 
 
@@ -262,6 +290,14 @@ def floor_child(ranges: list[tuple[str, int]], work: Path) -> Run:
                      inner=lambda text: float(text.split()[0]))
 
 
+def write_floor_child(files: list[str], dest: Path, work: Path) -> Run:
+    listing = work / "write-floor.json"
+    listing.write_text(json.dumps(files), "utf-8")
+    dest.mkdir(mode=0o700)
+    return run_child([sys.executable, __file__, "--write-floor", str(listing), str(dest)],
+                     inner=lambda text: float(text.split()[0]))
+
+
 # ---- the peer ----------------------------------------------------------------------------
 
 
@@ -342,6 +378,13 @@ def measure(setup: Setup, repeat: int, with_peer: bool, workers: int, peer_repea
             run = asz(setup)
             if n:  # the first of each is the warm-up
                 runs.append(run)
+    # The write floor copies the last cold root's landed files, each run into a new directory
+    # (deleted with the used roots, after: the same reason as above).
+    landed = sorted(str(p) for p in setup.root.rglob("*.sd"))
+    landed_mb = sum(os.path.getsize(p) for p in landed) / MB
+    copies = iter(range(repeat + 1))
+    write_run = repeated(repeat, lambda: write_floor_child(landed, used / f"copy-{next(copies)}", setup.work),
+                         before=os.sync)
     # the no-op and incremental passes go on from the last cold root; the others go now
     shutil.rmtree(used, ignore_errors=True)
     write_config(setup)
@@ -380,6 +423,11 @@ def measure(setup: Setup, repeat: int, with_peer: bool, workers: int, peer_repea
 
     share = floor_run.inner / cold.inner
     row("floor: read + orjson.loads + sha256 per line", floor_run.inner, mbs, floor_run.rss)
+    row(f"write floor: the {len(landed)} landed files ({landed_mb:.1f} MB) written durably", write_run.inner,
+        landed_mb, write_run.rss, f"{floor_run.inner / write_run.inner:.0%} of the floor's speed")
+    ceiling = floor_run.inner + write_run.inner
+    row("floor + write floor (one process, nothing else)", ceiling, mbs, None,
+        f"{floor_run.inner / ceiling:.0%} of the floor's speed")
     row("cold pass (inside the pass)", cold.inner, mbs, cold.rss, f"{share:.0%} of the floor's speed",
         f"≥ 40 %: {'met' if share >= 0.40 else 'NOT met'}")
     row("cold pass (whole process)", cold.wall, mbs, cold.rss)
@@ -457,7 +505,14 @@ def main(argv: list[str] | None = None) -> int:
                              "default: what a pass uses unset, two a CPU, at most 4; 1: not measured)")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one cold pass instead")
     parser.add_argument("--floor", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--write-floor", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.write_floor:
+        listing, dest = args.write_floor
+        started = time.perf_counter()
+        write_floor(json.loads(listing.read_text("utf-8")), str(dest))
+        print(f"{time.perf_counter() - started:.6f}")
+        return 0
     if args.floor:
         ranges = json.loads(args.floor.read_text("utf-8"))
         started = time.perf_counter()
