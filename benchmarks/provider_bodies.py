@@ -35,35 +35,22 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import corpus, peak_rss_mb, table
+from _common import REPO, corpus, peak_rss_mb, table
 
+sys.path.insert(0, str(REPO))  # the tests' helper that writes what claude-code-local would index
 from asz_core.config import load_config
 from asz_core.host import PluginHost
 from asz_core.pipeline import run_pass
 from asz_core.providerbody import LitSeg, ProviderBodies, manifest_of
-from asz_core.root.index import SessionIndex
 from asz_core.sessiondata import open_file
+from tests.provider_support import transcript_ids, write_index
 
 
 def index_transcripts(projects: Path, root: Path) -> int:
     """Write each session's index as claude-code-local would after landing its transcripts."""
-    sessions: dict[str, tuple[str, set[str]]] = {}
-    for project in sorted(p for p in projects.iterdir() if p.is_dir()):
-        for path in sorted(project.rglob("*.jsonl")):
-            rel = path.relative_to(project).parts
-            session = rel[0] if len(rel) > 1 else path.stem
-            calls = sessions.setdefault(session, (project.name, set()))[1]
-            with path.open("rb") as fh:
-                for raw in fh:
-                    try:
-                        line = json.loads(raw)
-                    except ValueError:
-                        continue
-                    message = line.get("message") if isinstance(line, dict) else None
-                    if line.get("type") == "assistant" and isinstance(message, dict) and message.get("id"):
-                        calls.add(message["id"])
-    for session, (directory, calls) in sessions.items():
-        SessionIndex(root / session).add([("directory", directory), *(("call", c) for c in sorted(calls))])
+    sessions = transcript_ids(projects)
+    for ids in sessions.values():
+        write_index(root, ids)
     return len(sessions)
 
 
