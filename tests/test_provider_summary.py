@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from asz_core.providerbody import ProviderBodies, provider_body_files
-from asz_core.providerbody.summary import summary_path
+from asz_core.providerbody.summary import load, summary_path
 from asz_core.testing import PassRunner
 from tests.provider_support import TranscriptIds, provider_config, transcript_ids, write_index
 from tests.test_provider_adapter import CHAIN, bodies_of, rebuilds_exactly, stage
@@ -137,3 +137,68 @@ def test_a_summary_that_does_not_match_the_files_is_not_used(
     lines, read, root, _ = _two_passes(tmp_path / change, corpus, ids, taken, spoil)
     assert len(read) == 1 and lines == reference
     assert_root_verifies(root)
+
+
+def _land_in_halves(tmp: Path, corpus: Path, ids: dict[str, TranscriptIds], between: Between | None,
+                    max_delta_bytes: int) -> Path:
+    """Every body of the corpus landed in two passes split at the middle mtime, files no larger
+    than ``max_delta_bytes`` (so that some bodies land reduced, pieces taken out)."""
+    tmp.mkdir()
+    runner = PassRunner(tmp, tmp / "root")
+    for each in ids.values():
+        write_index(runner.root, each)
+    written = sorted((corpus / "provider-bodies").iterdir(), key=lambda p: (p.stat().st_mtime_ns, p.name))
+    src = tmp / "bodies"
+    half = len(written) // 2
+    runner.configure(adapters=[provider_config(src, collector={"max_delta_bytes": max_delta_bytes})])
+    stage([(p, p.stat().st_mtime_ns) for p in written[:half]], src)
+    assert not runner.run().failed
+    if between is not None:
+        between(runner.root, src)
+    stage([(p, p.stat().st_mtime_ns) for p in written[half:]], src)
+    assert not runner.run().failed
+    return runner.root
+
+
+def _landed(root: Path) -> dict[tuple[str, int], list[object]]:
+    return {(session.name, seq): _lines(path) for session in sorted(root.iterdir()) if session.is_dir()
+            for seq, path in provider_body_files(session)}
+
+
+def test_the_whole_corpus_in_two_passes_lands_the_same_bytes_with_and_without_summaries(
+        tmp_path: Path, corpus: Path, ids: dict[str, TranscriptIds],
+        assert_root_verifies: Callable[[Path], None]) -> None:
+    def forget(root: Path, src: Path) -> None:
+        for path in root.glob("*/index/provider_bodies"):
+            path.unlink()
+
+    read = _land_in_halves(tmp_path / "read", corpus, ids, forget, 300_000)
+    summarized = _land_in_halves(tmp_path / "summary", corpus, ids, None, 300_000)
+    landed = _landed(summarized)
+    assert landed == _landed(read)
+    sessions = {session for session, seq in landed if seq > 1}
+    assert len(sessions) >= 20  # sessions that got new bodies in the second pass
+    assert_root_verifies(summarized)
+
+
+def test_a_summary_restores_what_reading_the_files_gives(
+        tmp_path: Path, corpus: Path, ids: dict[str, TranscriptIds]) -> None:
+    root = _land_in_halves(tmp_path / "root", corpus, ids, None, 300_000)
+    too_large = 0
+    for session in sorted(p for p in root.iterdir() if (p / "provider_body").is_dir()):
+        restored = load(session)
+        assert restored is not None, session.name
+        store, _ = restored
+        reader = ProviderBodies(session)
+        reader.load_all()
+        read = reader.store
+        fields = ("role", "src", "sha256", "bytes", "depth", "chain")
+        assert {k: (e.index, e.seq, e.row, e.status, e.problem, *(getattr(e.manifest, f) for f in fields))
+                for k, e in store.bodies.items()} == \
+               {k: (e.index, e.seq, e.row, e.status, e.problem, *(getattr(e.manifest, f) for f in fields))
+                for k, e in read.bodies.items()}
+        assert store.pieces.keys() == read.pieces.keys() and store.count == read.count
+        assert {d: store.holds_piece(d) for d in store.pieces} == {d: read.holds_piece(d) for d in read.pieces}
+        assert (store.piece_sizes, store.piece_states) == (read.piece_sizes, read.piece_states)
+        too_large += sum(state == "too_large" for state in read.piece_states.values())
+    assert too_large  # some pieces were taken out to fit
