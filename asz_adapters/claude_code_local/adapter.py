@@ -10,7 +10,9 @@ files, as Session Data.
   transcript, and counts what is refused (``unreadable``, or a ``conflict`` for two files that
   would share one cursor) only for sessions it admits.
 * ``asz_land`` hands each source to the host's collectors (:mod:`.sources`). A session landed
-  before whose sources are all gone is claimed too, to mark its cursors ``source_gone``.
+  before whose sources are all gone is claimed too, to mark its cursors ``source_gone``; once
+  all are marked, the settled table notes it, so later passes count it from a stat of each of
+  its cursors and sources (:mod:`.gone`).
 
 Discovery reads no source. A session whose sources and cursors all stat as they did when a pass
 last left it settled is claimed as ``unchanged`` (:class:`~asz_core.root.settled.SettledSessions`):
@@ -153,14 +155,15 @@ def _pruned(ctx: AdapterContext, discovered: set[str]) -> list[SessionClaim]:
     """Sessions landed before whose sources are all gone now: claimed to mark them gone."""
     root = _source_root(ctx).resolve()
     claims = []
-    for places, directory in pruned_sessions(ctx.root.path, discovered, root):
-        if not ctx.session_filter.admits_slug(directory):
+    settled = None if ctx.dry_run else ctx.settled
+    for found in pruned_sessions(ctx.root.path, discovered, root, settled):
+        if not ctx.session_filter.admits_slug(found.directory):
             continue
-        session, pending = places.session, places.pending
-        ctx.counters.gone += places.marked
-        if pending:
+        session = found.session
+        ctx.counters.gone += found.marked
+        if found.pending:
             claims.append(SessionClaim(session, [Found(kind="pruned", key=session, session=session,
-                                                       sources=0, payload=Pruned(root, pending))]))
+                                                       sources=0, payload=Pruned(root, found.pending))]))
     return claims
 
 

@@ -9,9 +9,20 @@ exists but was not chosen this pass (a copy in another directory is now followed
 A session pruned whole is not discovered at all; :func:`pruned_sessions` finds it in the root,
 by cursors whose recorded source is one of this adapter's own paths for that session
 (``<project>/<session>.jsonl`` or ``<project>/<session>/…``), so another adapter's session in the
-same root is never touched. Once every such cursor says ``source_gone`` the session costs only
-the reading of its cursors. Finding places is shared with every adapter
+same root is never touched. Finding places is shared with every adapter
 (:mod:`asz_core.root.places`); which cursors are this adapter's is decided here.
+
+Claude Code deletes transcripts older than its ``cleanupPeriodDays`` (30 by default), so a root
+kept for months holds more sessions pruned whole than live ones, and every pass met each of them
+again: its ``streams``/``runs`` listed and every cursor read, to count the same ``gone``. Once
+nothing of a pruned session is left to mark, what its outcome depends on is noted in the
+adapter's settled table (:class:`~asz_core.root.settled.SettledSessions`): the source root, the
+directory it is judged by, the ``lstat`` of each of its cursors and of each recorded source (a
+gone one's is none), and the places it counts gone. A later pass that finds every one of those
+stamps the same counts them without listing or reading anything of the session; any change — a
+source back, a cursor rewritten, another source root — is a miss, and the session is read as
+before. A place of this adapter is only ever added by landing the session, which discovery must
+find first (and landing forgets the entry), so the recorded cursors are all the session's own.
 """
 
 from __future__ import annotations
@@ -25,13 +36,15 @@ from typing import TYPE_CHECKING
 from asz_adapters.claude_code_local.discover import JOURNAL, TRANSCRIPT
 from asz_adapters.claude_code_local.ids import is_session_id
 from asz_core.root import places as shared
+from asz_core.root.layout import KIND_PREFIX
 from asz_core.root.places import LandedPlace, SessionPlaces
 
 if TYPE_CHECKING:
     from asz_core.context import AdapterContext
+    from asz_core.root.settled import SettledSessions
     from asz_core.root.storage import SessionHandle
 
-__all__ = ["LandedPlace", "Pruned", "landed_places", "mark_gone", "pruned_sessions"]
+__all__ = ["LandedPlace", "Pruned", "PrunedSession", "landed_places", "mark_gone", "pruned_sessions"]
 
 _APPEND_KINDS = frozenset({TRANSCRIPT, JOURNAL})
 
@@ -77,10 +90,27 @@ class Pruned:
     places: list[LandedPlace]
 
 
-def pruned_sessions(landed_root: Path, discovered: set[str],
-                    source_root: Path) -> Iterator[tuple[SessionPlaces, str]]:
+@dataclass
+class PrunedSession:
+    """A session discovery no longer finds with places whose sources are gone: ``marked`` of
+    them say so already (counted only), ``pending`` are to be marked; ``directory`` is the
+    project directory it is judged by (``include``/``exclude``)."""
+
+    session: str
+    directory: str
+    marked: int
+    pending: list[LandedPlace]
+
+
+#: the first ``sources`` item of a settled-table entry that notes a pruned session
+_PRUNED_KEY = "pruned"
+
+
+def pruned_sessions(landed_root: Path, discovered: set[str], source_root: Path,
+                    settled: SettledSessions | None = None) -> Iterator[PrunedSession]:
     """Sessions in the storage root that discovery no longer finds and that have places of this
-    adapter whose sources are gone, with the project directory they were judged by."""
+    adapter whose sources are gone. With ``settled`` (not in a dry run), a session noted there
+    as it is now is counted from its entry, and one with nothing left to mark is noted."""
     try:
         names = sorted(os.listdir(landed_root))
     except FileNotFoundError:
@@ -89,10 +119,61 @@ def pruned_sessions(landed_root: Path, discovered: set[str],
     def is_gone(place: LandedPlace) -> bool:
         return not os.path.lexists(source_root / place.source)
 
-    candidates = (name for name in names if name not in discovered and is_session_id(name))
-    for found in shared.pruned_sessions(landed_root, candidates, _ours, is_gone):
+    key_root = str(source_root)
+    for name in names:
+        if name in discovered or not is_session_id(name):
+            continue
+        if settled is not None:
+            known = _known(settled, name, key_root)
+            if known is not None:
+                if known.marked:
+                    yield known
+                continue
+        session_dir = landed_root / name
+        found = shared.session_places(session_dir, _ours, is_gone)
         places = found.gone
+        directory = ""
         if places:
             directory = next((p.source.split("/", 1)[0] for p in places if p.subdir == "streams/main"),
                              places[0].source.split("/", 1)[0])
-            yield found, directory
+        if settled is not None and not found.pending:
+            _note(settled, session_dir, key_root, directory, found, source_root)
+        if places:
+            yield PrunedSession(name, directory, found.marked, found.pending)
+
+
+def _known(settled: SettledSessions, session: str, key_root: str) -> PrunedSession | None:
+    """The session as its settled entry has it, when every file the entry stamped is unchanged."""
+    entry = settled.entries.get(session)
+    if not isinstance(entry, dict):
+        return None
+    key = entry.get("sources")
+    if not (isinstance(key, list) and len(key) == 3 and key[0] == _PRUNED_KEY and key[1] == key_root):
+        return None
+    counters = settled.unchanged(session, key)
+    if counters is None:
+        return None
+    return PrunedSession(session, str(key[2]), int(counters.get("gone", 0)), [])
+
+
+def _stamp(path: Path) -> list[int] | None:
+    """An ``lstat`` as the settled table stamps one (device, inode, size, mtime), or none."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def _note(settled: SettledSessions, session_dir: Path, key_root: str, directory: str,
+          found: SessionPlaces, source_root: Path) -> None:
+    """Note in the settled table what counting ``found`` again depends on: each place's cursor
+    and recorded source, as they are now."""
+    files: list[list[object]] = []
+    for place in found.places:
+        cursor = session_dir / place.subdir / f"{KIND_PREFIX.get(place.kind, place.kind)}.cursor"
+        source = source_root / place.source
+        files.append([str(cursor), _stamp(cursor)])
+        files.append([str(source), _stamp(source)])
+    settled.put(found.session, {"sources": [_PRUNED_KEY, key_root, directory], "files": files,
+                                "counters": {"gone": found.marked}})

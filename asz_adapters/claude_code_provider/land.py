@@ -1,8 +1,14 @@
 """Landing one session's new bodies: read each file again, check it is what discovery read,
 choose what each request can copy its front from, and hand it to the core lander.
 
-What the session already holds is read from its landed ``provider_body`` files first, so a body
-refers to pieces and bodies of earlier passes as well as this one. A body whose record id the
+What the session already holds is known before the first new body lands, so a body refers to
+pieces and bodies of earlier passes as well as this one: from the session's summary of its
+``provider_body`` files (:mod:`asz_core.providerbody.summary`, written after each landing, with
+the message keys of each chain's last requests) when the files are exactly those it was made
+from; else by reading every file, as a session landed by an older version is. With a summary,
+an earlier body's bytes (a front to copy) are read from its own source file when it is still
+there and matches the digest it landed with, else rebuilt from the landed files, read then.
+A body whose record id the
 session already holds with the same digest is one a crash landed without ``seen.state``
 catching up: it is marked landed, not landed again; with another digest it is a conflict.
 After each file is installed (its name durable), the bodies in it go to the pass's table and
@@ -25,7 +31,9 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from typing import Final
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
 
 import orjson
 
@@ -36,6 +44,7 @@ from asz_adapters.claude_code_provider.seen import CHANGED, CONFLICT, LANDED, Se
 from asz_core.context import AdapterContext
 from asz_core.plugin import SessionClaim
 from asz_core.providerbody import (
+    BodyEntry,
     BodyInfo,
     BodyLander,
     BodyStore,
@@ -43,6 +52,7 @@ from asz_core.providerbody import (
     LandedBody,
     ProviderBodies,
     ProviderBodyError,
+    summary,
 )
 from asz_core.root.landing import LandedFile
 from asz_core.root.storage import SessionHandle
@@ -66,13 +76,24 @@ _CACHE_BYTES: Final = 4 * 1024 * 1024
 class _Chains:
     """The session's requests by chain, in landing order, with their message keys when known."""
 
-    def __init__(self, store: BodyStore) -> None:
+    def __init__(self, store: BodyStore, keys: dict[str, list[bytes]] | None = None) -> None:
         self.store = store
         self.members: dict[str, list[str]] = defaultdict(list)
-        self.keys: dict[str, list[bytes]] = {}
+        self.keys: dict[str, list[bytes]] = dict(keys or {})
         for entry in sorted(store.bodies.values(), key=lambda e: e.index):
             if entry.manifest.role == names.REQUEST and entry.manifest.chain:
                 self.members[entry.manifest.chain].append(entry.id)
+
+    def recent_keys(self) -> dict[str, list[str]]:
+        """The keys of the requests a later pass may rank as bases (each chain's last few), for
+        the session's summary."""
+        out: dict[str, list[str]] = {}
+        for members in self.members.values():
+            for record_id in members[-_EARLIER_PER_CHAIN:]:
+                keys = self.keys.get(record_id)
+                if keys is not None:
+                    out[record_id] = [key.hex() for key in keys]
+        return out
 
     def _keys_of(self, record_id: str) -> list[bytes] | None:
         keys = self.keys.get(record_id)
@@ -149,10 +170,17 @@ def land_session(ctx: AdapterContext, claim: SessionClaim, session: SessionHandl
     # the entries this landing changes: the pass's table's own when landing in its process,
     # copies that go back to it (``record_landed``) in a worker
     entries_by_name = {found.key: found.payload.seen for found in claim.found}
-    reader = ProviderBodies(session.dir, cache_bytes=_CACHE_BYTES)
-    reader.load_all()
-    store = reader.store
-    chains = _Chains(store)
+    restored = summary.load(session.dir, _CACHE_BYTES)
+    if restored is None:
+        reader = ProviderBodies(session.dir, cache_bytes=_CACHE_BYTES)
+        reader.load_all()
+        store, keys = reader.store, None
+    else:
+        store, extra = restored
+        keys = _keys(extra)
+    sources = claim.found[0].payload.path.parent if claim.found else Path(".")
+    store.fetch = _fetcher(session.dir, sources)
+    chains = _Chains(store, keys)
     recorded: set[str] = set()
 
     def landed_file(landed: LandedFile, bodies: list[LandedBody]) -> None:
@@ -184,6 +212,39 @@ def land_session(ctx: AdapterContext, claim: SessionClaim, session: SessionHandl
         session.sync(created=True)
         # what landed no file: bodies found already landed, conflicts, changes
         ctx.hand_back(record_landed, [e for name, e in entries_by_name.items() if name not in recorded])
+        summary.save(session.dir, store, {"keys": chains.recent_keys()})
+
+
+def _keys(extra: dict[str, Any]) -> dict[str, list[bytes]] | None:
+    """The message keys a summary kept (``None`` when it has none that read)."""
+    try:
+        return {record_id: [bytes.fromhex(key) for key in keys] for record_id, keys in extra["keys"].items()}
+    except (KeyError, AttributeError, TypeError, ValueError):
+        return None
+
+
+def _fetcher(session_dir: Path, sources: Path) -> Callable[[BodyEntry], bytes]:
+    """How the store gets the bytes of a body it holds elsewhere: its source file, when that is
+    still there with the bytes it landed with; else rebuilt from the session's landed files,
+    read (once) then. The store checks either against the manifest."""
+    full: list[ProviderBodies] = []
+
+    def fetch(entry: BodyEntry) -> bytes:
+        m = entry.manifest
+        if m.src and "/" not in m.src and not m.src.startswith("."):
+            try:
+                with open(sources / m.src, "rb") as f:
+                    data = f.read(m.bytes + 1)
+            except OSError:
+                data = b""
+            if len(data) == m.bytes and hashlib.sha256(data).hexdigest() == m.sha256:
+                return data
+        if not full:
+            full.append(ProviderBodies(session_dir, cache_bytes=_CACHE_BYTES))
+        full[0].load_all()  # a file this pass landed since is read too; it is not asked for
+        return full[0].store.body(entry.id)
+
+    return fetch
 
 
 def _land_one(ctx: AdapterContext, bf: BodyFile, session: str, store: BodyStore, chains: _Chains,

@@ -10,12 +10,20 @@ The rules are those of ``spec/session-data.txt``, "Provider bodies": references 
 landed earlier (or to this record's own parts); the first record with an id is the one kept; a
 piece taken out ("too large to land") is registered by its ``sha256`` like any piece, and a body
 that needs it rebuilds only from another copy of the body.
+
+A store may also know bodies and pieces *held elsewhere*: landed in the root, but not read by
+this store (:mod:`~asz_core.providerbody.summary` restores what a session holds from a summary
+of its files). Such a piece is held like any other, and a body checked against itself
+(``build(entry, other)``) takes its bytes from ``other``, each checked against its digest; such
+a body's bytes come from :attr:`BodyStore.fetch`, checked against its manifest's ``bytes`` and
+``sha256``.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -61,6 +69,8 @@ class BodyEntry:
     index: int = 0                    #: order of registration in the store
     seq: int = 0
     row: int = 0
+    #: landed, but not read by this store: its bytes come from :attr:`BodyStore.fetch`
+    elsewhere: bool = False
 
     @property
     def complete(self) -> bool:
@@ -77,7 +87,11 @@ class BodyStore:
         #: every piece held with its bytes that is an object or array, for cutting later bodies
         self.known = KnownValues()
         self.bodies: dict[str, BodyEntry] = {}
-        self._count = 0
+        #: pieces the root holds with their bytes that this store did not read, by digest: size
+        self.elsewhere: dict[str, int] = {}
+        #: the bytes of a body held elsewhere (checked here against its manifest)
+        self.fetch: Callable[[BodyEntry], bytes] | None = None
+        self.count = 0  #: records registered (what numbers the next one)
         self._cache: OrderedDict[str, bytes] = OrderedDict()
         self._cache_bytes = 0
         self._cache_limit = cache_bytes
@@ -122,8 +136,8 @@ class BodyStore:
 
     def register(self, entry: BodyEntry) -> None:
         """Make ``entry``'s pieces and body available to the records after it."""
-        self._count += 1
-        entry.index = self._count
+        self.count += 1
+        entry.index = self.count
         for digest, data in entry.own_pieces.items():
             if data is not None or digest not in self.pieces:
                 self.pieces[digest] = data
@@ -141,7 +155,8 @@ class BodyStore:
         out to fit (and is named like any piece); a piece only a skeleton remembers is not."""
         if digest not in self.pieces:
             return False
-        return self.pieces[digest] is not None or self.piece_states.get(digest) == TOO_LARGE
+        return (self.pieces[digest] is not None or digest in self.elsewhere
+                or self.piece_states.get(digest) == TOO_LARGE)
 
     def remember(self, record_id: str, body: bytes) -> None:
         """Keep ``body`` (known from elsewhere, e.g. its source file) as the bytes of ``record_id``."""
@@ -199,7 +214,7 @@ class BodyStore:
             data = self.pieces[digest]
         else:
             return DAMAGED, f"piece {digest[:12]} is held by nothing before it"
-        if data is not None:
+        if data is not None or digest in self.elsewhere:
             return OK, ""
         state = self.piece_states.get(digest, TOO_LARGE)
         return state, f"piece {digest[:12]} was taken out (too large to land)"
@@ -219,6 +234,8 @@ class BodyStore:
             if cached is not None and self.bodies.get(entry.id) is entry:
                 self._cache.move_to_end(entry.id)
                 return cached
+        if entry.elsewhere:
+            return self._fetched(entry)
         bases = self._build_bases(entry)
         body = self._assemble(entry, bases, other)
         if other is not None and entry.status != OK:
@@ -233,6 +250,16 @@ class BodyStore:
         if entry is None:
             raise BodyDamaged(f"no body {record_id!r} in the session")
         return self.build(entry)
+
+    def _fetched(self, entry: BodyEntry) -> bytes:
+        """The bytes of a body held elsewhere, from :attr:`fetch`, checked and kept."""
+        if self.fetch is None:
+            raise BodyUnavailable(f"{entry.id}: landed, but not read by this store")
+        body = self.fetch(entry)
+        if len(body) != entry.manifest.bytes or hashlib.sha256(body).hexdigest() != entry.manifest.sha256:
+            raise BodyDamaged(f"{entry.id}: the bytes fetched do not match the manifest's bytes/sha256")
+        self._keep(entry.id, body)
+        return body
 
     def _build_bases(self, entry: BodyEntry) -> dict[str, bytes]:
         """Every complete body ``entry`` copies from, directly or not, built oldest first and
@@ -250,6 +277,9 @@ class BodyStore:
                 if cached is not None:
                     self._cache.move_to_end(base.id)
                     held[base.id] = cached
+                    continue
+                if base.elsewhere:  # fetched whole: what it copies from is not needed
+                    held[base.id] = self._fetched(base)
                     continue
                 need[base.id] = base
                 todo.append(base)
@@ -280,8 +310,13 @@ class BodyStore:
                 data = entry.own_pieces.get(seg.sha256) if seg.sha256 in entry.own_pieces \
                     else self.pieces.get(seg.sha256)
                 if data is None:
-                    data = _take(other, pos, self.piece_sizes.get(seg.sha256, -1), seg.sha256,
-                                 f"piece {seg.sha256[:12]}")
+                    size = self.elsewhere.get(seg.sha256)
+                    if size is None:
+                        size = self.piece_sizes.get(seg.sha256, -1)
+                    elif other is None:
+                        raise BodyUnavailable(f"{entry.id}: piece {seg.sha256[:12]} is landed, but not read "
+                                              f"by this store")
+                    data = _take(other, pos, size, seg.sha256, f"piece {seg.sha256[:12]}")
                 out += data
             else:
                 front = bases[seg.source][: seg.length] if seg.source in bases else \
