@@ -188,6 +188,11 @@ class JSONLine:
         value = self.value
         for step in path:
             value = value[step]
+        if not path and _has_no_whitespace(self.raw):
+            # The whole line with no whitespace byte anywhere is compacted already: its own
+            # bytes, whatever its escapes, with no encoding to prove them (a third of a
+            # transcript's lines land whole this way).
+            return self.raw
         if self.canonical:
             return self.raw if not path else orjson.dumps(value)
         start, end = _span(self.raw, path)
@@ -221,6 +226,15 @@ class JSONLine:
             if s[i] == 0x5D:
                 return
             i = _skip_ws(s, i + 1)
+
+
+def _has_no_whitespace(raw: bytes) -> bool:
+    """Whether no byte of ``raw`` is JSON whitespace, so none lies between its tokens.
+
+    Looked for as byte values: ``b" " in raw`` first tries ``b" "`` as an integer, and raising
+    and clearing that error costs more than the search.
+    """
+    return 0x20 not in raw and 0x09 not in raw and 0x0A not in raw and 0x0D not in raw
 
 
 # ---- the slow path: spans of values inside raw bytes -------------------------------------
