@@ -91,6 +91,11 @@ def test_nesting_limit_is_256() -> None:
     assert not depth_exceeds(b'["' + b"[" * 400 + b'"]')
     with pytest.raises(NotJSON):
         loads_strict(b"[" * 10_000 + b"]" * 10_000)
+    # objects count as lists do, and many containers side by side are not deep
+    assert loads_strict(b'{"":' * 256 + b"0" + b"}" * 256) is not None
+    with pytest.raises(NotJSON):
+        loads_strict(b'{"":' * 256 + b"[]" + b"}" * 256)
+    assert len(loads_strict(b"[" + b"[{}]," * 400 + b"[]]")) == 401
 
 
 def _depth_by_scanning(raw: bytes) -> int:
