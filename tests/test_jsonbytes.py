@@ -52,6 +52,22 @@ def test_slow_path_slices_the_source_bytes(raw: bytes, path: tuple[str | int, ..
     assert line.raw_at(*path) == expected
 
 
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        # no whitespace byte at all: the line's own bytes, escapes and all, with no proof needed
+        (b'{"a":"\\u00e9\\/","n":1E2,"a":{"z":0}}', b'{"a":"\\u00e9\\/","n":1E2,"a":{"z":0}}'),
+        # whitespace inside a string only: the encoding proves the line, which lands as it is
+        (b'{"a":"two  spaces\\tand a tab"}', b'{"a":"two  spaces\\tand a tab"}'),
+        # whitespace between tokens goes, whichever whitespace byte it is
+        (b'{"a":\t"\\u00e9"}', b'{"a":"\\u00e9"}'),
+        (b'{"a":"\\u00e9",\r"b": [1 ,2]}', b'{"a":"\\u00e9","b":[1,2]}'),
+    ],
+)
+def test_the_whole_line_is_its_own_bytes_compacted(raw: bytes, expected: bytes) -> None:
+    assert JSONLine(raw).raw_at() == expected
+
+
 def test_missing_path_is_a_key_error() -> None:
     with pytest.raises(KeyError):
         JSONLine(b'{"a":1}').raw_at("b")
@@ -75,6 +91,11 @@ def test_nesting_limit_is_256() -> None:
     assert not depth_exceeds(b'["' + b"[" * 400 + b'"]')
     with pytest.raises(NotJSON):
         loads_strict(b"[" * 10_000 + b"]" * 10_000)
+    # objects count as lists do, and many containers side by side are not deep
+    assert loads_strict(b'{"":' * 256 + b"0" + b"}" * 256) is not None
+    with pytest.raises(NotJSON):
+        loads_strict(b'{"":' * 256 + b"[]" + b"}" * 256)
+    assert len(loads_strict(b"[" + b"[{}]," * 400 + b"[]]")) == 401
 
 
 def _depth_by_scanning(raw: bytes) -> int:

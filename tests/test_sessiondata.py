@@ -268,3 +268,9 @@ def test_unknown_part_raw_whatever_the_landed_escapes() -> None:
     assert Part(k="unknown", encoding="base64", data=RawJSON(f'"{b64}"'.encode())).raw() == b"\x00\xff"
     with pytest.raises(ValueError):
         Part.text_part("x").raw()
+
+
+def test_usage_lands_the_counts_it_has_in_the_spec_order() -> None:
+    assert list(Usage(cache_write=5, in_=2).to_json().items()) == [("in", 2), ("cache_write", 5)]
+    assert Usage(out=0).to_json() == {"out": 0}
+    assert Usage().to_json() == {}

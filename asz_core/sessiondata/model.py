@@ -65,9 +65,17 @@ class Usage:
     cache_write: int | None = None
 
     def to_json(self) -> dict[str, int]:
-        pairs = (("in", self.in_), ("out", self.out), ("cache_read", self.cache_read),
-                 ("cache_write", self.cache_write))
-        return {k: v for k, v in pairs if v is not None}
+        # Written out field by field, as Record.to_json is: a third of the records carry usage.
+        out: dict[str, int] = {}
+        if self.in_ is not None:
+            out["in"] = self.in_
+        if self.out is not None:
+            out["out"] = self.out
+        if self.cache_read is not None:
+            out["cache_read"] = self.cache_read
+        if self.cache_write is not None:
+            out["cache_write"] = self.cache_write
+        return out
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Usage:

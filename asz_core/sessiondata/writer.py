@@ -23,6 +23,9 @@ __all__ = ["FileSummary", "SessionDataWriter", "check_header", "encode_record", 
 _JOIN_BELOW = 1 << 16
 _LINE_SEP = b"\xe2\x80\xa8"
 _PARA_SEP = b"\xe2\x80\xa9"
+#: looked for as byte values: ``b"\n" in line`` first tries ``b"\n"`` as an integer, and
+#: raising and clearing that error cost more than the search (0.2 µs each, every record)
+_LF, _CR = ord("\n"), ord("\r")
 
 
 def check_header(header: dict[str, Any]) -> None:
@@ -46,7 +49,7 @@ def encode_record(record: Record) -> bytes:
         # Our own strings escape U+2028/U+2029; a source's data keeps what it wrote. (Most
         # lines are ASCII, which is checked far faster than either is searched for.)
         line = orjson.dumps(_escape_strings(obj))
-    if b"\n" in line or b"\r" in line:
+    if _LF in line or _CR in line:
         # Only a part's raw data can hold a line break (whitespace between its tokens); a
         # record is one line, so such data lands compacted, as the spec's writer does.
         for part in record.parts:
