@@ -65,7 +65,7 @@ class AppendSource:
 
 
 def cursor_path(session: SessionHandle, subdir: str, kind: str) -> Path:
-    return session.dir / subdir / f"{KIND_PREFIX.get(kind, kind)}.cursor"
+    return session.path(subdir, f"{KIND_PREFIX.get(kind, kind)}.cursor")
 
 
 def _bytes_before(fd: int, offset: int) -> bytes:
@@ -164,7 +164,7 @@ def _reconcile(session: SessionHandle, source: AppendSource, cursor: AppendCurso
                fd: int, size: int) -> AppendCursor | None:
     """Bring a lagging cursor forward from files that landed after it (a crash between landing
     and the cursor write). ``None`` if the source no longer holds the landed record."""
-    newest = _newest_after(session.dir / source.subdir, source.kind, cursor.last_seq)
+    newest = _newest_after(session.path(source.subdir), source.kind, cursor.last_seq)
     if newest is None:
         return cursor
     seq, landed = newest

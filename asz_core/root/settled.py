@@ -55,16 +55,19 @@ _SPILL_BYTES = 1 << 16
 _Stamp = list[int]
 
 
-def _names(directory: Path) -> list[str]:
+def _names(directory: str) -> list[str]:
     try:
         return sorted(os.listdir(directory))
     except OSError:
         return []
 
 
-def _cursor_dirs(session_dir: Path) -> list[Path]:
-    """Each directory in ``streams`` and ``runs``: where a session's cursors live."""
-    return [session_dir / group / name for group in ("streams", "runs") for name in _names(session_dir / group)]
+def _cursor_dirs(session_dir: Path) -> list[str]:
+    """Each directory in ``streams`` and ``runs``: where a session's cursors live (as strings:
+    they are only listed, and the table holds the paths as strings)."""
+    top = os.fspath(session_dir)
+    join = os.path.join
+    return [join(top, group, name) for group in ("streams", "runs") for name in _names(join(top, group))]
 
 
 def _landed_to(cursor_path: Path, stamp: _Stamp, append: bool) -> bool:
@@ -139,7 +142,8 @@ class SettledSessions:
         for directory in _cursor_dirs(session_dir):
             for name in _names(directory):
                 if name.endswith(".cursor"):
-                    files.append([str(directory / name), _stamp(str(directory / name))])
+                    cursor = os.path.join(directory, name)
+                    files.append([cursor, _stamp(cursor)])
         self.put(session, {"sources": [str(s[0]) for s in sources], "files": files,
                            "counters": dict(counters)})
         return True

@@ -120,6 +120,9 @@ class SessionHandle:
         self._unsynced: set[Path] = set()  #: directories holding names landed since the last sync
         self._created: set[Path] = set()   #: parents of directories created this pass
         self.landed: list[LandedFile] = []
+        #: paths under the session, by ``(subdir, name)``: each is joined once per session, not
+        #: at each of the five or six times a collector, the index and the settled table ask
+        self._paths: dict[tuple[str, str], Path] = {}
 
     def __enter__(self) -> SessionHandle:
         if not self.root.dry_run:
@@ -149,6 +152,15 @@ class SessionHandle:
             if self._lock is not None:
                 self._lock.release()
                 self._lock = None
+
+    def path(self, subdir: str, name: str = "") -> Path:
+        """``<session>/<subdir>/<name>`` (``<session>/<subdir>`` without a name), joined once."""
+        key = (subdir, name)
+        path = self._paths.get(key)
+        if path is None:
+            path = self.dir / subdir / name if name else self.dir / subdir
+            self._paths[key] = path
+        return path
 
     def sync(self, *, created: bool = False) -> None:
         """Make every name landed since the last sync durable: one fsync per directory,
@@ -218,7 +230,7 @@ class SessionHandle:
         header.session = self.id
         self._next_seq += 1
         return LandingFile(self.root.path, self.id, subdir, header, self.root.stamp,
-                           dry_run=self.root.dry_run)
+                           dry_run=self.root.dry_run, directory=self.path(subdir))
 
     def commit(self, landing: LandingFile) -> LandedFile:
         """Install a file begun with :meth:`begin` and report it.
