@@ -138,8 +138,11 @@ _AHEAD = 2
 #: A task (the claims sent to a worker at once) should take about this long. Each task costs
 #: the pass about 0.5 ms of CPU (pickling, the pool's queues, threads and futures), which is a
 #: sixth of a small session's landing; a few claims per task make it small, and a task this
-#: short still lets the workers finish close together.
-_TASK_SECONDS = 0.02
+#: short still lets the workers finish close together. The time is the worker's wall time, which
+#: with two workers per CPU and three fsyncs a session is 5-15 ms for a small one: at 20 ms
+#: tasks held one or two claims and the pass spent 0.65-0.99 s of CPU on 2,000 (many-small), at
+#: 60 ms 0.40-0.49 s.
+_TASK_SECONDS = 0.05
 #: ... and holds at most this many claims.
 _MOST_PER_TASK = 16
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from asz_core.root import settled
 from asz_core.root.settled import SettledSessions
 
 
@@ -17,7 +20,7 @@ def test_recorded_entries_are_saved_with_the_loaded_ones_last_one_counting(tmp_p
     for n in range(4):
         first.put(f"s{n}", _entry(n))
     first.save()
-    assert first.entries == {}  # recorded ones are in the spill file, not held
+    assert first.entries == {}  # recorded ones are in the spill file (or its pending lines), not held
 
     second = SettledSessions.load(tmp_path, "cc", "1.0")
     assert second.entries == {f"s{n}": _entry(n) for n in range(4)}
@@ -39,3 +42,26 @@ def test_a_worker_hands_back_what_it_recorded_and_forgot(tmp_path: Path) -> None
     table.put("s0", _entry(0))
     table.forget("s1")
     assert table.held == {"s0": _entry(0), "s1": None}
+
+
+def test_entries_spilled_in_blocks_and_pending_are_saved_in_order_last_one_counting(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recorded entries go to the temporary file a block at a time: those written there, those
+    still pending, and those recorded again across both all come out once, the last one."""
+    monkeypatch.setattr(settled, "_SPILL_BYTES", 300)  # an entry is about 110 bytes
+    table = SettledSessions.load(tmp_path, "cc", "1.0")
+    for n in range(10):
+        table.put(f"s{n}", _entry(n))
+    assert table._spill is not None and len(table._pending) < 300
+    table.put("s0", _entry(100))   # first written to the file, now pending
+    table.forget("s9")             # recorded last: may be pending yet
+    table.forget("s3")             # in the file
+    table.save()
+    table.put("s10", _entry(10))   # recorded after a save: appended after what the save read
+    table.save()
+
+    loaded = SettledSessions.load(tmp_path, "cc", "1.0")
+    expected = {f"s{n}": _entry(n) for n in (1, 2, 4, 5, 6, 7, 8)}
+    expected.update({"s0": _entry(100), "s10": _entry(10)})
+    assert loaded.entries == expected
+    assert list(loaded.entries)[-2:] == ["s0", "s10"]  # in the order they were recorded

@@ -26,7 +26,6 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 from asz_core.collect.lines import TAIL_BYTES, LineReader
 from asz_core.collect.saving import mark_gone, save_state
@@ -66,18 +65,31 @@ class AppendSource:
 
 
 def cursor_path(session: SessionHandle, subdir: str, kind: str) -> Path:
-    return session.dir / subdir / f"{KIND_PREFIX.get(kind, kind)}.cursor"
+    return session.path(subdir, f"{KIND_PREFIX.get(kind, kind)}.cursor")
 
 
-def _bytes_before(f: BinaryIO, offset: int) -> bytes:
+def _bytes_before(fd: int, offset: int) -> bytes:
     """The ≤ :data:`TAIL_BYTES` of the source before ``offset``: what the tail digest covers."""
     start = max(0, offset - TAIL_BYTES)
-    f.seek(start)
-    return f.read(offset - start)
+    return _read_at(fd, start, offset - start)
 
 
-def _tail_digest(f: BinaryIO, offset: int) -> str:
-    return hashlib.sha256(_bytes_before(f, offset)).hexdigest()
+def _read_at(fd: int, offset: int, size: int) -> bytes:
+    """``size`` bytes of the file from ``offset`` (fewer at its end): one ``pread`` may return
+    less than asked."""
+    chunks = []
+    while size > 0:
+        chunk = os.pread(fd, size, offset)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        offset += len(chunk)
+        size -= len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _tail_digest(fd: int, offset: int) -> str:
+    return hashlib.sha256(_bytes_before(fd, offset)).hexdigest()
 
 
 def collect_append(ctx: AdapterContext, session: SessionHandle, source: AppendSource) -> None:
@@ -100,20 +112,26 @@ def collect_append(ctx: AdapterContext, session: SessionHandle, source: AppendSo
     if cursor.state == ACTIVE and st.st_size == cursor.offset and (st.st_dev, st.st_ino) == (cursor.dev, cursor.ino):
         return  # nothing new, and the cheapest pass is a stat
     try:
-        f = open(source.path, "rb")  # noqa: SIM115 - closed below, on every path
+        # a descriptor, read with ``pread``: a file object would add an fstat, an ``isatty``
+        # ioctl, an ``lseek`` and a buffer to each source
+        fd = os.open(source.path, os.O_RDONLY)
     except OSError as exc:
         counters.unreadable += 1
         ctx.warn(f"cannot open {source.path}: {exc.strerror or exc}")
         return
-    with f:
-        st = os.fstat(f.fileno())
-        cursor = _reconcile(session, source, cursor, f, st.st_size)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # replaced since the lstat (``open`` said so itself)
+            counters.unreadable += 1
+            ctx.warn(f"cannot open {source.path}: it is no longer a regular file")
+            return
+        cursor = _reconcile(session, source, cursor, fd, st.st_size)
         if cursor is None:
             counters.conflicts += 1
             ctx.warn(f"{source.path}: the bytes of its last landed record changed; nothing more "
                      f"lands from it until they are back")
             return
-        before = _bytes_before(f, cursor.offset) if st.st_size >= cursor.offset else b""
+        before = _bytes_before(fd, cursor.offset) if st.st_size >= cursor.offset else b""
         verdict = _check(cursor, before, st.st_size)
         if verdict is not None:
             if cursor.state != CONFLICT:
@@ -125,9 +143,11 @@ def collect_append(ctx: AdapterContext, session: SessionHandle, source: AppendSo
             return
         changed = cursor.state != ACTIVE or (cursor.dev, cursor.ino) != (st.st_dev, st.st_ino)
         cursor.state, cursor.dev, cursor.ino = ACTIVE, st.st_dev, st.st_ino
-        landed_any = _land_windows(ctx, session, source, cursor, path, f, before)
+        landed_any = _land_windows(ctx, session, source, cursor, path, fd, before)
         if changed and not landed_any and cursor.offset:
             save_state(ctx, session, cursor, path)  # a new inode with the same bytes, or a conflict cleared
+    finally:
+        os.close(fd)
 
 
 def _check(cursor: AppendCursor, before: bytes, size: int) -> str | None:
@@ -141,10 +161,10 @@ def _check(cursor: AppendCursor, before: bytes, size: int) -> str | None:
 
 
 def _reconcile(session: SessionHandle, source: AppendSource, cursor: AppendCursor,
-               f: BinaryIO, size: int) -> AppendCursor | None:
+               fd: int, size: int) -> AppendCursor | None:
     """Bring a lagging cursor forward from files that landed after it (a crash between landing
     and the cursor write). ``None`` if the source no longer holds the landed record."""
-    newest = _newest_after(session.dir / source.subdir, source.kind, cursor.last_seq)
+    newest = _newest_after(session.path(source.subdir), source.kind, cursor.last_seq)
     if newest is None:
         return cursor
     seq, landed = newest
@@ -162,12 +182,11 @@ def _reconcile(session: SessionHandle, source: AppendSource, cursor: AppendCurso
     end = last.off + last.bytes
     if end + 1 > size:
         return None
-    f.seek(last.off)
-    if line_sha(f.read(last.bytes)) != (last.sha or "")[:12]:
+    if line_sha(_read_at(fd, last.off, last.bytes)) != (last.sha or "")[:12]:
         return None
     cursor.offset, cursor.ord, cursor.last_seq = end + 1, last.ord, seq
     cursor.last_uuid = last.id or ""
-    cursor.tail_sha256 = _tail_digest(f, cursor.offset)
+    cursor.tail_sha256 = _tail_digest(fd, cursor.offset)
     return cursor
 
 
@@ -206,11 +225,11 @@ def _records(reader: LineReader, ordinal: int, dialect: LineDialect) -> Iterator
 
 
 def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSource,
-                  cursor: AppendCursor, path: Path, f: BinaryIO, before: bytes) -> bool:
+                  cursor: AppendCursor, path: Path, fd: int, before: bytes) -> bool:
     """Land the new lines in files of at most ``max_delta_bytes``; True if any landed.
     ``before`` is the source's bytes before the cursor, which the tail digest may cover."""
     limit = ctx.max_delta_bytes
-    reader = LineReader(f.fileno(), cursor.offset, before)
+    reader = LineReader(fd, cursor.offset, before)
     del before
     lines = _records(reader, cursor.ord, source.dialect)
     pending = next(lines, None)
@@ -236,7 +255,7 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSou
         # cursor lag, and the next pass brings it forward from the files (``_reconcile``).
         cursor.tail_sha256 = reader.tail_digest(cursor.offset)
         cursor.size = max(cursor.size, cursor.offset)
-        cursor.mtime = os.fstat(f.fileno()).st_mtime_ns
+        cursor.mtime = os.fstat(fd).st_mtime_ns
         save_state(ctx, session, cursor, path)
     return windows > 0
 

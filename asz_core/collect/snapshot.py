@@ -50,7 +50,7 @@ def _content_digest(document: bytes) -> str:
 def collect_snapshot(ctx: AdapterContext, session: SessionHandle, source: SnapshotSource) -> None:
     """Land ``source`` again if its content changed since the version that last landed."""
     counters = ctx.counters
-    path = session.dir / source.subdir / f"{KIND_PREFIX.get(source.kind, source.kind)}.cursor"
+    path = session.path(source.subdir, f"{KIND_PREFIX.get(source.kind, source.kind)}.cursor")
     cursor = SnapshotCursor.load(path)
     try:
         st = os.lstat(source.path)
@@ -109,7 +109,7 @@ def _landed_after(session: SessionHandle, source: SnapshotSource, after_seq: int
                   document: bytes) -> int | None:
     """The seq of a file that already holds this version (landed before a crash lost the
     cursor write), so it does not land twice."""
-    directory = session.dir / source.subdir
+    directory = session.path(source.subdir)
     try:
         names = os.listdir(directory)
     except FileNotFoundError:

@@ -10,6 +10,7 @@ lagging cursor from the landed files before reading (:mod:`asz_core.collect`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -25,6 +26,7 @@ __all__ = [
     "SnapshotCursor",
     "format_pairs",
     "parse_pairs",
+    "read_small",
 ]
 
 ACTIVE: Final = "active"
@@ -53,6 +55,26 @@ def format_pairs(pairs: Iterable[tuple[str, object]]) -> bytes:
 C = TypeVar("C", bound="_Cursor")
 
 
+def read_small(path: Path | str) -> bytes | None:
+    """A small state file's bytes, or ``None`` when there is none.
+
+    With ``os.open`` and ``os.read``: an open, a read or two and a close, where ``read_text``
+    builds a buffered text stream over it (an ``fstat``, an ``isatty`` ``ioctl`` and two
+    ``lseek``s more), which a pass paid for each of the two or three cursor reads of a session.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
 @dataclass
 class _Cursor:
     source: str = ""
@@ -65,26 +87,38 @@ class _Cursor:
     updated_at: str = ""
 
     SUFFIX: ClassVar[str] = ".cursor"
+    #: each field's name and whether it holds an int, per class (see :meth:`_fields`)
+    _field_ints: ClassVar[dict[str, bool] | None] = None
+
+    @classmethod
+    def _fields(cls) -> dict[str, bool]:
+        """Each field's name, and whether it holds an int: worked out once per class, not on
+        every load and save."""
+        known: dict[str, bool] | None = cls.__dict__.get("_field_ints")
+        if known is None:
+            known = {f.name: f.type in ("int", int) for f in fields(cls)}
+            cls._field_ints = known
+        return known
 
     @classmethod
     def load(cls: type[C], path: Path) -> C | None:
         """The cursor at ``path``, or ``None`` when there is none yet."""
-        try:
-            text = path.read_text("utf-8")
-        except FileNotFoundError:
+        data = read_small(path)
+        if data is None:
             return None
         cursor = cls()
-        types = {f.name: f.type for f in fields(cls)}
-        for key, value in parse_pairs(text):
-            if key not in types:
+        ints = cls._fields()
+        for key, value in parse_pairs(data.decode("utf-8")):
+            is_int = ints.get(key)
+            if is_int is None:
                 continue  # a later version's key
-            setattr(cursor, key, int(value) if types[key] in ("int", int) else value)
+            setattr(cursor, key, int(value) if is_int else value)
         return cursor
 
     def save(self, path: Path) -> None:
         """Replace the cursor atomically. Its new name is not fsynced into the directory: a
         cursor lost to a power loss only lags, and is brought forward from the landed files."""
-        write_replace(path, format_pairs((f.name, getattr(self, f.name)) for f in fields(self)),
+        write_replace(path, format_pairs((name, getattr(self, name)) for name in self._fields()),
                       sync_dir=False)
 
 

@@ -16,9 +16,8 @@ from typing import Any
 
 from asz_core.root import faults
 
-__all__ = ["OWNER_DIR", "OWNER_FILE", "fsync_dir", "install_noreplace", "make_dirs", "read_table", "temp_path",
-           "write_note",
-           "write_replace"]
+__all__ = ["OWNER_DIR", "OWNER_FILE", "fsync_dir", "install_noreplace", "make_dirs", "read_table", "temp_name",
+           "temp_path", "write_note", "write_replace"]
 
 OWNER_DIR = 0o700
 OWNER_FILE = 0o600
@@ -52,7 +51,7 @@ def _load_renameat2() -> Any:
     return fn
 
 
-def install_noreplace(temp: Path, final: Path) -> None:
+def install_noreplace(temp: str | Path, final: str | Path) -> None:
     """Move ``temp`` to ``final``; ``FileExistsError`` if ``final`` exists. Never replaces."""
     renameat2 = _renameat2()
     if renameat2 is not None:
@@ -107,6 +106,13 @@ def temp_path(final: Path) -> Path:
     return final.with_name(f".tmp-{os.urandom(6).hex()}-{final.name}")
 
 
+def temp_name(final: str) -> str:
+    """:func:`temp_path` for a path as a string: landing a file or a state file uses the name
+    only in system calls, and a ``Path`` costs a parse for it."""
+    directory, name = os.path.split(final)
+    return os.path.join(directory, f".tmp-{os.urandom(6).hex()}-{name}")
+
+
 def write_replace(path: Path, data: bytes | Iterable[bytes], *, sync_dir: bool = True,
                   derived: bool = False) -> None:
     """Replace ``path`` with ``data`` (bytes, or chunks of them so that a large table need not be
@@ -117,7 +123,7 @@ def write_replace(path: Path, data: bytes | Iterable[bytes], *, sync_dir: bool =
     seen half-written, because the temporary file is fsynced before the rename.
     ``derived=True`` skips both fsyncs, for a note rebuilt from the root whenever it is wrong.
     """
-    temp = temp_path(path)
+    temp = temp_name(os.fspath(path))
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_FILE)
     try:
         try:
@@ -178,6 +184,6 @@ def _write_all(fd: int, data: bytes | Iterable[bytes]) -> None:
             view = view[written:]
 
 
-def _unlink_quietly(path: Path) -> None:
+def _unlink_quietly(path: str | Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)

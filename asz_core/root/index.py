@@ -27,7 +27,7 @@ class SessionIndex:
     """The ids index of one session directory."""
 
     def __init__(self, session_dir: Path) -> None:
-        self.path = session_dir / "index" / "ids"
+        self.path = session_dir.joinpath("index", "ids")
 
     def exists(self) -> bool:
         return self.path.is_file()

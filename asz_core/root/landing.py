@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from asz_core.root import faults
-from asz_core.root.durable import OWNER_FILE, install_noreplace, make_dirs, temp_path
+from asz_core.root.durable import OWNER_FILE, install_noreplace, make_dirs, temp_name
 from asz_core.root.layout import file_name
 from asz_core.sessiondata.model import Header, Record
 from asz_core.sessiondata.writer import FileSummary, SessionDataWriter
@@ -50,13 +50,15 @@ class LandingFile:
     """One file being landed. Write records, then :meth:`commit`; on error, :meth:`abort`."""
 
     def __init__(self, root: Path, session: str, subdir: str, header: Header, stamp: str,
-                 *, dry_run: bool = False) -> None:
-        self.directory = root / session / subdir
-        self.final = self.directory / file_name(header.kind, stamp, header.seq)
-        self.relpath = f"{session}/{subdir}/{self.final.name}"
+                 *, dry_run: bool = False, directory: Path | None = None) -> None:
+        #: ``directory`` is ``root / session / subdir``, when the caller has it joined already
+        self.directory = root / session / subdir if directory is None else directory
+        name = file_name(header.kind, stamp, header.seq)
+        self.final = self.directory / name
+        self.relpath = f"{session}/{subdir}/{name}"
         self.header = header
         self.dry_run = dry_run
-        self._temp: Path | None = None
+        self._temp: str | None = None
         self._file: BinaryIO | None = None
         #: directories this landing created; their parents need an fsync too
         self.created_dirs: list[Path] = []
@@ -64,7 +66,7 @@ class LandingFile:
             self.writer = SessionDataWriter(_CountingSink(), header)  # type: ignore[arg-type]
             return
         self.created_dirs = make_dirs(self.directory)
-        self._temp = temp_path(self.final)
+        self._temp = temp_name(os.fspath(self.final))
         fd = os.open(self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_FILE)
         self._file = os.fdopen(fd, "wb", buffering=1 << 20)
         try:

@@ -53,14 +53,16 @@ def landed_places(session_dir: Path, owns: Owns,
     """Every cursor of the session that ``owns`` accepts, but those of the places in ``skip``
     (``(subdir, kind)``), which are not read."""
     session = session_dir.name
+    top = os.fspath(session_dir)  # joined as strings: only listed, and read for a few places
+    join = os.path.join
     for group in ("streams", "runs"):
         try:
-            names = sorted(os.listdir(session_dir / group))
+            names = sorted(os.listdir(join(top, group)))
         except (FileNotFoundError, NotADirectoryError):
             continue
         for name in names:
             subdir = f"{group}/{name}"
-            directory = session_dir / group / name
+            directory = join(top, group, name)
             try:
                 files = sorted(os.listdir(directory))
             except (FileNotFoundError, NotADirectoryError):
@@ -73,7 +75,7 @@ def landed_places(session_dir: Path, owns: Owns,
                 if (subdir, kind) in skip:
                     continue
                 try:
-                    pairs = dict(parse_pairs((directory / file).read_text("utf-8")))
+                    pairs = dict(parse_pairs(Path(directory, file).read_text("utf-8")))
                 except (OSError, UnicodeDecodeError):
                     continue  # not readable: verify reports it; nothing here depends on it
                 place = LandedPlace(subdir, kind, pairs.get("source", ""),

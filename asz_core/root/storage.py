@@ -120,11 +120,18 @@ class SessionHandle:
         self._unsynced: set[Path] = set()  #: directories holding names landed since the last sync
         self._created: set[Path] = set()   #: parents of directories created this pass
         self.landed: list[LandedFile] = []
+        #: paths under the session, by ``(subdir, name)``: each is joined once per session, not
+        #: at each of the five or six times a collector, the index and the settled table ask
+        self._paths: dict[tuple[str, str], Path] = {}
 
     def __enter__(self) -> SessionHandle:
         if not self.root.dry_run:
-            self._created.update(p.parent for p in make_dirs(self.dir))
-            os.chmod(self.dir, OWNER_DIR)
+            created = make_dirs(self.dir)
+            self._created.update(p.parent for p in created)
+            if not created:
+                # made by an older version or by hand: owner-only from now on. One made here
+                # is already (``OWNER_DIR``, less what the umask takes away)
+                os.chmod(self.dir, OWNER_DIR)
             self._lock = FileLock(self.dir / ".lock")
             self._lock.acquire()
         try:
@@ -146,6 +153,15 @@ class SessionHandle:
                 self._lock.release()
                 self._lock = None
 
+    def path(self, subdir: str, name: str = "") -> Path:
+        """``<session>/<subdir>/<name>`` (``<session>/<subdir>`` without a name), joined once."""
+        key = (subdir, name)
+        path = self._paths.get(key)
+        if path is None:
+            path = self.dir / subdir / name if name else self.dir / subdir
+            self._paths[key] = path
+        return path
+
     def sync(self, *, created: bool = False) -> None:
         """Make every name landed since the last sync durable: one fsync per directory,
         however many files landed in it. This is what lets a cursor refer to the files, so it
@@ -165,20 +181,44 @@ class SessionHandle:
             self._created.clear()
 
     def _scan(self) -> int:
-        """The highest seq on disk; removes temporary files a crash left behind."""
-        highest = 0
-        for subdir in (self.dir, *_session_file_dirs(self.dir)):
-            try:
-                names = os.listdir(subdir)
-            except FileNotFoundError:
+        """The highest seq on disk; removes temporary files a crash left behind.
+
+        The session directory is listed first, and only the file directories it holds are
+        looked into: a new session (only its ``.lock``) costs one listing, not a listing and
+        three opens of directories that are not there.
+        """
+        try:
+            top = os.listdir(self.dir)
+        except FileNotFoundError:
+            return 0
+        highest = self._scan_names(self.dir, top)
+        for name in ("provider_body", *_SESSION_SUBDIRS):
+            if name not in top:
                 continue
-            for name in names:
-                if name.startswith(".tmp-") and not self.root.dry_run:
-                    os.unlink(subdir / name)
+            if name == "provider_body":
+                subdirs = [self.dir / name]
+            else:
+                try:
+                    subdirs = [self.dir / name / inner for inner in os.listdir(self.dir / name)]
+                except FileNotFoundError:
                     continue
-                parsed = parse_file_name(name)
-                if parsed is not None and parsed.seq > highest:
-                    highest = parsed.seq
+            for subdir in subdirs:
+                try:
+                    names = os.listdir(subdir)
+                except FileNotFoundError:
+                    continue
+                highest = max(highest, self._scan_names(subdir, names))
+        return highest
+
+    def _scan_names(self, subdir: Path, names: list[str]) -> int:
+        highest = 0
+        for name in names:
+            if name.startswith(".tmp-") and not self.root.dry_run:
+                os.unlink(subdir / name)
+                continue
+            parsed = parse_file_name(name)
+            if parsed is not None and parsed.seq > highest:
+                highest = parsed.seq
         return highest
 
     def begin(self, subdir: str, header: Header) -> LandingFile:
@@ -190,7 +230,7 @@ class SessionHandle:
         header.session = self.id
         self._next_seq += 1
         return LandingFile(self.root.path, self.id, subdir, header, self.root.stamp,
-                           dry_run=self.root.dry_run)
+                           dry_run=self.root.dry_run, directory=self.path(subdir))
 
     def commit(self, landing: LandingFile) -> LandedFile:
         """Install a file begun with :meth:`begin` and report it.

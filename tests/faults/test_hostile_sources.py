@@ -174,12 +174,19 @@ def test_an_unreadable_file_is_counted_and_not_landed(asz_pass: PassRunner, proj
         transcript.chmod(0o000)
     else:  # root reads a mode-000 file anyway: make opening it fail as it would for its owner
         real_open = builtins.open
+        real_os_open = os.open
 
         def refusing_open(file, *args, **kwargs):  # type: ignore[no-untyped-def]
             if str(file) == str(transcript):
                 raise PermissionError(13, "Permission denied", str(file))
             return real_open(file, *args, **kwargs)
+
+        def refusing_os_open(file, *args, **kwargs):  # type: ignore[no-untyped-def]
+            if str(file) == str(transcript):
+                raise PermissionError(13, "Permission denied", str(file))
+            return real_os_open(file, *args, **kwargs)
         monkeypatch.setattr(builtins, "open", refusing_open)
+        monkeypatch.setattr(os, "open", refusing_os_open)
     _configure(asz_pass, projects)
     summary = asz_pass.run()
     assert summary.totals.unreadable == 1 and summary.totals.records == 0 and not summary.failed

@@ -1,0 +1,62 @@
+"""Opening a session: its next seq is one above the highest on disk in every file directory,
+temporary files a crash left are removed, and the session directory is owner-only."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from asz_core.root.layout import file_name
+from asz_core.root.storage import StorageRoot
+from asz_core.sessiondata.model import Header
+
+STAMP = "20260831T091204.481523000Z"
+
+
+def _header() -> Header:
+    return Header(kind="transcript", session="", src="a.jsonl", dialect="test/1", adapter="test")
+
+
+def _touch(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"")
+
+
+def _next_seq(root: StorageRoot, session: str) -> int:
+    with root.open_session(session) as handle:
+        landing = handle.begin("streams/main", _header())
+        landing.abort()
+        return landing.header.seq
+
+
+def test_a_new_session_starts_at_one_and_is_owner_only(tmp_path: Path) -> None:
+    root = StorageRoot(tmp_path / "root")
+    root.ensure()
+    assert _next_seq(root, "s1") == 1
+    assert os.stat(tmp_path / "root" / "s1").st_mode & 0o777 == 0o700
+    assert os.listdir(tmp_path / "root" / "s1" / "streams" / "main") == []  # the aborted landing left nothing
+
+
+def test_the_highest_seq_of_any_file_directory_counts_and_crash_leftovers_go(tmp_path: Path) -> None:
+    root = StorageRoot(tmp_path / "root")
+    root.ensure()
+    session = tmp_path / "root" / "s1"
+    _touch(session / "streams" / "main" / file_name("transcript", STAMP, 3))
+    _touch(session / "streams" / "agent-a1" / file_name("transcript", STAMP, 4))
+    _touch(session / "runs" / "r1" / file_name("journal", STAMP, 9))
+    _touch(session / "provider_body" / file_name("provider_body", STAMP, 6))
+    leftovers = [session / f".tmp-000000000000-{file_name('transcript', STAMP, 10)}",
+                 session / "streams" / "main" / ".tmp-000000000001-transcript.cursor",
+                 session / "runs" / "r1" / f".tmp-000000000002-{file_name('journal', STAMP, 11)}",
+                 session / "provider_body" / ".tmp-000000000003-x.sd"]
+    for leftover in leftovers:
+        _touch(leftover)
+    session.chmod(0o755)  # made by hand, or an older version: owner-only once opened
+
+    assert _next_seq(root, "s1") == 10
+    assert not any(leftover.exists() for leftover in leftovers)
+    assert session.stat().st_mode & 0o777 == 0o700
+    # runs only, or provider_body only: each is looked into when it is there
+    _touch(tmp_path / "root" / "s2" / "runs" / "r2" / file_name("journal", STAMP, 12))
+    _touch(tmp_path / "root" / "s3" / "provider_body" / file_name("provider_body", STAMP, 2))
+    assert (_next_seq(root, "s2"), _next_seq(root, "s3")) == (13, 3)
