@@ -7,6 +7,13 @@ from pathlib import Path
 
 ADAPTER = "claude-code-local"
 
+#: a real session with two subagents (three transcript cursors) ...
+SUBAGENTS_SLUG = "-home-marco-projects-spotter-worktrees-spotter-4te"
+SUBAGENTS_SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+#: ... and one beside it, in another project directory
+OTHER_SLUG = "-Users-ingo-projects-irrlicht--claude-worktrees-86"
+OTHER_SESSION = "8ba5a9cc-f895-47a8-8229-2513413c9261"
+
 
 def source_files(projects: Path) -> list[Path]:
     """Every file the adapter reads under ``projects`` (transcripts, sidecars, workflow files)."""

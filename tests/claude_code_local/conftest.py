@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cc_helpers import ADAPTER
+from cc_helpers import ADAPTER, OTHER_SESSION, OTHER_SLUG, SUBAGENTS_SESSION, SUBAGENTS_SLUG, copy_session
 
 from asz_core.context import PassSummary
 from asz_core.testing import PassRunner
@@ -17,6 +17,15 @@ from asz_core.testing import PassRunner
 def cc_projects(corpus: Path) -> Path:
     """The shared corpus's ``projects/`` (read only: copy it to change it)."""
     return corpus / "claude-code" / "projects"
+
+
+@pytest.fixture
+def two_sessions(tmp_path: Path, cc_projects: Path) -> Path:
+    """A ``projects/`` of two real sessions to change: one with two subagents, one beside it."""
+    target = tmp_path / "projects"
+    copy_session(cc_projects, SUBAGENTS_SLUG, SUBAGENTS_SESSION, target)
+    copy_session(cc_projects, OTHER_SLUG, OTHER_SESSION, target)
+    return target
 
 
 @pytest.fixture

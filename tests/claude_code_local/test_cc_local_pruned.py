@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cc_helpers import ADAPTER, copy_session
+from cc_helpers import ADAPTER, SUBAGENTS_SESSION, SUBAGENTS_SLUG, copy_session
 
 from asz_adapters.claude_code_local import gone
 from asz_core.context import PassSummary
@@ -24,18 +24,7 @@ from asz_core.testing import PassRunner
 
 pytestmark = pytest.mark.corpus
 
-SLUG = "-home-marco-projects-spotter-worktrees-spotter-4te"
-SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
-OTHER_SLUG = "-Users-ingo-projects-irrlicht--claude-worktrees-86"
-OTHER = "8ba5a9cc-f895-47a8-8229-2513413c9261"
-
-
-@pytest.fixture
-def projects(tmp_path: Path, cc_projects: Path) -> Path:
-    target = tmp_path / "projects"
-    copy_session(cc_projects, SLUG, SESSION, target)
-    copy_session(cc_projects, OTHER_SLUG, OTHER, target)
-    return target
+SLUG, SESSION = SUBAGENTS_SLUG, SUBAGENTS_SESSION
 
 
 @pytest.fixture
@@ -52,10 +41,10 @@ def read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
-def _pruned(projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner) -> list[Path]:
+def _pruned(two_sessions: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner) -> list[Path]:
     """Land both sessions, delete the first's files, and run the passes that mark and note it."""
-    run_local(projects)
-    shutil.rmtree(projects / SLUG)
+    run_local(two_sessions)
+    shutil.rmtree(two_sessions / SLUG)
     marking = asz_pass.run()
     assert marking.totals.gone == 3 and marking.totals.sessions == 2  # claimed, to mark its cursors
     noting = asz_pass.run()
@@ -64,9 +53,9 @@ def _pruned(projects: Path, run_local: Callable[..., PassSummary], asz_pass: Pas
 
 
 def test_a_pruned_session_marked_gone_is_counted_without_reading_its_cursors(
-        projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner, read: list[str],
+        two_sessions: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner, read: list[str],
         assert_root_verifies: Callable[[Path], None]) -> None:
-    cursors = _pruned(projects, run_local, asz_pass)
+    cursors = _pruned(two_sessions, run_local, asz_pass)
     files = sorted(p for _, p in landed_files(asz_pass.root / SESSION))
     texts = [c.read_bytes() for c in cursors]
     assert read == [SESSION, SESSION]  # the pass that marked it, the one that noted it
@@ -81,8 +70,8 @@ def test_a_pruned_session_marked_gone_is_counted_without_reading_its_cursors(
 
 
 def test_a_rewritten_cursor_is_read_again_and_counts_the_same(
-        projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner, read: list[str]) -> None:
-    cursors = _pruned(projects, run_local, asz_pass)
+        two_sessions: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner, read: list[str]) -> None:
+    cursors = _pruned(two_sessions, run_local, asz_pass)
     copy = cursors[0].with_name("copy")
     shutil.copy2(cursors[0], copy)
     copy.replace(cursors[0])  # the same bytes under another inode
@@ -93,8 +82,8 @@ def test_a_rewritten_cursor_is_read_again_and_counts_the_same(
 
 
 def test_a_cursor_no_longer_gone_is_not_counted_from_the_table(
-        projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner, read: list[str]) -> None:
-    cursors = _pruned(projects, run_local, asz_pass)
+        two_sessions: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner, read: list[str]) -> None:
+    cursors = _pruned(two_sessions, run_local, asz_pass)
     text = cursors[0].read_text("utf-8")
     assert "state source_gone" in text
     # a cursor rewritten to say another state (as a restore from a backup would): only two of
@@ -107,17 +96,17 @@ def test_a_cursor_no_longer_gone_is_not_counted_from_the_table(
 
 
 def test_a_source_back_lands_again_and_a_second_pruning_is_noted_again(
-        projects: Path, cc_projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner,
+        two_sessions: Path, cc_projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner,
         read: list[str], assert_root_verifies: Callable[[Path], None]) -> None:
-    _pruned(projects, run_local, asz_pass)
-    copy_session(cc_projects, SLUG, SESSION, projects)
+    _pruned(two_sessions, run_local, asz_pass)
+    copy_session(cc_projects, SLUG, SESSION, two_sessions)
     back = asz_pass.run()
     assert back.totals.gone == 0 and back.totals.conflicts == 0 and back.totals.sessions == 2
     assert all("state active" in c.read_text("utf-8")
                for c in (asz_pass.root / SESSION).glob("streams/*/transcript.cursor"))
-    (projects / SLUG / f"{SESSION}.jsonl").unlink()  # the main transcript alone: still discovered
+    (two_sessions / SLUG / f"{SESSION}.jsonl").unlink()  # the main transcript alone: still discovered
     assert asz_pass.run().totals.gone == 1
-    shutil.rmtree(projects / SLUG)
+    shutil.rmtree(two_sessions / SLUG)
     read.clear()
     assert asz_pass.run().totals.gone == 3 and read == [SESSION]  # marks the two subagents
     assert asz_pass.run().totals.gone == 3 and read == [SESSION, SESSION]  # notes it
@@ -126,37 +115,37 @@ def test_a_source_back_lands_again_and_a_second_pruning_is_noted_again(
 
 
 def test_a_source_that_exists_again_is_a_miss(
-        projects: Path, cc_projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner,
+        two_sessions: Path, cc_projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner,
         read: list[str]) -> None:
-    _pruned(projects, run_local, asz_pass)
+    _pruned(two_sessions, run_local, asz_pass)
     # a directory where the main transcript was: not a transcript, so the session is still not
     # discovered, but its recorded source exists, so that place is not gone
-    (projects / SLUG / f"{SESSION}.jsonl").mkdir(parents=True)
+    (two_sessions / SLUG / f"{SESSION}.jsonl").mkdir(parents=True)
     read.clear()
     assert asz_pass.run().totals.gone == 2 and read == [SESSION]  # and noted as it is now
     assert asz_pass.run().totals.gone == 2 and read == [SESSION]
-    (projects / SLUG / f"{SESSION}.jsonl").rmdir()
+    (two_sessions / SLUG / f"{SESSION}.jsonl").rmdir()
     assert asz_pass.run().totals.gone == 3 and read == [SESSION, SESSION]
     assert asz_pass.run().totals.gone == 3 and read == [SESSION, SESSION]
 
 
 def test_include_exclude_and_the_source_root_still_decide(
-        projects: Path, tmp_path: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner,
+        two_sessions: Path, tmp_path: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner,
         read: list[str]) -> None:
-    _pruned(projects, run_local, asz_pass)
+    _pruned(two_sessions, run_local, asz_pass)
     read.clear()
-    assert run_local(projects, exclude=[SLUG]).totals.gone == 0 and read == []
-    assert run_local(projects).totals.gone == 3 and read == []
+    assert run_local(two_sessions, exclude=[SLUG]).totals.gone == 0 and read == []
+    assert run_local(two_sessions).totals.gone == 3 and read == []
     moved = tmp_path / "moved"
-    shutil.copytree(projects, moved)
+    shutil.copytree(two_sessions, moved)
     assert run_local(moved).totals.gone == 3 and read == [SESSION]  # another root: read, then noted
     assert run_local(moved).totals.gone == 3 and read == [SESSION]
 
 
 def test_a_dry_run_neither_notes_nor_trusts_the_table(
-        projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner, read: list[str]) -> None:
-    run_local(projects)
-    shutil.rmtree(projects / SLUG)
+        two_sessions: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner, read: list[str]) -> None:
+    run_local(two_sessions)
+    shutil.rmtree(two_sessions / SLUG)
     asz_pass.run()  # marks it
     table = asz_pass.root / f"{SETTLED_PREFIX}{ADAPTER}.state"
     before = table.read_bytes()

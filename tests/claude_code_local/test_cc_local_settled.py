@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cc_helpers import ADAPTER, copy_session
+from cc_helpers import ADAPTER, OTHER_SESSION, SUBAGENTS_SESSION, SUBAGENTS_SLUG
 
 from asz_core.context import PassSummary
 from asz_core.root import storage
@@ -21,18 +21,7 @@ from asz_core.testing import PassRunner
 
 pytestmark = pytest.mark.corpus
 
-SLUG = "-home-marco-projects-spotter-worktrees-spotter-4te"
-SESSION = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
-OTHER_SLUG = "-Users-ingo-projects-irrlicht--claude-worktrees-86"
-OTHER = "8ba5a9cc-f895-47a8-8229-2513413c9261"
-
-
-@pytest.fixture
-def projects(tmp_path: Path, cc_projects: Path) -> Path:
-    target = tmp_path / "projects"
-    copy_session(cc_projects, SLUG, SESSION, target)
-    copy_session(cc_projects, OTHER_SLUG, OTHER, target)
-    return target
+SLUG, SESSION = SUBAGENTS_SLUG, SUBAGENTS_SESSION
 
 
 @pytest.fixture
@@ -55,10 +44,10 @@ def _line(summary: PassSummary) -> dict[str, int]:
 
 
 def test_a_second_pass_opens_no_session_and_counts_the_same(
-        projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner, opened: list[str],
+        two_sessions: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner, opened: list[str],
         assert_root_verifies: Callable[[Path], None]) -> None:
-    first = run_local(projects)
-    assert sorted(opened) == sorted([SESSION, OTHER]) and first.totals.landed >= 4
+    first = run_local(two_sessions)
+    assert sorted(opened) == sorted([SESSION, OTHER_SESSION]) and first.totals.landed >= 4
     assert (asz_pass.root / f"{SETTLED_PREFIX}{ADAPTER}.state").is_file()
     opened.clear()
     second = asz_pass.run()
@@ -68,10 +57,10 @@ def test_a_second_pass_opens_no_session_and_counts_the_same(
 
 
 def test_appended_lines_land_in_the_next_pass(
-        projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner, opened: list[str],
+        two_sessions: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner, opened: list[str],
         assert_root_verifies: Callable[[Path], None]) -> None:
-    run_local(projects)
-    agent = next((projects / SLUG / SESSION / "subagents").glob("agent-*.jsonl"))
+    run_local(two_sessions)
+    agent = next((two_sessions / SLUG / SESSION / "subagents").glob("agent-*.jsonl"))
     lines = agent.read_bytes().splitlines(keepends=True)
     with open(agent, "ab") as f:
         f.write(lines[0] + lines[1][: len(lines[1]) // 2])  # one whole line, and half of one
@@ -91,27 +80,27 @@ def test_appended_lines_land_in_the_next_pass(
 
 
 def test_a_touched_source_or_a_rewritten_cursor_is_landed_again_and_lands_nothing(
-        projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner, opened: list[str]) -> None:
-    run_local(projects)
-    main = projects / SLUG / f"{SESSION}.jsonl"
+        two_sessions: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner, opened: list[str]) -> None:
+    run_local(two_sessions)
+    main = two_sessions / SLUG / f"{SESSION}.jsonl"
     st = main.stat()
     os.utime(main, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
     opened.clear()
     assert asz_pass.run().totals.landed == 0 and opened == [SESSION]
-    cursor = asz_pass.root / OTHER / "streams" / "main" / "transcript.cursor"
+    cursor = asz_pass.root / OTHER_SESSION / "streams" / "main" / "transcript.cursor"
     copy = cursor.with_name("copy")
     shutil.copy2(cursor, copy)
     os.replace(copy, cursor)  # the same bytes under a new inode, as a power cut could leave it
     opened.clear()
-    assert asz_pass.run().totals.landed == 0 and opened == [OTHER]
+    assert asz_pass.run().totals.landed == 0 and opened == [OTHER_SESSION]
     opened.clear()
     assert asz_pass.run().totals.landed == 0 and opened == []
 
 
 def test_a_source_gone_is_counted_gone_every_pass(
-        projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner, opened: list[str]) -> None:
-    run_local(projects)
-    agent = next((projects / SLUG / SESSION / "subagents").glob("agent-*.jsonl"))
+        two_sessions: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner, opened: list[str]) -> None:
+    run_local(two_sessions)
+    agent = next((two_sessions / SLUG / SESSION / "subagents").glob("agent-*.jsonl"))
     agent.unlink()
     opened.clear()
     second = asz_pass.run()
@@ -121,9 +110,9 @@ def test_a_source_gone_is_counted_gone_every_pass(
     assert opened == [] and _line(third) == _line(second)
 
 
-def test_a_dry_run_writes_no_table(projects: Path, run_local: Callable[..., PassSummary],
+def test_a_dry_run_writes_no_table(two_sessions: Path, run_local: Callable[..., PassSummary],
                                    asz_pass: PassRunner) -> None:
-    run_local(projects)
+    run_local(two_sessions)
     table = asz_pass.root / f"{SETTLED_PREFIX}{ADAPTER}.state"
     table.unlink()
     asz_pass.run(dry_run=True)
