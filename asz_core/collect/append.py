@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from asz_core.collect.lines import TAIL_BYTES, LineReader
-from asz_core.collect.saving import mark_gone, save_state
+from asz_core.collect.saving import save_state, stat_source
 from asz_core.collect.source import LineDialect, SourceLine, convert_line, line_sha
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, AppendCursor
@@ -97,16 +97,9 @@ def collect_append(ctx: AdapterContext, session: SessionHandle, source: AppendSo
     counters = ctx.counters
     path = cursor_path(session, source.subdir, source.kind)
     cursor = AppendCursor.load(path)
-    try:
-        st = os.lstat(source.path)
-    except FileNotFoundError:
-        mark_gone(ctx, session, cursor, path)
+    st = stat_source(ctx, session, cursor, path, source.path)
+    if st is None:
         return
-    if not stat.S_ISREG(st.st_mode):
-        counters.unreadable += 1
-        ctx.warn(f"{source.path} is not a regular file (a symlink or device?); it is not read")
-        return
-    counters.sources += 1
     if cursor is None:
         cursor = AppendCursor(source=source.src)
     if cursor.state == ACTIVE and st.st_size == cursor.offset and (st.st_dev, st.st_ino) == (cursor.dev, cursor.ino):

@@ -1,7 +1,10 @@
-"""Writing a cursor (or any state that refers to landed files) in the one safe order."""
+"""Writing a cursor (or any state that refers to landed files) in the one safe order, and the
+outcomes a source meets before it is read (gone, not a regular file)."""
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Protocol
 
@@ -10,7 +13,7 @@ from asz_core.root.cursors import SOURCE_GONE
 from asz_core.root.storage import SessionHandle
 from asz_core.sessiondata.times import format_instant
 
-__all__ = ["SavableState", "mark_gone", "save_state"]
+__all__ = ["SavableState", "mark_gone", "save_state", "stat_source"]
 
 
 class SavableState(Protocol):
@@ -42,3 +45,21 @@ def mark_gone(ctx: AdapterContext, session: SessionHandle, cursor: SavableState 
     if cursor.state != SOURCE_GONE:
         cursor.state = SOURCE_GONE
         save_state(ctx, session, cursor, path)
+
+
+def stat_source(ctx: AdapterContext, session: SessionHandle, cursor: SavableState | None, path: Path,
+                source: Path) -> os.stat_result | None:
+    """``source``'s ``lstat`` when it is a regular file to read, counted in ``sources``; else
+    ``None``, its outcome already given: gone (:func:`mark_gone`, the cursor at ``path``) or
+    unreadable (a symlink, a directory or a device is never followed or read)."""
+    try:
+        st = os.lstat(source)
+    except FileNotFoundError:
+        mark_gone(ctx, session, cursor, path)
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        ctx.counters.unreadable += 1
+        ctx.warn(f"{source} is not a regular file (a symlink or device?); it is not read")
+        return None
+    ctx.counters.sources += 1
+    return st

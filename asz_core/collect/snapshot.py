@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from asz_core.collect.saving import mark_gone, save_state
+from asz_core.collect.saving import save_state, stat_source
 from asz_core.collect.source import LineDialect, SourceLine, convert_line, line_sha
 from asz_core.context import AdapterContext
 from asz_core.root.cursors import ACTIVE, SnapshotCursor
@@ -52,16 +51,9 @@ def collect_snapshot(ctx: AdapterContext, session: SessionHandle, source: Snapsh
     counters = ctx.counters
     path = session.path(source.subdir, f"{KIND_PREFIX.get(source.kind, source.kind)}.cursor")
     cursor = SnapshotCursor.load(path)
-    try:
-        st = os.lstat(source.path)
-    except FileNotFoundError:
-        mark_gone(ctx, session, cursor, path)
+    st = stat_source(ctx, session, cursor, path, source.path)
+    if st is None:
         return
-    if not stat.S_ISREG(st.st_mode):
-        counters.unreadable += 1
-        ctx.warn(f"{source.path} is not a regular file; it is not read")
-        return
-    counters.sources += 1
     if cursor is None:
         cursor = SnapshotCursor(source=source.src)
     elif (cursor.state == ACTIVE and (cursor.size, cursor.mtime, cursor.ino, cursor.dev)
