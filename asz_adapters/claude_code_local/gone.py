@@ -144,11 +144,8 @@ def pruned_sessions(landed_root: Path, discovered: set[str], source_root: Path,
 
 def _known(settled: SettledSessions, session: str, key_root: str) -> PrunedSession | None:
     """The session as its settled entry has it, when every file the entry stamped is unchanged."""
-    entry = settled.entries.get(session)
-    if not isinstance(entry, dict):
-        return None
-    key = entry.get("sources")
-    if not (isinstance(key, list) and len(key) == 3 and key[0] == _PRUNED_KEY and key[1] == key_root):
+    key = settled.key(session)
+    if not (key is not None and len(key) == 3 and key[0] == _PRUNED_KEY and key[1] == key_root):
         return None
     counters = settled.unchanged(session, key)
     if counters is None:
@@ -156,24 +153,12 @@ def _known(settled: SettledSessions, session: str, key_root: str) -> PrunedSessi
     return PrunedSession(session, str(key[2]), int(counters.get("gone", 0)), [])
 
 
-def _stamp(path: Path) -> list[int] | None:
-    """An ``lstat`` as the settled table stamps one (device, inode, size, mtime), or none."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
-
-
 def _note(settled: SettledSessions, session_dir: Path, key_root: str, directory: str,
           found: SessionPlaces, source_root: Path) -> None:
     """Note in the settled table what counting ``found`` again depends on: each place's cursor
     and recorded source, as they are now."""
-    files: list[list[object]] = []
+    files: list[Path] = []
     for place in found.places:
-        cursor = session_dir / place.subdir / f"{KIND_PREFIX.get(place.kind, place.kind)}.cursor"
-        source = source_root / place.source
-        files.append([str(cursor), _stamp(cursor)])
-        files.append([str(source), _stamp(source)])
-    settled.put(found.session, {"sources": [_PRUNED_KEY, key_root, directory], "files": files,
-                                "counters": {"gone": found.marked}})
+        files.append(session_dir / place.subdir / f"{KIND_PREFIX.get(place.kind, place.kind)}.cursor")
+        files.append(source_root / place.source)
+    settled.note(found.session, [_PRUNED_KEY, key_root, directory], files, {"gone": found.marked})

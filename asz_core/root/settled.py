@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -126,6 +126,21 @@ class SettledSessions:
                 return None
         counters: dict[str, int] = entry["counters"]
         return counters
+
+    def key(self, session: str) -> list[str] | None:
+        """The ``sources`` ``session``'s entry was recorded or noted with, if it has one."""
+        entry = self.entries.get(session)
+        key = entry.get("sources") if isinstance(entry, dict) else None
+        return key if isinstance(key, list) else None
+
+    def note(self, session: str, key: Sequence[str], files: Iterable[str | Path],
+             counters: Mapping[str, int]) -> None:
+        """Note ``session``'s outcome as depending on ``files`` as they are now (a file absent
+        now must stay absent): :meth:`unchanged` with the same ``key`` gives ``counters`` back
+        while each stats the same. For an outcome :meth:`record` does not describe, such as a
+        session whose sources are all gone."""
+        self.put(session, {"sources": list(key), "files": [[str(f), _stamp(str(f))] for f in files],
+                           "counters": dict(counters)})
 
     def record(self, session: str, session_dir: Path, sources: Sequence[tuple[Path, Path, bool]],
                counters: Mapping[str, int]) -> bool:
