@@ -17,7 +17,7 @@ from typing import Any
 from asz_core.root import faults
 
 __all__ = ["OWNER_DIR", "OWNER_FILE", "fsync_dir", "install_noreplace", "make_dirs", "read_table", "temp_name",
-           "temp_path", "write_note", "write_replace"]
+           "write_note", "write_replace"]
 
 OWNER_DIR = 0o700
 OWNER_FILE = 0o600
@@ -101,14 +101,9 @@ def make_dirs(directory: Path) -> list[Path]:
     return [directory]
 
 
-def temp_path(final: Path) -> Path:
-    """A temporary name beside ``final``; readers skip names starting with a dot."""
-    return final.with_name(f".tmp-{os.urandom(6).hex()}-{final.name}")
-
-
-def temp_name(final: str) -> str:
-    """:func:`temp_path` for a path as a string: landing a file or a state file uses the name
-    only in system calls, and a ``Path`` costs a parse for it."""
+def temp_name(final: str | Path) -> str:
+    """A temporary name beside ``final``; readers skip names starting with a dot. A string:
+    it is only ever used in system calls, and a ``Path`` would cost a parse per landed file."""
     directory, name = os.path.split(final)
     return os.path.join(directory, f".tmp-{os.urandom(6).hex()}-{name}")
 
@@ -123,7 +118,7 @@ def write_replace(path: Path, data: bytes | Iterable[bytes], *, sync_dir: bool =
     seen half-written, because the temporary file is fsynced before the rename.
     ``derived=True`` skips both fsyncs, for a note rebuilt from the root whenever it is wrong.
     """
-    temp = temp_name(os.fspath(path))
+    temp = temp_name(path)
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_FILE)
     try:
         try:

@@ -66,7 +66,7 @@ class LandingFile:
             self.writer = SessionDataWriter(_CountingSink(), header)  # type: ignore[arg-type]
             return
         self.created_dirs = make_dirs(self.directory)
-        self._temp = temp_name(os.fspath(self.final))
+        self._temp = temp_name(self.final)
         fd = os.open(self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_FILE)
         self._file = os.fdopen(fd, "wb", buffering=1 << 20)
         try:

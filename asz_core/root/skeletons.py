@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
-from asz_core.root.durable import OWNER_FILE, fsync_dir, install_noreplace, temp_path
+from asz_core.root.durable import OWNER_FILE, fsync_dir, install_noreplace, temp_name
 from asz_core.sessiondata.skeleton import Removal, write_skeleton
 
 __all__ = ["land_skeleton"]
@@ -18,7 +19,7 @@ def land_skeleton(landed: Path, removal: Removal) -> Path:
     exist, and readers read the landed file.
     """
     final = landed.with_suffix(".sk")
-    temp = temp_path(final)
+    temp = temp_name(final)
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_FILE)
     try:
         with os.fdopen(fd, "wb") as sink:
@@ -28,8 +29,8 @@ def land_skeleton(landed: Path, removal: Removal) -> Path:
             os.fchmod(sink.fileno(), 0o400)
         install_noreplace(temp, final)
     except BaseException:
-        if temp.exists():
-            temp.unlink()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
         raise
     fsync_dir(final.parent)
     return final
