@@ -1,13 +1,24 @@
-"""Shared fixtures: where the shared corpus is, and whether it is required.
+"""Shared fixtures, the suite's two lanes, and running it over every CPU.
 
-Tests that read ``../shared/corpus`` take the ``corpus`` fixture. On a user's clone the corpus is
-absent and they skip with the reason; ``.ci/run`` sets ``ASZ_REQUIRE_CORPUS=1`` where it is
-present, so there they fail instead of skipping.
+* **The corpus.** Tests that read ``../shared/corpus`` take the ``corpus`` fixture. On a user's
+  clone the corpus is absent and they skip with the reason; ``.ci/run`` sets
+  ``ASZ_REQUIRE_CORPUS=1`` where it is present, so there they fail instead of skipping.
+* **Two lanes.** ``pytest`` runs the default lane, quick enough to run before every commit. Tests
+  marked ``slow`` (the long fault seeds, whole-corpus sweeps) are deselected unless ``--slow`` is
+  given; ``.ci/run`` gives it, so CI runs everything.
+* **Parallel.** ``pytest`` with no paths runs the suite over the machine's CPUs (pytest-xdist,
+  ``-n auto``, idle workers steal queued tests); naming files or directories runs them in this
+  process, as does ``-n 0``. Each process has its own temporary directories and asz cache; a
+  corpus landing that tests only read is built once per run (``landed_once``).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,17 +28,44 @@ SHARED = Path(os.environ.get("ASZ_SHARED", REPO.parent / "shared"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--slow", action="store_true", help="run the long versions (200 fault seeds, ...)")
+    parser.addoption("--slow", action="store_true",
+                     help="also run the tests marked slow (long fault seeds, corpus sweeps); CI does")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    # before xdist reads -n: the whole suite goes parallel; a run the user aimed at files stays in
+    # one process, where -s and --pdb behave as usual
+    if (config.pluginmanager.hasplugin("xdist") and config.option.numprocesses is None
+            and config.args_source is pytest.Config.ArgsSource.TESTPATHS
+            and not os.environ.get("PYTEST_XDIST_WORKER")):
+        config.option.numprocesses = "auto"
+        if config.option.dist == "no":
+            config.option.dist = "worksteal"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # asz's caches (entry points, validated configurations, quiet passes) of this test run's
-    # own: a run never repeats a pass a previous test run recorded, and the tests' temporary
-    # paths do not end up in the user's cache
-    if "ASZ_TEST_CACHE" not in os.environ:
-        import tempfile
+    # asz's caches (entry points, validated configurations, quiet passes) of this test process's
+    # own: a run never repeats a pass a previous test run recorded, the tests' temporary paths do
+    # not end up in the user's cache, and two xdist workers never share one
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if "ASZ_TEST_CACHE" not in os.environ or worker:
+        cache = tempfile.mkdtemp(prefix=f"asz-test-cache-{worker or 'main'}-")
+        os.environ["ASZ_TEST_CACHE"] = os.environ["XDG_CACHE_HOME"] = cache
+        config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
 
-        os.environ["ASZ_TEST_CACHE"] = os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="asz-test-cache-")
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return "slow tests: " + ("included (--slow)" if config.getoption("--slow") else "deselected; --slow runs them")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--slow"):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
 
 
 @pytest.fixture(scope="session")
@@ -44,6 +82,26 @@ def corpus(shared: Path) -> Path:
     return shared / "corpus"
 
 
-@pytest.fixture
-def slow(request: pytest.FixtureRequest) -> bool:
-    return bool(request.config.getoption("--slow"))
+@pytest.fixture(scope="session")
+def landed_once(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, Callable[[Path], None]], Path]:
+    """``landed_once(name, build)``: the directory ``name``, which ``build(directory)`` fills once
+    for the whole test run.
+
+    Under xdist every worker asks; the first builds while the others wait on a lock, then all read
+    the same directory. Only for what the tests never change: a test that writes copies it first.
+    """
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's directory, above each worker's own
+
+    def once(name: str, build: Callable[[Path], None]) -> Path:
+        directory, done = base / f"once-{name}", base / f"once-{name}.done"
+        with open(base / f"once-{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not done.exists():
+                shutil.rmtree(directory, ignore_errors=True)  # a build that failed in another worker
+                directory.mkdir()
+                build(directory)
+                done.touch()
+        return directory
+    return once
