@@ -165,6 +165,7 @@ def _landed(root: Path) -> dict[tuple[str, int], list[object]]:
             for seq, path in provider_body_files(session)}
 
 
+@pytest.mark.slow  # a whole-corpus sweep, twice
 def test_the_whole_corpus_in_two_passes_lands_the_same_bytes_with_and_without_summaries(
         tmp_path: Path, corpus: Path, ids: dict[str, TranscriptIds],
         assert_root_verifies: Callable[[Path], None]) -> None:

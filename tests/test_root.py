@@ -173,7 +173,7 @@ def test_disk_full_mid_landing_fails_clearly_and_loses_nothing(asz_pass: PassRun
 
 
 @pytest.mark.parametrize("step", faults.STEPS)
-@pytest.mark.parametrize("nth", [1, 2])
+@pytest.mark.parametrize("nth", [1, pytest.param(2, marks=pytest.mark.slow)])  # each step once in the default lane
 def test_killed_at_any_step_a_pass_loses_nothing_and_lands_nothing_twice(
         step: str, nth: int, tmp_path: Path, assert_root_verifies) -> None:
     runner = PassRunner(tmp_path, tmp_path / "root")

@@ -2,7 +2,7 @@
 
 Each seed picks either a named landing step and which occurrence of it to die at (between temp
 write and rename, between rename and cursor, mid cursor write, ...) or a plain random delay after
-which the parent sends SIGKILL. 50 seeds run in CI; ``--slow`` runs 200.
+which the parent sends SIGKILL. The first 4 seeds run in the default lane; ``--slow`` (CI) runs 200.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from asz_core.root import faults
 from asz_core.testing import PassRunner
 from tests.helpers import jsonl_config, records_of, temp_files
 
-SEEDS_CI, SEEDS_SLOW = 50, 200
+SEEDS_QUICK, SEEDS = 4, 200
 
 
 def _sources(src: Path, rng: random.Random) -> dict[str, int]:
@@ -40,7 +40,8 @@ def _sources(src: Path, rng: random.Random) -> dict[str, int]:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "seed" in metafunc.fixturenames:
-        metafunc.parametrize("seed", range(SEEDS_SLOW if metafunc.config.getoption("--slow") else SEEDS_CI))
+        metafunc.parametrize("seed", [pytest.param(s, marks=() if s < SEEDS_QUICK else pytest.mark.slow)
+                                      for s in range(SEEDS)])
 
 
 def test_a_pass_killed_at_a_random_instant(seed: int, tmp_path: Path, assert_root_verifies) -> None:
