@@ -42,20 +42,20 @@ def _jsonl_adapter(source: Path, **extra: Any) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
-def corpus_root(tmp_path_factory: pytest.TempPathFactory, corpus: Path) -> Path:
+def corpus_root(landed_once: Callable[[str, Callable[[Path], None]], Path], corpus: Path) -> Path:
     """The Claude Code corpus landed once by the jsonl adapter, checked by verify and sdcheck."""
     from asz_core.testing import run_sdcheck
     from asz_core.verify import verify_root
 
-    work = tmp_path_factory.mktemp("corpus-root")
-    runner = PassRunner(work, work / "root")
-    runner.configure(adapters=[_jsonl_adapter(corpus / "claude-code" / "projects")])
-    summary = runner.run()
-    assert not summary.failed and summary.totals.landed > 100, summary.as_dict()
-    assert not [p for r in verify_root(runner.root) for p in r.problems]
-    verdict = run_sdcheck(runner.root)
-    assert verdict is None or verdict["ok"], verdict
-    return runner.root
+    def land(work: Path) -> None:
+        runner = PassRunner(work, work / "root")
+        runner.configure(adapters=[_jsonl_adapter(corpus / "claude-code" / "projects")])
+        summary = runner.run()
+        assert not summary.failed and summary.totals.landed > 100, summary.as_dict()
+        assert not [p for r in verify_root(runner.root) for p in r.problems]
+        verdict = run_sdcheck(runner.root)
+        assert verdict is None or verdict["ok"], verdict
+    return landed_once("otlp-corpus", land) / "root"
 
 
 @pytest.fixture
