@@ -45,6 +45,8 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # read as the test modules are imported (helpers.examples), in xdist's workers too
+    os.environ["ASZ_TESTS_SLOW"] = "1" if config.getoption("--slow") else ""
     # asz's caches (entry points, validated configurations, quiet passes) of this test process's
     # own: a run never repeats a pass a previous test run recorded, the tests' temporary paths do
     # not end up in the user's cache, and two xdist workers never share one

@@ -27,3 +27,8 @@ def jsonl_config(source: Path, **collector: object) -> dict[str, object]:
     if collector:
         entry["collector"] = collector
     return {"adapters": [entry]}
+
+
+def examples(n: int) -> int:
+    """A property's ``max_examples``: ``n`` with ``--slow`` (CI), a fifth of it in the default lane."""
+    return n if os.environ.get("ASZ_TESTS_SLOW") else max(n // 5, 5)

@@ -25,6 +25,7 @@ from asz_core.sessiondata import (
 )
 from asz_core.sessiondata.jsonbytes import JSONLine, compact
 from asz_core.testing import run_sdcheck
+from tests.helpers import examples
 
 texts = st.text(st.characters(codec="utf-8") | st.sampled_from("\u2028\u2029<>&\"\\\x00\x1f"), max_size=40)
 ids = st.none() | st.text("abcdef0123456789-_", min_size=1, max_size=12)
@@ -70,7 +71,7 @@ def test_any_bytes_come_back_from_an_unknown_part(raw: bytes) -> None:
 
 
 @given(records)
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 def test_any_record_reads_back_equal(record: Record) -> None:
     line = encode_record(record)
     assert b"\n" not in line
@@ -78,7 +79,7 @@ def test_any_record_reads_back_equal(record: Record) -> None:
 
 
 @given(st.lists(records, max_size=6))
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_sdcheck_accepts_any_file_the_writer_writes(tmp_path_factory: pytest.TempPathFactory,
                                                     rows: list[Record]) -> None:
     path = tmp_path_factory.mktemp("sd") / "f.sd"
@@ -102,7 +103,7 @@ def test_source_bytes_of_any_value_are_kept(value: object) -> None:
 
 
 @given(st.lists(parts(), min_size=1, max_size=6), st.integers(60, 400))
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 def test_reduction_is_deterministic_and_fits_or_lands_as_is(ps: list[Part], budget: int) -> None:
     record = Record(ord=1, parts=ps)
     first, line = reduce_to_fit(record, budget)
