@@ -349,9 +349,9 @@ class _Reader:
             changes = t.get("changes") or []
             if not isinstance(changes, list) or not all(isinstance(ch, dict) for ch in changes):
                 raise self.fail(f"{where}.tool.changes", "expected a list of {path, before, after}")
+            result = None if t.get("result") is None else self.result(t["result"], f"{where}.tool.result")
             call.tool = ToolSpec(name=name, id=self.text(t.get("id"), f"{where}.tool.id"), input=tool_input,
-                                 result=None if t.get("result") is None else self.result(t["result"], f"{where}.tool.result"),
-                                 changes=[dict(ch) for ch in changes])
+                                 result=result, changes=[dict(ch) for ch in changes])
         if c.get("agent") is not None:
             a = self.mapping(c["agent"], f"{where}.agent", frozenset(
                 ("name", "prompt", "after", "steps", "notify", "lost", "system_prompt", "tools")))

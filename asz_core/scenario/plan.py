@@ -213,7 +213,7 @@ class _Planner:
 
     def step(self, lane: _Lane, s: Step, sid: str) -> None:
         lost = lane.lost or s.lost
-        base = {"stream": lane.stream, "batch": lane.batch, "lost": lost}
+        base: dict[str, Any] = {"stream": lane.stream, "batch": lane.batch, "lost": lost}
         if s.input is not None:
             e = self.emit(Event("input", at=self.tick(lane, s.after_ms), id=f"{sid}-input", run=f"{sid}-cycle",
                                 text=s.input, parent="" if lane.stream == "main" else lane.last, **base))
@@ -264,8 +264,9 @@ class _Planner:
         lost = lane.lost or s.lost
         at = self.tick(lane, s.after_ms)
         u = c.usage
-        usage = _DEFAULT_USAGE if u is None else tuple(
-            given or default for given, default in zip((u.in_, u.out, u.cache_read, u.cache_write), _DEFAULT_USAGE, strict=True))
+        given = (0, 0, 0, 0) if u is None else (u.in_, u.out, u.cache_read, u.cache_write)
+        usage = (given[0] or _DEFAULT_USAGE[0], given[1] or _DEFAULT_USAGE[1], given[2] or _DEFAULT_USAGE[2],
+                 given[3] or _DEFAULT_USAGE[3])
         tool: tuple[str, str, dict[str, Any]] | None = None
         if c.tool is not None:
             tool = (c.tool.id or f"{sid}-tool", c.tool.name, c.tool.input or {})
@@ -285,7 +286,7 @@ class _Planner:
         call_id, req = self._id(f"{sid}-call"), self._id(f"{sid}-req")
         for i, (frag, text) in enumerate(frags):
             e = Event("fragment", stream=lane.stream, batch=lane.batch, at=at + self.scaled(i * 100.0),
-                      id=f"{sid}-call-f{i + 1}", parent=lane.last, call=call_id, req=req, usage=usage,  # type: ignore[arg-type]
+                      id=f"{sid}-call-f{i + 1}", parent=lane.last, call=call_id, req=req, usage=usage,
                       lost=lost, frag=frag, text=text, last=i == len(frags) - 1,
                       stop="tool_use" if tool is not None else "end_turn")
             if frag == "tool_use" and tool is not None:
@@ -293,7 +294,7 @@ class _Planner:
             self.emit(e)
             lane.last, lane.t = e.id, e.at or lane.t
         run = self.run_of(lane)
-        base = {"stream": lane.stream, "batch": lane.batch}
+        base: dict[str, Any] = {"stream": lane.stream, "batch": lane.batch}
         if c.tool is not None and c.tool.result is not None and tool is not None:
             r = c.tool.result
             e = self.emit(Event("result", at=self.tick(lane, r.after_ms), id=f"{sid}-result", parent=lane.last,

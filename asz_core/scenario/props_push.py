@@ -64,7 +64,8 @@ def _over(ws: Workspace, copy: Path, protocol: str) -> list[str]:
                     f"    batch_bytes: 1\n    timeout: 10s\n")
         _code, said = _push(ws, config)
         if rx.records:
-            problems.append(f"the receiver refused the first request, and the push still took {len(rx.records)} record(s)")
+            problems.append(f"the receiver refused the first request, and the push still took "
+                            f"{len(rx.records)} record(s)")
         code, said = _push(ws, config)
         if code != 0:
             problems.append(f"the push after a refusal failed: {said.strip()}")

@@ -39,7 +39,8 @@ _HEADER = ("kind", "session", "src", "adapter", "dialect", "at")
 
 def _tree(root: Path) -> dict[str, str]:
     out = {}
-    for directory, _dirs, files in os.walk(root):
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "index"]  # derived and disposable: it names inodes and times
         for name in files:
             if name.endswith((".cursor", ".state", ".lock")) or name == "push.state":
                 continue  # a cursor and a state note name inodes and wall-clock times

@@ -28,6 +28,7 @@ from asz_core.root.cursors import SOURCE_GONE, parse_pairs
 from asz_core.scenario.properties import Property, register
 from asz_core.scenario.workspace import Workspace, remove_tree
 from asz_core.scenario.write_claude_code import BODIES_DIR, NOISE
+from asz_core.sessiondata.model import Record
 from asz_core.verify import verify_root
 
 __all__: list[str] = []
@@ -54,8 +55,8 @@ def recollect_idempotent(ws: Workspace) -> list[str]:
     return []
 
 
-def _landed_by_src(ws: Workspace) -> dict[str, list[tuple[bytes, object]]]:
-    out: dict[str, list[tuple[bytes, object]]] = {}
+def _landed_by_src(ws: Workspace) -> dict[str, list[tuple[bytes, Record]]]:
+    out: dict[str, list[tuple[bytes, Record]]] = {}
     for landed in ws.landed():
         if landed.header.get("kind") == "provider_body":
             continue
@@ -78,10 +79,11 @@ def every_line_a_record(ws: Workspace) -> list[str]:
         else:
             spans = [(0, len(data.rstrip(b"\r\n")))]
         if len(records) != len(spans):
-            problems.append(f"every_line_a_record: {rel} has {len(spans)} line(s) and {len(records)} landed record(s)")
+            problems.append(f"every_line_a_record: {rel} has {len(spans)} line(s) and "
+                            f"{len(records)} landed record(s)")
             continue
         for number, ((off, size), (_line, record)) in enumerate(zip(spans, records, strict=True), start=1):
-            got = (record.ord, record.off, record.bytes)  # type: ignore[attr-defined]
+            got = (record.ord, record.off, record.bytes)
             if got != (number if path.suffix == ".jsonl" else 1, off, size):
                 problems.append(f"every_line_a_record: {rel} line {number} at {off}+{size} landed as "
                                 f"ord {got[0]} at {got[1]}+{got[2]}")
@@ -100,19 +102,18 @@ def parts_keep_source_bytes(ws: Workspace) -> list[str]:
             problems.append(f"parts_keep_source_bytes: {src} is gone from the source")
             continue
         data = path.read_bytes()
-        for _line, record in records:
-            r = record
-            payload = data[r.off: r.off + r.bytes]  # type: ignore[attr-defined]
-            if hashlib.sha256(payload).hexdigest()[:12] != r.sha:  # type: ignore[attr-defined]
-                problems.append(f"parts_keep_source_bytes: {src} ord {r.ord}: sha {r.sha} is not the digest "  # type: ignore[attr-defined]
-                                f"of the source bytes at {r.off}+{r.bytes}")  # type: ignore[attr-defined]
+        for _line, r in records:
+            payload = data[r.off: r.off + r.bytes]
+            if hashlib.sha256(payload).hexdigest()[:12] != r.sha:
+                problems.append(f"parts_keep_source_bytes: {src} ord {r.ord}: sha {r.sha} is not the digest "
+                                f"of the source bytes at {r.off}+{r.bytes}")
                 continue
-            for i, part in enumerate(r.parts):  # type: ignore[attr-defined]
+            for i, part in enumerate(r.parts):
                 if part.k == "media" or part.data is None:
                     continue
                 kept = part.raw() if part.k == "unknown" else bytes(part.data)
                 if kept not in payload:
-                    problems.append(f"parts_keep_source_bytes: {src} ord {r.ord} part {i + 1} ({part.k}): "  # type: ignore[attr-defined]
+                    problems.append(f"parts_keep_source_bytes: {src} ord {r.ord} part {i + 1} ({part.k}): "
                                     f"its bytes are not in the source record")
     problems.extend(_bodies_keep_their_bytes(ws))
     return problems
@@ -163,7 +164,8 @@ def discovery_ignores_noise(ws: Workspace) -> list[str]:
             if unit.get("kind") == "session":
                 found.add(unit.get("session"))
                 if unit.get("path") in noise:
-                    problems.append(f"discovery_ignores_noise: session {unit.get('session')} is read from {unit['path']}")
+                    problems.append(f"discovery_ignores_noise: session {unit.get('session')} "
+                                    f"is read from {unit['path']}")
     if found != {ws.session}:
         problems.append(f"discovery_ignores_noise: discovered {sorted(found)}, the scenario's session is {ws.session}")
     return problems

@@ -87,14 +87,15 @@ class Receiver:
     def _start_grpc(self) -> None:
         receiver = self
 
-        class Servicer(logs_service_pb2_grpc.LogsServiceServicer):  # type: ignore[misc]
-            def Export(self, request: ExportLogsServiceRequest, context: grpc.ServicerContext) -> ExportLogsServiceResponse:  # noqa: N802
+        class Servicer(logs_service_pb2_grpc.LogsServiceServicer):
+            def Export(self, request: ExportLogsServiceRequest,
+                       context: grpc.ServicerContext) -> ExportLogsServiceResponse:
                 if not receiver.take(request):
                     context.abort(grpc.StatusCode.UNAVAILABLE, "refused by the check")
                 return ExportLogsServiceResponse()
 
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
-        logs_service_pb2_grpc.add_LogsServiceServicer_to_server(Servicer(), server)
+        logs_service_pb2_grpc.add_LogsServiceServicer_to_server(Servicer(), server)  # type: ignore[no-untyped-call]
         port = server.add_insecure_port("127.0.0.1:0")
         server.start()
         self.endpoint = f"127.0.0.1:{port}"
@@ -104,7 +105,7 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 request = ExportLogsServiceRequest()
                 request.ParseFromString(data)
