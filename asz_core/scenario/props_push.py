@@ -5,8 +5,8 @@ build wrote plus an ``export.otlp`` block naming the receiver (one file per requ
 
 1. The receiver refuses the first request: that push records nothing as sent.
 2. The next push sends every landed file once, one per request, each record saying what the
-   file is: its bytes as the body, its SHA-256, its lines, its path, kind, session, stream or
-   run, and the runtime that produced it as the service (``Claude Code`` for a ``claude-code``
+   file is: its bytes as the body, its SHA-256, its lines, its path, kind, session, stream, the
+   range of its records' times, and the runtime that produced it as the service (``Claude Code`` for a ``claude-code``
    build, ``Mock Agent`` for an ``sd`` build); every kind ``push.kinds`` names is among them.
 3. A third push sends nothing.
 4. Every body written back to its path gives the same files, and ``verify`` finds in them what
@@ -23,6 +23,7 @@ from pathlib import Path
 from asz_core.scenario.properties import Property, register
 from asz_core.scenario.receiver import Receiver
 from asz_core.scenario.workspace import Workspace, remove_tree
+from asz_core.sessiondata.times import parse_instant
 from asz_core.verify import verify_root
 
 __all__: list[str] = []
@@ -97,7 +98,13 @@ def _over(ws: Workspace, copy: Path, protocol: str) -> list[str]:
                 "asz.seq": header.get("seq")}
         if header.get("stream"):
             want["asz.stream"] = header["stream"]
+        times = [t for _line, r in file.records if (t := parse_instant(r.time)) is not None]
+        if times:  # the range a receiver bounds a read on: the file's earliest and latest record
+            want["asz.from_time"], want["asz.through_time"] = min(times), max(times)
         got = {k: record.attributes.get(k) for k in want}
+        for key in ("asz.from_time", "asz.through_time"):
+            if isinstance(got.get(key), str):
+                got[key] = parse_instant(got[key])
         if record.body != data:
             problems.append(f"{name}: the body is not the file's bytes")
         if got != want:

@@ -16,8 +16,13 @@ import pytest
 
 from asz_core.cli.app import App
 from asz_core.cli.main import main
-from asz_core.scenario.check import CheckOptions, ScenarioReport, check_scenario
+from asz_core.scenario.check import DEFAULT_AT_MS, CheckOptions, ScenarioReport, check_scenario
+from asz_core.scenario.expect import load_expectations
 from asz_core.scenario.keys import ASSEMBLY
+from asz_core.scenario.model import load_scenario
+from asz_core.scenario.properties import PROPERTIES
+from asz_core.scenario.workspace import Workspace
+from asz_core.sessiondata import Header, SessionDataWriter
 
 HERE = Path(__file__).resolve().parent
 
@@ -123,3 +128,54 @@ def test_an_expectation_for_a_checkpoint_the_scenario_does_not_name_is_refused(t
     err = io.StringIO()
     assert main(["scenario", "check", str(tmp_path / "s.yaml")], App(out=io.StringIO(), err=err)) == 2
     assert "no such checkpoint" in err.getvalue()
+
+
+def _workspace(tmp_path: Path, fmt: str = "claude-code", path: Path = HERE / "claude-code-everything.yaml",
+               drop_last: bool = False) -> Workspace:
+    scenario = load_scenario(path)
+    if drop_last:
+        scenario.steps = scenario.steps[:-1]
+    ws = Workspace(scenario, load_expectations(scenario), fmt, tmp_path / f"{fmt}-{drop_last}", DEFAULT_AT_MS)
+    ws.build()
+    ws.collect()
+    return ws
+
+
+def test_a_source_byte_changed_after_landing_breaks_parts_keep_source_bytes(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    assert PROPERTIES["parts_keep_source_bytes"].check(ws) == []
+    transcript = ws.source / ws.plan.project / f"{ws.session}.jsonl"  # type: ignore[union-attr]
+    data = transcript.read_bytes()
+    transcript.write_bytes(data.replace(b"Reading the README.", b"Reading the READMF.", 1))
+    problems = PROPERTIES["parts_keep_source_bytes"].check(ws)
+    assert problems and "is not the digest of the source bytes" in problems[0]
+
+
+def test_a_record_field_with_no_stated_purpose_breaks_records_well_formed(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, "sd")
+    assert PROPERTIES["records_well_formed"].check(ws) == []
+    landed = next(f for f in ws.landed() if f.header["kind"] == "transcript")
+    h = landed.header
+    header = Header(kind=h["kind"], session=h["session"], src=h["src"], dialect=h["dialect"], adapter=h["adapter"],
+                    seq=h["seq"], at=h["at"], stream=h.get("stream"))
+    path = ws.out / landed.relpath
+    path.chmod(0o600)
+    with path.open("wb") as sink:  # a file that reads clean, digest and all, with one field too many
+        writer = SessionDataWriter(sink, header)
+        for row, (line, record) in enumerate(landed.records):
+            writer.write(record, line.replace(b'{"ord":1,', b'{"ord":1,"note":"x",', 1) if row == 0 else line)
+        writer.close()
+    problems = PROPERTIES["records_well_formed"].check(ws)
+    assert problems == [f"records_well_formed: {path.name} record 1 carries note, with no stated purpose"]
+
+
+def test_the_formats_landing_different_records_breaks_cross_format(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"  # no provider bodies: the sd writer lands none yet
+    path.write_text("steps: [{input: hi}, {call: {text: Reading., tool: {name: Read, result: ok}}},"
+                    " {call: {agent: {name: helper, prompt: help, steps: [{call: {text: done}}]}}},"
+                    " {call: {text: Done.}}]\n")
+    cc, sd = _workspace(tmp_path, "claude-code", path), _workspace(tmp_path, "sd", path)
+    assert PROPERTIES["cross_format"].check(cc, sd) == []
+    shorter = _workspace(tmp_path, "sd", path, drop_last=True)  # the sd side without the last step
+    problems = PROPERTIES["cross_format"].check(cc, shorter)
+    assert problems and "transcript:main" in problems[0]
