@@ -6,8 +6,9 @@ build wrote plus an ``export.otlp`` block naming the receiver (one file per requ
 1. The receiver refuses the first request: that push records nothing as sent.
 2. The next push sends every landed file once, one per request, each record saying what the
    file is: its bytes as the body, its SHA-256, its lines, its path, kind, session, stream, the
-   range of its records' times, and the runtime that produced it as the service (``Claude Code`` for a ``claude-code``
-   build, ``Mock Agent`` for an ``sd`` build); every kind ``push.kinds`` names is among them.
+   range of its records' times, and the runtime that produced it as the service (``Claude
+   Code`` for a ``claude-code`` build, ``Mock Agent`` for an ``sd`` build's own files); every
+   kind ``push.kinds`` names is among them.
 3. A third push sends nothing.
 4. Every body written back to its path gives the same files, and ``verify`` finds in them what
    it finds in the root, but for end gaps (a cursor stays in the root and never travels).
@@ -28,7 +29,9 @@ from asz_core.verify import verify_root
 
 __all__: list[str] = []
 
-_RUNTIME = {"claude-code": "Claude Code", "sd": "Mock Agent"}
+#: the runtime a landed file's adapter names: an sd build's own files are the mock's, and the
+#: provider bodies it lands through the Claude Code provider adapter are Claude Code's
+_RUNTIME = {"mock": "Mock Agent", "claude-code-local": "Claude Code", "claude-code-provider": "Claude Code"}
 
 
 def push_follows_the_wire(ws: Workspace) -> list[str]:
@@ -83,7 +86,6 @@ def _over(ws: Workspace, copy: Path, protocol: str) -> list[str]:
         extra = sorted(n for n in set(names) if names.count(n) > 1 or n not in landed)
         problems.append(f"sent {len(names)} file(s) for {len(landed)} landed; missing {missing[:3]}, "
                         f"repeated or unknown {extra[:3]}")
-    runtime = _RUNTIME[ws.format]
     kinds = set()
     for record in taken:
         name = str(record.attributes.get("asz.file"))
@@ -93,6 +95,8 @@ def _over(ws: Workspace, copy: Path, protocol: str) -> list[str]:
         data = (copy / name).read_bytes()
         header = file.header
         kinds.add(header.get("kind"))
+        adapter = str(header.get("adapter", "")).rpartition("/")[0]
+        runtime = _RUNTIME.get(adapter, adapter)
         want = {"asz.file.digest": hashlib.sha256(data).hexdigest(), "asz.lines": data.count(b"\n"),
                 "asz.file.kind": header.get("kind"), "asz.session": header.get("session"),
                 "asz.seq": header.get("seq")}

@@ -22,7 +22,8 @@ AT = parse_at("2026-01-01T00:00:00Z")
 
 def _tree(root: Path) -> dict[str, str]:
     out = {}
-    for directory, _dirs, files in os.walk(root):
+    for directory, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "index"]  # derived and disposable: it names file times
         for name in files:
             path = Path(directory) / name
             out[str(path.relative_to(root))] = hashlib.sha256(path.read_bytes()).hexdigest()

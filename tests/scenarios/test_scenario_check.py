@@ -96,10 +96,10 @@ def test_the_claude_code_adapter_and_the_sd_writer_land_the_same_records(corpus:
 
 
 def test_this_projects_own_scenario_holds_every_property_that_needs_no_assembly(tmp_path: Path) -> None:
-    # provider bodies: the sd writer lands none yet, so the claude-code side is what this checks
-    report = check_scenario(HERE / "claude-code-everything.yaml", CheckOptions(formats=("claude-code",), out=tmp_path))
+    report = check_scenario(HERE / "claude-code-everything.yaml", CheckOptions(out=tmp_path))
     assert_the_split(report)
     assert report.status_of("provider_bodies_rebuild") == {"pass"}
+    assert report.status_of("cross_format") == {"pass"}  # the sd build lands the same bodies too
     assert report.status_of("verify") == {"pass"}
 
 
@@ -170,7 +170,7 @@ def test_a_record_field_with_no_stated_purpose_breaks_records_well_formed(tmp_pa
 
 
 def test_the_formats_landing_different_records_breaks_cross_format(tmp_path: Path) -> None:
-    path = tmp_path / "s.yaml"  # no provider bodies: the sd writer lands none yet
+    path = tmp_path / "s.yaml"
     path.write_text("steps: [{input: hi}, {call: {text: Reading., tool: {name: Read, result: ok}}},"
                     " {call: {agent: {name: helper, prompt: help, steps: [{call: {text: done}}]}}},"
                     " {call: {text: Done.}}]\n")
