@@ -49,12 +49,13 @@ class ScenarioError(ValueError):
     """A scenario or expectation file that cannot be used; the message says where and why."""
 
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
-_UNIT_MS = {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0}
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h|d)")
+_UNIT_MS = {"ns": 1e-6, "us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0,
+            "d": 86_400_000.0}  # whole days, as metrics.lookback counts them
 
 
 def parse_duration(value: Any, where: str) -> float:
-    """A duration in milliseconds, from Go's spelling (``1m30s``, ``800ms``) or a number of seconds."""
+    """A duration in milliseconds, from Go's spelling (``1m30s``, ``800ms``, and ``7d``) or a number of seconds."""
     if isinstance(value, bool):
         raise ScenarioError(f"{where}: {value!r} is not a duration such as 800ms or 1s")
     if isinstance(value, (int, float)):

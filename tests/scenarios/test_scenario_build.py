@@ -83,6 +83,7 @@ def test_the_built_files_look_like_claude_codes_own(tmp_path: Path) -> None:
 def test_the_built_files_land_through_both_adapters_and_verify(tmp_path: Path) -> None:
     out = _build(tmp_path, "claude-code")
     assert main(["run", "--config", str(out / "asz.yaml"), "--full"]) == 0
+    assert main(["verify", "--config", str(out / "asz.yaml")]) == 0
     reports = verify_root(out)
     assert [r.session for r in reports] and not [p for r in reports for p in r.problems]
     kinds = {f.parent.name for r in reports for f in (out / r.session).rglob("*.sd")}

@@ -78,10 +78,10 @@ def run_build(args: argparse.Namespace, app: App) -> int:
             if len(scenarios) > 1:
                 raise ScenarioError("several scenarios are built with --every; give one, or a feed")
             built = b.build(scenarios[0], out, opts)
-            _say(app, args, {"out": str(out), "format": args.format, "sessions": built.sessions,
-                             "files": len(built.files)},
-                 f"built {len(built.sessions)} session(s) ({', '.join(built.sessions)}) into {out}; "
-                 f"{len(built.files)} file(s)")
+            ids = built.sessions
+            named = ", ".join(ids) if len(ids) <= 3 else f"{ids[0]} … {ids[-1]}"
+            _say(app, args, {"out": str(out), "format": args.format, "sessions": ids, "files": len(built.files)},
+                 f"built {len(ids)} session(s) ({named}) into {out}; {len(built.files)} file(s)")
             return EXIT_OK
         period = b.every_ms(args.every) / 1000.0
         chooser = random.Random(args.seed or None)
