@@ -76,9 +76,7 @@ def test_the_properties_that_need_no_assembly_hold_and_the_rest_fail_by_name(cor
 
 @pytest.mark.corpus
 @pytest.mark.slow
-def test_every_shared_scenario_splits_the_same_way(corpus: Path, tmp_path: Path, slow: bool) -> None:
-    if not slow:
-        pytest.skip("the sweep over every shared scenario runs with --slow")
+def test_every_shared_scenario_splits_the_same_way(corpus: Path, tmp_path: Path) -> None:
     scenarios = _scenarios(corpus)
     assert len(scenarios) >= 14
     for path in scenarios:
