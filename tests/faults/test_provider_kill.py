@@ -4,7 +4,7 @@ A body file lands before ``seen.state`` says so; a pass killed between the two f
 the session's manifests next time and does not land it again. Each seed kills at one named step
 (file landing, a state write, or an append to ``seen.log``) at its n-th occurrence, once or
 twice, with files cut small so a pass lands several. The first seed runs in the default lane;
-``--slow`` (CI) runs 60. The local adapter's index is written from the corpus's transcripts
+``--slow`` (CI) runs 8. The local adapter's index is written from the corpus's transcripts
 beforehand, as in the other provider tests.
 
 The same with several sessions landing in two worker processes: a kill at a landing step kills
@@ -44,7 +44,7 @@ SESSION = "8f4d493a-14e9-4f80-b905-a5af06d253c2"
 SESSIONS = ("8f4d493a-14e9-4f80-b905-a5af06d253c2", "839f0678-4dbc-4aa5-a37c-10f12406d23f",
             "93feae2d-9738-4b3d-a7dd-b03bacf0ed76", "db54f5d0-c338-4a49-a9ff-612173df821b",
             "de3b8b19-5bc0-4a2a-934a-1b6806567e25", "a9dda813-73e3-49f8-a718-68315200e497")
-SEEDS_QUICK, SEEDS = 1, 60
+SEEDS_QUICK, SEEDS = 1, 8
 STEPS = (*faults.STEPS, APPEND_STEP)
 
 
