@@ -92,6 +92,10 @@ class PluginHost:
                 self.plugins[ep.name] = self._load(ep, PLUGIN_GROUP)
         return self
 
+    def adapter_names(self) -> list[str]:
+        """The names of every installed adapter, imported or not (none is imported to answer)."""
+        return sorted({*self._adapters, *self._pending})
+
     def _load_adapter(self, name: str) -> LoadedPlugin | None:
         """The adapter called ``name``, imported now if it was not yet; ``None`` if none is."""
         ep = self._pending.pop(name, None)
