@@ -400,7 +400,7 @@ def load_config(host: PluginHost, explicit: str | None = None) -> Config:
                       adapters=[AdapterEntry(name, enabled, options) for name, enabled, options in cached["adapters"]],
                       warnings=list(cached.get("warnings") or []))
     config = _validate(host, path, defaults_bytes, file_bytes)
-    schemas = _adapter_schemas(host, [a.name for a in config.adapters])
+    schemas = _adapter_schemas(host, [a.name for a in config.adapters if a.enabled])
     if key is not None and schemas is not None:
         configcache.store(key, {"source": config.source, "data": config.data, "schemas": schemas,
                                 "warnings": config.warnings,
@@ -412,7 +412,7 @@ def _same_schemas(host: PluginHost, cached: dict[str, Any]) -> bool:
     """Whether the adapters a cached configuration names are installed with the schemas it was
     validated against."""
     try:
-        names = [entry[0] for entry in cached["adapters"]]
+        names = [entry[0] for entry in cached["adapters"] if entry[1]]
     except (KeyError, TypeError, IndexError):
         return False
     schemas = _adapter_schemas(host, names)
@@ -514,12 +514,17 @@ def _validate(host: PluginHost, path: Path | None, defaults_bytes: bytes, file_b
         seen.add(name)
         if origin is defaults and name not in host.adapter_names():
             continue  # a built-in this host does not have (embedded, or a test's host): nothing to run
-        try:
-            host.adapter(name)
-        except AdapterNotAvailable as exc:
-            problems.append((line, f"{origin.name}:{line}: adapters[{item.index}].name: {exc}"))
-            continue
-        entry_schema = adapter_entry_schema(host, name)
+        if raw.get("enabled") is False:
+            # switched off: not imported (a broken or unwanted adapter is switched off so), so
+            # only the options every adapter has are checked
+            entry_schema = {"type": "object", "required": ["name"], "properties": ADAPTER_BASE_PROPERTIES}
+        else:
+            try:
+                host.adapter(name)
+            except AdapterNotAvailable as exc:
+                problems.append((line, f"{origin.name}:{line}: adapters[{item.index}].name: {exc}"))
+                continue
+            entry_schema = adapter_entry_schema(host, name)
         found = list(_problems(entry_schema, raw, origin, entry_path))
         if found:
             problems.extend(found)
