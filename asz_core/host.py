@@ -150,6 +150,16 @@ class PluginHost:
                 self.pm.unregister(name=plugin_name)
         return record
 
+    def disable_plugin(self, name: str) -> None:
+        """Let the plugin ``name`` go: none of its hooks is called again (``plugins.<name>.enabled:
+        false`` in asz.yaml)."""
+        record = self.plugins.get(name)
+        if record is not None and record.loaded:
+            self.pm.unregister(name=f"{PLUGIN_GROUP}:{name}")
+            self._callers.clear()
+            record.module = None
+            record.error = "switched off in asz.yaml"
+
     # ---- adapters --------------------------------------------------------------------------
 
     def adapter(self, name: str) -> LoadedPlugin:

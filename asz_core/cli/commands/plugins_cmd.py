@@ -12,8 +12,8 @@ from asz_core.config import ConfigError
 __all__ = ["add"]
 
 
-def add(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("plugins", parents=[common], help="list adapters and plugins",
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("plugins", help="list adapters and plugins",
                        description="List installed adapters and plugins: version, distribution, "
                                    "entry point, whether asz.yaml enables them and in which order, "
                                    "and whether they let a run repeat a quiet pass (no: every "
