@@ -11,7 +11,8 @@ what a test reads.
 - The launchd agent runs a pass when it loads and then every ``interval`` seconds; its output
   goes to ``~/Library/Logs/asz/pipeline.log``.
 - The command names the configuration file and ``$ASZ_ROOT`` as they are now, by absolute
-  path, since the scheduler runs it from another working directory and environment.
+  path, and runs in the working directory ``install`` ran in, since relative paths in a
+  configuration resolve against it and the scheduler would otherwise start it in ``$HOME``.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class Job:
 
     command: list[str]
     interval_s: int
+    cwd: str
     environment: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -47,7 +49,7 @@ class Job:
         if config:
             command += ["--config", os.path.abspath(config)]
         env = {k: os.path.abspath(os.environ[k]) for k in ("ASZ_ROOT",) if os.environ.get(k)}
-        return cls(command, max(1, interval_s), env)
+        return cls(command, max(1, interval_s), os.getcwd(), env)
 
 
 def systemd_quote(word: str) -> str:
@@ -66,6 +68,7 @@ def systemd_service(job: Job) -> str:
         "\n"
         "[Service]\n"
         "Type=oneshot\n"
+        f"WorkingDirectory={job.cwd.replace('%', '%%')}\n"
         f"{env}"
         f"ExecStart={' '.join(systemd_quote(w) for w in job.command)}\n"
         "Nice=10\n"
@@ -92,6 +95,7 @@ def launchd_plist(job: Job, log: Path) -> bytes:
     agent: dict[str, object] = {
         "Label": LAUNCHD_LABEL,
         "ProgramArguments": job.command,
+        "WorkingDirectory": job.cwd,
         "StartInterval": job.interval_s,
         "RunAtLoad": True,
         "ProcessType": "Background",

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 from asz_core import hookimpl
 from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, App
-from asz_core.errors import ConfigError
-from asz_core.redact import redact_text
 from asz_core.context import PassContext, PassSummary
+from asz_core.errors import ConfigError
 from asz_core.host import PluginHost
 from asz_core.pipeline import hold_root
+from asz_core.redact import redact_text
 from asz_core.root.storage import StorageRoot
 from asz_plugins.otlp_push.config import SCHEMA, SECTION, OtlpConfig
 from asz_plugins.otlp_push.limiter import WireBudget

@@ -52,7 +52,8 @@ def test_the_list_names_every_session_with_its_counts(corpus_root: Path, tmp_pat
     landed = sum(check_file(p)[1] for p in corpus_root.glob("*/provider_body/*.sd"))
     assert sum(r["provider_bodies"] for r in rows) == landed > 0
     text = asz(config)
-    assert text.returncode == EXIT_OK and text.stdout.decode().endswith(f"view: root={corpus_root} sessions={len(rows)}\n")
+    assert text.returncode == EXIT_OK
+    assert text.stdout.decode().endswith(f"view: root={corpus_root} sessions={len(rows)}\n")
     assert all(r["id"].encode() in text.stdout for r in rows)
 
 
