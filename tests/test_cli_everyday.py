@@ -316,3 +316,33 @@ def test_push_without_the_otlp_extra_says_what_to_install(workdir: Path) -> None
                           capture_output=True, text=True, check=False)
     assert done.returncode == EXIT_CONFIG, done.stderr
     assert "pip install 'asz[otlp]'" in done.stderr and "Traceback" not in done.stderr
+
+
+# ---- shell completion ------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash here")
+def test_the_bash_completion_completes_commands_their_options_and_values(tmp_path: Path) -> None:
+    done = asz("completion", "bash", cwd=tmp_path)
+    assert done.returncode == EXIT_OK
+    (tmp_path / "asz.bash").write_text(done.stdout)
+
+    def complete(*words: str) -> list[str]:
+        line = " ".join(f"'{w}'" for w in words)
+        probe = (f"source asz.bash; COMP_WORDS=(asz-pipeline {line}); COMP_CWORD={len(words)}; "
+                 f"_asz_pipeline; echo \"${{COMPREPLY[@]}}\"")
+        return subprocess.run(["bash", "-c", probe], cwd=tmp_path, capture_output=True, text=True,
+                              check=True).stdout.split()
+
+    assert complete("sch") == ["schedule"]
+    assert complete("schedule", "") == sorted(["--config", "--help", "--interval", "--no-start",
+                                                "install", "remove", "status"])
+    assert complete("--config", "x.yaml", "run", "--dr") == ["--dry-run"]
+    assert complete("completion", "") == ["--config", "--help", "bash", "zsh"]
+    assert "push" in complete("")  # a plugin's command too
+
+
+def test_the_zsh_completion_is_the_bash_one_behind_bashcompinit(tmp_path: Path) -> None:
+    done = asz("completion", "zsh", cwd=tmp_path)
+    assert done.stdout.startswith("#compdef asz-pipeline\nautoload -U +X bashcompinit && bashcompinit\n")
+    assert "complete -o default -F _asz_pipeline asz-pipeline" in done.stdout

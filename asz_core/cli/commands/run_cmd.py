@@ -84,6 +84,8 @@ def _interval(args: argparse.Namespace, app: App) -> float:
 def run(args: argparse.Namespace, app: App) -> int:
     config = app.config
     app.require_plugins()
+    if not config.root.exists() and not args.dry_run:
+        print(f"asz: landing into a new storage root, {config.root}", file=app.err)
     if not args.watch:
         reporter = ConsoleReporter(app.err, verbose=args.verbose)
         summary = run_pass(app.host, config, reporter=reporter, dry_run=args.dry_run, wait=args.wait,
