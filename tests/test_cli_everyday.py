@@ -346,3 +346,27 @@ def test_the_zsh_completion_is_the_bash_one_behind_bashcompinit(tmp_path: Path) 
     done = asz("completion", "zsh", cwd=tmp_path)
     assert done.stdout.startswith("#compdef asz-pipeline\nautoload -U +X bashcompinit && bashcompinit\n")
     assert "complete -o default -F _asz_pipeline asz-pipeline" in done.stdout
+
+
+# ---- a lean install --------------------------------------------------------------------------
+
+
+def test_the_install_without_extras_names_no_otlp_package() -> None:
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())["project"]
+    heavy = ("grpcio", "protobuf", "opentelemetry", "googleapis")
+    assert not [d for d in project["dependencies"] if d.lower().startswith(heavy)]
+    assert {d.split(">")[0] for d in project["optional-dependencies"]["otlp"]} == {
+        "opentelemetry-proto", "grpcio", "googleapis-common-protos"}
+
+
+def test_every_command_but_push_works_without_the_otlp_packages(workdir: Path) -> None:
+    blocked = ("import sys\n"
+               "for name in ('grpc', 'google.protobuf', 'opentelemetry'): sys.modules[name] = None\n"
+               "from asz_core.cli.main import main\n"
+               "codes = [main(a.split()) for a in ('run --config asz.yaml', 'verify --config asz.yaml', "
+               "'config --config asz.yaml', 'plugins --config asz.yaml', 'view --config asz.yaml')]\n"
+               "print(codes)\n")
+    done = subprocess.run([sys.executable, "-c", blocked], cwd=workdir, capture_output=True, text=True, check=False)
+    assert done.stdout.strip().splitlines()[-1] == "[0, 0, 0, 0, 0]", done.stderr
