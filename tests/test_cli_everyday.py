@@ -370,3 +370,25 @@ def test_every_command_but_push_works_without_the_otlp_packages(workdir: Path) -
                "print(codes)\n")
     done = subprocess.run([sys.executable, "-c", blocked], cwd=workdir, capture_output=True, text=True, check=False)
     assert done.stdout.strip().splitlines()[-1] == "[0, 0, 0, 0, 0]", done.stderr
+
+
+# ---- the way out of a conflict ---------------------------------------------------------------
+
+
+def test_conflicts_lists_a_truncated_source_and_putting_its_bytes_back_clears_it(workdir: Path) -> None:
+    source = workdir / "logs" / "alpha.jsonl"
+    source.write_text('{"a":1}\n{"a":2}\n')
+    assert asz("run", "--config", "asz.yaml", cwd=workdir).returncode == EXIT_OK
+    assert asz("conflicts", "--config", "asz.yaml", cwd=workdir).returncode == EXIT_OK
+    original = source.read_bytes()
+    source.write_text('{"a":1}\n')  # cut short
+    assert asz("run", "--config", "asz.yaml", cwd=workdir).returncode == EXIT_FAILED
+    done = asz("conflicts", "--config", "asz.yaml", "--json", cwd=workdir)
+    (item,) = json.loads(done.stdout)["conflicts"]
+    assert done.returncode == EXIT_FAILED and item["session"] == "alpha" and item["source"].endswith("alpha.jsonl")
+    assert item["landed_bytes"] == len(original)
+    source.write_bytes(original + b'{"a":3}\n')  # the bytes back, and one more line
+    again = asz("run", "--config", "asz.yaml", "--json", cwd=workdir)
+    assert again.returncode == EXIT_OK and json.loads(again.stdout)["records"] == 1
+    assert asz("conflicts", "--config", "asz.yaml", cwd=workdir).returncode == EXIT_OK
+    assert asz("verify", "--config", "asz.yaml", cwd=workdir).returncode == EXIT_OK
