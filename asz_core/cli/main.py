@@ -14,6 +14,7 @@ import errno
 import gc
 import json
 import os
+import signal
 import sys
 
 from asz_core import __version__
@@ -67,6 +68,8 @@ def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
     out, err = (app.out, app.err) if app is not None else (sys.stdout, sys.stderr)
     try:
+        if argv is None:  # from here an interrupt is answered below, whatever it stops
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         code = _main(args_in, app)
     except BaseException as exc:  # noqa: BLE001 - the one place a failure becomes an exit status
         code = _failure(exc, json_wanted="--json" in args_in, out=out, err=err)
