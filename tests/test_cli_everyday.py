@@ -408,3 +408,60 @@ def test_ctrl_c_while_the_command_is_still_importing_ends_it_quietly(tmp_path: P
              "sys.exit(main())\n")
     done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=False)
     assert (done.returncode, done.stderr) == (130, "asz: interrupted before anything started\n")
+
+
+# ---- --watch and progress --------------------------------------------------------------------
+
+
+def test_watch_says_a_standing_warning_once_and_again_when_it_changes(
+        workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    import asz_core.cli.commands.run_cmd as run_cmd
+    from asz_core import hookimpl
+
+    said = iter(["disk nearly full", "disk nearly full", "disk full", "disk full", "disk nearly full"])
+    observer = types.ModuleType("observer")
+
+    @hookimpl
+    def asz_pass_start(ctx: object) -> None:
+        ctx.reporter.warn(next(said))  # type: ignore[attr-defined]
+
+    observer.asz_pass_start = asz_pass_start  # type: ignore[attr-defined]
+    passes = []
+
+    def sleep(seconds: float) -> None:
+        passes.append(seconds)
+        if len(passes) == 5:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_cmd.time, "sleep", sleep)
+    out, err = io.StringIO(), io.StringIO()
+    app = App(out=out, err=err)
+    app.host.register("observer", observer, adapter=False)
+    assert main(["run", "--config", "asz.yaml", "--watch", "--interval", "2s"], app=app) == 130
+    assert len(out.getvalue().splitlines()) == 5 and passes == [2.0] * 5
+    shown = [line for line in err.getvalue().splitlines() if line.startswith("warning:")]
+    assert shown == ["warning: disk nearly full", "warning: disk full", "warning: disk nearly full"]
+
+
+def test_progress_shows_on_a_terminal_only_after_a_second(monkeypatch: pytest.MonkeyPatch) -> None:
+    from asz_core.cli import console
+    from asz_core.cli.commands.verify_cmd import _progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    now = [100.0]
+    monkeypatch.setattr(console.time, "monotonic", lambda: now[0])
+    for stream, expected in ((Terminal(), True), (io.StringIO(), False)):
+        app = App(out=io.StringIO(), err=stream)
+        show = _progress(app)
+        show(1, 3)
+        assert "verify:" not in stream.getvalue()  # the first second shows nothing
+        now[0] += 2
+        show(2, 3)
+        assert ("verify: 2/3 sessions" in stream.getvalue()) is expected
+        show(3, 3)
+        assert stream.getvalue().endswith("\r\x1b[K") is expected  # cleared when done
