@@ -12,6 +12,7 @@ from asz_core.cli.commands import (
     conflicts_cmd,
     plugins_cmd,
     run_cmd,
+    scenario_cmd,
     schedule_cmd,
     sources_cmd,
     verify_cmd,
@@ -25,7 +26,7 @@ __all__ = ["NAME", "asz_add_commands", "register"]
 NAME = "asz-pipeline"
 
 _COMMANDS = (run_cmd, sources_cmd, verify_cmd, view_cmd, conflicts_cmd, plugins_cmd, config_cmd, schedule_cmd,
-             completion_cmd)
+             scenario_cmd, completion_cmd)
 
 
 @hookimpl(tryfirst=True)  # listed before any plugin's
