@@ -396,15 +396,26 @@ def load_config(host: PluginHost, explicit: str | None = None) -> Config:
     key = _cache_key(host, path, defaults_bytes, file_bytes)
     cached = configcache.load(key) if key is not None else None
     if cached is not None and _same_schemas(host, cached):
-        return Config(source=cached["source"], data=cached["data"],
-                      adapters=[AdapterEntry(name, enabled, options) for name, enabled, options in cached["adapters"]],
-                      warnings=list(cached.get("warnings") or []))
+        entries = [AdapterEntry(name, enabled, options) for name, enabled, options in cached["adapters"]]
+        config = Config(source=cached["source"], data=cached["data"], adapters=entries,
+                        warnings=list(cached.get("warnings") or []))
+        return _with_plugin_warnings(host, config)
     config = _validate(host, path, defaults_bytes, file_bytes)
     schemas = _adapter_schemas(host, [a.name for a in config.adapters if a.enabled])
     if key is not None and schemas is not None:
         configcache.store(key, {"source": config.source, "data": config.data, "schemas": schemas,
                                 "warnings": config.warnings,
                                 "adapters": [[a.name, a.enabled, a.options] for a in config.adapters]})
+    return _with_plugin_warnings(host, config)
+
+
+def _with_plugin_warnings(host: PluginHost, config: Config) -> Config:
+    """``config`` with a warning for each plugin ``plugins`` names that is not installed (not
+    cached: the plugins installed are not among what a cached configuration is keyed by)."""
+    for name in config.data.get("plugins") or {}:
+        if name not in host.plugins:
+            config.warnings.append(f"{config.source}: plugins.{name}: no plugin of that name is installed "
+                                   f"(`asz-pipeline plugins` lists them)")
     return config
 
 
@@ -443,7 +454,7 @@ def _cache_key(host: PluginHost, path: Path | None, defaults: bytes, data: bytes
         "file": hashlib.sha256(data).hexdigest() if data is not None else None,
         "defaults": hashlib.sha256(defaults).hexdigest(),
         "sections": sections, "asz_root": os.environ.get("ASZ_ROOT"), "data_dir": userdirs.data_dir(),
-        "installed": [host.adapter_names(), sorted(host.plugins)],
+        "adapters": host.adapter_names(),
         "cwd": os.getcwd(), "home": os.path.expanduser("~")})
 
 
@@ -536,11 +547,6 @@ def _validate(host: PluginHost, path: Path | None, defaults_bytes: bytes, file_b
         adapters.append(AdapterEntry(name=name, enabled=options["enabled"], options=options))
     data["adapters"] = [item.entry for item in merged
                         if item.doc is not defaults or item.entry.get("name") in host.adapter_names()]
-    for name in data.get("plugins") or {}:
-        if name not in host.plugins:
-            line = (doc or defaults).line_of(("plugins", name), key=True) or 0
-            warnings.append(f"{(doc or defaults).name}:{line}: plugins.{name}: no plugin of that name is "
-                            f"installed (`asz-pipeline plugins` lists them)")
     if problems:
         raise ConfigError([p for _, p in sorted(problems)])
     root = os.environ.get("ASZ_ROOT") or data["storage"]["root"]

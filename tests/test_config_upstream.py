@@ -116,4 +116,4 @@ def test_a_plugin_is_switched_off_by_name_and_an_unknown_one_is_named(host: Plug
     config = load_config(host, str(path))
     assert not config.plugin_enabled("otlp-push") and config.plugin_enabled("anything-else")
     (warning,) = config.warnings
-    assert warning.startswith(f"{path}:4: plugins.no-such: no plugin of that name is installed")
+    assert warning.startswith(f"{path}: plugins.no-such: no plugin of that name is installed")
