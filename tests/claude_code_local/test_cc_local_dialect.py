@@ -364,7 +364,8 @@ def test_a_task_notification_names_the_call_it_completes(real: Find) -> None:  #
     assert record.parts[0].text == content
 
 
-def test_every_corpus_line_converts_and_encodes_and_none_is_unknown(corpus_lines: list[tuple[bytes, dict[str, Any]]]) -> None:
+def test_every_corpus_line_converts_and_encodes_and_none_is_unknown(
+        corpus_lines: list[tuple[bytes, dict[str, Any]]]) -> None:
     kinds: dict[str, int] = {}
     for raw, _ in corpus_lines:
         for part in convert(raw).parts:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from asz_adapters.claude_code_local.discover import default_source_root, scan
 from asz_adapters.claude_code_local.dialect import SCRIPT_REASON
+from asz_adapters.claude_code_local.discover import default_source_root, scan
 from asz_adapters.claude_code_local.ids import RefusedId, agent_id, run_id, script_run_id, session_id
 from asz_core.context import PassSummary
 from asz_core.root.index import SessionIndex
