@@ -235,3 +235,39 @@ def test_a_prompt_with_context_the_runtime_added_is_external_input_and_injected(
     record = DatabaseTurnDialect().convert(_line(turn))
     assert (record.trigger, record.flags, _kinds(record)) == ("external", ["external_input", "injected"],
                                                               ["text", "data", "text"])
+
+
+# ---- trigger and flags: Session Data's words, by Kiro's rules -------------------------------
+
+_CLI = {"version": "v1"}
+_VOCABULARY = [
+    pytest.param(CliEventDialect, {**_CLI, "kind": "Prompt", "data": {"content": [{"kind": "text", "data": "hi"}]}},
+                 "external", ["external_input"], id="a kiro-cli prompt typed by a person starts a loop"),
+    pytest.param(CliEventDialect, {**_CLI, "kind": "AssistantMessage", "data": {"content": []}}, None, [],
+                 id="a kiro-cli reply is neither"),
+    pytest.param(CliEventDialect, {**_CLI, "kind": "ToolResults", "data": {"content": []}}, None, [],
+                 id="kiro-cli tool results are not a person's input"),
+    pytest.param(CliEventDialect, {**_CLI, "kind": "Clear", "data": {}}, None, ["context_reset"],
+                 id="a kiro-cli clear resets the context"),
+    pytest.param(CliEventDialect, {**_CLI, "kind": "Compaction", "data": {"summary": "s"}}, None,
+                 ["context_reset", "reset_summary"], id="a kiro-cli compaction resets the context with its summary"),
+    pytest.param(IdeMessageDialect, {"id": "i", "payload": {"type": "user", "content": "hi"}}, "external",
+                 ["external_input"], id="a kiro ide prompt typed by a person starts a loop"),
+    pytest.param(IdeMessageDialect, {"id": "i", "payload": {"type": "session_start", "content": "You are"}}, None,
+                 ["injected", "system_prompt"], id="the kiro ide system prompt is injected and named"),
+    pytest.param(IdeMessageDialect, {"id": "i", "payload": {"type": "tombstone", "kind": "summarization"}}, None,
+                 ["context_reset"], id="a kiro ide compaction tombstone resets the context"),
+    pytest.param(IdeMessageDialect, {"id": "i", "payload": {"type": "turn_end", "stopReason": "end_turn"}}, None, [],
+                 id="a kiro ide turn marker is neither"),
+    pytest.param(DatabaseTurnDialect, {"user": {"content": {"Prompt": {"prompt": "hi"}}}}, "external",
+                 ["external_input"], id="a kiro-cli database prompt starts a loop"),
+    pytest.param(DatabaseTurnDialect, {"user": {"content": {"ToolUseResults": {"tool_use_results": []}},
+                                                "additional_context": "steering"}}, None, ["injected"],
+                 id="context kiro-cli adds to a turn is injected"),
+]
+
+
+@pytest.mark.parametrize(("dialect", "value", "trigger", "flags"), _VOCABULARY)
+def test_each_kiro_rule_sets_session_datas_trigger_and_flags(dialect, value, trigger, flags):
+    record = dialect().convert(_line(value))
+    assert (record.trigger, record.flags) == (trigger, flags)
