@@ -45,7 +45,7 @@ from asz_adapters.claude_code_local.changes import changes_part
 from asz_adapters.claude_code_local.content import attachment_part, content_parts
 from asz_adapters.claude_code_local.flags import damaged_flags, flags_of, trigger_of
 from asz_adapters.claude_code_local.links import links_of
-from asz_adapters.claude_code_local.shape import RECORD, TOOL_RESULT, Fields, read
+from asz_adapters.claude_code_local.shape import NO_FIELDS, RECORD, TOOL_RESULT, Fields, read
 from asz_adapters.claude_code_local.source_facts import MANIFEST, SCRIPT, SourceFacts
 from asz_core.collect import NOT_JSON, SourceLine
 from asz_core.sessiondata import FROM_AGENT, FROM_EXTERNAL, FROM_RUNTIME, Part, Record, Usage
@@ -69,6 +69,7 @@ class ClaudeCodeDialect:
 
     def __init__(self, source: SourceFacts) -> None:
         self.source = source
+        self._runtime = source.written_by_runtime
         #: ``(line number, message.id)`` of each assistant line converted
         self.calls: list[tuple[int, str]] = []
         #: ``(line number, requestId)`` of each assistant line that carries one
@@ -102,7 +103,8 @@ class ClaudeCodeDialect:
         value: dict[str, Any] = line.value if isinstance(line.value, dict) else {}
         source = self.source
         get = fields.values.get  # a typed string field holds a str or None: "" is no value
-        message = fields.sub("message")
+        message = get("message")
+        message = message if isinstance(message, Fields) else NO_FIELDS
         kind = get("type")
         raw_result = value[fields.key("toolUseResult")] if "toolUseResult" in fields.values else None
         result = read(raw_result, TOOL_RESULT) if isinstance(raw_result, dict) else None
@@ -119,7 +121,7 @@ class ClaudeCodeDialect:
         record.tool, record.child, record.batch = tool or None, child or None, batch or None
         attachment = value[fields.key("attachment")] if "attachment" in fields.values else None
         record.flags = flags_of(fields, result, result_whole, source, attachment)
-        record.from_ = FROM_RUNTIME if source.written_by_runtime else _FROM.get(kind or "", FROM_RUNTIME)
+        record.from_ = FROM_RUNTIME if self._runtime else _FROM.get(kind or "", FROM_RUNTIME)
         usage = message.values.get("usage")
         if isinstance(usage, Fields):
             record.usage = Usage(usage.number("input_tokens") or None, usage.number("output_tokens") or None,

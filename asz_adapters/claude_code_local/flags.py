@@ -73,6 +73,9 @@ def _origin(line: Fields) -> str | None:
 
 
 def trigger_of(line: Fields) -> str | None:
+    values = line.values
+    if "origin" not in values and "attachment" not in values and "promptSource" not in values:
+        return None  # most lines: nothing says what started their loop
     origin = _origin(line)
     kind = origin or _origin(line.sub("attachment"))
     if not kind:
@@ -126,7 +129,7 @@ def flags_of(line: Fields, result: Fields | None, result_typed: bool, source: So
         found.discard("external_input")
     if not found and kind != "attachment":
         return []
-    flags = sorted(found, key=_RANK.__getitem__)
+    flags = sorted(found, key=_RANK.__getitem__) if len(found) > 1 else list(found)
     if kind == "attachment":
         flags.extend(_sent_flags(line.sub("attachment").text("type"), attachment))
     return flags

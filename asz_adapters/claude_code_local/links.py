@@ -48,6 +48,8 @@ def links_of(line: Fields, result: Fields | None, content: object,
              source: SourceFacts) -> tuple[str, str, str]:
     """``(tool, child, batch)``, each ``""`` when nothing names it. ``content`` is the parsed
     ``message.content``."""
+    if result is None and source.kind not in (AGENT_META, JOURNAL) and not isinstance(content, str):
+        return "", "", source.run  # most lines: no tool result, no notification
     named = (result if result is not None else NO_FIELDS).values
     if source.kind == AGENT_META:
         tool, child = named.get("toolUseId") or "", line.values.get("agentId") or source.stream
