@@ -86,9 +86,6 @@ def test_every_shared_scenario_splits_the_same_way(corpus: Path, tmp_path: Path,
 
 
 @pytest.mark.corpus
-@pytest.mark.xfail(reason="records_match holds claude-code/1 to upstream's flags and triggers "
-                          "(external_input, launch_ack, injected, notification, ...), which the dialect "
-                          "maps as upstream's only once that work is merged", strict=False)
 def test_the_claude_code_adapter_and_the_sd_writer_land_the_same_records(corpus: Path, tmp_path: Path) -> None:
     report = check_scenario(corpus / "upstream" / "tests" / "scenarios" / "fixture.yaml",
                             CheckOptions(out=tmp_path, properties=frozenset({"records_match"})))
