@@ -4,8 +4,8 @@ Upstream converts each line by itself, told only what the file's path says: whic
 is, the session and stream it lands in, and the workflow run it was filed under. Those are the
 only facts beyond the line that a record's fields depend on (the kind decides the path a line
 takes, ``from``, ``child`` and ``external_input``; the stream is a sidecar's ``child`` and, with
-the session, names a ``changes/1`` record; the run is the ``batch`` of a journal's or a
-manifest's records). So each source's dialect is made with them, and nothing else is carried from
+the session, names a ``changes/1`` record; the run is the ``batch`` of the records of every file
+filed under a workflow run). So each source's dialect is made with them, and nothing else is carried from
 line to line.
 """
 
@@ -25,7 +25,7 @@ class SourceFacts:
     kind: str                #: ``transcript``, ``agent_meta``, ``journal``, ``workflow_manifest``, ``workflow_script``
     session: str             #: the session id
     stream: str = ""         #: ``main`` or the agent id (transcripts and sidecars); else empty
-    run: str = ""            #: the workflow run of a journal, a manifest or a script; else empty
+    run: str = ""            #: the workflow run the file is filed under; else empty
 
     @property
     def written_by_runtime(self) -> bool:

@@ -16,7 +16,7 @@ A place the session landed into whose source no longer exists is marked gone (:m
 from __future__ import annotations
 
 from asz_adapters.claude_code_local.dialect import ClaudeCodeDialect
-from asz_adapters.claude_code_local.discover import AGENT_META, JOURNAL, TRANSCRIPT, SessionSources, SourceFile
+from asz_adapters.claude_code_local.discover import JOURNAL, TRANSCRIPT, SessionSources, SourceFile
 from asz_adapters.claude_code_local.gone import landed_places, mark_gone
 from asz_adapters.claude_code_local.source_facts import SourceFacts
 from asz_core.collect import AppendSource, SnapshotSource, collect_append, collect_snapshot
@@ -66,11 +66,9 @@ def land_session(ctx: AdapterContext, sources: SessionSources, session: SessionH
 
 
 def facts_of(session: str, source: SourceFile) -> SourceFacts:
-    """What the dialect is told of ``source``. A run is the ``batch`` of a record only in the
-    run's own files (journal, manifest, script): upstream files a workflow's child transcript
-    and sidecar under their stream alone."""
-    run = source.run if source.kind not in (TRANSCRIPT, AGENT_META) else None
-    return SourceFacts(kind=source.kind, session=session, stream=source.stream or "", run=run or "")
+    """What the dialect is told of ``source``: the run is that of every file filed under a
+    workflow run (its journal, manifest and script, and its children's transcripts and sidecars)."""
+    return SourceFacts(kind=source.kind, session=session, stream=source.stream or "", run=source.run or "")
 
 
 def _index(session: SessionHandle, sources: SessionSources,

@@ -46,8 +46,8 @@ class Row:
     name: str
     line: bytes
     expected: dict[str, Any]
-    where: str = "main"   #: main, sidecar, journal, manifest or script
-    place: str = ""       #: a sidecar's agent id, a manifest's or a script's run
+    where: str = "main"   #: main, sidecar, journal, manifest, script or child (a workflow's)
+    place: str = ""       #: a sidecar's or a workflow child's agent id, a manifest's or a script's run
 
 
 ROWS: list[Row] = []
@@ -563,6 +563,13 @@ row("a manifest without a runId is batched by its run", {"workflowName": "tidy"}
     where="manifest", place="wf_2b")
 row("a manifest whose fields do not read has no label and no batch", {"workflowName": 5},
     {"from": "runtime", "parts": [whole({"workflowName": 5})]}, where="manifest", place="wf_3c")
+WORKFLOW_CHILD = "a0f0f0f0f0f0f0f0f"
+row("a workflow child's line is batched by its run", user("check the links", agentId=WORKFLOW_CHILD),
+    {"from": "external", "batch": RUN, "parts": [text("check the links")]}, where="child", place=WORKFLOW_CHILD)
+row("a tool result's run names a workflow child's batch before the child's own run",
+    user([{"type": "tool_result", "tool_use_id": "toolu_w", "content": "ok"}], toolUseResult={"runId": "wf_9"}),
+    {"from": "external", "batch": "wf_9", "parts": [result("toolu_w", text="ok", data={"runId": "wf_9"}, bytes=2)]},
+    where="child", place=WORKFLOW_CHILD)
 SCRIPT = b"export default async function run(ctx) { return ctx.agents.length < 3 && true }"
 row("a workflow script is a program kept as bytes", SCRIPT,
     {"from": "runtime", "parts": [unknown(SCRIPT, "the source is a program, not data")]},
@@ -588,6 +595,9 @@ def _write(projects: Path) -> dict[str, tuple[int, int]]:
             appended.setdefault(projects / SLUG / f"{SESSION}.jsonl", []).append(item)
         elif item.where == "journal":
             appended.setdefault(session / "subagents" / "workflows" / RUN / "journal.jsonl", []).append(item)
+        elif item.where == "child":
+            child = session / "subagents" / "workflows" / RUN / f"agent-{item.place}.jsonl"
+            appended.setdefault(child, []).append(item)
         else:
             path = {"sidecar": session / "subagents" / f"agent-{item.place}.meta.json",
                     "manifest": session / "workflows" / f"{item.place}.json",
@@ -634,6 +644,7 @@ def _src(item: Row) -> str:
     base = f"{SLUG}/{SESSION}"
     return {"main": f"{SLUG}/{SESSION}.jsonl", "journal": f"{base}/subagents/workflows/{RUN}/journal.jsonl",
             "sidecar": f"{base}/subagents/agent-{item.place}.meta.json",
+            "child": f"{base}/subagents/workflows/{RUN}/agent-{item.place}.jsonl",
             "manifest": f"{base}/workflows/{item.place}.json",
             "script": f"{base}/workflows/scripts/tidy-{item.place}.js"}[item.where]
 
