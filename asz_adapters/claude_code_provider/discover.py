@@ -78,19 +78,25 @@ def pass_state(ctx: AdapterContext) -> ProviderPass | None:
 
 def read_ids(entry: Seen, body: bytes) -> str:
     """Fill ``entry`` with the digest and ids of ``body``. For a request that names no session
-    it can go to, ``why`` becomes ``refused`` or ``no-session`` and the detail is returned."""
+    it can go to, ``why`` becomes ``refused`` or ``no-session`` and the detail is returned.
+
+    A body that is JSON but for a byte that is not UTF-8 is read as upstream reads it (the byte
+    as U+FFFD): it names its session, and lands whole."""
     entry.sha = digest_prefix(hashlib.sha256(body).hexdigest())
     entry.session = entry.prompt = entry.prev = entry.call = entry.why = ""
     try:
-        value = loads_strict(body)
+        value: object = loads_strict(body)
     except NotJSON:
-        entry.json = 0
-        return ""
+        value = names.parse_lenient(body)
+        if value is None:
+            entry.json = 0
+            return ""
     entry.json = 1
+    keys = names.lift(entry.name, value)
     if entry.role == names.RESPONSE:
-        entry.call = names.response_names(value).message_id or ""
+        entry.call = names.response_call(keys) or ""
         return ""
-    ids = names.request_names(value)
+    ids = names.request_names(keys)
     entry.session = ids.session or ""
     entry.prompt = ids.prompt or ""
     entry.prev = ids.previous_request or ""
