@@ -38,7 +38,7 @@ import orjson
 from asz_adapters.claude_code_provider import names
 from asz_adapters.claude_code_provider.about import DIALECT
 from asz_adapters.claude_code_provider.discover import BodyFile, pass_state
-from asz_adapters.claude_code_provider.seen import CHANGED, CONFLICT, LANDED, Seen, digest_prefix
+from asz_adapters.claude_code_provider.seen import CHANGED, CONFLICT, LANDED, Seen, digest_prefix, same_digest
 from asz_core.context import AdapterContext
 from asz_core.plugin import SessionClaim
 from asz_core.providerbody import (
@@ -167,7 +167,7 @@ def _land_one(ctx: AdapterContext, bf: BodyFile, session: str, store: BodyStore,
         ctx.counters.waiting += 1
         return
     digest = hashlib.sha256(body).hexdigest()
-    if digest_prefix(digest) != e.sha:
+    if not same_digest(digest, e.sha):
         e.state, e.why = CHANGED, "changed"
         ctx.counters.waiting += 1
         ctx.warn(f"{bf.path} changed while the pass read it; it is read again next pass")
