@@ -12,13 +12,13 @@ project lands, and the project's reader rebuilds what this writer lands, the sam
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from asz_adapters.claude_code_provider import names
 
 MIN_PIECE = 1024
 MIN_COPY = 4096
@@ -125,6 +125,71 @@ class _Scan:
             i = self.ws(i + 1)
 
 
+# ---- the keys and the chain (plainly: the corpus's bodies are well formed) --------------------------
+
+
+def lift(name: str, body: bytes) -> dict[str, str]:
+    """The keys upstream's adapter reads from a body file (§11.2)."""
+    keys: dict[str, str] = {}
+    if name.endswith(".response.json"):
+        stem = name.removesuffix(".response.json")
+        if not re.fullmatch(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", stem):
+            keys["request"] = stem
+    try:
+        value = json.loads(body.decode("utf-8", "replace"))
+    except ValueError:
+        return keys
+    if not isinstance(value, dict):
+        return keys
+    text = {k: v for k, v in value.items() if isinstance(v, str)}
+    keys["model"] = text.get("model", "")
+    if name.endswith(".response.json"):
+        keys["call"] = text.get("id", "")
+        return keys
+    with contextlib.suppress(KeyError, TypeError, ValueError, AttributeError):
+        keys["session"] = json.loads(value["metadata"]["user_id"]).get("session_id") or ""
+    system = value.get("system")
+    first = system if isinstance(system, str) else (system[0].get("text", "") if system else "")
+    for key, word in (("run", "cc_prompt_id"), ("previous_request", "cc_prev_req")):
+        found = re.search(word + r"=([^;\s]+)", first)
+        if found:
+            keys[key] = found.group(1)
+    return keys
+
+
+def chain_of(first: bytes) -> str:
+    """§11.4: 16 hex of the SHA-256 of the first message, normalised, as Go marshals a map."""
+    try:
+        message = json.loads(first)
+    except ValueError:
+        return sha(first)[:16]
+    if not isinstance(message, dict):
+        return sha(first)[:16]
+    content = message.get("content")
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict):
+                block.pop("cache_control", None)
+        if len(content) == 1 and isinstance(content[0], dict) and content[0].get("type") == "text" \
+                and len(content[0]) == 2:
+            message["content"] = content[0]["text"]
+    return sha(_marshal(message))[:16]
+
+
+def _marshal(value: object) -> bytes:
+    if isinstance(value, dict):
+        return b"{" + b",".join(_marshal(k) + b":" + _marshal(v) for k, v in sorted(value.items())) + b"}"
+    if isinstance(value, list):
+        return b"[" + b",".join(_marshal(v) for v in value) + b"]"
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value).encode()
+    if isinstance(value, (int, float)):
+        number = float(value)
+        return str(int(number)).encode() if number.is_integer() and abs(number) < 1e21 else repr(number).encode()
+    out = go_json(value)
+    return out.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
+
+
 # ---- a session ------------------------------------------------------------------------------------
 
 
@@ -217,22 +282,17 @@ class Session:
         :class:`RawBytes`, the manifest last (its bytes: :func:`manifest_bytes`)."""
         rid = name.removesuffix(".json")
         role = "request" if name.endswith(".request.json") else "response"
-        try:
-            value: object = json.loads(body)
-        except ValueError:
-            value = names.parse_lenient(body)
-        keys = names.lift(name, value)
+        keys = lift(name, body)
         manifest: dict[str, Any] = {"schema": "provider_body/1", "role": role, "src": name, "sha256": sha(body),
                                     "bytes": len(body), "depth": 0}
-        extra = {"model": keys.model, "session": keys.session, "run": keys.run, "call": keys.call,
-                 "request": keys.request, "previous_request": keys.previous_request}
+        extra = {k: keys.get(k, "") for k in ("model", "session", "run", "call", "request", "previous_request")}
         record: dict[str, Any] = {"ord": 1, "off": 0, "sha": sha(body)[:12], "bytes": len(body), "id": rid}
-        if role == "request" and keys.run:
-            record["run"] = keys.run
-        if role == "response" and keys.call:
-            record["call"] = keys.call
-        if keys.model:
-            record["model"] = keys.model
+        if role == "request" and keys.get("run"):
+            record["run"] = keys["run"]
+        if role == "response" and keys.get("call"):
+            record["call"] = keys["call"]
+        if keys.get("model"):
+            record["model"] = keys["model"]
         parts, segments, why = self._cut(body, role, manifest)
         if why:
             segments, parts = [{"part": 0}], [{"k": "unknown", "text": why, "raw": body}]
@@ -263,7 +323,7 @@ class Session:
         segments: list[dict[str, Any]] = []
         pos = 0
         if role == "request" and scan.first is not None:
-            chain = names.chain_of(body[scan.first[0] : scan.first[1]])
+            chain = chain_of(body[scan.first[0] : scan.first[1]])
             manifest["chain"] = chain
             copy = self._base(body, spans, chain)
             if copy is not None:
