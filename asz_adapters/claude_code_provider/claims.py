@@ -177,6 +177,8 @@ def claim(ctx: AdapterContext, state: ProviderPass) -> list[SessionClaim]:
             waiting[e.why] += 1
         else:
             placed[session].append(bf)
+    if sources.looked:
+        ctx.watch(str(sources.projects))  # a transcript appearing there changes what is excluded
     counters.waiting += sum(waiting.values())
     counters.unreadable += sum(unreadable.values())
     for label, counts in (("waiting", waiting), ("unreadable", unreadable)):

@@ -41,6 +41,11 @@ class SourceProjects:
         self._slugs: list[str] | None = None
         self._found: dict[str, list[str]] = {}
 
+    @property
+    def looked(self) -> bool:
+        """Whether the pass looked at the projects directory (so its outcome depends on it)."""
+        return self._slugs is not None
+
     def directories(self, session: str) -> list[str]:
         """The slugs whose directory holds ``<session>.jsonl`` (a main transcript)."""
         if self._slugs is None:
