@@ -456,7 +456,7 @@ def test_files_landed_before_upstreams_rules_still_read(tmp_path: Path) -> None:
     a = body([user("intro " * 1000), user("one", newest=True)])
     b = a.replace(b"one", b"two")
     front = common_prefix(a, b)
-    old_copy = Manifest("request", "b.request.json", hashlib.sha256(b).hexdigest(), len(b), depth=1,
+    old_copy = Manifest("request", "b.request.json", hashlib.sha256(b).hexdigest(), len(b), depth=1, chain="c" * 32,
                         segments=[CopySeg("a.request", hashlib.sha256(a[:front]).hexdigest(), front),
                                   LitSeg(b[front:].decode())])
     whole = b'{"broken":'
@@ -475,3 +475,11 @@ def test_files_landed_before_upstreams_rules_still_read(tmp_path: Path) -> None:
     assert not [p for r in verify_root(tmp_path) for p in r.problems]
     verdict = run_sdcheck(tmp_path)
     assert verdict is None or verdict["ok"], verdict
+    # a session landed before lands on by upstream's rules: an old body is a base like any other
+    c = b.replace(b'"two"', b'"two"},{"role":"user","content":"three"')
+    land(tmp_path, [("d", c)], started=2)
+    later = list(ProviderBodies(tmp_path / SESSION).entries())[-1]
+    copy = later.manifest.segments[0]
+    assert isinstance(copy, CopySeg) and copy.source == "b.request" and copy.sha256 == hashlib.sha256(b).hexdigest()
+    assert later.manifest.depth == 2 and ProviderBodies(tmp_path / SESSION).body(later.seq, later.row) == c
+    assert not [p for r in verify_root(tmp_path) for p in r.problems]
