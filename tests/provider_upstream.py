@@ -186,7 +186,10 @@ def _marshal(value: object) -> bytes:
     if isinstance(value, (int, float)):
         number = float(value)
         return str(int(number)).encode() if number.is_integer() and abs(number) < 1e21 else repr(number).encode()
-    out = go_json(value)
+    return _html(go_json(value))
+
+
+def _html(out: bytes) -> bytes:
     return out.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
 
 
@@ -425,8 +428,8 @@ def record_line(record: dict[str, Any], manifest: dict[str, Any]) -> bytes:
             parts.append(b'{"k":"data","data":' + raw + b',"state":"available","bytes":%d}' % len(raw))
             continue
         body = part["raw"]
-        try:
-            data, encoding = go_json(body.decode("utf-8")), b""
+        try:  # json.Marshal: <, > and & escaped
+            data, encoding = _html(go_json(body.decode("utf-8"))), b""
         except UnicodeDecodeError:
             data, encoding = go_json(base64.b64encode(body).decode("ascii")), b',"encoding":"base64"'
         parts.append(b'{"k":"unknown","text":' + go_json(part["text"]) + b',"data":' + data + encoding
