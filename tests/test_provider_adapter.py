@@ -461,6 +461,7 @@ def test_only_a_session_id_in_claude_codes_form_places_a_request() -> None:
     assert names.request_id_of("req_011CabkMbeYtyr4b97LjKPXK") == "req_011CabkMbeYtyr4b97LjKPXK"
     assert names.request_id_of(SMALL) is None  # a random UUID: there was no request id
     assert names.request_id_of("req_1\n") is None and not names.is_file_id("req_1\n")  # anchored at the very end
+    assert names.is_file_id("_req-1") and not names.is_file_id("a.b")  # the names upstream takes
 
 
 def test_a_pass_that_finds_nothing_new_only_stats(asz_pass: PassRunner, small: Bodies, tmp_path: Path,

@@ -59,6 +59,7 @@ FIRST_MESSAGE: Final = ("messages",)
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _ANY_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+_FILE_STEM = re.compile(r"[A-Za-z0-9_-]+")  # the names upstream takes for body files
 # Go's \s is ASCII white space without \v; an id runs to the next ';' or white space
 _PROMPT_ID = re.compile(r"cc_prompt_id=([^;\t\n\f\r ]+)")
 _PREV_REQ = re.compile(r"cc_prev_req=([^;\t\n\f\r ]+)")
@@ -94,8 +95,9 @@ def _safe(value: object) -> str | None:
 
 
 def is_file_id(stem: str) -> bool:
-    """A body file's name without its suffix is one token a record id can be made of."""
-    return _SAFE_ID.fullmatch(stem) is not None
+    """A body file's name without its suffix is one upstream takes (letters, digits, ``_``,
+    ``-``), so that a record id is made of it and both land the same files."""
+    return _FILE_STEM.fullmatch(stem) is not None
 
 
 def request_id_of(stem: str) -> str | None:
