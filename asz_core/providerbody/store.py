@@ -51,6 +51,9 @@ _RANK = {OK: 0, TOO_LARGE: 1, UNAVAILABLE: 2, DAMAGED: 3}
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
 #: Chains whose tip is kept; the one updated longest ago is forgotten first (upstream's bound).
 MAX_TIPS: Final = 64
+#: The most bytes a body may claim (upstream's bound): a record is small, but a damaged one could
+#: otherwise make a rebuild hold far more than any body.
+MAX_BYTES: Final = 256 * 1024 * 1024
 
 
 def manifest_of(record: Record) -> Manifest:
@@ -192,6 +195,8 @@ class BodyStore:
             if len(unknown) != 1:
                 return DAMAGED, "no segments, and not exactly one unknown part holding the whole body"
             return self._own_state(entry, unknown[0], skeleton)
+        if m.bytes > MAX_BYTES:
+            return DAMAGED, f"it claims {m.bytes} bytes, more than a body may ({MAX_BYTES})"
         if not m.copies and m.depth:
             return DAMAGED, f"depth {m.depth}, and it copies nothing"
         worst, why = OK, ""
@@ -343,6 +348,8 @@ class BodyStore:
                 out += data
             else:
                 out += self._front(entry, seg, bases, other, pos)
+            if len(out) > m.bytes:  # references can name large pieces many times over: stop at once
+                raise BodyDamaged(f"{entry.id}: rebuilds past the {m.bytes} bytes it claims")
         body = bytes(out)
         if len(body) != m.bytes or hashlib.sha256(body).hexdigest() != m.sha256:
             if other is not None and body != other:

@@ -7,6 +7,7 @@ claude-code-local would, ``provider_support.write_index``) or built in the test.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -210,3 +211,42 @@ def test_a_body_upstream_saw_change_after_it_landed_stays_a_conflict(small_root:
     summary = runner.run()
     assert summary.failed and summary.totals.conflicts == 1 and summary.totals.records == 0
     assert seen_states(runner.root)[victim[0]] == "conflict"
+
+
+def test_a_body_larger_than_any_reader_takes_is_unreadable_not_landed(
+        asz_pass: PassRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from asz_adapters.claude_code_provider import claims
+    from asz_core.providerbody import store
+
+    assert claims.MAX_BYTES == store.MAX_BYTES == 256 * 1024 * 1024
+    session = "0b0e7b5c-5d55-4a3c-9f55-1e4a9b1c2d3e"
+    src = tmp_path / "bodies"
+    src.mkdir()
+    body = _request(session, b"x" * 300)
+    (src / "11111111-2222-4333-8444-555555555555.request.json").write_bytes(body)
+    (asz_pass.root / session / "index").mkdir(parents=True)
+    (asz_pass.root / session / "index" / "ids").write_text("directory -home-me-project\n")
+    monkeypatch.setattr(claims, "MAX_BYTES", len(body) - 1)
+    asz_pass.configure(adapters=[provider_config(src, exclude=[])])
+    summary = asz_pass.run()
+    assert summary.totals.records == 0 and not summary.failed and summary.fields()["bodies_unreadable"] == 1
+    assert seen_states(asz_pass.root) == {"11111111-2222-4333-8444-555555555555.request.json": "unreadable"}
+
+
+def test_a_record_claiming_more_than_a_body_may_is_damage_and_a_rebuild_stops_past_its_claim(
+        tmp_path: Path) -> None:
+    from asz_core.providerbody import BodyDamaged, BodyStore, LitSeg, Manifest, PieceSeg
+    from asz_core.sessiondata import Part, RawJSON, Record
+
+    piece = b'"' + b"p" * 2000 + b'"'
+    digest = hashlib.sha256(piece).hexdigest()
+    holder = Manifest("request", "a.request.json", digest, len(piece), segments=[LitSeg(piece.decode())])
+    greedy = Manifest("request", "b.request.json", "0" * 64, 10, segments=[PieceSeg(digest)] * 1000)
+    huge = Manifest("request", "c.request.json", "0" * 64, 2**30, segments=[LitSeg("x")])
+    store = BodyStore()
+    for rid, m, parts in (("a.request", holder, [Part.data_part(RawJSON(piece))]), ("b.request", greedy, []),
+                          ("c.request", huge, [])):
+        store.add(Record(ord=1, off=0, id=rid, parts=[*parts, Part.data_part(RawJSON.of(m.to_json()))]))
+    with pytest.raises(BodyDamaged, match="past the 10 bytes"):
+        store.body("b.request")
+    assert store.bodies["c.request"].status == "damaged" and "more than a body may" in store.bodies["c.request"].problem
