@@ -43,9 +43,6 @@ __all__ = ["WHY", "claim"]
 
 #: A file not one JSON value this long after it was last written is unreadable.
 WRITE_GRACE_NS: Final = 120 * 10**9
-#: The most a body may be: ``asz_core.providerbody.store.MAX_BYTES``, written again so that a pass
-#: with nothing to land does not load the provider-body package (a test holds the two equal).
-MAX_BYTES: Final = 256 * 1024 * 1024
 #: A response is searched for in sessions with a request written this close to it.
 CLAIM_WINDOW_NS: Final = 24 * 3600 * 10**9
 
@@ -66,7 +63,7 @@ WHY: Final = {
     "too-large": "larger than a provider body may be (256 MiB), which no reader takes",
 }
 #: Unreadable files whose bytes were not read at all.
-_NOT_READ: Final = frozenset({"name", "not-a-file", "cannot-read"})
+_NOT_READ: Final = frozenset({"name", "not-a-file", "cannot-read", "too-large"})
 
 
 def _request_index(files: list[BodyFile]) -> tuple[dict[str, set[str]], dict[str, list[int]]]:
@@ -147,10 +144,6 @@ def claim(ctx: AdapterContext, state: ProviderPass) -> list[SessionClaim]:
         if e.state == LANDED:
             continue
         if e.state == UNREADABLE and e.why in _NOT_READ:
-            unreadable[e.why] += 1
-            continue
-        if e.size > MAX_BYTES:
-            e.state, e.why = UNREADABLE, "too-large"
             unreadable[e.why] += 1
             continue
         if not e.json:

@@ -36,6 +36,10 @@ __all__ = ["BodyFile", "ProviderPass", "claude_dir", "discover", "pass_state", "
 
 _SUBPATH: Final = ("asz", "provider-bodies")
 PASS_NOTE: Final = "claude-code-provider.pass"
+#: The most a body may be: ``asz_core.providerbody.store.MAX_BYTES`` (upstream's bound), written
+#: again so that a pass with nothing to land does not load the provider-body package (a test
+#: holds the two equal). A larger file is unreadable, and never read.
+MAX_BYTES: Final = 256 * 1024 * 1024
 
 
 def source_dir(ctx: AdapterContext) -> Path:
@@ -115,6 +119,9 @@ def _look(bf: BodyFile, st: os.stat_result, ctx: AdapterContext) -> None:
     entry = bf.seen
     if ((entry.size, entry.mtime) == (st.st_size, st.st_mtime_ns) and entry.state != CHANGED
             and entry.why != "cannot-read"):
+        return
+    if st.st_size > MAX_BYTES and entry.state not in (LANDED, CONFLICT):
+        entry.size, entry.mtime, entry.state, entry.why = st.st_size, st.st_mtime_ns, UNREADABLE, "too-large"
         return
     try:
         body = bf.path.read_bytes()

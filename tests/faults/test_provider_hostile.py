@@ -215,10 +215,10 @@ def test_a_body_upstream_saw_change_after_it_landed_stays_a_conflict(small_root:
 
 def test_a_body_larger_than_any_reader_takes_is_unreadable_not_landed(
         asz_pass: PassRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from asz_adapters.claude_code_provider import claims
+    from asz_adapters.claude_code_provider import discover
     from asz_core.providerbody import store
 
-    assert claims.MAX_BYTES == store.MAX_BYTES == 256 * 1024 * 1024
+    assert discover.MAX_BYTES == store.MAX_BYTES == 256 * 1024 * 1024
     session = "0b0e7b5c-5d55-4a3c-9f55-1e4a9b1c2d3e"
     src = tmp_path / "bodies"
     src.mkdir()
@@ -226,7 +226,7 @@ def test_a_body_larger_than_any_reader_takes_is_unreadable_not_landed(
     (src / "11111111-2222-4333-8444-555555555555.request.json").write_bytes(body)
     (asz_pass.root / session / "index").mkdir(parents=True)
     (asz_pass.root / session / "index" / "ids").write_text("directory -home-me-project\n")
-    monkeypatch.setattr(claims, "MAX_BYTES", len(body) - 1)
+    monkeypatch.setattr(discover, "MAX_BYTES", len(body) - 1)
     asz_pass.configure(adapters=[provider_config(src, exclude=[])])
     summary = asz_pass.run()
     assert summary.totals.records == 0 and not summary.failed and summary.fields()["bodies_unreadable"] == 1
