@@ -451,7 +451,7 @@ def test_a_depth_that_is_not_its_bases_plus_one_is_damage(tmp_path: Path) -> Non
 
 
 def test_files_landed_before_upstreams_rules_still_read(tmp_path: Path) -> None:
-    """Before 0.2 a copy named the digest of the copied front, a whole body named no segment and
+    """This project's earlier versions: a copy named the digest of the copied front, a whole body named no segment and
     said why in ``reason``: such files rebuild, pass verify and sdcheck."""
     a = body([user("intro " * 1000), user("one", newest=True)])
     b = a.replace(b"one", b"two")

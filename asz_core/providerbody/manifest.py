@@ -4,16 +4,16 @@ It says what the body is (``role``, ``src``, ``sha256``, ``bytes``, the ids a vi
 and how to put it back together from ``segments``, in order:
 
 * ``{"copy": {"from": <record id>, "sha256": <its digest>, "len": n}}`` — the first ``n`` bytes
-  of an earlier body of the session, named by the SHA-256 of that whole body (files this project
-  landed before 0.2 name the digest of the copied front instead; a reader takes either);
+  of an earlier body of the session, named by the SHA-256 of that whole body (files an earlier
+  version of this project landed name the digest of the copied front: a reader takes either);
 * ``{"lit": "<text>"}`` — bytes of the body, as text;
 * ``{"part": i}`` — the data of this record's part ``i``;
 * ``{"piece": "<sha256>"}`` — a piece the session already holds, by the digest of its bytes.
 
 References are by digest or record id, never by file and row, so ``asz repack`` can renumber.
 A body that was not cut is the record's one unknown part, whole: its only segment is
-``{"part": 0}`` and ``why`` says why it was not cut. (Files landed before 0.2 name no segment
-and say why in ``reason``; a reader takes either.)
+``{"part": 0}`` and ``why`` says why it was not cut. (Files an earlier version landed name no
+segment and say why in ``reason``; a reader takes either.)
 
 Keys are written in upstream's order, the ids left out when the body does not carry them:
 ``schema``, ``role``, ``src``, ``sha256``, ``bytes``, ``depth``, ``chain``, ``why``, ``model``,
@@ -40,7 +40,7 @@ class ManifestError(ValueError):
 @dataclass(frozen=True, slots=True)
 class CopySeg:
     source: str   #: the record id of the earlier body
-    sha256: str   #: SHA-256 of that whole body (before 0.2: of the copied front)
+    sha256: str   #: SHA-256 of that whole body (earlier versions: of the copied front)
     length: int
 
 
@@ -115,7 +115,7 @@ class Manifest:
                 raise ManifestError(f"{key} is not a string")
             ids[key] = item or None
         reason = ids.pop("reason")
-        ids["why"] = ids["why"] or reason  # before 0.2 the key was ``reason``
+        ids["why"] = ids["why"] or reason  # earlier versions wrote ``reason``
         segments = value.get("segments")
         if segments is None:
             segments = []

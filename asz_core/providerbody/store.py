@@ -10,8 +10,8 @@ The rules are those of ``spec/session-data.txt``, "Provider bodies": references 
 landed earlier (or to this record's own parts); the first record with an id is the one kept; a
 piece taken out ("too large to land") is registered by its ``sha256`` like any piece, and a body
 that needs it rebuilds only from another copy of the body. A copy names its base by the digest
-of the whole base body and is one deeper than it (a record landed before 0.2 named the digest of
-the copied front instead: it reads as well). The store also keeps each chain's *tip*, its latest
+of the whole base body and is one deeper than it (a record an earlier version landed named the
+digest of the copied front instead: it reads as well). The store also keeps each chain's *tip*, its latest
 request, for :mod:`~asz_core.providerbody.encode` to choose a copy's base from, as upstream does.
 
 A store may also know bodies and pieces *held elsewhere*: landed in the root, but not read by
@@ -360,7 +360,7 @@ class BodyStore:
     def _front(self, entry: BodyEntry, seg: CopySeg, bases: dict[str, bytes], other: bytes | None,
                pos: int) -> bytes:
         """The front ``seg`` copies. It names the base's whole digest (which the base's bytes were
-        checked against when built), or, in a record landed before 0.2, the front's own digest."""
+        checked against when built), or, in a record an earlier version landed, the front's own digest."""
         base = self.bodies.get(seg.source)
         whole = base is not None and base.manifest.sha256 == seg.sha256
         if seg.source in bases:
