@@ -11,8 +11,9 @@ landed earlier (or to this record's own parts); the first record with an id is t
 piece taken out ("too large to land") is registered by its ``sha256`` like any piece, and a body
 that needs it rebuilds only from another copy of the body. A copy names its base by the digest
 of the whole base body and is one deeper than it (a record an earlier version landed named the
-digest of the copied front instead: it reads as well). The store also keeps each chain's *tip*, its latest
-request, for :mod:`~asz_core.providerbody.encode` to choose a copy's base from, as upstream does.
+digest of the copied front instead: it reads as well). The store also keeps each chain's *tip*,
+its latest request, for :mod:`~asz_core.providerbody.encode` to choose a copy's base from, as
+upstream does.
 
 A store may also know bodies and pieces *held elsewhere*: landed in the root, but not read by
 this store (:mod:`~asz_core.providerbody.summary` restores what a session holds from a summary
