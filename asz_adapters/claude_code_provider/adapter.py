@@ -59,8 +59,7 @@ def asz_pass_repeatable() -> bool:
 def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
     table = SeenTable.load(ctx.root)
     if table.problem is not None:
-        ctx.warn(f"{table.problem}; rebuilt from the landed provider bodies (it is derived), every file is "
-                 f"read once more and nothing lands twice")
+        ctx.warn(table.problem)
     state, found = discover(ctx, table)
     ctx.pass_ctx.notes[PASS_NOTE] = state
     return found

@@ -169,7 +169,9 @@ class SeenTable:
         except FileNotFoundError:
             return table._rebuilt(root)
         except UnicodeDecodeError as exc:
-            table.problem = f"{table.path} does not read (byte {exc.start} is not UTF-8)"
+            table.problem = (f"{table.path} does not read (byte {exc.start} is not UTF-8); rebuilt from the "
+                             f"landed provider bodies (it is derived): every file is read once more, nothing "
+                             f"lands twice")
             return table._rebuilt(root)
         lines = text.splitlines(keepends=True)
         if lines and lines[0].rstrip("\n") == _UPSTREAM_SCHEMA:
@@ -184,8 +186,14 @@ class SeenTable:
                 table.entries[entry.name] = entry
         table._written = "".join(line for line in lines if not line.startswith("#"))
         if log is not None:
-            table._log_found = True
-            first, _, rest = log.partition("\n")
+            table._log_found = True  # taken in, or dropped, by the next save
+            try:
+                log_text = log.decode("utf-8")
+            except UnicodeDecodeError as exc:  # what it held is found again in the landed manifests
+                table.problem = (f"{table.log_path} does not read (byte {exc.start} is not UTF-8); not applied: "
+                                 f"the bodies it names are found again in their sessions, nothing lands twice")
+                log_text = ""
+            first, _, rest = log_text.partition("\n")
             if first == f"{_LOG_LINE}{table.generation}":
                 for line in rest.splitlines(keepends=True):
                     entry = Seen.parse(line) if line.endswith("\n") else None  # a cut line is not read
@@ -283,9 +291,9 @@ def _upstream_entry(line: str) -> Seen | None:
     return entry
 
 
-def _read_if_there(path: Path) -> str | None:
+def _read_if_there(path: Path) -> bytes | None:
     try:
-        return path.read_text("utf-8", "replace")
+        return path.read_bytes()
     except FileNotFoundError:
         return None
 

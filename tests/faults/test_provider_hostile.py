@@ -250,3 +250,20 @@ def test_a_record_claiming_more_than_a_body_may_is_damage_and_a_rebuild_stops_pa
     with pytest.raises(BodyDamaged, match="past the 10 bytes"):
         store.body("b.request")
     assert store.bodies["c.request"].status == "damaged" and "more than a body may" in store.bodies["c.request"].problem
+
+
+@pytest.mark.corpus
+def test_a_seen_log_with_a_byte_that_is_not_utf8_is_not_applied_with_one_warning(
+        small_root: tuple[PassRunner, Path]) -> None:
+    runner, _ = small_root
+    table = (runner.root / "_provider" / "seen.state").read_text("utf-8")
+    generation = next(line.split()[-1] for line in table.splitlines() if line.startswith("# generation"))
+    name = next(n for n, s in seen_states(runner.root).items() if s == "landed")
+    log = runner.root / "_provider" / "seen.log"
+    log.write_bytes(f"# asz provider seen.log v1 generation {generation}\n{name} state=landed why=\xff\n"
+                    .encode("latin-1"))
+    runner.reporter.warnings.clear()
+    summary = runner.run()
+    assert not summary.failed and summary.totals.records == 0 and summary.totals.gone == 0
+    assert len([w for w in runner.reporter.warnings if "seen.log does not read" in w]) == 1
+    assert not log.exists() and set(seen_states(runner.root).values()) == {"landed"}
