@@ -1,8 +1,10 @@
 """Collecting a document rewritten in place (a sidecar, a manifest, a metadata file).
 
-A document is one record (``ord`` 1, ``off`` 0, ``bytes``/``sha`` over the whole document). Each
-new version — a new digest of the content with trailing newlines trimmed — lands whole as a new
-one-record file. While the file's size, mtime and inode are unchanged it is not read at all.
+A document is one record (``ord`` 1, ``off`` 0). Its payload is the file with every trailing
+``\n`` and ``\r`` trimmed, as upstream trims it: ``bytes``, ``sha``, the content digest and
+the record are all of that payload, and a document that is empty once trimmed lands nothing.
+Each new version (a new content digest) lands whole as a new one-record file. While the file's
+size, mtime and inode are unchanged it is not read at all.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.reduce import reduce_to_fit
 from asz_core.sessiondata.writer import encode_record
 
-__all__ = ["SnapshotSource", "collect_snapshot"]
+__all__ = ["SnapshotSource", "collect_snapshot", "document_payload"]
 
 _CLOSING_ROOM = 128
 
@@ -42,8 +44,9 @@ class SnapshotSource:
     batch: str | None = None
 
 
-def _content_digest(document: bytes) -> str:
-    return hashlib.sha256(document.rstrip(b"\r\n")).hexdigest()
+def document_payload(document: bytes) -> bytes:
+    """What lands of a document: its bytes without any trailing ``\n`` or ``\r``."""
+    return document.rstrip(b"\r\n")
 
 
 def collect_snapshot(ctx: AdapterContext, session: SessionHandle, source: SnapshotSource) -> None:
@@ -65,7 +68,10 @@ def collect_snapshot(ctx: AdapterContext, session: SessionHandle, source: Snapsh
         counters.unreadable += 1
         ctx.warn(f"cannot read {source.path}: {exc.strerror or exc}")
         return
-    digest = _content_digest(document)
+    document = document_payload(document)
+    if not document:
+        return  # nothing to land yet; read again next pass (an empty file costs a stat and a read)
+    digest = hashlib.sha256(document).hexdigest()
     cursor.state, cursor.size, cursor.mtime = ACTIVE, st.st_size, st.st_mtime_ns
     cursor.ino, cursor.dev = st.st_ino, st.st_dev
     if digest != cursor.content_sha256:
@@ -79,6 +85,7 @@ def collect_snapshot(ctx: AdapterContext, session: SessionHandle, source: Snapsh
 
 
 def _land(ctx: AdapterContext, session: SessionHandle, source: SnapshotSource, document: bytes) -> int:
+    """Land the payload ``document`` as a new one-record file; its seq."""
     line = SourceLine(document, 1, 0)
     record = convert_line(source.dialect, line)
     record.ord, record.off, record.bytes, record.sha = 1, 0, len(document), line_sha(document)

@@ -13,11 +13,12 @@ from typing import Any, BinaryIO
 import orjson
 
 from asz_core.sessiondata.errors import SessionDataError
-from asz_core.sessiondata.jsonbytes import compact, encode_value
+from asz_core.sessiondata.errors import NotEncodable
+from asz_core.sessiondata.jsonbytes import MAX_DEPTH, compact, depth_exceeds, encode_value
 from asz_core.sessiondata.model import Header, RawJSON, Record
 from asz_core.sessiondata.times import parse_instant, same_sort, sorts_as_instant
 
-__all__ = ["FileSummary", "SessionDataWriter", "check_header", "encode_record", "closing_line"]
+__all__ = ["FileSummary", "NotEncodable", "SessionDataWriter", "check_header", "closing_line", "encode_record"]
 
 #: lines shorter than this are written with their newline joined on
 _JOIN_BELOW = 1 << 16
@@ -26,6 +27,10 @@ _PARA_SEP = b"\xe2\x80\xa9"
 #: looked for as byte values: ``b"\n" in line`` first tries ``b"\n"`` as an integer, and
 #: raising and clearing that error cost more than the search (0.2 µs each, every record)
 _LF, _CR = ord("\n"), ord("\r")
+#: the containers around a part's data in its record
+_PART_DEPTH = 3
+#: a line shorter than this cannot hold data nested too deep (each level takes two bytes)
+_DEEP_FROM = 2 * (MAX_DEPTH - _PART_DEPTH)
 
 
 def check_header(header: dict[str, Any]) -> None:
@@ -39,24 +44,39 @@ def check_header(header: dict[str, Any]) -> None:
 
 
 def encode_record(record: Record) -> bytes:
-    """One record as its landed line, without the newline."""
+    """One record as its landed line, without the newline.
+
+    Raises :class:`NotEncodable` for a record no writer could land (an integer past 64 bits,
+    data nested too deep to read back inside a record): trying again would fail again, so a
+    collector lands something else in its place rather than failing its source every pass.
+    """
     obj = record.to_json()
     try:
         line = orjson.dumps(obj)
     except orjson.JSONEncodeError:
-        return orjson.dumps(_escape_strings(obj))  # a lone surrogate in a string we encode
-    if not line.isascii() and (_LINE_SEP in line or _PARA_SEP in line):
-        # Our own strings escape U+2028/U+2029; a source's data keeps what it wrote. (Most
-        # lines are ASCII, which is checked far faster than either is searched for.)
-        line = orjson.dumps(_escape_strings(obj))
+        line = _dumps_repaired(obj)  # a lone surrogate in a string we encode, or worse
+    else:
+        if not line.isascii() and (_LINE_SEP in line or _PARA_SEP in line):
+            # Our own strings escape U+2028/U+2029; a source's data keeps what it wrote. (Most
+            # lines are ASCII, which is checked far faster than either is searched for.)
+            line = _dumps_repaired(obj)
     if _LF in line or _CR in line:
         # Only a part's raw data can hold a line break (whitespace between its tokens); a
-        # record is one line, so such data lands compacted, as the spec's writer does.
+        # record is one line, so such data lands compacted, as upstream's writer lands it.
         for part in record.parts:
             if part.data is not None:
                 part.data = RawJSON(compact(part.data))
         return encode_record(record)
+    if len(line) > _DEEP_FROM:
+        _check_depth(record)
     return line
+
+
+def _dumps_repaired(obj: dict[str, Any]) -> bytes:
+    try:
+        return orjson.dumps(_escape_strings(obj))
+    except orjson.JSONEncodeError as exc:
+        raise NotEncodable(str(exc)) from None
 
 
 def _escape_strings(value: Any) -> Any:
@@ -67,6 +87,14 @@ def _escape_strings(value: Any) -> Any:
     if isinstance(value, list):
         return [_escape_strings(v) for v in value]
     return value
+
+
+def _check_depth(record: Record) -> None:
+    """A part's data sits three containers deep in its record (the record, ``parts``, the
+    part): data that is readable alone can be too deep to read there."""
+    for part in record.parts:
+        if part.data is not None and depth_exceeds(part.data, MAX_DEPTH - _PART_DEPTH):
+            raise NotEncodable(f"a part's data nests deeper than {MAX_DEPTH - _PART_DEPTH}, too deep inside a record")
 
 
 class _Time:
