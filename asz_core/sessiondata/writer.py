@@ -12,8 +12,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from asz_core.sessiondata.errors import SessionDataError
-from asz_core.sessiondata.errors import NotEncodable
+from asz_core.sessiondata.errors import NotEncodable, SessionDataError
 from asz_core.sessiondata.jsonbytes import MAX_DEPTH, compact, depth_exceeds, encode_value
 from asz_core.sessiondata.model import Header, RawJSON, Record
 from asz_core.sessiondata.times import parse_instant, same_sort, sorts_as_instant
