@@ -23,13 +23,13 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from asz_core.collect.lines import TAIL_BYTES, LineReader
 from asz_core.collect.saving import save_state, stat_source
-from asz_core.collect.source import LineDialect, SourceLine, convert_line, line_sha
+from asz_core.collect.source import LineDialect, SourceLine, convert_encoded, line_sha
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, AppendCursor
 from asz_core.root.landing import LandingFile
@@ -39,7 +39,6 @@ from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Header, Record
 from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.reduce import reduce_to_fit
-from asz_core.sessiondata.writer import encode_record
 
 __all__ = ["TAIL_BYTES", "AppendSource", "collect_append", "cursor_path"]
 
@@ -201,20 +200,24 @@ def _newest_after(directory: Path, kind: str, after_seq: int) -> tuple[int, Path
 _Item = tuple[Record, bytes]
 
 
-def _records(reader: LineReader, ordinal: int, dialect: LineDialect) -> Iterator[_Item]:
+def _records(reader: LineReader, ordinal: int, dialect: LineDialect, source: Path,
+             warn: Callable[[str], None]) -> Iterator[_Item]:
     """``(record, encoded line)`` for each complete line the reader hands out.
 
     The line's bytes and parse are let go before its record is encoded, so a line of any size is
     held about twice at once (its bytes and its parse, then its parse and its record) rather
-    than four or five times.
+    than four or five times. A record that cannot be encoded lands as its line would if it did
+    not decode (:func:`~asz_core.collect.source.convert_encoded`), with a warning.
     """
     for raw, offset in reader.lines():
         ordinal += 1
         line = SourceLine(raw, ordinal, offset)
-        record = convert_line(dialect, line)
-        record.ord, record.off, record.bytes, record.sha = ordinal, offset, len(raw), line_sha(raw)
-        del line, raw
-        yield record, encode_record(record)
+        del raw
+        record, encoded, why = convert_encoded(dialect, line)
+        del line
+        if why is not None:
+            warn(f"{source}: line {ordinal}: {why}; it lands as a line that does not decode, its bytes kept whole")
+        yield record, encoded
 
 
 def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSource,
@@ -224,7 +227,7 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSou
     limit = ctx.max_delta_bytes
     reader = LineReader(fd, cursor.offset, before)
     del before
-    lines = _records(reader, cursor.ord, source.dialect)
+    lines = _records(reader, cursor.ord, source.dialect, source.path, ctx.warn)
     pending = next(lines, None)
     windows = 0
     while pending is not None:

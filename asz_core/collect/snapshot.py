@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from asz_core.collect.saving import save_state, stat_source
-from asz_core.collect.source import LineDialect, SourceLine, convert_line, line_sha
+from asz_core.collect.source import LineDialect, SourceLine, convert_encoded, line_sha
 from asz_core.context import AdapterContext
 from asz_core.root.cursors import ACTIVE, SnapshotCursor
 from asz_core.root.layout import KIND_PREFIX, parse_file_name
@@ -24,7 +24,6 @@ from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Header
 from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.reduce import reduce_to_fit
-from asz_core.sessiondata.writer import encode_record
 
 __all__ = ["SnapshotSource", "collect_snapshot", "document_payload"]
 
@@ -86,17 +85,16 @@ def collect_snapshot(ctx: AdapterContext, session: SessionHandle, source: Snapsh
 
 def _land(ctx: AdapterContext, session: SessionHandle, source: SnapshotSource, document: bytes) -> int:
     """Land the payload ``document`` as a new one-record file; its seq."""
-    line = SourceLine(document, 1, 0)
-    record = convert_line(source.dialect, line)
-    record.ord, record.off, record.bytes, record.sha = 1, 0, len(document), line_sha(document)
+    record, encoded, why = convert_encoded(source.dialect, SourceLine(document, 1, 0))
+    if why is not None:
+        ctx.warn(f"{source.path}: {why}; it lands as a document that does not decode, its bytes kept whole")
     header = Header(kind=source.kind, session="", src=source.src, dialect=source.dialect.name,
                     adapter=ctx.adapter_id, stream=source.stream, batch=source.batch)
     landing = session.begin(source.subdir, header)
     try:
         room = ctx.max_delta_bytes - landing.writer.size - _CLOSING_ROOM - 1
-        encoded = encode_record(record)
         if len(encoded) > room:
-            record, encoded = reduce_to_fit(record, room)
+            record, encoded = reduce_to_fit(record, room, encoded)
         landing.write(record, encoded)
         return session.commit(landing).seq
     except BaseException:

@@ -11,10 +11,12 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Protocol
 
+from asz_core.sessiondata.errors import NotEncodable
 from asz_core.sessiondata.jsonbytes import JSONLine, NotJSON
 from asz_core.sessiondata.model import Part, RawJSON, Record
+from asz_core.sessiondata.writer import encode_record
 
-__all__ = ["LineDialect", "SourceLine", "convert_line", "line_sha"]
+__all__ = ["LineDialect", "SourceLine", "convert_encoded", "convert_line", "line_sha"]
 
 #: the reason an unknown part gives for a line that is not JSON
 NOT_JSON = "the record is not valid JSON"
@@ -30,12 +32,14 @@ class SourceLine:
 
     __slots__ = ("_error", "_json", "off", "ord", "raw")
 
-    def __init__(self, raw: bytes, ord: int = 1, off: int = 0) -> None:
+    def __init__(self, raw: bytes, ord: int = 1, off: int = 0, *, unread: str | None = None) -> None:
         self.raw = raw
         self.ord = ord
         self.off = off
         self._json: JSONLine | None = None
-        self._error: str | None = None
+        self._error: str | None = unread
+        if unread is not None:
+            return  # taken as a line that does not decode, for the reason given
         try:
             self._json = JSONLine(raw)
         except NotJSON as exc:
@@ -49,6 +53,12 @@ class SourceLine:
     def value(self) -> Any:
         """The parsed line (``None`` when it is not JSON; check :attr:`is_json`)."""
         return self._json.value if self._json is not None else None
+
+    @property
+    def deep(self) -> bool:
+        """Whether a slice of the line could nest too deep inside a record (it holds more
+        containers than a part's data may: :attr:`JSONLine.deep`)."""
+        return self._json is not None and self._json.deep
 
     @property
     def error(self) -> str | None:
@@ -86,3 +96,34 @@ def convert_line(dialect: LineDialect, line: SourceLine) -> Record:
     if line.is_json or getattr(dialect, "reads_non_json", False):
         return dialect.convert(line)
     return line.unknown_record()
+
+
+def convert_encoded(dialect: LineDialect, line: SourceLine) -> tuple[Record, bytes, str | None]:
+    """``line``'s record with its envelope (``ord``, ``off``, ``bytes``, ``sha``), its encoded
+    line, and why the dialect's record could not be encoded when it could not (else ``None``).
+
+    A record no writer can land (:class:`~asz_core.sessiondata.NotEncodable`: an integer past
+    64 bits, data nested too deep) would fail its source on every pass. It lands instead as the
+    line would if it did not decode, the dialect's record for such a line or one unknown part
+    of its bytes, which is what upstream lands for the case known: a number its typed decoder
+    cannot hold makes the whole line not decode.
+    """
+    record = convert_line(dialect, line)
+    _envelope(record, line)
+    try:
+        return record, encode_record(record, deep=line.deep), None
+    except NotEncodable as exc:
+        why = str(exc)
+    unread = SourceLine(line.raw, line.ord, line.off, unread=why)
+    record = convert_line(dialect, unread)
+    _envelope(record, line)
+    try:
+        return record, encode_record(record), why
+    except NotEncodable:
+        record = unread.unknown_record()
+        _envelope(record, line)
+        return record, encode_record(record), why
+
+
+def _envelope(record: Record, line: SourceLine) -> None:
+    record.ord, record.off, record.bytes, record.sha = line.ord, line.off, len(line.raw), line_sha(line.raw)

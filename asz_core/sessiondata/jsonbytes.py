@@ -27,6 +27,7 @@ import orjson
 
 __all__ = [
     "MAX_DEPTH",
+    "RECORD_DATA_DEPTH",
     "JSONLine",
     "NotJSON",
     "compact",
@@ -38,6 +39,8 @@ __all__ = [
 
 #: The most objects and lists a record line may hold open at once (spec, "Reading a record").
 MAX_DEPTH = 256
+#: The deepest a part's data may nest: the record, its ``parts`` list and the part hold it.
+RECORD_DATA_DEPTH = MAX_DEPTH - 3
 
 _LINE_SEP = b"\xe2\x80\xa8"
 _PARA_SEP = b"\xe2\x80\xa9"
@@ -95,13 +98,21 @@ def loads_strict(raw: bytes) -> Any:
     surrogate escapes, integers past 64 bits). ``NaN``/``Infinity`` and over-deep nesting are
     refused. Raises :class:`NotJSON`.
     """
+    return _loads(raw)[0]
+
+
+def _loads(raw: bytes) -> tuple[Any, bool]:
+    """:func:`loads_strict`'s value, and whether ``raw`` could nest deeper than
+    :data:`RECORD_DATA_DEPTH` (:func:`_may_nest_deeper`: rare, and what a record holding a
+    slice of it must be checked for)."""
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         value = _loads_slow(raw)
-    if isinstance(value, (dict, list)) and _may_nest_deeper(raw) and value_depth_exceeds(value):
+    deep = isinstance(value, (dict, list)) and _may_nest_deeper(raw, RECORD_DATA_DEPTH)
+    if deep and value_depth_exceeds(value):
         raise NotJSON(f"nested deeper than {MAX_DEPTH}")
-    return value
+    return value, deep
 
 
 def _may_nest_deeper(raw: bytes, limit: int = MAX_DEPTH) -> bool:
@@ -188,11 +199,13 @@ class JSONLine:
     and indexes.
     """
 
-    __slots__ = ("_canonical", "raw", "value")
+    __slots__ = ("_canonical", "deep", "raw", "value")
 
     def __init__(self, raw: bytes) -> None:
         self.raw = raw
-        self.value = loads_strict(raw)
+        #: whether the line holds more than :data:`MAX_DEPTH` containers, so that a slice of it
+        #: put inside a record could nest too deep there (a record is checked only then)
+        self.value, self.deep = _loads(raw)
         self._canonical: bool | None = None
 
     @property

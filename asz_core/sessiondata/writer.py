@@ -26,10 +26,6 @@ _PARA_SEP = b"\xe2\x80\xa9"
 #: looked for as byte values: ``b"\n" in line`` first tries ``b"\n"`` as an integer, and
 #: raising and clearing that error cost more than the search (0.2 µs each, every record)
 _LF, _CR = ord("\n"), ord("\r")
-#: the containers around a part's data in its record
-_PART_DEPTH = 3
-#: a line shorter than this cannot hold data nested too deep (each level takes two bytes)
-_DEEP_FROM = 2 * (MAX_DEPTH - _PART_DEPTH)
 
 
 def check_header(header: dict[str, Any]) -> None:
@@ -42,12 +38,15 @@ def check_header(header: dict[str, Any]) -> None:
             raise SessionDataError(f"header: {key} is required")
 
 
-def encode_record(record: Record) -> bytes:
+def encode_record(record: Record, *, deep: bool = False) -> bytes:
     """One record as its landed line, without the newline.
 
-    Raises :class:`NotEncodable` for a record no writer could land (an integer past 64 bits,
-    data nested too deep to read back inside a record): trying again would fail again, so a
-    collector lands something else in its place rather than failing its source every pass.
+    Raises :class:`NotEncodable` for a record no writer could land (an integer past 64 bits;
+    with ``deep``, a line nested deeper than a reader reads): trying again would fail again, so
+    a collector lands something else in its place rather than failing its source every pass.
+    ``deep`` says the record's data may nest that deep (a slice of a source line that held more
+    than :data:`~asz_core.sessiondata.jsonbytes.RECORD_DATA_DEPTH` containers): checking every
+    line would cost a scan of its bytes, for a case one line in hundreds could hold.
     """
     obj = record.to_json()
     try:
@@ -65,9 +64,9 @@ def encode_record(record: Record) -> bytes:
         for part in record.parts:
             if part.data is not None:
                 part.data = RawJSON(compact(part.data))
-        return encode_record(record)
-    if len(line) > _DEEP_FROM:
-        _check_depth(record)
+        return encode_record(record, deep=deep)
+    if deep and depth_exceeds(line):
+        raise NotEncodable(f"the record nests deeper than {MAX_DEPTH} objects and lists, more than a reader reads")
     return line
 
 
@@ -86,14 +85,6 @@ def _escape_strings(value: Any) -> Any:
     if isinstance(value, list):
         return [_escape_strings(v) for v in value]
     return value
-
-
-def _check_depth(record: Record) -> None:
-    """A part's data sits three containers deep in its record (the record, ``parts``, the
-    part): data that is readable alone can be too deep to read there."""
-    for part in record.parts:
-        if part.data is not None and depth_exceeds(part.data, MAX_DEPTH - _PART_DEPTH):
-            raise NotEncodable(f"a part's data nests deeper than {MAX_DEPTH - _PART_DEPTH}, too deep inside a record")
 
 
 class _Time:
