@@ -27,9 +27,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from asz_core.collect.lines import TAIL_BYTES, LineReader
+from asz_core.collect.lines import READ_LIMIT, TAIL_BYTES, LineReader, TooLong
 from asz_core.collect.saving import save_state, stat_source
-from asz_core.collect.source import LineDialect, SourceLine, convert_encoded, line_sha
+from asz_core.collect.source import LineDialect, SourceLine, convert_encoded, line_sha, too_long_record
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, AppendCursor
 from asz_core.root.landing import LandingFile
@@ -39,6 +39,7 @@ from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Header, Record
 from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.reduce import reduce_to_fit
+from asz_core.sessiondata.writer import encode_record
 
 __all__ = ["TAIL_BYTES", "AppendSource", "collect_append", "cursor_path"]
 
@@ -200,20 +201,27 @@ def _newest_after(directory: Path, kind: str, after_seq: int) -> tuple[int, Path
 _Item = tuple[Record, bytes]
 
 
-def _records(reader: LineReader, ordinal: int, dialect: LineDialect, source: Path,
+def _records(reader: LineReader, ordinal: int, dialect: LineDialect, source: Path, limit: int,
              warn: Callable[[str], None]) -> Iterator[_Item]:
     """``(record, encoded line)`` for each complete line the reader hands out.
 
     The line's bytes and parse are let go before its record is encoded, so a line of any size is
     held about twice at once (its bytes and its parse, then its parse and its record) rather
-    than four or five times. A record that cannot be encoded lands as its line would if it did
-    not decode (:func:`~asz_core.collect.source.convert_encoded`), with a warning.
+    than four or five times. A line too long to read lands as its size and digest
+    (:func:`~asz_core.collect.source.too_long_record`); a record that cannot be encoded lands as
+    its line would if it did not decode (:func:`~asz_core.collect.source.convert_encoded`).
+    Both with a warning.
     """
     for raw, offset in reader.lines():
         ordinal += 1
+        if isinstance(raw, TooLong):
+            record = too_long_record(raw, ordinal, offset, reader.read_limit)
+            warn(f"{source}: line {ordinal}: {record.parts[0].text}")
+            yield record, encode_record(record)
+            continue
         line = SourceLine(raw, ordinal, offset)
         del raw
-        record, encoded, why = convert_encoded(dialect, line)
+        record, encoded, why = convert_encoded(dialect, line, limit)
         del line
         if why is not None:
             warn(f"{source}: line {ordinal}: {why}; it lands as a line that does not decode, its bytes kept whole")
@@ -225,9 +233,9 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSou
     """Land the new lines in files of at most ``max_delta_bytes``; True if any landed.
     ``before`` is the source's bytes before the cursor, which the tail digest may cover."""
     limit = ctx.max_delta_bytes
-    reader = LineReader(fd, cursor.offset, before)
+    reader = LineReader(fd, cursor.offset, before, read_limit=max(READ_LIMIT, limit))
     del before
-    lines = _records(reader, cursor.ord, source.dialect, source.path, ctx.warn)
+    lines = _records(reader, cursor.ord, source.dialect, source.path, limit, ctx.warn)
     pending = next(lines, None)
     windows = 0
     while pending is not None:
@@ -246,6 +254,12 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSou
         cursor.ord = landed.summary.last_ord
         cursor.last_seq = landed.seq
         cursor.last_uuid = last_id
+    if reader.waiting > reader.read_limit:
+        # A last line with no newline yet is a write in progress; one this long is more likely
+        # a writer that died, and it is looked through (never held) on every pass until it ends.
+        ctx.counters.waiting += 1
+        ctx.warn(f"{source.path}: its last line has no newline after {reader.waiting} bytes; it lands as "
+                 f"its size and digest once it ends, and is looked for every pass until then")
     if windows:
         # One cursor write for all of this pass's files: a crash before it only makes the
         # cursor lag, and the next pass brings it forward from the files (``_reconcile``).

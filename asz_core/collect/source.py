@@ -11,12 +11,14 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Protocol
 
+from asz_core.collect.lines import TooLong
 from asz_core.sessiondata.errors import NotEncodable
 from asz_core.sessiondata.jsonbytes import JSONLine, NotJSON
 from asz_core.sessiondata.model import Part, RawJSON, Record
 from asz_core.sessiondata.writer import encode_record
 
-__all__ = ["LineDialect", "SourceLine", "convert_encoded", "convert_line", "line_sha"]
+__all__ = ["LineDialect", "SourceLine", "convert_encoded", "convert_line", "line_sha", "reduced_unknown",
+           "too_long_record"]
 
 #: the reason an unknown part gives for a line that is not JSON
 NOT_JSON = "the record is not valid JSON"
@@ -44,6 +46,13 @@ class SourceLine:
             self._json = JSONLine(raw)
         except NotJSON as exc:
             self._error = str(exc)
+
+    def release(self, *, keep_bytes: bool = True) -> None:
+        """Let go of the parse once the record is built, and of the bytes unless ``keep_bytes``
+        (:attr:`raw` is then empty); the line reads as one that did not parse from then on."""
+        self._json = None
+        if not keep_bytes:
+            self.raw = b""
 
     @property
     def is_json(self) -> bool:
@@ -98,7 +107,8 @@ def convert_line(dialect: LineDialect, line: SourceLine) -> Record:
     return line.unknown_record()
 
 
-def convert_encoded(dialect: LineDialect, line: SourceLine) -> tuple[Record, bytes, str | None]:
+def convert_encoded(dialect: LineDialect, line: SourceLine,
+                    larger_than: int | None = None) -> tuple[Record, bytes, str | None]:
     """``line``'s record with its envelope (``ord``, ``off``, ``bytes``, ``sha``), its encoded
     line, and why the dialect's record could not be encoded when it could not (else ``None``).
 
@@ -107,13 +117,31 @@ def convert_encoded(dialect: LineDialect, line: SourceLine) -> tuple[Record, byt
     line would if it did not decode, the dialect's record for such a line or one unknown part
     of its bytes, which is what upstream lands for the case known: a number its typed decoder
     cannot hold makes the whole line not decode.
+
+    A line longer than ``larger_than`` (a file's size: its bytes cannot land whole) is let go
+    of, bytes and parse, once its record is built, so it is never held beside its record and
+    its encoding; should that record not encode, it lands as what "Too large to land" leaves
+    of an unknown part of its bytes (:func:`reduced_unknown`). So does such a line that is not
+    JSON, which no dialect reads, without being encoded at all: a line of control bytes, which
+    escape to six bytes each, is never built six times over.
     """
+    raw = line.raw
+    large = larger_than is not None and len(raw) > larger_than
+    if large and not line.is_json and not getattr(dialect, "reads_non_json", False):
+        return _reduced_unknown_record(line, hashlib.sha256(raw).hexdigest())
     record = convert_line(dialect, line)
     _envelope(record, line)
+    deep = line.deep
+    digest = hashlib.sha256(raw).hexdigest() if large else ""
+    line.release(keep_bytes=not large)
+    del raw
     try:
-        return record, encode_record(record, deep=line.deep), None
+        return record, encode_record(record, deep=deep), None
     except NotEncodable as exc:
         why = str(exc)
+    if large:
+        record, encoded = _reduced_unknown_record(line, digest, record)[:2]
+        return record, encoded, why
     unread = SourceLine(line.raw, line.ord, line.off, unread=why)
     record = convert_line(dialect, unread)
     _envelope(record, line)
@@ -123,6 +151,34 @@ def convert_encoded(dialect: LineDialect, line: SourceLine) -> tuple[Record, byt
         record = unread.unknown_record()
         _envelope(record, line)
         return record, encode_record(record), why
+
+
+def _reduced_unknown_record(line: SourceLine, digest: str,
+                            envelope: Record | None = None) -> tuple[Record, bytes, str | None]:
+    """The record of ``line`` as one unknown part too large to land, its envelope from
+    ``envelope`` when the line's bytes are let go of already."""
+    record = Record(parts=[reduced_unknown(envelope.bytes if envelope else len(line.raw), digest, NOT_JSON)])
+    if envelope is None:
+        _envelope(record, line)
+    else:
+        record.ord, record.off, record.bytes, record.sha = envelope.ord, envelope.off, envelope.bytes, envelope.sha
+    return record, encode_record(record), None
+
+
+def reduced_unknown(size: int, sha256: str, reason: str) -> Part:
+    """An unknown part whose ``size`` bytes (digest ``sha256``) were too large to land: what
+    :func:`~asz_core.sessiondata.reduce_to_fit` leaves of one, its reason and no data."""
+    return Part("unknown", text=reason, state="too_large", bytes=size, sha256=sha256)
+
+
+def too_long_record(line: TooLong, ord: int, off: int, limit: int) -> Record:
+    """The record of a line longer than ``limit``, the most a collector reads whole: its place,
+    size and digest, and one unknown part that says so. Its bytes were never held, so nothing
+    of them is read (not even whether they are JSON)."""
+    reason = (f"the line is {line.size} bytes, more than the {limit} a line is read whole up to; "
+              f"its size and digest landed, its bytes did not")
+    return Record(ord=ord, off=off, bytes=line.size, sha=line.sha256[:12],
+                  parts=[reduced_unknown(line.size, line.sha256, reason)])
 
 
 def _envelope(record: Record, line: SourceLine) -> None:

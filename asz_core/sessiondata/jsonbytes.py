@@ -52,6 +52,10 @@ _NOT_OPENER = bytes(b for b in range(256) if b not in b"[{")
 _BRACKET_STEP = [1 if b in b"[{" else -1 if b in b"]}" else 0 for b in range(256)]
 
 
+#: what orjson refused, for the exact parser to try
+_REFUSED = object()
+
+
 class NotJSON(ValueError):
     """The bytes are not one JSON value (or nest deeper than :data:`MAX_DEPTH`)."""
 
@@ -108,6 +112,9 @@ def _loads(raw: bytes) -> tuple[Any, bool]:
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
+        value = _REFUSED
+    if value is _REFUSED:
+        # not inside the ``except``: orjson's error holds the whole line decoded as its ``doc``
         value = _loads_slow(raw)
     deep = isinstance(value, (dict, list)) and _may_nest_deeper(raw, RECORD_DATA_DEPTH)
     if deep and value_depth_exceeds(value):

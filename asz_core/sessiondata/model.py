@@ -38,6 +38,10 @@ STATES: Final = frozenset(
 FROM_AGENT: Final = "agent"
 FROM_EXTERNAL: Final = "external"
 FROM_RUNTIME: Final = "runtime"
+#: a part's ``data`` this large is not handed to the encoder: :meth:`Part.to_json` puts
+#: :data:`DATA_HOLE` in its place and the writer puts the bytes in the line
+SPLICE_FROM: Final = 1 << 20
+DATA_HOLE: Final = orjson.Fragment(b"null")
 
 
 class RawJSON(bytes):
@@ -198,7 +202,9 @@ class Part:
         if self.text:
             out["text"] = self.text
         if self.data:
-            out["data"] = orjson.Fragment(bytes(self.data))
+            # a large one is put in after encoding (the writer's ``_fill_holes``): a Fragment
+            # takes a copy of it, and the encoder's buffer another as it grows
+            out["data"] = orjson.Fragment(bytes(self.data)) if len(self.data) < SPLICE_FROM else DATA_HOLE
         if self.id:
             out["id"] = self.id
         if self.of:
@@ -350,9 +356,18 @@ class Header:
         return out
 
 
+#: a text is encoded this many characters at a time to be measured, so a long one is never
+#: copied whole just to count its bytes
+_MEASURE_SLICE = 1 << 20
+
+
 def _utf8_len(text: str) -> int:
     if text.isascii():  # no copy: an ASCII str's length is its UTF-8 size
         return len(text)
+    if len(text) > _MEASURE_SLICE:
+        # each code point encodes on its own, so the slices' sizes add up to the whole's
+        return sum(len(text[i:i + _MEASURE_SLICE].encode("utf-8", "surrogatepass"))
+                   for i in range(0, len(text), _MEASURE_SLICE))
     try:
         return len(text.encode("utf-8"))
     except UnicodeEncodeError:  # a lone surrogate: count it as its three-byte form

@@ -14,7 +14,7 @@ import orjson
 
 from asz_core.sessiondata.errors import NotEncodable, SessionDataError
 from asz_core.sessiondata.jsonbytes import MAX_DEPTH, compact, depth_exceeds, encode_value
-from asz_core.sessiondata.model import Header, RawJSON, Record
+from asz_core.sessiondata.model import SPLICE_FROM, Header, RawJSON, Record
 from asz_core.sessiondata.times import parse_instant, same_sort, sorts_as_instant
 
 __all__ = ["FileSummary", "NotEncodable", "SessionDataWriter", "check_header", "closing_line", "encode_record"]
@@ -23,6 +23,8 @@ __all__ = ["FileSummary", "NotEncodable", "SessionDataWriter", "check_header", "
 _JOIN_BELOW = 1 << 16
 _LINE_SEP = b"\xe2\x80\xa8"
 _PARA_SEP = b"\xe2\x80\xa9"
+#: where a part's data too large to hand the encoder is left out
+_HOLE = b'"data":null'
 #: looked for as byte values: ``b"\n" in line`` first tries ``b"\n"`` as an integer, and
 #: raising and clearing that error cost more than the search (0.2 µs each, every record)
 _LF, _CR = ord("\n"), ord("\r")
@@ -58,6 +60,9 @@ def encode_record(record: Record, *, deep: bool = False) -> bytes:
             # Our own strings escape U+2028/U+2029; a source's data keeps what it wrote. (Most
             # lines are ASCII, which is checked far faster than either is searched for.)
             line = _dumps_repaired(obj)
+    del obj
+    if _HOLE in line:
+        line = _fill_holes(line, record)
     if _LF in line or _CR in line:
         # Only a part's raw data can hold a line break (whitespace between its tokens); a
         # record is one line, so such data lands compacted, as upstream's writer lands it.
@@ -68,6 +73,31 @@ def encode_record(record: Record, *, deep: bool = False) -> bytes:
     if deep and depth_exceeds(line):
         raise NotEncodable(f"the record nests deeper than {MAX_DEPTH} objects and lists, more than a reader reads")
     return line
+
+
+def _fill_holes(line: bytes, record: Record) -> bytes:
+    """Put each large part's data where :meth:`Part.to_json` left :data:`DATA_HOLE` for it.
+
+    Each part's ``data`` is the first ``"data":`` after the end of the previous part's: no key
+    before it in a part holds raw JSON, and a string cannot hold ``"data":`` unescaped.
+    """
+    pieces: list[bytes | memoryview] = []
+    view = memoryview(line)  # slices of it are not copies; the one join is
+    pos = done = 0  # where to look for the next part's data; what is in ``pieces`` already
+    for part in record.parts:
+        if not part.data:
+            continue
+        at = line.index(b'"data":', pos) + 7
+        if len(part.data) < SPLICE_FROM:
+            pos = at + len(part.data)
+            continue
+        pieces.append(view[done:at])
+        pieces.append(part.data)
+        pos = done = at + 4  # past the hole's ``null``
+    if not pieces:
+        return line  # a source's own ``null`` data, and no hole
+    pieces.append(view[done:])
+    return b"".join(pieces)
 
 
 def _dumps_repaired(obj: dict[str, Any]) -> bytes:
