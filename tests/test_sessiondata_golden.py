@@ -327,18 +327,21 @@ def test_sdcheck_reads_every_golden_rule_landed_in_one_file(tmp_path: Path) -> N
 
 
 def test_data_too_large_to_hand_the_encoder_lands_the_same_bytes_in_its_place() -> None:
-    """A part's data of 1 MiB or more is put into the line after encoding, not copied into the
-    encoder: its bytes, and every other part's, land where they would have."""
+    """A part's data of 1 MiB or more, in a record of a source that large, is put into the line
+    after encoding, not copied into the encoder: its bytes, and every other part's, land where
+    they would have."""
     big = RawJSON(b'{"data":null,"s":"' + b"x" * (1 << 20) + b'"}')
     parts = [Part.data_part(RawJSON(b"null")), Part.result("t", text="<", data=big),
              Part.call("c", "n", RawJSON(b'{"data":1}')), Part.data_part(big)]
-    line = _line(*parts)
-    head = (b'{"ord":1,"off":0,"sha":"0123456789ab","bytes":9,"parts":'
+    spliced = encode_record(Record(ord=1, sha=SHA, bytes=3 << 20, parts=parts))
+    through_the_encoder = encode_record(Record(ord=1, sha=SHA, bytes=1, parts=parts))  # a small source
+    assert spliced == through_the_encoder.replace(b'"bytes":1,', b'"bytes":3145728,', 1)
+    head = (b'{"ord":1,"off":0,"sha":"0123456789ab","bytes":3145728,"parts":'
             b'[{"k":"data","data":null,"state":"available","bytes":4},')
-    assert line == head + (
+    assert spliced == head + (
         b'{"k":"result","text":"<","data":' + big + b',"of":"t","state":"available","bytes":'
         + str(len(big) + 1).encode() + b'},{"k":"call","data":{"data":1},"id":"c","name":"n","state":"available",'
         b'"bytes":10},'
         b'{"k":"data","data":' + big + b',"state":"available","bytes":' + str(len(big)).encode() + b'}]}')
     # (a field written null reads as one left out)
-    assert [p.data for p in decode_record(line).parts] == [None, big, b'{"data":1}', big]
+    assert [p.data for p in decode_record(spliced).parts] == [None, big, b'{"data":1}', big]

@@ -38,8 +38,8 @@ STATES: Final = frozenset(
 FROM_AGENT: Final = "agent"
 FROM_EXTERNAL: Final = "external"
 FROM_RUNTIME: Final = "runtime"
-#: a part's ``data`` this large is not handed to the encoder: :meth:`Part.to_json` puts
-#: :data:`DATA_HOLE` in its place and the writer puts the bytes in the line
+#: a part's ``data`` this large, in a record of a source this large, is not handed to the encoder:
+#: :meth:`Part.to_json` puts :data:`DATA_HOLE` in its place and the writer puts the bytes in the line
 SPLICE_FROM: Final = 1 << 20
 DATA_HOLE: Final = orjson.Fragment(b"null")
 
@@ -194,7 +194,7 @@ class Part:
             return base64.b64decode(text, validate=True)
         return text.encode("utf-8")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, splice: bool = False) -> dict[str, Any]:
         # Written out field by field: this runs for every part of every record landed. The
         # keys in upstream's order; an empty string, a 0 ``bytes`` and an empty ``data`` are
         # left out as upstream leaves them out (``failed`` is written whenever it is set).
@@ -202,9 +202,10 @@ class Part:
         if self.text:
             out["text"] = self.text
         if self.data:
-            # a large one is put in after encoding (the writer's ``_fill_holes``): a Fragment
-            # takes a copy of it, and the encoder's buffer another as it grows
-            out["data"] = orjson.Fragment(bytes(self.data)) if len(self.data) < SPLICE_FROM else DATA_HOLE
+            # with ``splice``, a large one is put in after encoding (the writer's
+            # ``_fill_holes``): a Fragment takes a copy of it, and the encoder's buffer another
+            out["data"] = (DATA_HOLE if splice and len(self.data) >= SPLICE_FROM
+                           else orjson.Fragment(bytes(self.data)))
         if self.id:
             out["id"] = self.id
         if self.of:
@@ -274,8 +275,9 @@ class Record:
     parts: list[Part] = field(default_factory=list)
     dropped: list[Dropped] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        """The record as the writer lays it out, in upstream's key order.
+    def to_json(self, splice: bool = False) -> dict[str, Any]:
+        """The record as the writer lays it out, in upstream's key order (``splice``: a part's
+        data of :data:`SPLICE_FROM` bytes or more as :data:`DATA_HOLE`, for the writer).
 
         ``ord``, ``off`` and ``bytes`` are always written, ``sha`` whenever it is set; every
         other field is left out when it is empty (``None``, ``""``, no flags, no parts, no
@@ -320,7 +322,7 @@ class Record:
         if self.model:
             out["model"] = self.model
         if self.parts:
-            out["parts"] = [p.to_json() for p in self.parts]
+            out["parts"] = [p.to_json(splice) for p in self.parts]
         if self.dropped:
             out["dropped"] = [d.to_json() for d in self.dropped]
         return out

@@ -23,8 +23,6 @@ __all__ = ["FileSummary", "NotEncodable", "SessionDataWriter", "check_header", "
 _JOIN_BELOW = 1 << 16
 _LINE_SEP = b"\xe2\x80\xa8"
 _PARA_SEP = b"\xe2\x80\xa9"
-#: where a part's data too large to hand the encoder is left out
-_HOLE = b'"data":null'
 #: looked for as byte values: ``b"\n" in line`` first tries ``b"\n"`` as an integer, and
 #: raising and clearing that error cost more than the search (0.2 µs each, every record)
 _LF, _CR = ord("\n"), ord("\r")
@@ -50,7 +48,11 @@ def encode_record(record: Record, *, deep: bool = False) -> bytes:
     than :data:`~asz_core.sessiondata.jsonbytes.RECORD_DATA_DEPTH` containers): checking every
     line would cost a scan of its bytes, for a case one line in hundreds could hold.
     """
-    obj = record.to_json()
+    # A record whose source is large may hold a large data part: its data goes into the line
+    # after encoding (``_fill_holes``), not through the encoder. (Data as large as that from a
+    # smaller source is copied through the encoder, as every other data is.)
+    splice = record.bytes >= SPLICE_FROM
+    obj = record.to_json(splice)
     try:
         line = orjson.dumps(obj)
     except orjson.JSONEncodeError:
@@ -61,7 +63,7 @@ def encode_record(record: Record, *, deep: bool = False) -> bytes:
             # lines are ASCII, which is checked far faster than either is searched for.)
             line = _dumps_repaired(obj)
     del obj
-    if _HOLE in line:
+    if splice:
         line = _fill_holes(line, record)
     if _LF in line or _CR in line:
         # Only a part's raw data can hold a line break (whitespace between its tokens); a
@@ -95,7 +97,7 @@ def _fill_holes(line: bytes, record: Record) -> bytes:
         pieces.append(part.data)
         pos = done = at + 4  # past the hole's ``null``
     if not pieces:
-        return line  # a source's own ``null`` data, and no hole
+        return line
     pieces.append(view[done:])
     return b"".join(pieces)
 

@@ -212,3 +212,17 @@ def test_the_reported_nul_lines_land_in_bounded_memory(size: int, slow: bool, se
     _, peak = _pass(config)
     assert peak <= SLACK
     assert _records(config)[-1].bytes == size
+
+
+def test_a_document_longer_than_the_read_limit_is_its_trimmed_size_and_digest(tmp_path: Path) -> None:
+    from asz_core.collect.snapshot import _read_payload
+
+    body = b'{"k":"' + b"v" * 300_000 + b'"}'
+    path = tmp_path / "agent.meta.json"
+    path.write_bytes(body + b"\n\r\n" * 30_000)  # trailing line breaks across many blocks
+    size = path.stat().st_size
+    assert _read_payload(path, size, 100_000) == TooLong(len(body), hashlib.sha256(body).hexdigest())
+    assert _read_payload(path, size, size) == body  # read whole: the same payload
+    assert _read_payload(path, size, len(body)) == body  # trimmed, it is short enough to hold
+    path.write_bytes(b"\n" * 200_000)
+    assert _read_payload(path, 200_000, 1000) == b""  # nothing lands
