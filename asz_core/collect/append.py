@@ -9,8 +9,11 @@ Each pass, per source (DESIGN.md, "Append cursor"):
   A new inode alone is not a conflict: the tail decides;
 * otherwise the lines after the offset land, in files that end before a record that would take
   them past ``max_delta_bytes`` (as written). An unterminated last line is a write in progress and
-  waits. A single record too large for a file lands alone, reduced. At most
-  :data:`~asz_core.context.MAX_WINDOWS` files land per source per pass; the rest is pending.
+  waits (counted ``waiting`` once longer than a line is read whole). A single record too large
+  for a file lands alone, reduced; a line longer than 64 MiB (or ``max_delta_bytes``) is never
+  held, and lands as its size and digest; a record that cannot be encoded lands as a line that
+  does not decode. At most :data:`~asz_core.context.MAX_WINDOWS` files land per source per pass;
+  the rest is pending.
 
 A conflict is sticky: nothing more lands from the source, and every pass counts it, until the
 landed bytes are back. The cursor moves only after the file it covers has landed; a cursor that
