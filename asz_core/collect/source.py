@@ -127,12 +127,12 @@ def convert_encoded(dialect: LineDialect, line: SourceLine,
     """
     raw = line.raw
     large = larger_than is not None and len(raw) > larger_than
-    if large and not line.is_json and not getattr(dialect, "reads_non_json", False):
-        return _reduced_unknown_record(line, hashlib.sha256(raw).hexdigest())
-    record = convert_line(dialect, line)
-    _envelope(record, line)
-    deep = line.deep
     digest = hashlib.sha256(raw).hexdigest() if large else ""
+    if large and not line.is_json and not getattr(dialect, "reads_non_json", False):
+        return *_reduced_unknown_record(line, digest), None
+    record = convert_line(dialect, line)
+    _envelope(record, line, digest)
+    deep = line.deep
     line.release(keep_bytes=not large)
     del raw
     try:
@@ -140,8 +140,7 @@ def convert_encoded(dialect: LineDialect, line: SourceLine,
     except NotEncodable as exc:
         why = str(exc)
     if large:
-        record, encoded = _reduced_unknown_record(line, digest, record)[:2]
-        return record, encoded, why
+        return *_reduced_unknown_record(line, digest, record), why
     unread = SourceLine(line.raw, line.ord, line.off, unread=why)
     record = convert_line(dialect, unread)
     _envelope(record, line)
@@ -153,16 +152,15 @@ def convert_encoded(dialect: LineDialect, line: SourceLine,
         return record, encode_record(record), why
 
 
-def _reduced_unknown_record(line: SourceLine, digest: str,
-                            envelope: Record | None = None) -> tuple[Record, bytes, str | None]:
+def _reduced_unknown_record(line: SourceLine, digest: str, envelope: Record | None = None) -> tuple[Record, bytes]:
     """The record of ``line`` as one unknown part too large to land, its envelope from
     ``envelope`` when the line's bytes are let go of already."""
     record = Record(parts=[reduced_unknown(envelope.bytes if envelope else len(line.raw), digest, NOT_JSON)])
     if envelope is None:
-        _envelope(record, line)
+        _envelope(record, line, digest)
     else:
         record.ord, record.off, record.bytes, record.sha = envelope.ord, envelope.off, envelope.bytes, envelope.sha
-    return record, encode_record(record), None
+    return record, encode_record(record)
 
 
 def reduced_unknown(size: int, sha256: str, reason: str) -> Part:
@@ -181,5 +179,7 @@ def too_long_record(line: TooLong, ord: int, off: int, limit: int) -> Record:
                   parts=[reduced_unknown(line.size, line.sha256, reason)])
 
 
-def _envelope(record: Record, line: SourceLine) -> None:
-    record.ord, record.off, record.bytes, record.sha = line.ord, line.off, len(line.raw), line_sha(line.raw)
+def _envelope(record: Record, line: SourceLine, digest: str = "") -> None:
+    """Set the record's place, size and ``sha`` (from ``digest``, the line's SHA-256, if known)."""
+    record.ord, record.off, record.bytes = line.ord, line.off, len(line.raw)
+    record.sha = digest[:12] if digest else line_sha(line.raw)

@@ -9,6 +9,7 @@ unknown part with its bytes: that is what lands here too.
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from pathlib import Path
 
@@ -99,3 +100,17 @@ def test_a_line_whose_data_would_nest_too_deep_inside_its_record_lands_as_an_unk
     deep = [r for _, r in records_of(asz_pass.root, SESSION)][-1]
     assert [p.k for p in deep.parts] == ["unknown"] and deep.parts[0].raw() == line
     assert_root_verifies(asz_pass.root)
+
+
+def test_a_large_line_whose_record_cannot_be_encoded_lands_as_its_size_and_digest() -> None:
+    """A line larger than a file is let go of once its record is built; should that record not
+    encode, what lands is what reduction leaves of an unknown part of its bytes."""
+    raw = b'{"n":%d,"s":"\\udfff","pad":"%s"}' % (2**64, b"p" * 5000)
+    line = SourceLine(raw, 2, 10)
+    record, encoded, why = convert_encoded(_Numbers(), line, larger_than=4096)
+    assert why is not None and line.raw == b""  # the bytes were let go of
+    (part,) = record.parts
+    assert (record.ord, record.off, record.bytes, record.sha) == (2, 10, len(raw), hashlib.sha256(raw).hexdigest()[:12])
+    assert (part.k, part.state, part.bytes, part.sha256, part.data) == (
+        "unknown", "too_large", len(raw), hashlib.sha256(raw).hexdigest(), None)
+    assert decode_record(encoded) == record
