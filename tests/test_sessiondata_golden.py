@@ -345,15 +345,3 @@ def test_data_too_large_to_hand_the_encoder_lands_the_same_bytes_in_its_place() 
         b'{"k":"data","data":' + big + b',"state":"available","bytes":' + str(len(big)).encode() + b'}]}')
     # (a field written null reads as one left out)
     assert [p.data for p in decode_record(spliced).parts] == [None, big, b'{"data":1}', big]
-
-
-def test_a_header_string_from_a_file_name_not_utf8_writes_each_bad_byte_as_an_escaped_u_fffd() -> None:
-    """The source's path comes from the file system: Go's encoder writes each byte of it that is
-    not valid UTF-8 as ``\\ufffd``; a U+FFFD the name really holds stays literal."""
-    src = b"p/s\xff\xfe-\xef\xbf\xbd.jsonl".decode("utf-8", "surrogateescape")
-    sink = io.BytesIO()
-    SessionDataWriter(sink, Header(kind="transcript", session="s", src=src, dialect="d/1", adapter="a/0",
-                                   at="2026-01-01T00:00:00Z", stream="m\udc80"))
-    assert sink.getvalue() == (b'{"h":1,"schema":"sd/1","seq":0,"at":"2026-01-01T00:00:00Z","kind":"transcript",'
-                               b'"adapter":"a/0","dialect":"d/1","src":"p/s\\ufffd\\ufffd-\xef\xbf\xbd.jsonl",'
-                               b'"session":"s","stream":"m\\ufffd"}\n')

@@ -32,7 +32,6 @@ __all__ = [
     "NotJSON",
     "compact",
     "depth_exceeds",
-    "encode_os_string",
     "encode_value",
     "loads_strict",
     "marshal_value",
@@ -182,16 +181,6 @@ def marshal_value(value: Any) -> bytes:
     if 0x3C in out or 0x3E in out or 0x26 in out:
         out = out.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
     return out
-
-
-def encode_os_string(value: str) -> bytes:
-    """Encode a string taken from the operating system (a path, a file name): each byte that was
-    not valid UTF-8 (a surrogate ``surrogateescape`` made of it) is written ``\\ufffd``, as Go's
-    encoder writes an invalid byte of a string it is handed; the rest as :func:`encode_value`."""
-    if not _SURROGATE.search(value):
-        return encode_value(value)
-    pieces = [encode_value(piece)[1:-1] for piece in _SURROGATE.split(value)]
-    return b'"' + b"\\ufffd".join(pieces) + b'"'
 
 
 def _encode_slow(value: Any) -> bytes:

@@ -13,12 +13,11 @@ from typing import Any, BinaryIO
 import orjson
 
 from asz_core.sessiondata.errors import NotEncodable, SessionDataError
-from asz_core.sessiondata.jsonbytes import MAX_DEPTH, compact, depth_exceeds, encode_os_string, encode_value
+from asz_core.sessiondata.jsonbytes import MAX_DEPTH, compact, depth_exceeds, encode_value
 from asz_core.sessiondata.model import SPLICE_FROM, Header, RawJSON, Record
 from asz_core.sessiondata.times import parse_instant, same_sort, sorts_as_instant
 
-__all__ = ["FileSummary", "NotEncodable", "SessionDataWriter", "check_header", "closing_line", "encode_header",
-           "encode_record"]
+__all__ = ["FileSummary", "NotEncodable", "SessionDataWriter", "check_header", "closing_line", "encode_record"]
 
 #: lines shorter than this are written with their newline joined on
 _JOIN_BELOW = 1 << 16
@@ -37,17 +36,6 @@ def check_header(header: dict[str, Any]) -> None:
         value = header.get(key)
         if not isinstance(value, str) or not value:
             raise SessionDataError(f"header: {key} is required")
-
-
-def encode_header(head: dict[str, Any]) -> bytes:
-    """A header's line, without the newline. Its strings come from the operating system (the
-    source's path, its stream's file name), so a byte of one that is not valid UTF-8 is written
-    ``\\ufffd``, as upstream writes it (:func:`~asz_core.sessiondata.jsonbytes.encode_os_string`)."""
-    try:
-        return orjson.dumps(head)
-    except orjson.JSONEncodeError:
-        return orjson.dumps({k: orjson.Fragment(encode_os_string(v)) if isinstance(v, str) else v
-                             for k, v in head.items()})
 
 
 def encode_record(record: Record, *, deep: bool = False) -> bytes:
@@ -181,7 +169,7 @@ class SessionDataWriter:
         self._last: _Time | None = None
         self._last_record = (0, 0, 0)
         self._closed = False
-        self._emit(encode_header(head) + b"\n")
+        self._emit(orjson.dumps(head) + b"\n")
 
     @property
     def size(self) -> int:
