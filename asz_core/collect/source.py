@@ -32,7 +32,7 @@ def line_sha(raw: bytes) -> str:
 class SourceLine:
     """One line of a source (without its newline), its place, and its parse."""
 
-    __slots__ = ("_error", "_json", "off", "ord", "raw")
+    __slots__ = ("_error", "_json", "_too_large", "off", "ord", "raw")
 
     def __init__(self, raw: bytes, ord: int = 1, off: int = 0, *, unread: str | None = None) -> None:
         self.raw = raw
@@ -40,6 +40,7 @@ class SourceLine:
         self.off = off
         self._json: JSONLine | None = None
         self._error: str | None = unread
+        self._too_large = ""  # the line's SHA-256 once the collector says it cannot land whole
         if unread is not None:
             return  # taken as a line that does not decode, for the reason given
         try:
@@ -80,9 +81,24 @@ class SourceLine:
             raise ValueError(f"line {self.ord} is not JSON")
         return RawJSON(self._json.raw_at(*path))
 
+    def unknown_part(self, reason: str = NOT_JSON) -> Part:
+        """The part a dialect lands for bytes of this line it cannot describe: the line kept
+        whole, or, when the collector said the line is too large to land
+        (:meth:`too_large_to_land`), its size and digest only. Building the whole part first
+        would escape every control byte to six, so a dialect asks here instead of calling
+        :meth:`Part.unknown` on :attr:`raw`."""
+        if self._too_large:
+            return reduced_unknown(len(self.raw), self._too_large, reason)
+        return Part.unknown(self.raw, reason)
+
     def unknown_record(self, reason: str = NOT_JSON) -> Record:
         """The record a dialect lands for a line it cannot read: its bytes, kept whole."""
-        return Record(parts=[Part.unknown(self.raw, reason)])
+        return Record(parts=[self.unknown_part(reason)])
+
+    def too_large_to_land(self, sha256: str) -> None:
+        """Mark the line as larger than a file may hold (its SHA-256 given): its unknown parts
+        keep its size and digest, not its bytes."""
+        self._too_large = sha256
 
 
 class LineDialect(Protocol):
@@ -128,8 +144,10 @@ def convert_encoded(dialect: LineDialect, line: SourceLine,
     raw = line.raw
     large = larger_than is not None and len(raw) > larger_than
     digest = hashlib.sha256(raw).hexdigest() if large else ""
-    if large and not line.is_json and not getattr(dialect, "reads_non_json", False):
-        return *_reduced_unknown_record(line, digest), None
+    if large and not line.is_json:
+        if not getattr(dialect, "reads_non_json", False):
+            return *_reduced_unknown_record(line, digest), None
+        line.too_large_to_land(digest)  # the dialect describes it, its bytes are never escaped
     record = convert_line(dialect, line)
     _envelope(record, line, digest)
     deep = line.deep
