@@ -65,11 +65,18 @@ def _load_builtin_checks() -> None:
     import asz_core.providerbody.check  # noqa: F401 - registers the provider_body check
 
 
-def verify_root(root: Path, sessions: Iterable[str] | None = None) -> list[SessionReport]:
+def verify_root(root: Path, sessions: Iterable[str] | None = None,
+                progress: Callable[[int, int], None] | None = None) -> list[SessionReport]:
+    """Every session's report (or those named); ``progress(done, total)`` after each."""
     _load_builtin_checks()
     names = list(sessions) if sessions is not None else sorted(
         p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
-    return [verify_session(root, name) for name in names]
+    reports = []
+    for name in names:
+        reports.append(verify_session(root, name))
+        if progress is not None:
+            progress(len(reports), len(names))
+    return reports
 
 
 def _expected_place(root: Path, path: Path) -> tuple[str, str | None]:
