@@ -84,6 +84,13 @@ def corpus(shared: Path) -> Path:
     return shared / "corpus"
 
 
+@pytest.fixture
+def slow(request: pytest.FixtureRequest) -> bool:
+    """Whether ``--slow`` was given, for a test that changes its size with the lane; a test that
+    only runs there takes ``@pytest.mark.slow`` instead."""
+    return bool(request.config.getoption("--slow"))
+
+
 @pytest.fixture(scope="session")
 def landed_once(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, Callable[[Path], None]], Path]:
     """``landed_once(name, build)``: the directory ``name``, which ``build(directory)`` fills once

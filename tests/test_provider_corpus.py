@@ -145,6 +145,7 @@ def test_upstreams_reader_takes_and_rebuilds_every_landed_body(corpus_pass: Corp
     assert taken == corpus_pass.first.totals.records
 
 
+@pytest.mark.slow  # the whole corpus through upstream's writer too
 def test_upstreams_writer_lands_the_same_lines_and_this_code_rebuilds_its_root(
         corpus_pass: CorpusPass, tmp_path: Path) -> None:
     """Each session's bodies, in the order they landed, through upstream's writer: every record
