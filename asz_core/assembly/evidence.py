@@ -1,0 +1,223 @@
+"""A session's landed evidence, read for assembly: identifiers, roles, flags and part kinds.
+
+Assembly needs identifiers, not content, so a record is reduced to an :class:`Entry` as it is
+read: its landed position, the file's kind and stream, the record's join keys (``id``,
+``parent``, ``call``, ``run``, ``continues``, ``tool``, ``child``, ``batch``, ``started_by``,
+``label``), who produced it, its time, trigger and flags, and one :class:`Block` per part. No
+runtime's field is read: a record arrives converted, in the format's own role names.
+
+Rules:
+
+1. A landed file is read whole once: its SHA-256 (which a round binds) and its records come
+   from the same bytes, so a round never binds a file other than the one it read.
+2. Rows count from 1 after the header; the closing line ends the records.
+3. A ``.sk`` skeleton stands for a landed file only where the ``.sd`` is gone.
+4. A record whose line does not decode is not evidence; it is counted, never guessed at.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from asz_core.root.storage import landed_files
+from asz_core.sessiondata.times import parse_instant
+
+__all__ = ["Block", "Entry", "LandedEvidence", "flags_of", "landed_seqs", "read_landed"]
+
+# Record kinds, from the file first and from the record's producer otherwise.
+ASSISTANT, USER, SYSTEM, UNKNOWN = "assistant", "user", "system", "unknown"
+META, JOURNAL, MANIFEST, SCRIPT = "meta", "journal", "manifest", "script"
+CHANGES, PROVIDER_BODY, EXECUTION = "changes", "provider_body", "execution"
+_FILE_KINDS = {"agent_meta": META, "journal": JOURNAL, "workflow_manifest": MANIFEST,
+               "workflow_script": SCRIPT, "changes": CHANGES, "provider_body": PROVIDER_BODY,
+               "execution": EXECUTION}
+_FROM_KINDS = {"agent": ASSISTANT, "external": USER, "runtime": SYSTEM}
+
+# Flags, as bits: the names are the format's (Session Data, "Flags").
+SYNTHETIC, CONTEXT_RESET, RESET_SUMMARY, FINISHED = 1, 2, 4, 8
+EXTERNAL_INPUT, INJECTED, CHILD_RESULT, ERROR = 16, 32, 64, 128
+LAUNCH_ACK, TURN_DURATION, COMMAND, NOTICE, AUXILIARY = 256, 512, 1024, 2048, 4096
+_FLAG_BITS = {"synthetic": SYNTHETIC, "context_reset": CONTEXT_RESET, "reset_summary": RESET_SUMMARY,
+              "finished": FINISHED, "external_input": EXTERNAL_INPUT, "injected": INJECTED,
+              "child_result": CHILD_RESULT, "error": ERROR, "launch_ack": LAUNCH_ACK,
+              "turn_duration": TURN_DURATION, "command": COMMAND, "notice": NOTICE, "auxiliary": AUXILIARY}
+
+# Part kinds that matter to a join.
+CALL, RESULT, TEXT, REASONING, OTHER = "call", "result", "text", "reasoning", "other"
+#: a data part that is a workspace change record (``changes/1``): counted, never a step
+CHANGE = "change"
+
+
+def flags_of(names: object) -> int:
+    bits = 0
+    if isinstance(names, list):
+        for name in names:
+            bits |= _FLAG_BITS.get(name, 0) if isinstance(name, str) else 0
+    return bits
+
+
+@dataclass(slots=True)
+class Block:
+    """One part of a record, by position: what it is and the tool id a join needs."""
+
+    ord: int
+    kind: str
+    tool: str = ""      #: a call's ``id``, a result's ``of``
+    name: str = ""
+    server: str = ""
+    server_tool: str = ""
+    adds: int = 0       #: a ``changes/1`` record's lines added, summed over its files
+    dels: int = 0
+
+
+@dataclass(slots=True)
+class Entry:
+    seq: int
+    row: int
+    kind: str
+    stream: str
+    batch: str
+    record: str
+    parent: str
+    call: str
+    run: str
+    continues: str
+    tool: str
+    child: str
+    started_by: str
+    label: str
+    trigger: str
+    flags: int
+    ts: int                 #: nanoseconds since the epoch; 0 when the record has no time
+    blocks: list[Block]
+
+    @property
+    def ref(self) -> tuple[int, int, None]:
+        return (self.seq, self.row, None)
+
+
+@dataclass(slots=True)
+class LandedEvidence:
+    """One landed file: what a round binds (its digest) and what assembly reads (its entries)."""
+
+    seq: int
+    path: Path
+    kind: str
+    sha256: str
+    entries: list[Entry]
+    undecodable: int = 0
+    times: list[int] = field(default_factory=list)  #: the range of record times, when any
+
+
+def landed_seqs(session_dir: Path) -> dict[int, Path]:
+    """Each landed sequence of a session and its file (the ``.sd``; a ``.sk`` where it is gone)."""
+    out: dict[int, Path] = {}
+    for seq, path in landed_files(session_dir):
+        if seq not in out or path.suffix == ".sd":
+            out[seq] = path
+    return out
+
+
+def _str(obj: dict[str, object], key: str) -> str:
+    value = obj.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _blocks(parts: object) -> list[Block]:
+    if not isinstance(parts, list):
+        return []
+    out = []
+    for i, part in enumerate(parts):
+        if not isinstance(part, dict):
+            out.append(Block(i, OTHER))
+            continue
+        k = part.get("k")
+        if k == "call":
+            out.append(Block(i, CALL, _str(part, "id"), _str(part, "name"), _str(part, "server"),
+                             _str(part, "server_tool")))
+        elif k == "result":
+            out.append(Block(i, RESULT, _str(part, "of")))
+        elif k == "text":
+            out.append(Block(i, TEXT))
+        elif k == "reasoning":
+            out.append(Block(i, REASONING))
+        elif k == "data" and isinstance(part.get("data"), dict) and part["data"].get("schema") == "changes/1":
+            out.append(_change(i, part["data"]))
+        else:
+            out.append(Block(i, OTHER))
+    return out
+
+
+def _change(i: int, record: dict[str, object]) -> Block:
+    """A change record by its identity (who captured it, and its id) and the lines its diffs
+    add and remove."""
+    adds = dels = 0
+    files = record.get("changes")
+    for change in files if isinstance(files, list) else []:
+        if isinstance(change, dict):
+            a, d = change.get("additions"), change.get("deletions")
+            adds += a if type(a) is int else 0
+            dels += d if type(d) is int else 0
+    return Block(i, CHANGE, name=f"{_str(record, 'captured_by')}|{_str(record, 'id')}", adds=adds, dels=dels)
+
+
+def _lines(path: Path) -> tuple[bytes, list[bytes]]:
+    if path.suffix == ".sk":
+        import gzip
+
+        data = path.read_bytes()
+        return data, gzip.decompress(data).split(b"\n")
+    data = path.read_bytes()
+    return data, data.split(b"\n")
+
+
+def read_landed(seq: int, path: Path) -> LandedEvidence:
+    """Read one landed file into entries (rules 1, 2 and 4)."""
+    data, lines = _lines(path)
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        header = orjson.loads(lines[0]) if lines else {}
+    except orjson.JSONDecodeError:
+        header = {}
+    if not isinstance(header, dict):
+        header = {}
+    file_kind = _FILE_KINDS.get(_str(header, "kind"), "")
+    stream, file_batch = _str(header, "stream"), _str(header, "batch")
+    entries: list[Entry] = []
+    undecodable = 0
+    lo = hi = 0
+    for row, line in enumerate(lines[1:], start=1):
+        if not line or line.startswith(b'{"t":"end"'):
+            break
+        try:
+            rec = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            undecodable += 1
+            continue
+        if not isinstance(rec, dict):
+            undecodable += 1
+            continue
+        ts = parse_instant(rec.get("time")) or 0
+        if ts:
+            lo = ts if not lo or ts < lo else lo
+            hi = ts if ts > hi else hi
+        kind = file_kind or _FROM_KINDS.get(_str(rec, "from"), UNKNOWN)
+        entries.append(Entry(
+            seq=seq, row=row, kind=kind, stream=stream, batch=_str(rec, "batch") or file_batch,
+            record=_str(rec, "id"), parent=_str(rec, "parent"), call=_str(rec, "call"),
+            run=_str(rec, "run"), continues=_str(rec, "continues"), tool=_str(rec, "tool"),
+            child=_str(rec, "child"), started_by=_str(rec, "started_by"), label=_str(rec, "label"),
+            trigger=_str(rec, "trigger"), flags=flags_of(rec.get("flags")), ts=ts,
+            blocks=_blocks(rec.get("parts")) if kind != PROVIDER_BODY else []))
+    return LandedEvidence(seq, path, _str(header, "kind"), digest, entries, undecodable,
+                          [lo, hi] if lo else [])
+
+
+def read_session(files: Iterable[tuple[int, Path]]) -> list[LandedEvidence]:
+    """The files given, read in landed order."""
+    return [read_landed(seq, path) for seq, path in sorted(files)]
