@@ -79,6 +79,12 @@ CORE_SCHEMA: dict[str, Any] = {
             },
             "default": {},
         },
+        "parse": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"max_round_bytes": {"type": "integer", "minimum": 1, "default": 2097152}},
+            "default": {},
+        },
         "adapters": {
             "type": "array",
             "items": {"type": "object", "required": ["name"],
