@@ -13,12 +13,16 @@ Rules:
 2. Rows count from 1 after the header; the closing line ends the records.
 3. A ``.sk`` skeleton stands for a landed file only where the ``.sd`` is gone.
 4. A record whose line does not decode is not evidence; it is counted, never guessed at.
+5. What a file reduces to is kept beside the session (``<session>/index/assembly/<seq>.json``),
+   derived and disposable: a later parse reads it instead of the landed file, so a parse reads
+   no landed file it has read before, and a landed file lost after a round bound it still
+   assembles as it did. A cache that does not read is ignored and made again from the file.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,7 +31,7 @@ import orjson
 from asz_core.root.storage import landed_files
 from asz_core.sessiondata.times import parse_instant
 
-__all__ = ["Block", "Entry", "LandedEvidence", "flags_of", "landed_seqs", "read_landed"]
+__all__ = ["Block", "Entry", "LandedEvidence", "cache_dir", "flags_of", "landed_seqs", "load_session", "read_landed"]
 
 # Record kinds, from the file first and from the record's producer otherwise.
 ASSISTANT, USER, SYSTEM, UNKNOWN = "assistant", "user", "system", "unknown"
@@ -218,6 +222,58 @@ def read_landed(seq: int, path: Path) -> LandedEvidence:
                           [lo, hi] if lo else [])
 
 
-def read_session(files: Iterable[tuple[int, Path]]) -> list[LandedEvidence]:
-    """The files given, read in landed order."""
-    return [read_landed(seq, path) for seq, path in sorted(files)]
+_CACHE_FORMAT = 1
+
+
+def cache_dir(session_dir: Path) -> Path:
+    return session_dir / "index" / "assembly"
+
+
+def _load_cached(path: Path, seq: int) -> LandedEvidence | None:
+    try:
+        data = orjson.loads(path.read_bytes())
+        if data.get("format") != _CACHE_FORMAT or data.get("seq") != seq:
+            return None
+        entries = [Entry(**{**e, "blocks": [Block(**b) for b in e["blocks"]]}) for e in data["entries"]]
+        return LandedEvidence(seq, Path(data["path"]), data["kind"], data["sha256"], entries,
+                              int(data["undecodable"]), list(data["times"]))
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
+        return None
+
+
+def _store(path: Path, ev: LandedEvidence) -> None:
+    from asz_core.root.durable import make_dirs, write_replace
+
+    make_dirs(path.parent)
+    doc = {"format": _CACHE_FORMAT, "seq": ev.seq, "path": str(ev.path), "kind": ev.kind, "sha256": ev.sha256,
+           "undecodable": ev.undecodable, "times": ev.times, "entries": ev.entries}
+    try:
+        write_replace(path, orjson.dumps(doc), derived=True)
+    except OSError:
+        pass  # a cache that cannot be written is made again next time
+
+
+def load_session(session_dir: Path, through_seq: int, seqs: dict[int, Path] | None = None
+                 ) -> tuple[list[LandedEvidence], int]:
+    """Every landed sequence up to ``through_seq``, from the cache where it is and from the
+    landed file otherwise (then cached); returns them in landed order and how many landed files
+    were read."""
+    seqs = landed_seqs(session_dir) if seqs is None else seqs
+    cache = cache_dir(session_dir)
+    try:
+        cached = {int(name[:-5]) for name in os.listdir(cache) if name.endswith(".json") and name[:-5].isdigit()}
+    except FileNotFoundError:
+        cached = set()
+    out: list[LandedEvidence] = []
+    read = 0
+    for seq in sorted((set(seqs) | cached)):
+        if seq > through_seq:
+            continue
+        found = _load_cached(cache / f"{seq:06d}.json", seq) if seq in cached else None
+        if found is None and seq in seqs:
+            found = read_landed(seq, seqs[seq])
+            read += 1
+            _store(cache / f"{seq:06d}.json", found)
+        if found is not None:
+            out.append(found)
+    return out, read

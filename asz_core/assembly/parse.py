@@ -26,7 +26,7 @@ from asz_core.assembly import evidence as ev
 from asz_core.assembly import model as m
 from asz_core.assembly.assemble import Assembly, assemble
 from asz_core.assembly.chain import Chain, ChainBusy
-from asz_core.assembly.evidence import LandedEvidence, landed_seqs, read_landed
+from asz_core.assembly.evidence import LandedEvidence, landed_seqs, load_session
 from asz_core.assembly.flow import PARSER, POLICY, Fold, RoundError, encode_round, read_round
 from asz_core.root.locks import LockBusy
 from asz_core.sessiondata.times import format_instant
@@ -163,8 +163,7 @@ def _parse_locked(chain: Chain, session_dir: Path, session: str, conversation: s
                          f"{watermark}: landed files are missing (asz-pipeline verify names them)")
     if watermark == fold.through_seq:
         return
-    files = [read_landed(seq, path) for seq, path in sorted(seqs.items())]
-    out.files_read = len(files)
+    files, out.files_read = load_session(session_dir, watermark, seqs)
     while fold.through_seq < watermark:
         start, through = fold.through_seq + 1, watermark
         while True:
