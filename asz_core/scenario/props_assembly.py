@@ -18,6 +18,7 @@ import dataclasses
 import os
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -157,11 +158,14 @@ def _canonical_fold(root: Path, session: str) -> tuple[set[tuple[str, str, str]]
     return nodes, rels
 
 
-def _without(ws: Workspace, name: str, scenario: Scenario) -> list[str]:
+def _without(ws: Workspace, name: str, scenario: Scenario,
+             drop: Callable[[Workspace], None] | None = None) -> list[str]:
     twin = Workspace(scenario, ws.expect, ws.format, ws.out.parent / f"{ws.out.name}-{name}", ws.at_ms,
                      ws.scale, ws.interval_ms)
     try:
         twin.build()
+        if drop is not None:
+            drop(twin)
         twin.collect()
         twin.parse()
         a_nodes, a_rels = _canonical_fold(ws.out, ws.session)
@@ -193,8 +197,15 @@ def changes_leave_the_fold(ws: Workspace) -> list[str]:
     return _without(ws, "nochanges", twin)
 
 
+def _drop_bodies(twin: Workspace) -> None:
+    """The same build, ids and all, with its provider bodies gone before anything reads them."""
+    for gone in (twin.source / "provider-bodies", twin.out / twin.session / "provider_body"):
+        if gone.is_dir():
+            shutil.rmtree(gone)
+
+
 def provider_bodies_leave_the_fold(ws: Workspace) -> list[str]:
-    return _without(ws, "nobodies", dataclasses.replace(ws.scenario, session=ws.session, provider_bodies=False))
+    return _without(ws, "nobodies", ws.scenario, _drop_bodies)
 
 
 def _has_changes(ws: Workspace) -> bool:
