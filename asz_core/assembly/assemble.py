@@ -294,7 +294,8 @@ class _Builder:
             attrs["provider_bodies_landed"] = self.bodies
         self.node(self.session_node, "session", attrs=attrs)
 
-        auxiliary, program = set(), set()
+        auxiliary: set[str] = set()
+        program: set[str] = set()
         for e in self.canonical:
             if e.child:
                 (auxiliary if e.flags & ev.AUXILIARY else program).add(e.child)

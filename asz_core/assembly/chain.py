@@ -128,10 +128,16 @@ class Chain:
         return final
 
     def _sweep_reservations(self, number: int) -> None:
+        """Under the lock: a temporary file is a crashed writer's (nothing of it was ever a
+        round), and an empty round file older than a minute a reservation nobody completed."""
         prefix = f"r{number:06d}-"
         with contextlib.suppress(FileNotFoundError):
             for name in os.listdir(self.rounds_dir):
                 path = self.rounds_dir / name
+                if name.startswith(".tmp-"):
+                    with contextlib.suppress(FileNotFoundError):
+                        path.unlink()
+                    continue
                 if not name.startswith(prefix):
                     continue
                 with contextlib.suppress(FileNotFoundError):

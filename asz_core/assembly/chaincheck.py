@@ -22,7 +22,8 @@ __all__ = ["ChainProblem", "check_chain"]
 
 @dataclass(frozen=True)
 class ChainProblem:
-    kind: str       #: ``round missing``, ``round broken``, ``chain link``, ``skipped seq``, ``lost file``, ``input digest``
+    #: ``round missing``, ``round broken``, ``chain link``, ``skipped seq``, ``lost file``, ``input digest``
+    kind: str
     path: str
     message: str
     round: int = 0

@@ -21,6 +21,7 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from dataclasses import dataclass, field
@@ -247,10 +248,17 @@ def _store(path: Path, ev: LandedEvidence) -> None:
     make_dirs(path.parent)
     doc = {"format": _CACHE_FORMAT, "seq": ev.seq, "path": str(ev.path), "kind": ev.kind, "sha256": ev.sha256,
            "undecodable": ev.undecodable, "times": ev.times, "entries": ev.entries}
-    try:
+    with contextlib.suppress(OSError):  # a cache that cannot be written is made again next time
         write_replace(path, orjson.dumps(doc), derived=True)
-    except OSError:
-        pass  # a cache that cannot be written is made again next time
+
+
+def cached_seqs(session_dir: Path) -> set[int]:
+    """The sequences the derived cache holds: landed files read before, gone or not."""
+    try:
+        names = os.listdir(cache_dir(session_dir))
+    except FileNotFoundError:
+        return set()
+    return {int(name[:-5]) for name in names if name.endswith(".json") and name[:-5].isdigit()}
 
 
 def load_session(session_dir: Path, through_seq: int, seqs: dict[int, Path] | None = None
@@ -260,13 +268,10 @@ def load_session(session_dir: Path, through_seq: int, seqs: dict[int, Path] | No
     were read."""
     seqs = landed_seqs(session_dir) if seqs is None else seqs
     cache = cache_dir(session_dir)
-    try:
-        cached = {int(name[:-5]) for name in os.listdir(cache) if name.endswith(".json") and name[:-5].isdigit()}
-    except FileNotFoundError:
-        cached = set()
+    cached = cached_seqs(session_dir)
     out: list[LandedEvidence] = []
     read = 0
-    for seq in sorted((set(seqs) | cached)):
+    for seq in sorted(set(seqs) | cached):
         if seq > through_seq:
             continue
         found = _load_cached(cache / f"{seq:06d}.json", seq) if seq in cached else None

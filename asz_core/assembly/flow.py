@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -59,8 +60,11 @@ def _ref(ref: Any) -> str:
     return _ordered(ref, ("seq", "row", "block"))
 
 
-_STRUCTS: Final = {"ref": _ref, "refs": lambda v: "[" + ",".join(_ref(r) for r in v) + "]",
-                   "evidence": lambda v: "[" + ",".join(_ref(r) for r in v) + "]"}
+def _refs(refs: Any) -> str:
+    return "[" + ",".join(_ref(r) for r in refs) + "]" if isinstance(refs, list) else dumps(refs)
+
+
+_STRUCTS: Final[dict[str, Callable[[Any], str]]] = {"ref": _ref, "refs": _refs, "evidence": _refs}
 
 
 def _ordered(obj: dict[str, Any], keys: tuple[str, ...]) -> str:

@@ -26,7 +26,7 @@ from asz_core.assembly import evidence as ev
 from asz_core.assembly import model as m
 from asz_core.assembly.assemble import Assembly, assemble
 from asz_core.assembly.chain import Chain, ChainBusy
-from asz_core.assembly.evidence import LandedEvidence, landed_seqs, load_session
+from asz_core.assembly.evidence import LandedEvidence, cached_seqs, landed_seqs, load_session
 from asz_core.assembly.flow import PARSER, POLICY, Fold, RoundError, encode_round, read_round
 from asz_core.root.locks import LockBusy
 from asz_core.sessiondata.times import format_instant
@@ -127,7 +127,7 @@ def build_round(fold: Fold, files: list[LandedEvidence], session: str, conversat
 
 def parse_session(root: Path, session: str, *, conversation: str | None = None,
                   max_round_bytes: int = DEFAULT_MAX_ROUND_BYTES, now: str = "") -> SessionParse:
-    """Append rounds to ``session``'s chain until it reaches the landed evidence (steps 1–7)."""
+    """Append rounds to ``session``'s chain until it reaches the landed evidence (steps 1 to 7)."""
     conversation = conversation or session
     out = SessionParse(session)
     chain = Chain(root, conversation)
@@ -156,7 +156,9 @@ def _parse_locked(chain: Chain, session_dir: Path, session: str, conversation: s
         if h.get("session") != session:
             raise ParseError(f"the chain carries session {h.get('session')!r}, not {session!r}")
     seqs = landed_seqs(session_dir)
-    watermark = max(seqs, default=0)
+    # the derived cache still knows a landed file lost after a round bound it, as upstream's
+    # index does, so the session goes on into later rounds
+    watermark = max(seqs.keys() | cached_seqs(session_dir), default=0)
     out.through_seq = fold.through_seq
     if watermark < fold.through_seq:
         raise ParseError(f"the chain covers landed sequence {fold.through_seq} but the root holds only "

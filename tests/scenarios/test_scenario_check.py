@@ -3,7 +3,8 @@
 What this project checks must pass; what it cannot check yet (the view document, removal, a
 repack) must fail by name. The split is asserted exactly. The fold's keys pass in the sd format;
 in the claude-code format the ones that read triggers and flags pass once the claude-code/1
-dialect writes upstream's names (``DIALECT_PENDING``). The full sweep over every shared scenario is slow (``--slow``); by default two
+dialect writes upstream's names (``DIALECT_PENDING``). The full sweep over every shared scenario
+is slow (``--slow``); by default two
 run: the fixture (checkpoints, a child, a reset) and lost-ends (files deleted from the root).
 """
 
