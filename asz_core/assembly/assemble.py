@@ -161,6 +161,7 @@ class _Builder:
         self.epoch_at: dict[tuple[int, int], str] = {}
         self.spawns: list[_Spawn] = []
         self.by_record: dict[str, Entry] = {}
+        self.run_of: dict[tuple[int, int], str] = {}
         self.canonical: list[Entry] = []
         self.bodies = 0
 
@@ -239,6 +240,13 @@ class _Builder:
 
     def run_for(self, e: Entry) -> str:
         """The run a record belongs to: its own, else the first reached walking parents back."""
+        key = (e.seq, e.row)
+        found = self.run_of.get(key)
+        if found is None:
+            found = self.run_of[key] = self._walk_to_run(e)
+        return found
+
+    def _walk_to_run(self, e: Entry) -> str:
         cur = e
         for _ in range(_ANCESTOR_HOPS + 1):
             if cur.run:

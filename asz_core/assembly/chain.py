@@ -152,4 +152,5 @@ class Chain:
                 f"head_digest  {fold.digest}\nthrough_seq  {fold.through_seq}\n"
                 f"input_digest {fold.input_digest}\nparser       {h.get('parser', '')}\n"
                 f"policy       {h.get('policy', '')}\nupdated_at   {now}\n")
-        write_replace(self.state_path, text.encode())
+        # a cache rebuilt by listing the rounds whenever it is wrong: no fsync is owed to it
+        write_replace(self.state_path, text.encode(), derived=True)
