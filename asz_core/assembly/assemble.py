@@ -33,6 +33,7 @@ from typing import Any
 from asz_core.assembly import evidence as ev
 from asz_core.assembly import model as m
 from asz_core.assembly.evidence import Entry, LandedEvidence
+from asz_core.assembly.flow import Struct
 from asz_core.assembly.ids import Ref, node_id, ref_id, relation_id, unresolved_id
 from asz_core.sessiondata.times import format_instant
 
@@ -42,6 +43,9 @@ IDLE_GAP_NS = 10 * 60 * 1_000_000_000
 #: the parent walk's limit exists only so corrupt data cannot loop
 _ANCESTOR_HOPS = 64
 _IGNORED_KINDS = frozenset({ev.CHANGES, ev.PROVIDER_BODY, ev.EXECUTION})
+#: files whose lines are numbered on their own, not as one of a stream's transcript lines
+_SIDE_FILE_KINDS = frozenset({"agent_meta", "journal", "workflow_manifest", "workflow_script", "changes",
+                              "execution", "provider_body"})
 
 
 @dataclass
@@ -163,7 +167,9 @@ class _Builder:
         self.by_record: dict[str, Entry] = {}
         self.run_of: dict[tuple[int, int], str] = {}
         self.canonical: list[Entry] = []
-        self.bodies = 0
+        self.bodies: list[Entry] = []
+        self.by_position: dict[tuple[int, int], Entry] = {}
+        self.bodies_of_call: dict[str, list[Struct]] = {}
 
     def run(self) -> Assembly:
         self.stage1_canonical()
@@ -174,6 +180,7 @@ class _Builder:
         self.stage6_epochs()
         self.stage7_talks()
         self.stage8_segments()
+        self.join_provider_bodies()
         self.emit_steps()
         return Assembly(dict(sorted(self.nodes.items())), dict(sorted(self.rels.items())),
                         dict(sorted(self.unres.items())), self.stats)
@@ -269,11 +276,15 @@ class _Builder:
     # ---- stage 1 ---------------------------------------------------------------------------
 
     def stage1_canonical(self) -> None:
-        bodies: set[str] = set()
+        seen_bodies: set[str] = set()
         for f in self.files:
             for e in f.entries:
+                self.by_position.setdefault((e.seq, e.row), e)
                 if e.kind == ev.PROVIDER_BODY:
-                    bodies.add(e.record or f"{e.seq}/{e.row}")
+                    # a body landed twice by an interrupted pass is one body; its first landing counts
+                    if e.record and e.record not in seen_bodies:
+                        seen_bodies.add(e.record)
+                        self.bodies.append(e)
                     continue
                 if e.record:
                     if e.record in self.by_record:
@@ -282,7 +293,6 @@ class _Builder:
                     self.by_record[e.record] = e
                 if e.kind not in _IGNORED_KINDS:
                     self.canonical.append(e)
-        self.bodies = len(bodies)
         self.stats["entries"] = len(self.canonical)
 
     # ---- stage 2 ---------------------------------------------------------------------------
@@ -299,7 +309,7 @@ class _Builder:
         if times:
             attrs["from_time"], attrs["through_time"] = format_instant(min(times)), format_instant(max(times))
         if self.bodies:
-            attrs["provider_bodies_landed"] = self.bodies
+            attrs["provider_bodies_landed"] = len(self.bodies)
         self.node(self.session_node, "session", attrs=attrs)
 
         auxiliary: set[str] = set()
@@ -620,6 +630,111 @@ class _Builder:
                 return False
         return not any(u["kind"] in ("child_stream", "notified_child") for u in self.unres.values())
 
+    # ---- provider bodies -------------------------------------------------------------------
+
+    def join_provider_bodies(self) -> None:
+        """Join each provider body to its call, once, here, so no reader has to open every body.
+
+        A response joins by the call it names, and so does a request that names its call, when
+        exactly one body of that role names it. A request that names no call joins the call of
+        its stream whose previous call's response carries the request id it names as the one
+        before it, and whose prompt is the run it names, when exactly one request and one call
+        carry those two ids. Nothing joins by position or time; a synthetic call joins nothing.
+        """
+        if not self.bodies:
+            return
+        calls = self.calls_in_line_order()
+        named: dict[tuple[str, str], list[int]] = {}
+        for i, b in enumerate(self.bodies):
+            if b.call and b.body_role:
+                named.setdefault((b.body_role, b.call), []).append(i)
+        joined: set[int] = set()
+        ambiguous: set[int] = set()
+        request_of: dict[str, str] = {}
+        response_of: dict[str, int] = {}
+        request_for: dict[str, int] = {}
+        for node, _stream, msg, _prompt in calls:
+            for role, into in (("response", response_of), ("request", request_for)):
+                hits = named.get((role, msg), [])
+                if len(hits) == 1:
+                    into[node] = hits[0]
+                    joined.add(hits[0])
+                    if role == "response":
+                        request_of[node] = self.bodies[hits[0]].body_request
+                elif hits:
+                    ambiguous.update(hits)
+        by_key: dict[tuple[str, str], list[int]] = {}
+        for i, b in enumerate(self.bodies):
+            if b.body_role == "request" and not b.call and b.run:
+                by_key.setdefault((b.body_previous, b.run), []).append(i)
+        gapped = {stream: self.stream_has_gap(stream) for _, stream, _, _ in calls}
+        call_key: dict[str, tuple[str, str]] = {}
+        calls_by_key: dict[tuple[str, str], int] = {}
+        for i, (node, stream, _msg, prompt) in enumerate(calls):
+            if node in request_for or gapped[stream] or not prompt:
+                continue
+            previous = ""
+            if i > 0 and calls[i - 1][1] == stream:
+                previous = request_of.get(calls[i - 1][0], "")
+                if not previous:
+                    continue
+            call_key[node] = (previous, prompt)
+            calls_by_key[(previous, prompt)] = calls_by_key.get((previous, prompt), 0) + 1
+        for node, _stream, _msg, _prompt in calls:
+            key = call_key.get(node)
+            if key is None:
+                continue
+            hits = by_key.get(key, [])
+            if len(hits) == 1 and calls_by_key[key] == 1 and hits[0] not in joined and hits[0] not in ambiguous:
+                request_for[node] = hits[0]
+                joined.add(hits[0])
+            else:
+                ambiguous.update(i for i in hits if i not in joined)
+        for node, _stream, _msg, _prompt in calls:
+            listed = [self._published(request_for[node], "request")] if node in request_for else []
+            if node in response_of:
+                listed.append(self._published(response_of[node], "response"))
+            if listed:
+                self.bodies_of_call[node] = listed
+
+    def _published(self, i: int, role: str) -> Struct:
+        b = self.bodies[i]
+        return Struct(role=role, ref=Struct(seq=b.seq, row=b.row))
+
+    def calls_in_line_order(self) -> list[tuple[str, str, str, str]]:
+        """``(node, stream, call id, prompt)`` of every call that was sent, by stream then landed
+        position; a call's prompt is the run its run's own first record names."""
+        out = []
+        for c in self.calls:
+            if c.synthetic or not c.fragments:
+                continue
+            first = c.fragments[0]
+            out.append(((c.stream.name, first.seq, first.row, c.node), (c.node, c.stream.name, c.call,
+                                                                         self.prompt_of(first))))
+        return [call for _, call in sorted(out)]
+
+    def prompt_of(self, first: Entry) -> str:
+        run = self.nodes.get(self.container_of(first))
+        if run is None or run["kind"] != "run" or "ref" not in run:
+            return ""
+        at = self.by_position.get((run["ref"]["seq"], run["ref"]["row"]))
+        return at.run if at is not None else ""
+
+    def stream_has_gap(self, stream: str) -> bool:
+        """Whether the stream's transcript lines this assembly covers skip one (a call may be
+        missing between two that look consecutive); a line landed twice is no gap."""
+        prev = 0
+        for f in self.files:
+            if f.kind in _SIDE_FILE_KINDS:
+                continue
+            for e in f.entries:
+                if e.stream != stream:
+                    continue
+                if e.ord > prev + 1:
+                    return True
+                prev = max(prev, e.ord)
+        return False
+
     # ---- the steps -------------------------------------------------------------------------
 
     def emit_steps(self) -> None:
@@ -650,6 +765,8 @@ class _Builder:
         else:
             a["usage"] = m.UNAVAILABLE
             a["stop_reason"] = m.UNAVAILABLE
+        if c.node in self.bodies_of_call:
+            a["provider_bodies"] = self.bodies_of_call[c.node]
         refs = [f.ref for f in c.fragments]
         self.node(c.node, "llm.call", parent=self.container_of(c.fragments[0]), stream=c.stream.name,
                   ref=refs[0], refs=refs, attrs=a)

@@ -100,6 +100,12 @@ class Entry:
     flags: int
     ts: int                 #: nanoseconds since the epoch; 0 when the record has no time
     blocks: list[Block]
+    #: a provider body's join keys, from its manifest: ``request`` or ``response``, the
+    #: provider's id for its request, and the request before it in its chain
+    body_role: str = ""
+    body_request: str = ""
+    body_previous: str = ""
+    ord: int = 0            #: the record's line in its source (a gap in a stream's lines is a join's business)
 
     @property
     def ref(self) -> tuple[int, int, None]:
@@ -171,6 +177,23 @@ def _change(i: int, record: dict[str, object]) -> Block:
     return Block(i, CHANGE, name=f"{_str(record, 'captured_by')}|{_str(record, 'id')}", adds=adds, dels=dels)
 
 
+def _body_keys(parts: object) -> dict[str, str]:
+    """A provider body's join keys, from its manifest (the record's last part); none when the
+    manifest does not read, and the body then joins to nothing."""
+    if not isinstance(parts, list) or not parts or not isinstance(parts[-1], dict):
+        return {}
+    manifest = parts[-1].get("data")
+    if not isinstance(manifest, dict) or manifest.get("schema") != "provider_body/1":
+        return {}
+    role = manifest.get("role")
+    if role not in ("request", "response"):
+        return {}
+    # the run a request was sent in is the record's; the manifest says the same where a
+    # landing left the record without it
+    return {"body_role": role, "body_request": _str(manifest, "request"),
+            "body_previous": _str(manifest, "previous_request"), "run": _str(manifest, "run")}
+
+
 def _lines(path: Path) -> tuple[bytes, list[bytes]]:
     if path.suffix == ".sk":
         import gzip
@@ -212,18 +235,20 @@ def read_landed(seq: int, path: Path) -> LandedEvidence:
             lo = ts if not lo or ts < lo else lo
             hi = ts if ts > hi else hi
         kind = file_kind or _FROM_KINDS.get(_str(rec, "from"), UNKNOWN)
+        body = _body_keys(rec.get("parts")) if kind == PROVIDER_BODY else {}
         entries.append(Entry(
             seq=seq, row=row, kind=kind, stream=stream, batch=_str(rec, "batch") or file_batch,
             record=_str(rec, "id"), parent=_str(rec, "parent"), call=_str(rec, "call"),
-            run=_str(rec, "run"), continues=_str(rec, "continues"), tool=_str(rec, "tool"),
+            run=_str(rec, "run") or body.pop("run", ""), continues=_str(rec, "continues"), tool=_str(rec, "tool"),
             child=_str(rec, "child"), started_by=_str(rec, "started_by"), label=_str(rec, "label"),
             trigger=_str(rec, "trigger"), flags=flags_of(rec.get("flags")), ts=ts,
-            blocks=_blocks(rec.get("parts")) if kind != PROVIDER_BODY else []))
+            ord=rec["ord"] if type(rec.get("ord")) is int else 0,
+            blocks=_blocks(rec.get("parts")) if kind != PROVIDER_BODY else [], **body))
     return LandedEvidence(seq, path, _str(header, "kind"), digest, entries, undecodable,
                           [lo, hi] if lo else [])
 
 
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 3
 
 
 def cache_dir(session_dir: Path) -> Path:

@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from asz_core.assembly import model as m
 
-__all__ = ["PARSER", "POLICY", "SCHEMA", "Fold", "Round", "RoundError", "encode_round", "read_round"]
+__all__ = ["PARSER", "POLICY", "SCHEMA", "Fold", "Round", "RoundError", "Struct", "encode_round", "read_round"]
 
 SCHEMA: Final = "sf/1"
 PARSER: Final = "v1"
@@ -47,10 +47,37 @@ class RoundError(ValueError):
     """A round a reader must reject rather than fold; the message says which rule it breaks."""
 
 
+class Struct(dict):  # type: ignore[type-arg]
+    """A value upstream writes as a struct: its keys in the order given, not sorted."""
+
+
+def _encode(value: Any) -> str:
+    if isinstance(value, Struct):
+        return "{" + ",".join(f"{json.dumps(k)}:{_encode(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{_encode(value[k])}" for k in sorted(value)) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_encode(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False)
+
+
 def dumps(value: Any) -> str:
-    """Compact JSON as upstream's encoder writes it: maps by sorted key, HTML characters and the
-    two line separators escaped (they only ever occur inside strings)."""
+    """Compact JSON as upstream's encoder writes it: maps by sorted key (a :class:`Struct` in its
+    own order), HTML characters and the two line separators escaped (they occur only inside
+    strings)."""
+    if isinstance(value, (dict, list)) and _has_struct(value):
+        return _encode(value).translate(_ESCAPES)
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True).translate(_ESCAPES)
+
+
+def _has_struct(value: Any) -> bool:
+    if isinstance(value, Struct):
+        return True
+    if isinstance(value, dict):
+        return any(isinstance(v, (dict, list)) and _has_struct(v) for v in value.values())
+    if isinstance(value, list):
+        return any(isinstance(v, (dict, list)) and _has_struct(v) for v in value)
+    return False
 
 
 def _ref(ref: Any) -> str:
