@@ -40,8 +40,6 @@ DIALECT_PENDING = frozenset({"records_match"})
 #: the fold's keys that read a trigger or a flag: in the claude-code format they wait for the dialect
 DIALECT_PENDING_KEYS = frozenset({"kinds", "talks_on", "runs_in", "relations", "nodes", "unresolved",
                                   "unresolved_kinds", "session"})
-#: what the push cannot carry yet: rounds, so a root written back from it has no chain to verify
-PUSH_PENDING = frozenset({"lost-ends"})
 #: the checkpoint keys that need the view document, which is not built from rounds yet
 VIEW_KEYS = frozenset({"view"})
 
@@ -65,8 +63,6 @@ def assert_the_split(report: ScenarioReport) -> None:
                 assert o.status in ("pass", "fail"), where
             else:
                 assert o.status == "pass", where
-        elif o.key == "push_follows_the_wire" and report.name in PUSH_PENDING:
-            assert o.status in ("pass", "fail"), where
         elif o.key in WORKING:
             assert o.status in ("pass", "n/a", "off"), where
         else:
@@ -74,7 +70,7 @@ def assert_the_split(report: ScenarioReport) -> None:
             assert o.status != "not implemented" or o.got.startswith("not implemented: needs"), where
     ran = {o.key for o in report.outcomes if o.checkpoint == "properties" and o.status == "pass"}
     assert {"reproducible", "records_well_formed", "fold_equals_parse", "immutable_rounds"} <= ran
-    assert report.name in PUSH_PENDING or "push_follows_the_wire" in ran
+    assert "push_follows_the_wire" in ran  # rounds travel after their files
 
 
 @pytest.mark.corpus
