@@ -1,11 +1,9 @@
 """``scenario check`` over upstream's shared scenarios and this project's own.
 
-What this project checks must pass; what it cannot check yet (the view document, removal, a
-repack) must fail by name. The split is asserted exactly. The fold's keys pass in the sd format;
-in the claude-code format the ones that read triggers and flags pass once the claude-code/1
-dialect writes upstream's names (``DIALECT_PENDING``). The full sweep over every shared scenario
-is slow (``--slow``); by default two
-run: the fixture (checkpoints, a child, a reset) and lost-ends (files deleted from the root).
+What this project checks must pass, in both formats; what it cannot check yet (the view
+document, removal, a repack) must fail by name. The split is asserted exactly. The full sweep
+over every shared scenario is slow (``--slow``); by default two run: the fixture (checkpoints, a
+child, a reset) and lost-ends (files deleted from the root).
 """
 
 from __future__ import annotations
@@ -34,12 +32,6 @@ WORKING = frozenset({"reproducible", "recollect_idempotent", "every_line_a_recor
                      "provider_bodies_rebuild", "push_follows_the_wire", "records_match", "fold_equals_parse",
                      "immutable_rounds", "bundle", "header_matches_fold", "changes_leave_the_fold",
                      "provider_bodies_leave_the_fold"})
-#: records_match also holds the claude-code/1 dialect to upstream's flags and triggers, which are
-#: being mapped as upstream's elsewhere; until then it is asserted on its own, below
-DIALECT_PENDING = frozenset({"records_match"})
-#: the fold's keys that read a trigger or a flag: in the claude-code format they wait for the dialect
-DIALECT_PENDING_KEYS = frozenset({"kinds", "talks_on", "runs_in", "relations", "nodes", "unresolved",
-                                  "unresolved_kinds", "session"})
 #: the checkpoint keys that need the view document, which is not built from rounds yet
 VIEW_KEYS = frozenset({"view"})
 
@@ -54,13 +46,9 @@ def assert_the_split(report: ScenarioReport) -> None:
     exactly the ones that need assembly (or removal) and nothing else."""
     for o in report.outcomes:
         where = o.line(report.name)
-        if o.key in DIALECT_PENDING:
-            continue
         if o.checkpoint != "properties":
             if o.key in VIEW_KEYS:
                 assert o.status == "not implemented" and o.got.startswith(ASSEMBLY), where
-            elif o.format == "claude-code" and o.key in DIALECT_PENDING_KEYS:
-                assert o.status in ("pass", "fail"), where
             else:
                 assert o.status == "pass", where
         elif o.key in WORKING:
@@ -76,8 +64,8 @@ def assert_the_split(report: ScenarioReport) -> None:
 @pytest.mark.corpus
 @pytest.mark.parametrize(("name", "formats"), [("fixture", ("claude-code", "sd")), ("lost-ends", ("claude-code",))])
 def test_what_this_project_checks_holds_and_the_rest_fails_by_name(corpus: Path, name: str,
-                                                                            formats: tuple[str, ...],
-                                                                            tmp_path: Path) -> None:
+                                                                  formats: tuple[str, ...],
+                                                                  tmp_path: Path) -> None:
     report = check_scenario(corpus / "upstream" / "tests" / "scenarios" / f"{name}.yaml",
                             CheckOptions(formats=formats, out=tmp_path))
     assert_the_split(report)
@@ -96,9 +84,6 @@ def test_every_shared_scenario_splits_the_same_way(corpus: Path, tmp_path: Path,
 
 
 @pytest.mark.corpus
-@pytest.mark.xfail(reason="records_match holds claude-code/1 to upstream's flags and triggers "
-                          "(external_input, launch_ack, injected, notification, ...), which the dialect "
-                          "maps as upstream's only once that work is merged", strict=False)
 def test_the_claude_code_adapter_and_the_sd_writer_land_the_same_records(corpus: Path, tmp_path: Path) -> None:
     report = check_scenario(corpus / "upstream" / "tests" / "scenarios" / "fixture.yaml",
                             CheckOptions(out=tmp_path, properties=frozenset({"records_match"})))
