@@ -236,10 +236,11 @@ def read_landed(seq: int, path: Path) -> LandedEvidence:
             hi = ts if ts > hi else hi
         kind = file_kind or _FROM_KINDS.get(_str(rec, "from"), UNKNOWN)
         body = _body_keys(rec.get("parts")) if kind == PROVIDER_BODY else {}
+        manifest_run = body.pop("run", "")
         entries.append(Entry(
             seq=seq, row=row, kind=kind, stream=stream, batch=_str(rec, "batch") or file_batch,
             record=_str(rec, "id"), parent=_str(rec, "parent"), call=_str(rec, "call"),
-            run=_str(rec, "run") or body.pop("run", ""), continues=_str(rec, "continues"), tool=_str(rec, "tool"),
+            run=_str(rec, "run") or manifest_run, continues=_str(rec, "continues"), tool=_str(rec, "tool"),
             child=_str(rec, "child"), started_by=_str(rec, "started_by"), label=_str(rec, "label"),
             trigger=_str(rec, "trigger"), flags=flags_of(rec.get("flags")), ts=ts,
             ord=rec["ord"] if type(rec.get("ord")) is int else 0,
