@@ -13,7 +13,8 @@ from .conftest import build_sd
 HERE = Path(__file__).resolve().parent.parent / "scenarios"
 
 
-def test_a_call_lists_its_request_and_response_and_a_synthetic_one_or_one_outside_a_run_no_request(tmp_path: Path) -> None:
+def test_a_call_lists_its_request_and_response_and_a_synthetic_one_or_one_outside_a_run_no_request(
+        tmp_path: Path) -> None:
     session = build_sd(HERE / "claude-code-everything.yaml", tmp_path)
     assert parse_session(tmp_path, session).rounds
     fold = Chain(tmp_path, session).fold()
