@@ -127,6 +127,16 @@ class Chain:
             fsync_dir(directory.parent)
         return final
 
+    def sweep(self) -> None:
+        """Under the lock, before anything is read: a killed writer's temporary round (or state)
+        goes."""
+        for directory in (self.rounds_dir, self.dir):
+            with contextlib.suppress(FileNotFoundError):
+                for name in os.listdir(directory):
+                    if name.startswith(".tmp-"):
+                        with contextlib.suppress(FileNotFoundError):
+                            (directory / name).unlink()
+
     def _sweep_reservations(self, number: int) -> None:
         """Under the lock: a temporary file is a crashed writer's (nothing of it was ever a
         round), and an empty round file older than a minute a reservation nobody completed."""

@@ -32,7 +32,8 @@ import orjson
 from asz_core.root.storage import landed_files
 from asz_core.sessiondata.times import parse_instant
 
-__all__ = ["Block", "Entry", "LandedEvidence", "cache_dir", "flags_of", "landed_seqs", "load_session", "read_landed"]
+__all__ = ["Block", "Entry", "LandedEvidence", "cache_dir", "cached_seqs", "flags_of", "landed_seqs", "load_session",
+           "read_landed", "sweep_cache"]
 
 # Record kinds, from the file first and from the record's producer otherwise.
 ASSISTANT, USER, SYSTEM, UNKNOWN = "assistant", "user", "system", "unknown"
@@ -276,6 +277,17 @@ def _store(path: Path, ev: LandedEvidence) -> None:
            "undecodable": ev.undecodable, "times": ev.times, "entries": ev.entries}
     with contextlib.suppress(OSError):  # a cache that cannot be written is made again next time
         write_replace(path, orjson.dumps(doc), derived=True)
+
+
+def sweep_cache(session_dir: Path) -> None:
+    """Remove what a parser killed while writing the cache left (its temporary files); only the
+    holder of the session's chain lock calls this, so no live writer's file goes."""
+    directory = cache_dir(session_dir)
+    with contextlib.suppress(FileNotFoundError):
+        for name in os.listdir(directory):
+            if name.startswith(".tmp-"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(directory / name)
 
 
 def cached_seqs(session_dir: Path) -> set[int]:

@@ -26,7 +26,7 @@ from asz_core.assembly import evidence as ev
 from asz_core.assembly import model as m
 from asz_core.assembly.assemble import Assembly, assemble
 from asz_core.assembly.chain import Chain, ChainBusy
-from asz_core.assembly.evidence import LandedEvidence, cached_seqs, landed_seqs, load_session
+from asz_core.assembly.evidence import LandedEvidence, cached_seqs, landed_seqs, load_session, sweep_cache
 from asz_core.assembly.flow import PARSER, POLICY, Fold, RoundError, encode_round, read_round
 from asz_core.root.locks import LockBusy
 from asz_core.sessiondata.times import format_instant
@@ -147,6 +147,8 @@ def parse_session(root: Path, session: str, *, conversation: str | None = None,
 
 def _parse_locked(chain: Chain, session_dir: Path, session: str, conversation: str, budget: int,
                   now: str, out: SessionParse) -> None:
+    chain.sweep()  # a crash at any instant leaves at most a temporary file: the lock's next holder removes it
+    sweep_cache(session_dir)
     fold = chain.fold()
     if fold.head is not None:
         h = fold.head
