@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.helpers import REPO
+
 SHARED = Path(os.environ.get("ASZ_SHARED", REPO.parent / "shared"))
 
 

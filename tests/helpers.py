@@ -8,6 +8,9 @@ from pathlib import Path
 from asz_core.root.storage import landed_files
 from asz_core.sessiondata import Record, open_file
 
+#: the repository's top directory
+REPO = Path(__file__).resolve().parent.parent
+
 
 def records_of(root: Path, session: str) -> list[tuple[int, Record]]:
     """``(seq, record)`` for every landed record of a session, in seq order."""

@@ -12,8 +12,7 @@ from asz_core import hookimpl
 from asz_core.config import ConfigError, find_config, load_config, parse_duration
 from asz_core.host import PluginHost
 from asz_core.plugin import AdapterInfo
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.helpers import REPO
 
 
 def _adapter(schema: dict[str, object] | None = None) -> types.ModuleType:

@@ -20,8 +20,9 @@ from asz_core.root.index import SessionIndex
 from asz_core.root.storage import landed_files
 from asz_core.sessiondata import open_file
 from asz_core.testing import PassRunner
+from tests.helpers import REPO
 
-DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo" / "claude-code" / "projects"
+DEMO = REPO / "examples" / "demo" / "claude-code" / "projects"
 NOTES = "-home-dev-notes"
 WF_SESSION = "c3b5d7e9-1a2b-4c3d-8e4f-5a6b7c8d9e0f"
 RUN = "wf_5e8a1c3f-7b2"

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import io
 from importlib.metadata import entry_points
-from pathlib import Path
 
 import pytest
 
 from asz_core.cli.app import App
 from asz_core.cli.main import main
 from asz_core.sessiondata import open_file
+from tests.helpers import REPO
 
-DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo"
+DEMO = REPO / "examples" / "demo"
 SESSION = "5d1e2c4a-7b3f-4e8a-9c61-0f2d8a4b6e17"
 
 

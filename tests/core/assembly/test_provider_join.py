@@ -7,10 +7,11 @@ from pathlib import Path
 from asz_core.assembly.chain import Chain
 from asz_core.assembly.evidence import load_session
 from asz_core.assembly.parse import parse_session
+from tests.helpers import REPO
 
 from .conftest import build_sd
 
-HERE = Path(__file__).resolve().parent.parent / "scenarios"
+HERE = REPO / "tests" / "scenarios"
 
 
 def test_a_call_lists_its_request_and_response_and_a_synthetic_one_or_one_outside_a_run_no_request(

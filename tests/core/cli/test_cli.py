@@ -13,8 +13,8 @@ import pytest
 from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, EXIT_REFUSED
 from asz_core.root.locks import FileLock
 from asz_core.testing import run_sdcheck
+from tests.helpers import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 #: the built-in adapters stay on beside a third-party one unless switched off; a test never
 #: reads the machine's own sessions
 BUILT_IN_OFF = "".join(f"  - name: {name}\n    enabled: false\n"

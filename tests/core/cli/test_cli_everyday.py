@@ -19,6 +19,7 @@ import pytest
 from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, EXIT_REFUSED, App
 from asz_core.cli.main import main
 from asz_core.cli.schedule_units import Job, launchd_plist, systemd_quote, systemd_service, systemd_timer
+from tests.helpers import REPO
 
 BUILT_IN_OFF = "".join(f"  - name: {name}\n    enabled: false\n"
                        for name in ("claude-code-local", "claude-code-provider", "kiro"))
@@ -355,7 +356,7 @@ def test_the_zsh_completion_is_the_bash_one_behind_bashcompinit(tmp_path: Path) 
 def test_the_install_without_extras_names_no_otlp_package() -> None:
     import tomllib
 
-    project = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())["project"]
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     heavy = ("grpcio", "protobuf", "opentelemetry", "googleapis")
     assert not [d for d in project["dependencies"] if d.lower().startswith(heavy)]
     assert {d.split(">")[0] for d in project["optional-dependencies"]["otlp"]} == {

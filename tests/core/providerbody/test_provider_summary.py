@@ -20,8 +20,8 @@ import pytest
 from asz_core.providerbody import ProviderBodies, provider_body_files
 from asz_core.providerbody.summary import load, summary_path
 from asz_core.testing import PassRunner
+from tests.adapters.claude_code_provider.test_provider_adapter import CHAIN, bodies_of, rebuilds_exactly, stage
 from tests.provider_support import TranscriptIds, provider_config, transcript_ids, write_index
-from tests.test_provider_adapter import CHAIN, bodies_of, rebuilds_exactly, stage
 
 pytestmark = pytest.mark.corpus
 

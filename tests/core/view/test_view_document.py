@@ -11,7 +11,7 @@ import pytest
 
 from asz_core.sessiondata import Usage
 from asz_core.view import NotABody, Session, UnknownSession, build_document
-from tests.view.view_helpers import SESSION, land, note, prompt, reply, request, response, result
+from tests.core.view.view_helpers import SESSION, land, note, prompt, reply, request, response, result
 
 
 def _damage(path: Path) -> None:

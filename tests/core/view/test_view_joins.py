@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from asz_core.view import Session
-from tests.view.view_helpers import SESSION, land, note, prompt, reply, request, response, result
+from tests.core.view.view_helpers import SESSION, land, note, prompt, reply, request, response, result
 
 
 def _bodies(root: Path) -> dict[str, list[tuple[str, str]]]:

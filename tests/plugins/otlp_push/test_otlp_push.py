@@ -30,7 +30,7 @@ from asz_core.sessiondata.skeleton import Removal
 from asz_core.testing import PassRunner
 from asz_plugins.otlp_push import plugin
 from asz_plugins.otlp_push.state import PushState
-from tests.otlp_receivers import GrpcReceiver, HttpReceiver, Received, make_receiver
+from tests.plugins.otlp_push.otlp_receivers import GrpcReceiver, HttpReceiver, Received, make_receiver
 
 PROTOCOLS = ("grpc", "http")
 MAX_DELTA = 262144  # small enough that long transcripts land as several files
