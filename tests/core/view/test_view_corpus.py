@@ -297,6 +297,7 @@ def test_documents_have_no_nulls_and_name_only_root_relative_paths(corpus_root: 
         assert summary["records"] == sum(f["lines"] for f in doc["files"]) and summary["problems"] == 0
 
 
+@pytest.mark.slow  # every session's document, twice, over a copy of the corpus root
 def test_a_root_copied_elsewhere_gives_the_same_documents_and_the_view_writes_nothing(
         corpus_root: Path, tmp_path: Path) -> None:
     before = sorted((p.relative_to(corpus_root), p.stat().st_mtime_ns) for p in corpus_root.rglob("*"))
