@@ -6,17 +6,21 @@ import argparse
 
 from asz_core.cli.commands import (
     config_cmd,
+    export_cmd,
     plugins_cmd,
     run_cmd,
     scenario_cmd,
+    serve_cmd,
     sources_cmd,
+    usage_cmd,
     verify_cmd,
     view_cmd,
 )
 
 __all__ = ["add_all"]
 
-_COMMANDS = (run_cmd, sources_cmd, verify_cmd, view_cmd, plugins_cmd, config_cmd, scenario_cmd)
+_COMMANDS = (run_cmd, sources_cmd, verify_cmd, view_cmd, serve_cmd, usage_cmd, export_cmd, plugins_cmd,
+             config_cmd, scenario_cmd)
 
 
 def add_all(sub: argparse._SubParsersAction[argparse.ArgumentParser],
