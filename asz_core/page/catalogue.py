@@ -234,11 +234,17 @@ class Catalogue:
         """``/api/c/{id}/view``: the conversation's document less what ``hide`` withholds, each
         step's text widened to upstream's 2,000-byte clip and each tool call's input as its text."""
         session_dir = self.session_dir(conversation)
+        files = self._files(session_dir)
+        if len(files) != len(session_files(session_dir)):
+            # The document reads every landed file of the session; one reached through a link
+            # could be anything on the machine (rule 2), so the session is not drawn at all.
+            raise NotFound(f"conversation {conversation} holds a landed file reached through a link; "
+                           f"the page follows no link out of the root")
         try:
             doc = Session(self.root, conversation, hide=hide).document()
         except UnknownSession as exc:
             raise NotFound(str(exc)) from None
-        _widen(doc, self._files(session_dir), hide)
+        _widen(doc, files, hide)
         return doc
 
     def record(self, conversation: str, seq: int, row: int, hide: tuple[str, ...]) -> dict[str, Any]:

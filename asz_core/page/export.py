@@ -85,7 +85,9 @@ def items(doc: dict[str, Any]) -> Iterator[Item]:
             flagged = [f for f in step.get("flags", []) if f in _HIDEABLE]
             for part in step["parts"]:
                 kind, text = part["k"], part.get("text")
-                if kind == "text" and text is not None:
+                if kind in ("text", "data") and flagged and text is not None:
+                    yield Item("context", _pretty(text), depth, title=", ".join(flagged), anchor=anchor)
+                elif kind == "text" and text is not None:
                     who = {"external": "prompt", "agent": "reply"}.get(step.get("from", ""), "runtime")
                     yield Item(who, text, depth, anchor=anchor)
                 elif kind == "reasoning" and text is not None:
@@ -100,8 +102,6 @@ def items(doc: dict[str, Any]) -> Iterator[Item]:
                     child = child_of_tool.get(part.get("id", ""))
                     if child in streams and child not in placed:
                         yield from walk(streams[child], depth + 1)
-                elif kind == "data" and flagged and text is not None:
-                    yield Item("context", _pretty(text), depth, title=", ".join(flagged), anchor=anchor)
 
     main = next((s for s in doc["streams"] if s["role"] == "main"), None)
     if main is not None:

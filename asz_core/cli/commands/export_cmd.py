@@ -31,14 +31,14 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argpar
 
 def run(args: argparse.Namespace, app: App) -> int:
     from asz_core.page.catalogue import Catalogue
-    from asz_core.page.errors import PageError
+    from asz_core.page.errors import BadRequest, PageError
     from asz_core.page.export import to_html, to_markdown
 
     asked = [w.strip() for item in args.hide or [] for w in item.split(",") if w.strip()]
     try:
         catalogue = Catalogue(app.config.root, app.config.section("view").get("hide", []))
         doc = catalogue.document(args.session, catalogue.withheld(asked))
-    except ValueError as exc:
+    except (ValueError, BadRequest) as exc:
         print(f"asz: {exc}", file=app.err)
         return EXIT_CONFIG
     except PageError as exc:

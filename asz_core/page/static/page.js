@@ -297,7 +297,12 @@
       const flagged = (step.flags || []).filter((f) => HIDEABLE.includes(f));
       let shown = box.classList.contains("reset");
       for (const part of step.parts) {
-        if (part.k === "text" && part.text !== undefined) {
+        if ((part.k === "text" || part.k === "data") && flagged.length && part.text !== undefined) {
+          box.append(el("div", { class: "kind", text: flagged.join(", ") }),
+            collapsible(`what the runtime sent the model (${fmtInt(part.bytes)} bytes)`, pretty(part.text), false));
+          box.classList.add("context");
+          shown = true;
+        } else if (part.k === "text" && part.text !== undefined) {
           const kind = step.from === "external" ? "prompt" : step.from === "agent" ? "reply" : "runtime";
           if (kind !== "runtime") box.classList.add(kind);
           box.append(el("div", { class: "kind", text: kind }), kind === "runtime" ? collapsible("runtime note", part.text, true) : markdown(part.text));
@@ -311,9 +316,6 @@
         } else if (part.k === "result" && !(part.of && stepHasCall(part.of))) {
           box.append(collapsible(part.failed ? "error" : "result", part.text || `(${part.state})`, true));
           if (part.failed) box.classList.add("error");
-          shown = true;
-        } else if (part.k === "data" && flagged.length && part.text !== undefined) {
-          box.append(el("div", { class: "kind", text: flagged.join(", ") }), collapsible(`what the runtime sent the model (${fmtInt(part.bytes)} bytes)`, pretty(part.text), false));
           shown = true;
         } else if (part.k === "unknown") {
           box.append(el("div", { class: "muted", text: `unknown part: ${part.text || part.state}` }));
