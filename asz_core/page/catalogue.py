@@ -171,7 +171,8 @@ class Catalogue:
             out.append((landed.rel, st.st_size, st.st_mtime_ns))
         return tuple(out)
 
-    def _session_ids(self) -> list[str]:
+    def session_ids(self) -> list[str]:
+        """The root's sessions by id, as the list reads them (no host name, no link)."""
         try:
             names = sorted(os.listdir(self.root))
         except OSError:
@@ -189,7 +190,7 @@ class Catalogue:
             if now - self._listed_at < _RELIST_SECONDS:
                 return self._listing
             kept: dict[str, Digest] = {}
-            for session in self._session_ids():
+            for session in self.session_ids():
                 session_dir = self.root / session
                 stamp = self._stamp(session_dir)
                 held = self._digests.get(session)

@@ -23,7 +23,8 @@ pytestmark = pytest.mark.corpus
 SUBAGENTS = "8a525d27-37a4-4a12-8523-a3ea345290cf"
 
 
-def get(server: PageServer, path: str, *, method: str = "GET", host: str | None = None) -> tuple[int, dict[str, str], bytes]:
+def get(server: PageServer, path: str, *, method: str = "GET",
+        host: str | None = None) -> tuple[int, dict[str, str], bytes]:
     conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=30)
     try:
         headers = {} if host is None else {"Host": host}
@@ -95,7 +96,7 @@ def test_a_record_is_served_as_landed(page_server: PageServer, page_root: Path) 
 
 def test_a_provider_body_rebuilds_and_its_file_is_served_whole(page_server: PageServer, page_root: Path) -> None:
     seq, row = _body_ref(page_server)
-    status, headers, body = get(page_server, f"/api/c/{SUBAGENTS}/body/{seq}/{row}")
+    status, _, body = get(page_server, f"/api/c/{SUBAGENTS}/body/{seq}/{row}")
     assert status == 200 and json.loads(body)
     files = get_json(page_server, f"/api/c/{SUBAGENTS}/files?session={SUBAGENTS}&seq={seq}&seq=999999")
     assert [f["seq"] for f in files] == [seq]  # a seq with no landed file is left out

@@ -8,6 +8,7 @@ refused unless ``--allow-remote`` says so: the page shows whole sessions to whoe
 from __future__ import annotations
 
 import argparse
+import threading
 
 from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, App
 
@@ -37,8 +38,9 @@ def run(args: argparse.Namespace, app: App) -> int:
     except ValueError as exc:
         print(f"asz: {exc}", file=app.err)
         return EXIT_CONFIG
-    if not app.config.root.is_dir():
-        print(f"asz: no storage root at {app.config.root}: run `asz-pipeline run` first", file=app.err)
+    if not catalogue.session_ids():
+        # As upstream: an empty page would look like a broken one.
+        print(f"asz: no sessions in {app.config.root}: run `asz-pipeline run` first", file=app.err)
         return EXIT_FAILED
     try:
         server = PageServer(catalogue, host, port, log=True)
@@ -46,6 +48,8 @@ def run(args: argparse.Namespace, app: App) -> int:
         print(f"asz: cannot listen on {args.addr}: {exc}", file=app.err)
         return EXIT_FAILED
     print(f"serving {app.config.root} on {server.url}/ (read-only; Ctrl-C stops)", file=app.out, flush=True)
+    # The list is read while the first visitor's browser starts, not after it asks.
+    threading.Thread(target=catalogue.digests, name="asz-page-list", daemon=True).start()
     try:
         server.serve_forever()
     except KeyboardInterrupt:
