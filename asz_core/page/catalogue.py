@@ -12,9 +12,9 @@ The page serves what is in the root and nothing else, so this is the one place t
    as each record is read: the document by :mod:`asz_core.view`, a record here, the search text
    here (a search must not find a conversation by a word only a withheld record holds), and no
    provider body while anything is withheld.
-4. The list is read once per session and kept until one of the session's landed files changes
-   (a landed file is immutable, so a new or removed name is the only change); a listing made in
-   the last second is reused.
+4. The list is read once per session and kept until the session's landed files change (a landed
+   file is immutable, so a file added or removed, which moves its directory's modification time,
+   is the only change); a listing made in the last second is reused.
 
 Today the document is the per-session one :mod:`asz_core.view` builds; when conversations are
 assembled into rounds, :meth:`Catalogue.document` is where the page switches to that document.
@@ -129,6 +129,19 @@ def _is_link(path: Path) -> bool:
     return os.path.islink(path)
 
 
+def _file_dirs(session_dir: Path) -> list[Path]:
+    """The directories a session's landed files are in: ``provider_body``, each stream's and
+    each run's."""
+    out = [session_dir / "provider_body"]
+    for group in ("streams", "runs"):
+        try:
+            names = sorted(os.listdir(session_dir / group))
+        except OSError:
+            continue
+        out += [session_dir / group / name for name in names]
+    return out
+
+
 class Catalogue:
     """The conversations of the root at ``root``, as the page reads them. ``hide`` is the
     instance's ``view.hide``, withheld from every reader."""
@@ -162,13 +175,16 @@ class Catalogue:
                 and not _is_link(f.path.parent.parent)]
 
     def _stamp(self, session_dir: Path) -> tuple[tuple[str, int, int], ...]:
+        # A landed file is never changed in place: one is added or removed, and either changes
+        # the modification time of the directory holding it. So the directories are stat-ed,
+        # not the files (a few calls a session rather than one a file).
         out = []
-        for landed in self._files(session_dir):
+        for directory in _file_dirs(session_dir):
             try:
-                st = landed.path.stat()
+                st = directory.stat()
             except OSError:
                 continue
-            out.append((landed.rel, st.st_size, st.st_mtime_ns))
+            out.append((directory.name, st.st_ino, st.st_mtime_ns))
         return tuple(out)
 
     def session_ids(self) -> list[str]:

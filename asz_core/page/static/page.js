@@ -27,7 +27,9 @@
     return node;
   }
 
-  function fmtInt(n) { return (n || 0).toLocaleString("en-US"); }
+  const NUMBER = new Intl.NumberFormat("en-US");  // one formatter: toLocaleString makes one per call
+  const PAGE = 200;  // rows drawn at first; the rest on demand, so a long list draws at once
+  function fmtInt(n) { return NUMBER.format(n || 0); }
   function fmtTime(ms) {
     if (ms === null || ms === undefined) return "–";
     return new Date(ms).toISOString().replace("T", " ").slice(0, 16);
@@ -131,8 +133,9 @@
 
   async function showList(main) {
     const [status, rows] = await Promise.all([getJSON("/api/status"), getJSON("/api/conversations")]);
-    document.getElementById("status").textContent =
-      `${status.conversations} conversations · ${status.source}` + (status.withheld.length ? ` · withheld for everyone: ${status.withheld.join(", ")}` : "");
+    const line = document.getElementById("status");
+    line.textContent = `${status.conversations} conversations · read-only` + (status.withheld.length ? ` · withheld for everyone: ${status.withheld.join(", ")}` : "");
+    line.title = status.source;
     const options = (key) => [...new Set(rows.flatMap((r) => (Array.isArray(r[key]) ? r[key] : [r[key]])).filter(Boolean))].sort();
     const select = (name, label, values) => el("select", { name, "aria-label": label },
       el("option", { value: "", text: `any ${label}` }), values.map((v) => el("option", { value: v, text: v })));
@@ -146,10 +149,13 @@
     for (const [k, input] of Object.entries(inputs)) input.value = params.get(k) || "";
     const totals = el("div", { class: "totals", id: "totals" });
     const body = el("tbody");
+    const more = el("button", { type: "button", id: "more", hidden: true });
+    let limit = PAGE;
     const table = el("table", { class: "list", id: "conversations" },
       el("thead", {}, el("tr", {}, ["Conversation", "Runtime", "When", "Talks", "Model calls", "Subagents", "Tokens"].map((h) => el("th", { text: h })))),
       body);
-    main.replaceChildren(el("div", { class: "filters" }, q, project, runtime, model, since, until), totals, table);
+    main.replaceChildren(el("div", { class: "filters" }, q, project, runtime, model, since, until), totals, table, more);
+    more.addEventListener("click", () => { limit = Infinity; draw(); });
 
     let found = null;  // ids a search kept, or null with no search
     function draw() {
@@ -165,7 +171,9 @@
       let calls = 0;
       shown.forEach((r) => { calls += r.llm_calls; for (const k in sum) sum[k] += r.tokens[k]; });
       totals.textContent = `${shown.length} of ${rows.length} conversations · ${fmtInt(calls)} model calls · ${tokensText(sum)}`;
-      body.replaceChildren(...shown.map((r) => el("tr", { "data-id": r.id },
+      more.hidden = shown.length <= limit;
+      more.textContent = `show all ${fmtInt(shown.length)}`;
+      body.replaceChildren(...shown.slice(0, limit).map((r) => el("tr", { "data-id": r.id },
         el("td", {}, el("a", { href: keepHide(`/c/${encodeURIComponent(r.id)}`), text: r.title || r.id }),
           el("div", { class: "project", text: r.project || "" })),
         el("td", {}, el("span", { class: "badge", text: r.runtime || "?" }), r.models.slice(0, 2).map((m) => el("div", { class: "project", text: m }))),
