@@ -77,6 +77,9 @@ def test_the_list_finds_a_session_by_a_word_of_its_prompt_and_opens_it(
     everything = page.locator("#conversations tbody tr").count()
     assert everything > 60
     assert page.locator("#conversations tbody tr", has_text="kiro").count() >= 1
+    page.click("#usage summary")  # the figures `asz-pipeline usage --by model` prints
+    page.wait_for_selector("#usage table")
+    assert "total" in page.inner_text("#usage table")
     shot(page, tmp_path, "list")
     page.fill("input[name=q]", "Foreground Subagent")
     ready(page, "list")  # the page says "searching" as the words change, "list" once drawn

@@ -136,6 +136,7 @@
     const line = document.getElementById("status");
     line.textContent = `${status.conversations} conversations · read-only` + (status.withheld.length ? ` · withheld for everyone: ${status.withheld.join(", ")}` : "");
     line.title = status.source;
+    if (status.last_activity) line.textContent += ` · last activity ${fmtTime(status.last_activity)}`;
     const options = (key) => [...new Set(rows.flatMap((r) => (Array.isArray(r[key]) ? r[key] : [r[key]])).filter(Boolean))].sort();
     const select = (name, label, values) => el("select", { name, "aria-label": label },
       el("option", { value: "", text: `any ${label}` }), values.map((v) => el("option", { value: v, text: v })));
@@ -154,7 +155,19 @@
     const table = el("table", { class: "list", id: "conversations" },
       el("thead", {}, el("tr", {}, ["Conversation", "Runtime", "When", "Talks", "Model calls", "Subagents", "Tokens"].map((h) => el("th", { text: h })))),
       body);
-    main.replaceChildren(el("div", { class: "filters" }, q, project, runtime, model, since, until), totals, table, more);
+    const usage = el("details", { id: "usage" }, el("summary", { text: "Usage and cost by model" }));
+    usage.addEventListener("toggle", async () => {
+      if (!usage.open || usage.dataset.loaded) return;
+      usage.dataset.loaded = "1";
+      const report = await getJSON("/api/usage?by=model");
+      const cells = (r) => [r.key, fmtInt(r.calls), fmtInt(r.in), fmtInt(r.out), fmtInt(r.cache_read), fmtInt(r.cache_write),
+        `$${r.cost.toFixed(2)}${r.unpriced_calls ? " *" : ""}`];
+      usage.append(el("table", { class: "list" },
+        el("thead", {}, el("tr", {}, ["Model", "Calls", "In", "Out", "Cache read", "Cache write", "Cost"].map((h) => el("th", { text: h })))),
+        el("tbody", {}, [...report.rows, report.total].map((r) => el("tr", {}, cells(r).map((c, n) => el("td", { class: n ? "num" : "", text: c })))))),
+      report.total.unpriced_calls ? el("div", { class: "muted", text: `* ${report.total.unpriced_calls} calls of a model with no known price are not in the cost (asz-pipeline usage --prices FILE)` }) : null);
+    });
+    main.replaceChildren(el("div", { class: "filters" }, q, project, runtime, model, since, until), totals, usage, table, more);
     more.addEventListener("click", () => { limit = Infinity; draw(); });
 
     let found = null;  // ids a search kept, or null with no search
