@@ -41,6 +41,16 @@ def page_root(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def flagged(page_root: Path) -> str:
+    """The corpus session with a record flagged ``system_prompt`` (by upstream's rules, only the
+    Kiro IDE session's system prompt is flagged on this corpus)."""
+    for path in sorted(page_root.glob("*/streams/*/*.sd")):
+        if b'"system_prompt"' in path.read_bytes():
+            return path.parts[-4]
+    raise AssertionError("no landed record of the corpus is flagged system_prompt")
+
+
+@pytest.fixture(scope="session")
 def catalogue(page_root: Path) -> Catalogue:
     return Catalogue(page_root)
 

@@ -186,22 +186,22 @@ def test_every_response_carries_the_policy(page_server: PageServer) -> None:
 # ---- withholding -------------------------------------------------------------------------------
 
 
-def test_a_withheld_step_keeps_its_place_and_loses_its_content(page_server: PageServer) -> None:
-    doc = get_json(page_server, f"/api/c/{SUBAGENTS}/view?hide=system_prompt")
-    flagged = [st for s in doc["streams"] for st in s["steps"] if "system_prompt" in st.get("flags", [])]
-    assert flagged and all(st["state"] == "omitted" for st in flagged)
-    assert all("text" not in p for st in flagged for p in st["parts"])
-    shown = get_json(page_server, f"/api/c/{SUBAGENTS}/view")
-    flagged = [st for s in shown["streams"] for st in s["steps"] if "system_prompt" in st.get("flags", [])]
-    assert all("text" in p for st in flagged for p in st["parts"])  # a reader who did not ask sees it
+def test_a_withheld_step_keeps_its_place_and_loses_its_content(page_server: PageServer, flagged: str) -> None:
+    doc = get_json(page_server, f"/api/c/{flagged}/view?hide=system_prompt")
+    steps = [st for s in doc["streams"] for st in s["steps"] if "system_prompt" in st.get("flags", [])]
+    assert steps and all(st["state"] == "omitted" for st in steps)
+    assert all("text" not in p for st in steps for p in st["parts"])
+    shown = get_json(page_server, f"/api/c/{flagged}/view")
+    steps = [st for s in shown["streams"] for st in s["steps"] if "system_prompt" in st.get("flags", [])]
+    assert all("text" in p for st in steps for p in st["parts"])  # a reader who did not ask sees it
 
 
-def test_the_record_of_a_withheld_step_keeps_its_envelope(page_server: PageServer) -> None:
-    doc = get_json(page_server, f"/api/c/{SUBAGENTS}/view")
+def test_the_record_of_a_withheld_step_keeps_its_envelope(page_server: PageServer, flagged: str) -> None:
+    doc = get_json(page_server, f"/api/c/{flagged}/view")
     step = next(st for s in doc["streams"] for st in s["steps"] if "system_prompt" in st.get("flags", []))
     seq, row = step["at"]["seq"], step["at"]["row"]
-    whole = get_json(page_server, f"/api/c/{SUBAGENTS}/record/{seq}/{row}")
-    withheld = get_json(page_server, f"/api/c/{SUBAGENTS}/record/{seq}/{row}?hide=system_prompt")
+    whole = get_json(page_server, f"/api/c/{flagged}/record/{seq}/{row}")
+    withheld = get_json(page_server, f"/api/c/{flagged}/record/{seq}/{row}?hide=system_prompt")
     assert withheld["flags"] == whole["flags"] and withheld["ord"] == whole["ord"]
     assert all(p["state"] == "omitted" and "data" not in p and "text" not in p for p in withheld["parts"])
     assert [p["bytes"] for p in withheld["parts"]] == [p["bytes"] for p in whole["parts"]]
@@ -214,14 +214,15 @@ def withholding_server(page_root: Path) -> Iterator[PageServer]:
 
 
 def test_what_the_instance_withholds_no_request_can_take_back(withholding_server: PageServer,
-                                                              page_root: Path) -> None:
-    doc = get_json(withholding_server, f"/api/c/{SUBAGENTS}/view")
-    flagged = [st for s in doc["streams"] for st in s["steps"] if "system_prompt" in st.get("flags", [])]
-    assert flagged and all(st["state"] == "omitted" for st in flagged)
+                                                              page_root: Path, flagged: str) -> None:
+    doc = get_json(withholding_server, f"/api/c/{flagged}/view")
+    steps = [st for s in doc["streams"] for st in s["steps"] if "system_prompt" in st.get("flags", [])]
+    assert steps and all(st["state"] == "omitted" for st in steps)
     assert get(withholding_server, f"/api/c/{SUBAGENTS}/files?session={SUBAGENTS}&seq=1")[0] == 403
     # nor can a search find a session by a word that only a withheld record holds
     word = _word_only_in_withheld_records(page_root)
     assert get_json(withholding_server, f"/api/conversations?q={word}") == []
+    assert get_json(withholding_server, "/api/status")["withheld"] == ["system_prompt"]
 
 
 def _word_only_in_withheld_records(root: Path) -> str:

@@ -114,8 +114,8 @@ def test_a_calls_exact_request_is_shown_when_asked(page: Any, page_server: PageS
 
 @pytest.mark.corpus
 def test_the_system_prompt_is_withheld_until_asked_and_for_good_when_the_instance_says(
-        page: Any, page_server: PageServer, page_root: Path, tmp_path: Path) -> None:
-    page.goto(f"{page_server.url}/c/{SUBAGENTS}")
+        page: Any, page_server: PageServer, page_root: Path, flagged: str, tmp_path: Path) -> None:
+    page.goto(f"{page_server.url}/c/{flagged}")
     ready(page, "conversation")
     withheld = page.locator(".step.withheld", has_text="system_prompt")
     assert withheld.count() >= 1
@@ -126,7 +126,7 @@ def test_the_system_prompt_is_withheld_until_asked_and_for_good_when_the_instanc
     assert page.locator(".step.context", has_text="system_prompt").count() >= 1
     assert page.locator(".step.target").count() == 1  # the link kept the reader's place
     for server in serve(Catalogue(page_root, ["system_prompt"])):
-        page.goto(f"{server.url}/c/{SUBAGENTS}?show=context")
+        page.goto(f"{server.url}/c/{flagged}?show=context")
         ready(page, "conversation")
         assert page.locator(".step.withheld", has_text="system_prompt").count() >= 1
         assert page.locator(".step.context", has_text="system_prompt").count() == 0
