@@ -50,6 +50,11 @@ MAX_FILES: Final = 32
 #: How long a listing of the root is reused before the sessions are looked at again.
 _RELIST_SECONDS: Final = 1.0
 _FROM_EXTERNAL: Final = "external"
+#: A record flagged so is shown with its data: what the runtime sent the model, an error.
+_SHOWN_DATA: Final = (*HIDEABLE, "error")
+#: A person's input flagged so is not a talk: the runtime wrote it (a summary after a reset, an
+#: injected reminder).
+_NOT_A_TALK: Final = ("reset_summary", "injected")
 _FROM_AGENT: Final = "agent"
 
 
@@ -407,7 +412,8 @@ class _DigestReader:
             return  # rule 3: nothing a withheld record holds is searchable
         parts = [p for p in record.get("parts") or () if isinstance(p, dict)]
         kinds = {p.get("k") for p in parts}
-        if record.get("from") == _FROM_EXTERNAL and "text" in kinds and "result" not in kinds and stream == "main":
+        if record.get("from") == _FROM_EXTERNAL and "text" in kinds and "result" not in kinds and stream == "main" \
+                and not any(flag in _NOT_A_TALK for flag in flags):
             digest.talks += 1
             if self.first_prompt is None:
                 self.first_prompt = next((str(p["text"]) for p in parts if p.get("k") == "text" and "text" in p), None)
@@ -500,13 +506,13 @@ def _withhold_record(value: dict[str, Any]) -> dict[str, Any]:
 def _widen(doc: dict[str, Any], files: list[LandedFile], hide: tuple[str, ...]) -> None:
     """Give every step part that shows text up to :data:`TEXT_CLIP` bytes of it, and every tool
     call part its input (compact JSON) as text, and the data of a record that carries what a
-    reader may withhold (shown only to one who did not), reading each file named once."""
+    reader may withhold (shown only to one who did not) or an error, reading each file once."""
     wanted: dict[int, dict[int, list[dict[str, Any]]]] = {}
     for stream in doc.get("streams", []):
         for step in stream.get("steps", []):
             if step.get("state") == "omitted":
                 continue
-            flagged = any(flag in HIDEABLE for flag in step.get("flags", []))
+            flagged = any(flag in _SHOWN_DATA for flag in step.get("flags", []))
             for part in step.get("parts", []):
                 if "text" in part and not part.get("clipped"):
                     continue

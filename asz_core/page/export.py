@@ -27,7 +27,7 @@ _EXPORT_CSP: Final = "default-src 'none'; style-src 'unsafe-inline'; img-src dat
 @dataclass(frozen=True)
 class Item:
     """One thing to show: ``kind`` is prompt, reply, thinking, tool, result, error, reset,
-    withheld, context, child (a child agent starts; ``depth`` says how deep) or call."""
+    summary, withheld, context, child (a child agent starts; ``depth`` says how deep) or call."""
 
     kind: str
     text: str
@@ -80,12 +80,18 @@ def items(doc: dict[str, Any]) -> Iterator[Item]:
                 yield Item("withheld", f"{step['bytes']} bytes withheld", depth,
                            title=", ".join(names), anchor=anchor)
                 continue
-            if step.get("trigger") in ("auto", "manual"):
-                yield Item("reset", f"context reset ({step['trigger']} compaction)", depth, anchor=anchor)
-            flagged = [f for f in step.get("flags", []) if f in _HIDEABLE]
+            flags = step.get("flags", [])
+            if "context_reset" in flags or step.get("trigger") in ("auto", "manual"):
+                yield Item("reset", "context reset", depth, anchor=anchor)
+                continue
+            flagged = [f for f in flags if f in _HIDEABLE]
             for part in step["parts"]:
                 kind, text = part["k"], part.get("text")
-                if kind in ("text", "data") and flagged and text is not None:
+                if "reset_summary" in flags and kind == "text" and text is not None:
+                    yield Item("summary", text, depth, title="of the conversation before the reset", anchor=anchor)
+                elif "error" in flags and text is not None:
+                    yield Item("error", _pretty(text), depth, anchor=anchor)
+                elif kind in ("text", "data") and flagged and text is not None:
                     yield Item("context", _pretty(text), depth, title=", ".join(flagged), anchor=anchor)
                 elif kind == "text" and text is not None:
                     who = {"external": "prompt", "agent": "reply"}.get(step.get("from", ""), "runtime")

@@ -89,3 +89,20 @@ def test_a_loopback_address_is_accepted(addr: str) -> None:
 
     host, port = parse_addr(addr)
     assert port == 0 and host in ("127.0.0.1", "localhost", "::1")
+
+
+def _session_flagged(root: Path, flag: str) -> str:
+    for path in sorted(root.glob("*/streams/*/*.sd")):
+        if f'"{flag}"'.encode() in path.read_bytes():
+            return path.parts[-4]
+    raise AssertionError(f"no landed record of the corpus is flagged {flag}")
+
+
+@pytest.mark.corpus
+def test_context_resets_their_summaries_and_errors_are_shown_as_such(catalogue: Catalogue, page_root: Path) -> None:
+    reset = [i for i in items(catalogue.document(_session_flagged(page_root, "context_reset"), ()))]
+    kinds = [i.kind for i in reset]
+    assert "reset" in kinds and kinds[kinds.index("reset") + 1] == "summary"
+    assert not any(i.kind == "prompt" and i.text.startswith("This session is being continued") for i in reset)
+    errors = [i for i in items(catalogue.document(_session_flagged(page_root, "error"), ())) if i.kind == "error"]
+    assert errors and all(i.text.strip() for i in errors)

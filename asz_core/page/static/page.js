@@ -311,14 +311,25 @@
         box.append(where);
         return box;
       }
-      if (step.trigger === "auto" || step.trigger === "manual") {
+      const flags = step.flags || [];
+      if (flags.includes("context_reset") || step.trigger === "auto" || step.trigger === "manual") {
         box.classList.add("reset");
-        box.append(el("div", { class: "kind", text: `context reset (${step.trigger} compaction)` }));
+        box.append(el("div", { class: "kind", text: `context reset${step.trigger ? ` (${step.trigger})` : ""}` }));
+        box.append(where);
+        return box;
       }
-      const flagged = (step.flags || []).filter((f) => HIDEABLE.includes(f));
-      let shown = box.classList.contains("reset");
+      const flagged = flags.filter((f) => HIDEABLE.includes(f));
+      let shown = false;
       for (const part of step.parts) {
-        if ((part.k === "text" || part.k === "data") && flagged.length && part.text !== undefined) {
+        if (flags.includes("reset_summary") && part.k === "text" && part.text !== undefined) {
+          box.classList.add("reset");
+          box.append(el("div", { class: "kind", text: "summary of the conversation before the reset" }), collapsible("summary", part.text, false));
+          shown = true;
+        } else if (flags.includes("error") && part.text !== undefined) {
+          box.classList.add("error");
+          box.append(el("div", { class: "kind", text: "error" }), collapsible("what the runtime recorded", pretty(part.text), true));
+          shown = true;
+        } else if ((part.k === "text" || part.k === "data") && flagged.length && part.text !== undefined) {
           box.append(el("div", { class: "kind", text: flagged.join(", ") }),
             collapsible(`what the runtime sent the model (${fmtInt(part.bytes)} bytes)`, pretty(part.text), false));
           box.classList.add("context");
