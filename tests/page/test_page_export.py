@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -73,8 +74,6 @@ def test_usage_prints_json_and_serve_refuses_a_public_address(tmp_path: Path) ->
     config = _config(tmp_path, tmp_path / "root")
     done = asz(config, "usage", "--by", "session", "--json")
     assert done.returncode == EXIT_OK, done.stderr
-    import json
-
     report = json.loads(done.stdout)
     assert report["total"]["in"] == 10 and report["total"]["cache_write"] == 40
     refused = asz(config, "serve", "0.0.0.0:8787")
@@ -106,3 +105,33 @@ def test_context_resets_their_summaries_and_errors_are_shown_as_such(catalogue: 
     assert not any(i.kind == "prompt" and i.text.startswith("This session is being continued") for i in reset)
     errors = [i for i in items(catalogue.document(_session_flagged(page_root, "error"), ())) if i.kind == "error"]
     assert errors and all(i.text.strip() for i in errors)
+
+
+def test_serve_answers_as_a_user_runs_it_and_refuses_an_empty_root(tmp_path: Path) -> None:
+    import socket
+    import time
+    import urllib.request
+
+    empty = asz(_config(tmp_path, tmp_path / "nothing"), "serve", "127.0.0.1:0")
+    assert empty.returncode == EXIT_FAILED and "asz-pipeline run" in empty.stderr
+    session = hostile_session(tmp_path / "root")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "asz_core.cli.main", "serve", f"127.0.0.1:{port}", "--config",
+                               str(_config(tmp_path, tmp_path / "root"))],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "ASZ_ROOT": ""})
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/conversations", timeout=5) as answer:
+                    rows = json.loads(answer.read())
+                    break
+            except OSError:
+                assert time.monotonic() < deadline and server.poll() is None, "serve did not answer"
+                time.sleep(0.2)
+        assert [r["id"] for r in rows] == [session]
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
