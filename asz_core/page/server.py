@@ -79,7 +79,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(Response(403, b'{"error":"unexpected Host","status":403}'), send_body)
             return
         parts = urlsplit(self.path)
-        path = unquote(parts.path, errors="strict") if "%" in parts.path else parts.path
+        try:
+            path = unquote(parts.path, errors="strict") if "%" in parts.path else parts.path
+        except UnicodeDecodeError:
+            self._send(Response(400, b'{"error":"the path is not UTF-8","status":400}'), send_body)
+            return
         if path.startswith("/api/"):
             self._send(handle(self.server.catalogue, self.command, path, parts.query), send_body)
         elif path == "/" or (path.startswith("/c/") and path.count("/") == 2 and len(path) > 3):

@@ -126,6 +126,11 @@ def test_a_hide_that_cannot_be_read_is_400(page_server: PageServer, query: str) 
         assert status == 400, (path, query, body)
 
 
+def test_a_path_that_is_not_utf8_is_400(page_server: PageServer) -> None:
+    status, headers, _ = get(page_server, "/api/c/%ff%fe/view")
+    assert status == 400 and headers["content-security-policy"] == CSP
+
+
 def test_the_files_endpoint_refuses_a_transcript_and_too_many_files(page_server: PageServer) -> None:
     seq = _transcript_seq(page_server)
     assert get(page_server, f"/api/c/{SUBAGENTS}/files?session={SUBAGENTS}&seq={seq}")[0] == 400
