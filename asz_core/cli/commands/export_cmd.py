@@ -15,8 +15,8 @@ from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, App
 __all__ = ["add"]
 
 
-def add(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("export", parents=[common],
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("export",
                        help="write one conversation as a self-contained HTML or Markdown file",
                        description="Write SESSION's conversation as one file to share: prompts, replies, "
                                    "tool calls and results, child agents; what view.hide names withheld.")

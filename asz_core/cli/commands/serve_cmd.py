@@ -15,8 +15,8 @@ from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, App
 __all__ = ["add"]
 
 
-def add(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("serve", parents=[common], help="serve the root as a local web page (read-only)",
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("serve", help="serve the root as a local web page (read-only)",
                        description="Serve the root's conversations as a page: the list at /, one "
                                    "conversation at /c/ID, upstream's JSON API under /api/. Reads "
                                    "only; withholds what view.hide names from every reader.")

@@ -24,8 +24,8 @@ def _date(text: str) -> dt.date:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date (YYYY-MM-DD)") from None
 
 
-def add(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("usage", parents=[common], help="tokens and cost by day, month, session, model or project",
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("usage", help="tokens and cost by day, month, session, model or project",
                        description="Sum the token usage every model call reported (a call counted "
                                    "once), and its cost where the model's price is known.")
     p.add_argument("--by", choices=("day", "month", "session", "model", "project"), default="day")
