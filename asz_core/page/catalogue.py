@@ -97,6 +97,7 @@ class Digest:
     talks: int = 0
     steps: int = 0
     llm_calls: int = 0
+    rounds: int = 0
     streams: int = 0
     bash_runs: int = 0
     provider_bodies: int = 0
@@ -115,7 +116,7 @@ class Digest:
         what this page adds: ``project``, ``runtime``, ``models``, ``tokens``, ``provider_bodies``."""
         return {
             "id": self.id, "title": self.title, "talks": self.talks, "steps": self.steps,
-            "streams": self.streams, "segments": None, "rounds": 0,
+            "streams": self.streams, "segments": None, "rounds": self.rounds,
             "from": _ms(self.first_ns), "to": _ms(self.last_ns), "unresolved": 0,
             "changes": None, "lines_added": None, "lines_removed": None,
             "llm_calls": self.llm_calls, "subagents": max(self.streams - 1, 0),
@@ -184,13 +185,26 @@ class Catalogue:
         # the modification time of the directory holding it. So the directories are stat-ed,
         # not the files (a few calls a session rather than one a file).
         out = []
-        for directory in _file_dirs(session_dir):
+        for directory in (*_file_dirs(session_dir), self._rounds_dir(session_dir.name)):
             try:
                 st = directory.stat()
             except OSError:
                 continue
             out.append((directory.name, st.st_ino, st.st_mtime_ns))
         return tuple(out)
+
+    def _rounds_dir(self, conversation: str) -> Path:
+        return self.root / "_conversations" / conversation / "rounds"
+
+    def _rounds(self, conversation: str) -> int:
+        """How many rounds the conversation's chain holds (``r<NNNNNN>-….sf``), none through a link."""
+        rounds = self._rounds_dir(conversation)
+        if any(_is_link(p) for p in (rounds.parent.parent, rounds.parent, rounds)):
+            return 0
+        try:
+            return sum(1 for name in os.listdir(rounds) if name.startswith("r") and name.endswith(".sf"))
+        except OSError:
+            return 0
 
     def session_ids(self) -> list[str]:
         """The root's sessions by id, as the list reads them (no host name, no link)."""
@@ -241,6 +255,7 @@ class Catalogue:
                 continue
             reader.read(landed)
         reader.finish()
+        digest.rounds = self._rounds(session)
         return digest
 
     # ---- one conversation ----------------------------------------------------------------

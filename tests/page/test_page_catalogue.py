@@ -42,3 +42,16 @@ def test_a_text_is_clipped_to_whole_characters_within_the_bound() -> None:
     assert clip_utf8("ab", 2) == "ab"
     assert clip_utf8("aé", 2) == "a"  # é is two bytes: half a character is never kept
     assert clip_utf8("x" * 3000) == "x" * 2000
+
+
+def test_the_row_counts_the_rounds_of_the_conversations_chain(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    hostile_session(root)
+    catalogue = Catalogue(root)
+    assert catalogue.conversations()[0]["rounds"] == 0
+    rounds = root / "_conversations" / SESSION / "rounds"
+    rounds.mkdir(parents=True)
+    (rounds / "r000001-0123456789ab.sf").write_bytes(b"")
+    (rounds / "r000002-0123456789ab.sf").write_bytes(b"")
+    catalogue._listed_at = float("-inf")
+    assert catalogue.conversations()[0]["rounds"] == 2  # a new round is seen without a new landed file
