@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     import argparse
 
     from asz_core.context import AdapterContext, PassContext, PassSummary
+    from asz_core.glossary import Glossary
     from asz_core.plugin import AdapterInfo, Found, SessionClaim
     from asz_core.root.landing import LandedFile
     from asz_core.root.storage import SessionHandle
@@ -98,6 +99,17 @@ def asz_land(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -
     :mod:`asz_core.collect`, and move a cursor only after the file it covers has landed. An
     exception here is reported with the adapter's name and the session, counts as an error,
     and does not stop other sessions or adapters.
+    """
+
+
+@hookspec
+def asz_glossary() -> list[Glossary]:  # type: ignore[empty-body]
+    """The vocabulary of each dialect the adapter reads: what its runtime calls every name the
+    model uses, and where it records it (:class:`~asz_core.glossary.Glossary`).
+
+    Called only by ``asz-pipeline glossary`` (and what else shows a glossary), never by a pass,
+    so the data may be imported inside the hook. Keep it beside the dialect code that reads
+    those names: a rename in the runtime then changes both in one place. Optional.
     """
 
 

@@ -6,6 +6,7 @@ import argparse
 
 from asz_core.cli.commands import (
     config_cmd,
+    glossary_cmd,
     plugins_cmd,
     run_cmd,
     scenario_cmd,
@@ -16,7 +17,8 @@ from asz_core.cli.commands import (
 
 __all__ = ["add_all"]
 
-_COMMANDS = (run_cmd, sources_cmd, verify_cmd, view_cmd, plugins_cmd, config_cmd, scenario_cmd)
+_COMMANDS = (run_cmd, sources_cmd, verify_cmd, view_cmd, plugins_cmd, config_cmd, scenario_cmd,
+             glossary_cmd)
 
 
 def add_all(sub: argparse._SubParsersAction[argparse.ArgumentParser],
