@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from asz_core import __version__, configcache
 from asz_core.host import AdapterNotAvailable, PluginHost
+from asz_core.retention.schema import RETENTION_SCHEMA
 
 if TYPE_CHECKING:
     import yaml
@@ -67,7 +68,9 @@ CORE_SCHEMA: dict[str, Any] = {
         "storage": {
             "type": "object",
             "additionalProperties": False,
-            "properties": {"root": {"type": "string", "minLength": 1, "default": "./data"}},
+            "properties": {"root": {"type": "string", "minLength": 1, "default": "./data"},
+                           # when landed files give way to skeletons (asz_core.retention)
+                           "retention": RETENTION_SCHEMA},
             "default": {},
         },
         "view": {

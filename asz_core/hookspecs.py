@@ -34,10 +34,13 @@ import pluggy
 
 if TYPE_CHECKING:
     import argparse
+    from pathlib import Path
 
+    from asz_core.config import Config
     from asz_core.context import AdapterContext, PassContext, PassSummary
     from asz_core.glossary import Glossary
     from asz_core.plugin import AdapterInfo, Found, SessionClaim
+    from asz_core.retention.receipts import Receipts
     from asz_core.root.landing import LandedFile
     from asz_core.root.storage import SessionHandle
 
@@ -129,6 +132,16 @@ def asz_file_landed(ctx: PassContext, adapter: str, landed: LandedFile) -> None:
 @hookspec
 def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
     """The pass is over; ``summary`` holds its counts and errors. Runs even after errors."""
+
+
+@hookspec(firstresult=True)
+def asz_receipts(config: Config, root: Path) -> Receipts | None:
+    """What the receiver this configuration sends to has confirmed of ``root``'s landed files
+    (:class:`~asz_core.retention.receipts.Receipts`), for retention to decide which may go.
+
+    Implemented by the plugin that sends files and records what its receiver took; ``None``
+    when it sends nothing under this configuration. With no answer, nothing is confirmed.
+    """
 
 
 # ---- both ----------------------------------------------------------------------------------
