@@ -223,3 +223,30 @@ def test_a_skeleton_and_its_landed_file_both_there_are_read_as_the_landed_file(
     assert [c.landed for c in result.removed] == [landed] and result.removed[0].finishing
     assert not landed.exists()
     assert_root_verifies(asz_pass.root)
+
+
+def _shape(doc: dict[str, object]) -> object:
+    """What a conversation's structure is: its streams, calls and steps, without content."""
+    streams = doc["streams"]
+    assert isinstance(streams, list)
+    return [(s["id"], s["role"], s["records"],
+             [(c["id"], c.get("model"), c.get("usage"), c["records"]) for c in s["calls"]],
+             [(st["at"], st.get("from"), st.get("bytes"), [(p["k"], p.get("bytes")) for p in st.get("parts", [])])
+              for st in s.get("steps", [])]) for s in streams]
+
+
+def test_the_view_of_every_session_keeps_its_structure_and_says_what_was_removed(
+        asz_pass: PassRunner, projects: Path) -> None:
+    from asz_core.view.document import build_document
+
+    config = configure(asz_pass, projects, after=-1, local_only=True)
+    asz_pass.run()
+    sessions = sorted(p for p in asz_pass.root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+    before = {s.name: _shape(build_document(s)) for s in sessions}
+    retain_root(asz_pass.root, RetentionPolicy(after_ns=0, local_only=True), NO_RECEIVER, time.time_ns())
+    for session in sessions:
+        doc = build_document(session)
+        assert _shape(doc) == before[session.name], session.name
+        assert all(f.get("skeleton") for f in doc["files"])  # type: ignore[attr-defined]
+    done = _asz("view", "--config", str(config), sessions[0].name)
+    assert done.returncode == 0 and "only their skeletons remain" in done.stdout

@@ -28,10 +28,12 @@ from tests.retention.conftest import SLUGS, configure
 
 SEEDS = 6
 STEPS = ("skeleton-land", "landed-unlink")
+#: session → (ord, off, bytes) of each of its records, in seq order
+Structure = dict[str, list[tuple[int, int, int]]]
 
 
 @pytest.fixture(scope="module")
-def landed_root(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[tuple[int, int, int]]]]:
+def landed_root(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Structure]:
     """The three sessions landed in many small files, and each session's (ord, off, bytes)."""
     work = tmp_path_factory.mktemp("kill-root")
     for slug in SLUGS:
@@ -44,7 +46,7 @@ def landed_root(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple
     return runner.root, _structure(runner.root)
 
 
-def _structure(root: Path) -> dict[str, list[tuple[int, int, int]]]:
+def _structure(root: Path) -> Structure:
     out = {}
     for session in sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
         files = session_files(root / session)
@@ -55,7 +57,7 @@ def _structure(root: Path) -> dict[str, list[tuple[int, int, int]]]:
 
 @pytest.mark.parametrize("seed", range(SEEDS))
 def test_retain_killed_at_a_random_instant_loses_nothing_not_meant_to_go(
-        seed: int, landed_root: tuple[Path, dict[str, list[tuple[int, int, int]]]], tmp_path: Path,
+        seed: int, landed_root: tuple[Path, Structure], tmp_path: Path,
         assert_root_verifies: Callable[[Path], None]) -> None:
     rng = random.Random(seed)
     source, structure = landed_root
