@@ -8,6 +8,7 @@ from asz_core.cli.commands import (
     config_cmd,
     glossary_cmd,
     plugins_cmd,
+    repack_cmd,
     retain_cmd,
     run_cmd,
     scenario_cmd,
@@ -19,7 +20,7 @@ from asz_core.cli.commands import (
 __all__ = ["add_all"]
 
 _COMMANDS = (run_cmd, sources_cmd, verify_cmd, view_cmd, plugins_cmd, config_cmd, scenario_cmd,
-             glossary_cmd, retain_cmd)
+             glossary_cmd, retain_cmd, repack_cmd)
 
 
 def add_all(sub: argparse._SubParsersAction[argparse.ArgumentParser],
