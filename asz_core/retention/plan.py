@@ -14,12 +14,10 @@ from pathlib import Path
 
 from asz_core.retention.policy import RetentionPolicy
 from asz_core.retention.receipts import ACCEPTED, Receipt, Receipts
+from asz_core.retention.times import last_record_ns
 from asz_core.root.cursors import AppendCursor
 from asz_core.root.layout import KIND_PREFIX, parse_file_name
 from asz_core.root.storage import StorageRoot, landed_files
-from asz_core.sessiondata.errors import SessionDataError
-from asz_core.sessiondata.reader import open_file
-from asz_core.sessiondata.times import parse_instant
 
 __all__ = ["Candidate", "Plan", "plan_root", "session_files"]
 
@@ -73,27 +71,6 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def last_record_ns(files: dict[int, dict[str, Path]]) -> int | None:
-    """When the session's last record was made (rule 2): the latest ``time`` of its records
-    (a landed file read in preference to its skeleton), else when its newest file landed."""
-    latest: int | None = None
-    landed_at: int | None = None
-    for seq in sorted(files):
-        path = files[seq].get("sd") or files[seq]["sk"]
-        try:
-            with open_file(path) as reader:
-                at = parse_instant(reader.header.get("at"))
-                if at is not None:
-                    landed_at = at if landed_at is None else max(landed_at, at)
-                for record in reader:
-                    when = parse_instant(record.time)
-                    if when is not None and (latest is None or when > latest):
-                        latest = when
-        except SessionDataError:
-            continue
-    return latest if latest is not None else landed_at
-
-
 def _after_cursor(path: Path, seq: int) -> bool:
     """Rule 4: a cursor beside the file covers only files up to its ``last_seq``."""
     name = parse_file_name(path.name)
@@ -104,14 +81,15 @@ def _after_cursor(path: Path, seq: int) -> bool:
 
 
 def plan_root(root: Path, policy: RetentionPolicy, receipts: Receipts, now_ns: int,
-              sessions: list[str] | None = None) -> Plan:
+              sessions: list[str] | None = None, *, note: bool = True) -> Plan:
+    """``note=False`` (a dry run) writes nothing, not even the derived note of record times."""
     plan = Plan()
     for session in sessions if sessions is not None else StorageRoot(root).sessions():
         files = session_files(root / session)
         landed = {seq: kinds for seq, kinds in files.items() if "sd" in kinds}
         if not landed:
             continue  # nothing left to remove: every file is a skeleton already
-        last = last_record_ns(files) if policy.on else None
+        last = last_record_ns(root / session, files, note=note) if policy.on else None
         for seq in sorted(landed):
             path = landed[seq]["sd"]
             size = path.stat().st_size

@@ -79,7 +79,7 @@ def _next_generation(session_dir: Path) -> int:
 def retain_root(root: Path, policy: RetentionPolicy, receipts: Receipts, now_ns: int, *,
                 dry_run: bool = False, sessions: list[str] | None = None) -> RetainResult:
     """Apply ``policy`` to ``root``; the caller holds the root lock (as a pass or ``retain``)."""
-    plan = plan_root(root, policy, receipts, now_ns, sessions)
+    plan = plan_root(root, policy, receipts, now_ns, sessions, note=not dry_run)
     result = RetainResult(dry_run, plan)
     if dry_run:
         return result
@@ -91,13 +91,11 @@ def retain_root(root: Path, policy: RetentionPolicy, receipts: Receipts, now_ns:
     for session, candidates in by_session.items():
         try:
             with store.open_session(session):
-                removal = Removal(at=at, generation=_next_generation(root / session),
-                                  receiver="", owner=receipts.owner(session))
+                generation, owner = _next_generation(root / session), receipts.owner(session)
                 for c in candidates:
                     try:
                         skeleton = remove_landed(c.landed, c.sha256, Removal(
-                            at=removal.at, generation=removal.generation, receiver=c.receipt,
-                            owner=removal.owner))
+                            at=at, generation=generation, receiver=c.receipt, owner=owner))
                     except SkeletonConflict as exc:
                         result.errors.append(str(exc))
                         continue

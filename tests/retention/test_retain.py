@@ -250,3 +250,22 @@ def test_the_view_of_every_session_keeps_its_structure_and_says_what_was_removed
         assert all(f.get("skeleton") for f in doc["files"])  # type: ignore[attr-defined]
     done = _asz("view", "--config", str(config), sessions[0].name)
     assert done.returncode == 0 and "only their skeletons remain" in done.stdout
+
+
+def test_the_record_times_are_noted_once_and_a_line_a_kill_cut_short_is_not_believed(
+        asz_pass: PassRunner, projects: Path) -> None:
+    from asz_core.retention.times import NOTE
+
+    configure(asz_pass, projects, after=-1)
+    asz_pass.run()
+    session = asz_pass.root / "ef21e42a-0206-4578-8b08-8a767d47f5fd"
+    policy = RetentionPolicy(after_ns=3650 * 24 * 3600 * NS, local_only=True)  # ten years: all young
+    dry = retain_root(asz_pass.root, policy, NO_RECEIVER, time.time_ns(), dry_run=True)
+    assert not (session / NOTE).exists() and dry.plan.kept["young"]
+    kept = retain_root(asz_pass.root, policy, NO_RECEIVER, time.time_ns())
+    lines = (session / NOTE).read_text().splitlines()
+    assert len(lines) == 1 and lines[0].endswith(" .") and kept.plan.next_ns is not None
+    stem = lines[0].split(" ")[0]
+    (session / NOTE).write_text(f"{stem} 1 1")  # torn: would say the session is from 1970
+    again = retain_root(asz_pass.root, policy, NO_RECEIVER, time.time_ns())
+    assert not again.removed and (session / NOTE).read_text().splitlines() == lines
