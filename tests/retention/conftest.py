@@ -40,10 +40,12 @@ def receiver() -> Iterator[GrpcReceiver]:
 
 
 def configure(runner: PassRunner, projects: Path, *, endpoint: str = "", after: Any = 0,
-              local_only: bool = False, max_delta: int = MAX_DELTA) -> Path:
+              local_only: bool = False, max_delta: int = MAX_DELTA, bodies: Path | None = None) -> Path:
+    """``bodies``: a directory of provider bodies, landed by claude-code-provider after them."""
+    provider = [{"name": "claude-code-provider", "source_root": str(bodies), "exclude": []}] if bodies else []
     return runner.configure(
         storage={"root": str(runner.root),
                  "retention": {"metadata_only_after": after, "local_only": local_only}},
         adapters=[{"name": "claude-code-local", "source_root": str(projects), "exclude": [],
-                   "collector": {"max_delta_bytes": max_delta}}],
+                   "collector": {"max_delta_bytes": max_delta}}, *provider],
         export={"otlp": {"protocol": "grpc", "endpoint": endpoint, "instance_id": "me@laptop"}})

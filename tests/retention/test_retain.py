@@ -269,3 +269,24 @@ def test_the_record_times_are_noted_once_and_a_line_a_kill_cut_short_is_not_beli
     (session / NOTE).write_text(f"{stem} 1 1")  # torn: would say the session is from 1970
     again = retain_root(asz_pass.root, policy, NO_RECEIVER, time.time_ns())
     assert not again.removed and (session / NOTE).read_text().splitlines() == lines
+
+
+def test_a_provider_body_only_a_skeleton_holds_is_reported_removed_not_damaged(
+        asz_pass: PassRunner, projects: Path, corpus: Path, tmp_path: Path,
+        assert_root_verifies: Callable[[Path], None]) -> None:
+    from tests.provider_support import bodies_by_session, copy_bodies
+
+    requests = bodies_by_session(corpus / "provider-bodies")["a6357d32-308a-4030-84d4-59744b5438d1"]
+    responses = [p.with_name(p.name.replace(".request.", ".response.")) for p in requests]
+    copy_bodies([*requests, *(p for p in responses if p.is_file())], tmp_path / "bodies")
+    configure(asz_pass, projects, after=-1, bodies=tmp_path / "bodies")
+    summary = asz_pass.run()
+    assert not summary.failed, summary.as_dict()
+    bodies = list(asz_pass.root.glob("*/provider_body/*.sd"))
+    assert bodies
+    retain_root(asz_pass.root, RetentionPolicy(after_ns=0, local_only=True), NO_RECEIVER, time.time_ns())
+    assert not list(asz_pass.root.glob("*/provider_body/*.sd"))
+    (report,) = verify_root(asz_pass.root, ["a6357d32-308a-4030-84d4-59744b5438d1"])
+    assert not report.problems and report.counts["provider_body_unavailable"] >= len(requests)
+    assert any("kept only as skeletons" in note for note in report.notes)
+    assert_root_verifies(asz_pass.root)
