@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from asz_core.retention.policy import RetentionPolicy
-from asz_core.retention.receipts import ACCEPTED, Receipt, Receipts
+from asz_core.retention.receipts import ACCEPTED, UNCONFIRMED, Receipt, Receipts
 from asz_core.retention.times import last_record_ns
 from asz_core.root.cursors import AppendCursor
 from asz_core.root.layout import KIND_PREFIX, parse_file_name
@@ -104,8 +104,11 @@ def plan_root(root: Path, policy: RetentionPolicy, receipts: Receipts, now_ns: i
             if not finishing and _after_cursor(path, seq):
                 plan.keep(AFTER_CURSOR, size)
                 continue
-            sha = _sha256(path)
             relpath = path.relative_to(root).as_posix()
+            if not finishing and not policy.local_only and not receipts.receiver:
+                plan.keep(UNCONFIRMED, size)  # no receiver: nothing to hash the file for
+                continue
+            sha = _sha256(path)
             receipt = receipts.receipt(relpath, sha)
             if not finishing and receipt != ACCEPTED and not policy.local_only:
                 plan.keep(receipt, size)
