@@ -12,8 +12,8 @@ from asz_core.cli.app import EXIT_CONFIG, EXIT_OK, App
 __all__ = ["add"]
 
 
-def add(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("glossary", parents=[common], help="what each runtime calls the model's names",
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("glossary", help="what each runtime calls the model's names",
                        description="Print each name the model uses, what the runtime calls it and "
                                    "where the runtime records it, one table per dialect, as the "
                                    "installed adapters declare them. Reads no configuration.")

@@ -15,8 +15,8 @@ __all__ = ["add"]
 _DEFAULT_BUDGET = 2097152
 
 
-def add(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("repack", parents=[common], help="copy the root into DEST, re-cut to a file size",
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("repack", help="copy the root into DEST, re-cut to a file size",
                        description="Copy the storage root, or some sessions, into the new or empty "
                                    "directory DEST with no file larger than the adapter's "
                                    "collector.max_delta_bytes (or --max-delta-bytes): every record "

@@ -11,8 +11,8 @@ from asz_core.cli.app import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, App
 __all__ = ["add"]
 
 
-def add(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("retain", parents=[common], help="replace old, sent landed files by skeletons",
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("retain", help="replace old, sent landed files by skeletons",
                        description="Apply storage.retention now, as the end of every pass does: "
                                    "each landed file whose session's last record is old enough and "
                                    "that the receiver of export.otlp accepted (or any, with "
