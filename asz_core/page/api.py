@@ -32,10 +32,12 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import parse_qsl
 
+from asz_core.glossary import Glossary
 from asz_core.page.catalogue import Catalogue
 from asz_core.page.errors import BadRequest, NotFound, PageError
 
@@ -117,8 +119,10 @@ def _one(query: dict[str, list[str]], key: str) -> str | None:
     return values[0]
 
 
-def handle(catalogue: Catalogue, method: str, path: str, raw_query: str, *, mode: str = "view") -> Response:
-    """The answer to ``method path?raw_query`` (``path`` already percent-decoded)."""
+def handle(catalogue: Catalogue, method: str, path: str, raw_query: str, *, mode: str = "view",
+           glossaries: Sequence[Glossary] = ()) -> Response:
+    """The answer to ``method path?raw_query`` (``path`` already percent-decoded); ``glossaries``
+    are the installed adapters' (:func:`asz_core.glossary.gather`)."""
     if method not in ("GET", "HEAD"):
         return _json({"error": f"{method} is not served: this page only reads", "status": 405}, 405)
     try:
@@ -126,14 +130,14 @@ def handle(catalogue: Catalogue, method: str, path: str, raw_query: str, *, mode
         for pattern, name in _ROUTES:
             match = pattern.fullmatch(path)
             if match is not None:
-                return _route(catalogue, name, match.groups(), query, mode)
+                return _route(catalogue, name, match.groups(), query, mode, glossaries)
         raise NotFound(f"no API at {path}")
     except PageError as exc:
         return _error(exc)
 
 
 def _route(catalogue: Catalogue, name: str, groups: tuple[str, ...], query: dict[str, list[str]],
-           mode: str) -> Response:
+           mode: str, glossaries: Sequence[Glossary]) -> Response:
     if name == "status":
         digests = catalogue.digests()
         newest = max((d.last_ns or 0 for d in digests), default=0)
@@ -149,7 +153,7 @@ def _route(catalogue: Catalogue, name: str, groups: tuple[str, ...], query: dict
             rows = [r for r in rows if r["id"] in keep]
         return _json(rows)
     if name == "glossary":
-        return _json(_glossary(catalogue, _one(query, "dialect")))
+        return _json(_glossary(catalogue, _one(query, "dialect"), glossaries))
     if name == "usage":
         from asz_core.page.usage import PriceTable, usage_report
 
@@ -179,7 +183,7 @@ def _route(catalogue: Catalogue, name: str, groups: tuple[str, ...], query: dict
     return _json(catalogue.files(conversation, session, seqs, hide))
 
 
-def _glossary(catalogue: Catalogue, dialect: str | None) -> dict[str, Any]:
+def _glossary(catalogue: Catalogue, dialect: str | None, glossaries: Sequence[Glossary]) -> dict[str, Any]:
     seen: dict[str, None] = {}
     for digest in sorted(catalogue.digests(), key=lambda d: (d.first_ns is None, d.first_ns or 0)):
         if digest.dialect:
@@ -188,4 +192,7 @@ def _glossary(catalogue: Catalogue, dialect: str | None) -> dict[str, Any]:
     if dialect is not None and dialect not in seen:
         raise NotFound(f"no landed file of this root is read in dialect {dialect!r}")
     chosen = dialect if dialect is not None else (names[0] if names else "")
-    return {"dialect": chosen, "dialects": [n for n in names if n != chosen], "terms": {}, "fields": _FIELDS}
+    declared = next((g for g in glossaries if g.dialect == chosen), None)
+    terms = {} if declared is None else {
+        t.model: {"native": t.native, "where": t.where, "note": t.note} for t in declared.terms}
+    return {"dialect": chosen, "dialects": [n for n in names if n != chosen], "terms": terms, "fields": _FIELDS}

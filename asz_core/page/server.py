@@ -18,10 +18,12 @@ from __future__ import annotations
 import ipaddress
 import socket
 import sys
+from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Final
 from urllib.parse import unquote, urlsplit
 
+from asz_core.glossary import Glossary
 from asz_core.page.api import Response, handle
 from asz_core.page.assets import ASSETS, static_file
 from asz_core.page.catalogue import Catalogue
@@ -85,7 +87,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(Response(400, b'{"error":"the path is not UTF-8","status":400}'), send_body)
             return
         if path.startswith("/api/"):
-            self._send(handle(self.server.catalogue, self.command, path, parts.query), send_body)
+            self._send(handle(self.server.catalogue, self.command, path, parts.query,
+                              glossaries=self.server.glossaries), send_body)
         elif path == "/" or (path.startswith("/c/") and path.count("/") == 2 and len(path) > 3):
             self._send(Response(200, static_file("page.html"), ASSETS["page.html"]), send_body)
         elif path.startswith("/static/") and path[len("/static/"):] in ASSETS:
@@ -113,10 +116,12 @@ class PageServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, catalogue: Catalogue, host: str, port: int, *, log: bool = False) -> None:
+    def __init__(self, catalogue: Catalogue, host: str, port: int, *, log: bool = False,
+                 glossaries: Sequence[Glossary] = ()) -> None:
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         super().__init__((host, port), _Handler)
         self.catalogue = catalogue
+        self.glossaries = glossaries
         self.log = log
         self.loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
 

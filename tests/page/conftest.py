@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from asz_core.glossary import gather
+from asz_core.host import PluginHost
 from asz_core.page.catalogue import Catalogue
 from asz_core.page.server import PageServer
 from asz_core.testing import PassRunner
@@ -56,7 +58,7 @@ def catalogue(page_root: Path) -> Catalogue:
 
 
 def serve(catalogue: Catalogue) -> Iterator[PageServer]:
-    server = PageServer(catalogue, "127.0.0.1", 0)
+    server = PageServer(catalogue, "127.0.0.1", 0, glossaries=gather(PluginHost().load_entry_points()))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -110,7 +110,12 @@ def test_status_and_glossary_answer(page_server: PageServer) -> None:
     status = get_json(page_server, "/api/status")
     assert status["mode"] == "view" and status["conversations"] > 60
     glossary = get_json(page_server, "/api/glossary")
-    assert glossary["dialect"] and set(glossary) == {"dialect", "dialects", "terms", "fields"}
+    assert glossary["dialect"] == "claude-code/1" and set(glossary) == {"dialect", "dialects", "terms", "fields"}
+    assert {"kiro-cli/1", "kiro-ide/1"} <= set(glossary["dialects"])
+    assert glossary["terms"]["call"]["native"] == "message.id"  # the adapter's own declaration
+    kiro = get_json(page_server, "/api/glossary?dialect=kiro-cli/1")
+    assert kiro["dialect"] == "kiro-cli/1" and kiro["terms"] and "claude-code/1" in kiro["dialects"]
+    assert get(page_server, "/api/glossary?dialect=langchain/1")[0] == 404
 
 
 # ---- 400 ---------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace, app: App) -> int:
+    from asz_core.glossary import gather
     from asz_core.page.catalogue import Catalogue
     from asz_core.page.server import PageServer, parse_addr
 
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace, app: App) -> int:
         print(f"asz: no sessions in {app.config.root}: run `asz-pipeline run` first", file=app.err)
         return EXIT_FAILED
     try:
-        server = PageServer(catalogue, host, port, log=True)
+        server = PageServer(catalogue, host, port, log=True, glossaries=gather(app.host))
     except OSError as exc:
         print(f"asz: cannot listen on {args.addr}: {exc}", file=app.err)
         return EXIT_FAILED
