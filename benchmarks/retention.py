@@ -29,7 +29,7 @@ from asz_core.pipeline import run_pass
 from asz_core.root.layout import parse_file_name
 from asz_core.testing import run_sdcheck
 from asz_core.verify import verify_root
-from tests.otlp_receivers import GrpcReceiver
+from tests.plugins.otlp_push.otlp_receivers import GrpcReceiver
 
 
 def sizes(root: Path) -> tuple[Counter[str], Counter[str]]:

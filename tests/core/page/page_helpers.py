@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from asz_core.sessiondata import Usage
-from tests.view.view_helpers import SESSION, land, note, prompt, reply, result
+from tests.core.view.view_helpers import SESSION, land, note, prompt, reply, result
 
 #: Text a transcript could hold that a careless page would run.
 HOSTILE = '<img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script>'

@@ -15,7 +15,7 @@ import pytest
 
 from asz_core.page.catalogue import MAX_FILES, Catalogue
 from asz_core.page.server import CSP, PageServer
-from tests.page.conftest import serve
+from tests.core.page.conftest import serve
 
 pytestmark = pytest.mark.corpus
 

@@ -20,8 +20,8 @@ import pytest
 from asz_core.page.catalogue import Catalogue
 from asz_core.page.export import to_html
 from asz_core.page.server import PageServer
-from tests.page.conftest import serve
-from tests.page.page_helpers import PROMPT_WORD, hostile_session
+from tests.core.page.conftest import serve
+from tests.core.page.page_helpers import PROMPT_WORD, hostile_session
 
 CHROMIUM = next((p for p in (shutil.which("chromium"), shutil.which("chromium-browser")) if p), None)
 if CHROMIUM is None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from asz_core.page.catalogue import Catalogue, clip_utf8
 from asz_core.sessiondata import Usage
-from tests.page.page_helpers import PROMPT_WORD, hostile_session
-from tests.view.view_helpers import SESSION, land, prompt, reply
+from tests.core.page.page_helpers import PROMPT_WORD, hostile_session
+from tests.core.view.view_helpers import SESSION, land, prompt, reply
 
 
 def test_a_session_is_read_again_only_when_a_file_lands_in_it(tmp_path: Path) -> None:

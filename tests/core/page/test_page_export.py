@@ -13,7 +13,7 @@ import pytest
 from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK
 from asz_core.page.catalogue import Catalogue
 from asz_core.page.export import items, to_html, to_markdown
-from tests.page.page_helpers import HOSTILE, PROMPT_WORD, hostile_session
+from tests.core.page.page_helpers import HOSTILE, PROMPT_WORD, hostile_session
 
 
 def asz(config: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -21,7 +21,7 @@ from asz_core.retention.retain import retain_root
 from asz_core.sessiondata import open_file
 from asz_core.testing import PassRunner
 from asz_core.view.document import build_document
-from tests.retention.conftest import configure
+from tests.core.retention.conftest import configure
 
 SMALLEST = 4096  #: the smallest max_delta_bytes the configuration allows
 

@@ -21,9 +21,9 @@ from asz_core.retention.retain import retain_root
 from asz_core.sessiondata import open_file
 from asz_core.testing import PassRunner
 from asz_core.verify import verify_root
+from tests.core.retention.conftest import configure
 from tests.helpers import temp_files
-from tests.otlp_receivers import GrpcReceiver
-from tests.retention.conftest import configure
+from tests.plugins.otlp_push.otlp_receivers import GrpcReceiver
 
 NS = 1_000_000_000
 

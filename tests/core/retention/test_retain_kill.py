@@ -23,8 +23,8 @@ import pytest
 from asz_core.retention.plan import session_files
 from asz_core.sessiondata import open_file
 from asz_core.testing import PassRunner
+from tests.core.retention.conftest import SLUGS, configure
 from tests.helpers import temp_files
-from tests.retention.conftest import SLUGS, configure
 
 SEEDS = 6
 STEPS = ("skeleton-land", "landed-unlink")
