@@ -689,7 +689,7 @@ def changes_part(d: dict[str, Any], tur: dict[str, Any], src: Source, tool: str,
     patch = tur["structuredPatch"] or []
     if not patch and after is None:
         return None
-    if not d["timestamp"]:  # upstream's record check refuses a record with no time
+    if not (d["timestamp"] and src.session and src.stream):  # upstream's record check refuses it
         return None
     cwd = d["cwd"]
     if cwd:
