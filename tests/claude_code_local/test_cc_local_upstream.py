@@ -427,3 +427,54 @@ def test_changed_lines_land_what_upstream_lands(cc_projects: Path, tmp_path: Pat
     assert not tally.unexplained, _explain(tally)
     assert tally.same + sum(tally.by_known.values()) == tally.records
     print(f"changed lines, seed {seed}: {_explain(tally)}")  # the figure (seen with -s)
+
+
+# ---- the restatement itself, held to the facts' own examples -----------------------------------------
+
+MAIN = upstream.Source("transcript", "s1")
+
+
+def _one(payload: bytes, source: upstream.Source = MAIN) -> dict[str, Any]:
+    line = upstream.convert(payload, 1, 0, source)
+    value: dict[str, Any] = orjson.loads(line)
+    return value
+
+
+def test_the_restatement_follows_the_facts_examples() -> None:
+    # a literal null decodes to an empty record: one data part of the whole payload
+    assert _one(b"null")["parts"] == [{"k": "data", "data": None, "state": "available", "bytes": 4}]
+    # mcp__foo___bar holds "__" twice (overlapping): left whole; one "__" inside splits
+    assert upstream.mcp_split("mcp__foo___bar") == ("", "")
+    assert upstream.mcp_split("mcp__srv__do_it") == ("srv", "do_it")
+    assert upstream.mcp_split("mcp____x") == ("", "")
+    # an unpaired surrogate escape reads as U+FFFD, written literally
+    line = upstream.convert(b'{"type":"user","message":{"content":"a\\ud83db"}}', 1, 0, MAIN)
+    assert '"text":"a\ufffdb"'.encode() in line
+    # an unknown part's string is HTML-escaped; the writer's own strings are not
+    line = upstream.convert(b'{"type":"user","aiTitle":"<&>","message":{"content":[{"type":"x<y"}]}}', 1, 0, MAIN)
+    assert b'"label":"<&>"' in line and b'"text":"block type \\"x<y\\" is not one this dialect describes"' in line
+    assert b'"data":"{\\"type\\":\\"x\\u003cy\\"}"' in line
+    # usage of zeros is written as {}; a fraction is a field of another type: the line is damaged,
+    # and flagged for the attachment type its bytes name
+    assert _one(b'{"type":"assistant","message":{"usage":{"input_tokens":0}}}')["usage"] == {}
+    damaged = _one(b'{"type":"assistant","message":{"usage":{"input_tokens":1.5}},"x":"prompt_snapshot"}')
+    assert damaged["parts"][0]["text"] == "the record is not valid JSON"
+    assert damaged["flags"] == ["system_prompt", "tool_schemas"]
+    # failed is written whenever is_error is true or false; a null is_error sets nothing
+    parts = _one(b'{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t","is_error":false},'
+                 b'{"type":"tool_result","tool_use_id":"u","is_error":null,"content":""}]}}')["parts"]
+    assert parts == [{"k": "result", "of": "t", "failed": False, "state": "available"},
+                     {"k": "result", "data": "", "of": "u", "state": "available", "bytes": 2}]
+    # keys in any case name their field; of two keys the last wins
+    record = _one(b'{"TYPE":"assistant","Uuid":"a","uuid":"b","message":{"Stop_Reason":"end_turn"}}')
+    assert (record["id"], record["from"], record["flags"]) == ("b", "agent", ["finished"])
+    # a journal record holding a result, even null, is a child's result; no input from a person there
+    journal = upstream.Source("journal", "s1", "", "wf_1")
+    assert _one(b'{"type":"user","origin":{"kind":"human"},"result":null}', journal)["flags"] == ["child_result"]
+
+
+def test_a_go_string_is_written_as_go_writes_it() -> None:
+    assert upstream.go_string("\b\f\x01\x7f\u2028<", False) == b'"\\b\\f\\u0001\x7f\\u2028<"'
+    assert upstream.go_string("<&>", True) == b'"\\u003c\\u0026\\u003e"'
+    # each byte of a bad sequence is one U+FFFD (Go), not one per sequence (Python's "replace")
+    assert upstream.go_text(b"\xe2\x82A") == "\ufffd\ufffdA"
