@@ -109,6 +109,7 @@ class Tally:
     by_known: Counter[str] = field(default_factory=Counter)
     unexplained: list[tuple[str, int, bytes, bytes]] = field(default_factory=list)
     diffs_checked: int = 0
+    changes: int = 0
 
     @property
     def share(self) -> float:
@@ -120,26 +121,35 @@ class Tally:
         self.by_known.update(other.by_known)
         self.unexplained += other.unexplained
         self.diffs_checked += other.diffs_checked
+        self.changes += other.changes
 
 
-def _apply(before: str, hunks: list[dict[str, object]]) -> str:
-    """``before`` with unified hunks applied (lines without their newline), or AssertionError."""
-    old = before.split("\n")
+def _lines(text: str) -> list[str]:
+    """A text's lines without their newlines (the last newline's absence is the endpoint's to say)."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _apply(before: str, hunks: list[dict[str, Any]]) -> list[str]:
+    """The lines of ``before`` with unified hunks applied, or AssertionError where they do not fit."""
+    old = _lines(before)
     out: list[str] = []
     at = 0
     for hunk in hunks:
-        start = max(int(str(hunk["old_start"])) - 1, 0)
+        start = max(int(hunk["old_start"]) - 1, 0)
         assert start >= at
         out += old[at:start]
         at = start
-        for line in hunk["lines"]:  # type: ignore[attr-defined]
+        for line in hunk["lines"]:
             sign, text = line[:1], line[1:]
             if sign in (" ", "-"):
                 assert old[at] == text
                 at += 1
             if sign in (" ", "+"):
                 out.append(text)
-    return "\n".join(out + old[at:])
+    return out + old[at:]
 
 
 def _landed_diff(line: bytes, needs: upstream.NeedsDiffer) -> upstream.FileDiff:
@@ -147,7 +157,7 @@ def _landed_diff(line: bytes, needs: upstream.NeedsDiffer) -> upstream.FileDiff:
     change = orjson.loads(line)["parts"][-1]["data"]["changes"][0]
     hunks = change.get("hunks", [])
     if change["diff"] == "available":
-        assert _apply(needs.before.decode(), hunks) == needs.after.decode()
+        assert _apply(needs.before.decode(), hunks) == _lines(needs.after.decode())
         assert change["additions"] == sum(x.startswith("+") for h in hunks for x in h["lines"])
         assert change["deletions"] == sum(x.startswith("-") for h in hunks for x in h["lines"])
     encoded = [upstream.obj([(k, json.dumps(h[k]).encode()) for k in ("old_start", "old_lines", "new_start",
@@ -208,6 +218,7 @@ def compare_root(root: Path, projects: Path) -> Tally:
                 expected = upstream.convert(payload, ord_, off, source, _landed_diff(line, needs))
                 tally.diffs_checked += 1
             tally.records += 1
+            tally.changes += b'"schema":"changes/1"' in expected
             if expected == line:
                 tally.same += 1
                 continue
@@ -229,7 +240,8 @@ def _land(projects: Path, work: Path) -> Path:
 
 
 def _explain(tally: Tally) -> str:
-    lines = [f"{tally.same}/{tally.records} identical; known {dict(tally.by_known)}"]
+    lines = [f"{tally.same}/{tally.records} identical; known {dict(tally.by_known)}; "
+             f"computed diffs checked {tally.diffs_checked}, changes/1 parts {tally.changes}"]
     for src, ord_, landed, expected in tally.unexplained[:5]:
         at = next((i for i, (a, b) in enumerate(zip(landed, expected, strict=False)) if a != b),
                   min(len(landed), len(expected)))
@@ -303,6 +315,16 @@ STEERS: dict[tuple[str, ...], list[object]] = {
     ("logicalParentUuid",): ["p-1"],
     ("aiTitle",): ["A <title> & more"],
     ("cwd",): ["/", "/Users/dev", "relative/dir", ""],
+    ("toolUseResult", "filePath"): ["/Users/dev/a.py", "/Users/dev/../b.py", "rel/c.py", "/Users/devx/d", ""],
+    ("toolUseResult", "structuredPatch"): [[], None, [{"oldStart": 1, "oldLines": 1, "newStart": 1, "newLines": 1,
+                                                       "lines": ["-a", "+b", None]}]],
+    ("toolUseResult", "originalFile"): [None, "", "one\ntwo\nthree\n", "x\x00y", "no newline"],
+    ("toolUseResult", "content"): ["one\n2\nthree\nfour", "", "\n\n"],
+    ("toolUseResult", "oldString"): ["two", "e", ""],
+    ("toolUseResult", "newString"): ["TWO\n", ""],
+    ("toolUseResult", "replaceAll"): [True, 1],
+    ("toolUseResult", "notebook_path"): ["/Users/dev/n.ipynb"],
+    ("toolUseResult", "updated_file"): ["{}\n", None],
 }
 
 
@@ -478,3 +500,32 @@ def test_a_go_string_is_written_as_go_writes_it() -> None:
     assert upstream.go_string("<&>", True) == b'"\\u003c\\u0026\\u003e"'
     # each byte of a bad sequence is one U+FFFD (Go), not one per sequence (Python's "replace")
     assert upstream.go_text(b"\xe2\x82A") == "\ufffd\ufffdA"
+
+
+def _edit_variant(line: bytes, rng: random.Random) -> bytes:
+    """A real edit's result line with what it says of the file changed: paths, sides, patch, strings."""
+    value = orjson.loads(line)
+    edits = [(path, choices) for path, choices in STEERS.items() if path[0] in ("toolUseResult", "cwd")]
+    for path, choices in rng.sample(edits, rng.randint(1, 4)):
+        target = value
+        for step in path[:-1]:
+            target = target.setdefault(step, {}) if isinstance(target, dict) else target
+        if isinstance(target, dict):
+            target[path[-1]] = copy.deepcopy(rng.choice(choices))
+    if rng.random() < 0.3:
+        value.pop("timestamp", None)
+    return json.dumps(value, ensure_ascii=rng.random() < 0.5, separators=(",", ":")).encode()
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_changed_edits_land_what_upstream_lands(cc_projects: Path, tmp_path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    edits = [line for path in sorted(cc_projects.rglob("*.jsonl")) for line in path.read_bytes().splitlines()
+             if b'"toolUseResult":{' in line and (b'"filePath"' in line or b'"structuredPatch"' in line)]
+    projects = tmp_path / "projects"
+    _write_session(projects, 0, [_edit_variant(rng.choice(edits), rng) for _ in range(600)], rng)
+    tally = compare_root(_land(projects, tmp_path / "pass"), projects)
+    assert tally.changes >= 100 and tally.diffs_checked >= 10, _explain(tally)
+    assert not tally.unexplained, _explain(tally)
+    assert tally.share >= 0.99, _explain(tally)
+    print(f"changed edits, seed {seed}: {_explain(tally)}")  # the figure (seen with -s)
