@@ -865,3 +865,24 @@ def _first_result_of(content: bytes | None) -> str:
         if ok and b["type"] == "tool_result" and b["tool_use_id"]:
             return str(b["tool_use_id"])
     return ""
+
+
+# ---- the file around the records -----------------------------------------------------------------
+
+
+def header_line(seq: int, at: str, src: str, source: Source) -> bytes:
+    """A landed file's first line (no newline) for ``source`` at ``src``, as upstream's collector heads it."""
+    pairs = [("h", b"1"), ("schema", _s("sd/1")), ("seq", str(seq).encode()), ("at", _s(at)),
+             ("kind", _s(source.kind)), ("adapter", _s("claude-code-local/0.1.0")), ("dialect", _s("claude-code/1")),
+             ("src", _s(src)), ("session", _s(source.session))]
+    if source.stream:
+        pairs.append(("stream", _s(source.stream)))
+    if source.run:
+        pairs.append(("batch", _s(source.run)))
+    return obj(pairs)
+
+
+def end_line(before: bytes, records: int) -> bytes:
+    """The last line (no newline): how many records, and the digest of every byte before it."""
+    return obj([("t", _s("end")), ("records", str(records).encode()),
+                ("digest", _s(hashlib.sha256(before).hexdigest()))])
