@@ -65,11 +65,27 @@ def _load_builtin_checks() -> None:
     import asz_core.providerbody.check  # noqa: F401 - registers the provider_body check
 
 
-def verify_root(root: Path, sessions: Iterable[str] | None = None) -> list[SessionReport]:
+def verify_root(root: Path, sessions: Iterable[str] | None = None,
+                progress: Callable[[int, int], None] | None = None) -> list[SessionReport]:
+    """Every session's report (or those named); ``progress(done, total)`` after each."""
     _load_builtin_checks()
     names = list(sessions) if sessions is not None else sorted(
         p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
-    return [verify_session(root, name) for name in names]
+    reports = []
+    for name in names:
+        reports.append(verify_session(root, name))
+        if progress is not None:
+            progress(len(reports), len(names))
+    return reports
+
+
+def _check_round_chain(root: Path, session: str, report: SessionReport) -> None:
+    """The session's round chain (its conversation is the session): digests, links, seq
+    contiguity, and every landed file a round consumed (a lost one named by round and seq)."""
+    from asz_core.assembly.chaincheck import check_chain
+
+    for problem in check_chain(root, session):
+        report.problems.append(Problem(session, problem.kind, problem.path, problem.message))
 
 
 def _expected_place(root: Path, path: Path) -> tuple[str, str | None]:
@@ -101,7 +117,7 @@ class _Chain:
         if record.ord != self.want_ord:
             self.pending.append(Problem(self.report.session, "ord gap", str(path),
                                         f"row {row}: ord {record.ord}, expected {self.want_ord}"))
-        elif record.off != self.want_off:
+        if record.off != self.want_off:
             self.pending.append(Problem(self.report.session, "byte gap", str(path),
                                         f"row {row}: off {record.off}, expected {self.want_off}"))
         self.seen[record.ord] = (record.off, record.sha)
@@ -170,6 +186,7 @@ def verify_session(root: Path, session: str) -> SessionReport:
         report.counts[name.kind] += 1
     for chain in chains.values():
         chain.finish()
+    _check_round_chain(root, session, report)
     if report.repeats:
         report.notes.append(f"{report.repeats} record(s) landed more than once (a crash between "
                             f"landing and the cursor write); readers keep the first copy")
