@@ -25,6 +25,9 @@ from tests.core.page.page_helpers import PROMPT_WORD, hostile_session
 
 CHROMIUM = next((p for p in (shutil.which("chromium"), shutil.which("chromium-browser")) if p), None)
 if CHROMIUM is None:
+    # .ci/run installs chromium and sets ASZ_REQUIRE_BROWSER, so there a missing browser fails
+    if os.environ.get("ASZ_REQUIRE_BROWSER"):
+        pytest.fail("ASZ_REQUIRE_BROWSER is set but no chromium is on PATH", pytrace=False)
     pytest.skip("no chromium on PATH (Debian: apt-get install chromium)", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
 
