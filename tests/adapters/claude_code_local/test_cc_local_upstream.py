@@ -26,10 +26,11 @@ from cc_helpers import ADAPTER
 from asz_core.cli.main import main
 from asz_core.testing import PassRunner
 from tests import claude_code_upstream as upstream
+from tests.helpers import REPO
 
 pytestmark = pytest.mark.corpus
 
-README = Path(__file__).resolve().parents[2] / "asz_adapters" / "claude_code_local" / "README.md"
+README = REPO / "asz_adapters" / "claude_code_local" / "README.md"
 
 
 # ---- the differences README.md lists, each recognised by its source line ---------------------------
@@ -266,7 +267,7 @@ def test_the_corpus_lands_what_upstream_lands(cc_projects: Path, tmp_path: Path)
 def _scenarios(shared: Path) -> list[Path]:
     theirs = sorted(p for p in (shared / "corpus" / "upstream" / "tests" / "scenarios").glob("*.yaml")
                     if not p.name.endswith(".expect.yaml"))
-    ours = sorted(p for p in (Path(__file__).resolve().parents[1] / "scenarios").glob("*.yaml")
+    ours = sorted(p for p in (REPO / "tests" / "scenarios").glob("*.yaml")
                   if not p.name.endswith(".expect.yaml"))
     return theirs + ours
 
