@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from asz_core.collect.saving import save_state, stat_source
+from asz_core.collect.saving import load_cursor, save_state, stat_source
 from asz_core.collect.source import LineDialect, SourceLine, convert_line, line_sha
 from asz_core.context import AdapterContext
 from asz_core.root.cursors import ACTIVE, SnapshotCursor
@@ -50,7 +50,7 @@ def collect_snapshot(ctx: AdapterContext, session: SessionHandle, source: Snapsh
     """Land ``source`` again if its content changed since the version that last landed."""
     counters = ctx.counters
     path = session.path(source.subdir, f"{KIND_PREFIX.get(source.kind, source.kind)}.cursor")
-    cursor = SnapshotCursor.load(path)
+    cursor = load_cursor(ctx, SnapshotCursor, path)
     st = stat_source(ctx, session, cursor, path, source.path)
     if st is None:
         return
