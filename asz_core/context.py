@@ -85,6 +85,7 @@ class AdapterCounters:
     errors: int = 0       #: failures (fails the pass)
     waiting: int = 0      #: units that cannot be placed yet; tried again every pass
     unreadable: int = 0   #: units that cannot be read
+    excluded: int = 0     #: sessions the adapter's include/exclude keep out (not landed)
 
     def add(self, other: AdapterCounters) -> None:
         for f in fields(self):
@@ -298,6 +299,7 @@ class PassSummary:
             for key in ("waiting", "unreadable"):
                 label = labels.get(key, key)
                 out[label] = out.get(label, 0) + getattr(counters, key)
+        out["excluded"] = t.excluded
         return out
 
     def as_dict(self) -> dict[str, Any]:

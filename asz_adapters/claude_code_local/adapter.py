@@ -140,6 +140,7 @@ def asz_claim(ctx: AdapterContext, found: Iterable[Found]) -> Iterable[SessionCl
                     _count_refused(ctx, refused)
             continue
         if not admits(sources.directory):
+            ctx.counters.excluded += 1
             continue
         for refused in sources.refused:
             _count_refused(ctx, refused)
