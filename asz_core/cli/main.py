@@ -38,6 +38,14 @@ def build_parser(app: App) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
+    try:
+        return _main(argv, app)
+    except KeyboardInterrupt:  # while the plugins and configuration load, before a pass holds anything
+        print("asz: interrupted; nothing was landed by this run", file=sys.stderr)
+        return 130
+
+
+def _main(argv: Sequence[str] | None, app: App | None) -> int:
     if app is None:
         # Before any plugin, configuration or pass machinery is imported: a ``run`` that finds
         # nothing changed since the last two passes, which changed nothing and agreed, repeats

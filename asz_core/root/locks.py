@@ -6,6 +6,7 @@ with its process. The root lock's file names its holder, so a second pass can sa
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import time
@@ -55,7 +56,8 @@ class FileLock:
             if self.describe:
                 note = f"pid {os.getpid()} on {os.uname().nodename} since {time.strftime('%Y-%m-%dT%H:%M:%S%z')}"
                 os.ftruncate(fd, 0)
-                os.pwrite(fd, note.encode(), 0)
+                with contextlib.suppress(OSError):  # a full disk: the lock is held all the same,
+                    os.pwrite(fd, note.encode(), 0)  # and the pass says so where it writes
             if self.on_acquired is not None:
                 self.on_acquired()
         except BaseException:

@@ -7,6 +7,7 @@ file in the session, so the files are the authority and ``session.state`` is onl
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Callable, Iterator
 from functools import cached_property
@@ -18,6 +19,7 @@ from asz_core.root.cursors import format_pairs
 from asz_core.root.durable import OWNER_DIR, fsync_dir, make_dirs, write_note
 from asz_core.root.layout import check_id, parse_file_name
 from asz_core.root.locks import FileLock, LockBusy
+from asz_core.root.upstream_index import drop_upstream_index
 
 if TYPE_CHECKING:
     from asz_core.root.landing import LandedFile, LandingFile
@@ -108,9 +110,19 @@ class StorageRoot:
         confined.check_owner(self.path)
         confined.enter(self.path)
         probe = self.path / f".probe-{os.getpid()}"
-        fd = confined.open_path(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.close(fd)
-        confined.unlink(probe)
+        try:
+            fd = confined.open_path(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                # a byte, not an empty file: a full file system still has inodes for those
+                os.write(fd, b"\n")
+            finally:
+                os.close(fd)
+                confined.unlink(probe)
+        except OSError as exc:
+            if exc.errno == errno.ENOSPC:
+                raise OSError(exc.errno, "no space left on its file system; nothing landed before was "
+                                         "changed: free some space and run the pass again") from None
+            raise
 
     def sweep(self) -> None:
         """Remove the temporary files a killed pass left at the top of the root (its own
@@ -158,6 +170,7 @@ class SessionHandle:
         self._on_landed = on_landed
         self._lock: FileLock | None = None
         self._next_seq = 0
+        self._index_checked = False        #: upstream's ``index/`` looked for (see :meth:`begin`)
         self._unsynced: set[Path] = set()  #: directories holding names landed since the last sync
         self._created: set[Path] = set()   #: parents of directories created this pass
         self.landed: list[LandedFile] = []
@@ -272,6 +285,9 @@ class SessionHandle:
         """Start a file under ``<session>/<subdir>``; its seq and collection time are set here."""
         from asz_core.root.landing import LandingFile  # loads the writer: only once something lands
 
+        if not self._index_checked and not self.root.dry_run:
+            self._index_checked = True
+            drop_upstream_index(self.dir)  # before the first file is added, as the format says
         header.seq = self._next_seq
         header.at = self.root.at
         header.session = self.id
