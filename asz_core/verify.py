@@ -83,7 +83,7 @@ def verify_root(root: Path, sessions: Iterable[str] | None = None) -> list[Sessi
     confined.enter(root)
     names = list(sessions) if sessions is not None else sorted(
         entry.name for entry in confined.scandir(root)
-        if not entry.name.startswith(("_", ".")) and entry.is_dir())  # a link to one is reported
+        if not entry.name.startswith(("_", ".")) and (entry.is_dir or entry.is_link))  # a link is reported
     return [verify_session(root, name) for name in names]
 
 

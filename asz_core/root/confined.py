@@ -27,10 +27,11 @@ import errno
 import os
 import stat
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LinkRefused", "RootRefused", "check_owner", "enter", "listdir", "mkdir", "open_dir", "open_path",
+__all__ = ["Entry", "LinkRefused", "RootRefused", "check_owner", "enter", "listdir", "mkdir", "open_dir", "open_path",
            "rename", "rename_noreplace_at", "scandir", "unlink"]
 
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -119,7 +120,23 @@ def open_path(path: str | Path, flags: int, mode: int = 0o600) -> int:
     except OSError as exc:
         if exc.errno == errno.ELOOP or (exc.errno == errno.EXDEV and where is not None):
             raise LinkRefused(path) from None
+        # a link where a directory was asked for says "not a directory" (``O_DIRECTORY`` is
+        # checked before ``O_NOFOLLOW``): said as what it is
+        if exc.errno == errno.ENOTDIR and _has_link(path, where):
+            raise LinkRefused(path) from None
         raise
+
+
+def _has_link(path: str | Path, where: tuple[int, str] | None) -> bool:
+    """Whether ``path``, or a directory on the way to it below its root, is a link (asked only
+    once an open failed, to say why)."""
+    text = os.path.abspath(path)
+    top = text[: len(text) - len(where[1])] if where is not None and where[1] != "." else os.path.dirname(text)
+    while len(text) >= len(top) and text not in ("", os.sep):
+        if os.path.islink(text):
+            return True
+        text = os.path.dirname(text)
+    return False
 
 
 def open_dir(path: str | Path) -> int:
@@ -146,13 +163,22 @@ def listdir(path: str | Path) -> list[str]:
         os.close(fd)
 
 
-def scandir(path: str | Path) -> list[os.DirEntry[str]]:
-    """The entries of ``path``, whose ``is_dir``/``is_file`` with ``follow_symlinks=False``
-    say what each name is without another system call where the file system tells."""
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A name in a directory and what it is itself (a link is not looked through)."""
+
+    name: str
+    is_dir: bool
+    is_link: bool
+
+
+def scandir(path: str | Path) -> list[Entry]:
+    """The entries of ``path``: what each is comes with the listing where the file system says
+    so, else from an ``lstat`` relative to the open directory."""
     fd = open_dir(path)
     try:
         with os.scandir(fd) as entries:
-            return list(entries)
+            return [Entry(e.name, e.is_dir(follow_symlinks=False), e.is_symlink()) for e in entries]
     finally:
         os.close(fd)
 

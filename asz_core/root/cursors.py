@@ -117,7 +117,10 @@ class Cursor:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise CursorUnreadable(path, f"not UTF-8 (byte {exc.start})") from None
-        for key, value in parse_pairs(text):
+        pairs = list(parse_pairs(text))
+        if not any(key == "state" for key, _ in pairs):
+            raise CursorUnreadable(path, "no state line: not a cursor")
+        for key, value in pairs:
             is_int = ints.get(key)
             if is_int is None:
                 continue  # a later version's key, or upstream's (``schema``, ``kind``, ``origin``)

@@ -160,17 +160,22 @@ def open_private(path: Path, flags: int) -> int:
     """Open (creating it, owner-only) a file of the root's own that is written in place: the
     lock, ``session.state``, an index appended to.
 
-    A link there is refused (:mod:`~asz_core.root.confined`); a name that is not a regular file
-    of its own (a hard link to another file, a fifo, a device) is replaced by a new empty file
-    first, so that writing in place can only ever change this file.
+    A link above it is refused (:mod:`~asz_core.root.confined`); a name that is not a regular
+    file of its own (a link, a hard link to another file, a fifo, a device) is replaced by a new
+    empty file first, so that writing in place can only ever change this file.
     """
-    fd = confined.open_path(path, flags | os.O_CREAT | os.O_NONBLOCK, OWNER_FILE)
-    st = os.fstat(fd)
-    if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
-        os.set_blocking(fd, True)
-        return fd
-    os.close(fd)
-    confined.unlink(path)
+    try:
+        fd = confined.open_path(path, flags | os.O_CREAT | os.O_NONBLOCK, OWNER_FILE)
+    except confined.LinkRefused:
+        if not os.path.islink(path):
+            raise  # a link above it: refused
+    else:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+            os.set_blocking(fd, True)
+            return fd
+        os.close(fd)
+    confined.unlink(path)  # the link itself: ``unlinkat`` never follows the last component
     return confined.open_path(path, flags | os.O_CREAT | os.O_EXCL, OWNER_FILE)
 
 

@@ -45,7 +45,7 @@ def landed_files_in(directory: Path) -> Iterator[tuple[int, Path]]:
         return
     for entry in entries:
         parsed = parse_file_name(entry.name)
-        if parsed is not None and not entry.is_symlink():
+        if parsed is not None and not entry.is_link:
             yield parsed.seq, directory / entry.name
 
 
@@ -146,7 +146,7 @@ class StorageRoot:
         except FileNotFoundError:
             return
         for entry in sorted(entries, key=lambda e: e.name):
-            if not entry.name.startswith(("_", ".")) and entry.is_dir(follow_symlinks=False):
+            if not entry.name.startswith(("_", ".")) and entry.is_dir:
                 yield entry.name
 
     def session_dir(self, session: str) -> Path:
