@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 import sys
@@ -11,6 +10,7 @@ from asz_core import __version__
 
 TYPE_CHECKING = False  # not ``typing``'s: a repeated pass imports nothing it need not
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Sequence
 
     from asz_core.cli.app import App
@@ -19,6 +19,8 @@ __all__ = ["build_parser", "main"]
 
 
 def build_parser(app: App) -> argparse.ArgumentParser:
+    import argparse  # here, not at the top: ``main`` is reached (and SIGINT handled) sooner
+
     from asz_core.cli import commands
 
     parser = argparse.ArgumentParser(
