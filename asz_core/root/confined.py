@@ -81,16 +81,39 @@ def check_owner(root: Path) -> None:
 
 
 def enter(root: Path) -> None:
-    """Confine every later open below ``root`` to it (nothing when it is not a directory yet)."""
+    """Confine every later open below ``root`` to it (nothing when it is not a directory yet).
+
+    Called again for the same path, it checks the directory held is still the one there (a
+    root removed and made again is entered anew). A process holds at most :data:`_MOST_ROOTS`
+    (a test run passes through hundreds): the one entered longest ago is let go first."""
     given = os.path.join(os.path.abspath(root), "")
-    if given in _roots:
+    held = _roots.get(given)
+    try:
+        st = os.stat(root)
+    except (FileNotFoundError, NotADirectoryError):
         return
+    if held is not None:
+        now = os.fstat(held)
+        if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):
+            return
+        _leave(held)
     try:
         fd = os.open(root, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
     except (FileNotFoundError, NotADirectoryError):
         return
+    while len(set(_roots.values())) >= _MOST_ROOTS:
+        _leave(next(iter(_roots.values())))
     _roots[given] = fd
     _roots.setdefault(os.path.join(os.path.realpath(root), ""), fd)
+
+
+_MOST_ROOTS = 8
+
+
+def _leave(fd: int) -> None:
+    for prefix in [prefix for prefix, held in _roots.items() if held == fd]:
+        del _roots[prefix]
+    os.close(fd)
 
 
 def _beneath(path: str | Path) -> tuple[int, str] | None:
