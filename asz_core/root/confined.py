@@ -120,7 +120,9 @@ def _beneath(path: str | Path) -> tuple[int, str] | None:
     """The descriptor of the entered root ``path`` lies in and the path relative to it."""
     if not _roots:
         return None
-    text = os.path.abspath(path)
+    text = os.fspath(path)
+    if not text.startswith(os.sep):  # an absolute path is taken as it is: a ``..`` in what is
+        text = os.path.abspath(text)  # below the root is refused by the open itself
     for prefix, fd in _roots.items():
         if text.startswith(prefix):
             return fd, text[len(prefix):]
@@ -233,6 +235,7 @@ def rename(source: str | Path, target: str | Path, *, replace: bool) -> None:
 _UNLOADED: Any = object()
 _openat2_fn: Any = _UNLOADED
 _renameat2_fn: Any = _UNLOADED
+_hows: dict[tuple[int, int], Any] = {}
 _RENAME_NOREPLACE = 1
 
 
@@ -287,6 +290,7 @@ def _openat2() -> Any:
             with contextlib.suppress(OSError, AttributeError):
                 fn = ctypes.CDLL(None, use_errno=True).syscall
                 fn.restype = ctypes.c_long
+                fn.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
                 _openat2_fn = fn
     return _openat2_fn
 
@@ -296,10 +300,12 @@ def _open_beneath(root_fd: int, rel: str, flags: int, mode: int) -> int:
     if fn is not None:
         import ctypes
 
-        how = (ctypes.c_uint64 * 3)(flags, mode if flags & os.O_CREAT else 0,
-                                    _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS)
-        fd = fn(ctypes.c_long(_SYS_OPENAT2), ctypes.c_int(root_fd), os.fsencode(rel), how,
-                ctypes.c_size_t(ctypes.sizeof(how)))
+        key = (flags, mode if flags & os.O_CREAT else 0)
+        how = _hows.get(key)
+        if how is None:  # ``struct open_how``: flags, mode, resolve; one per kind of open
+            how = _hows[key] = (ctypes.c_uint64 * 3)(*key, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS
+                                                      | _RESOLVE_NO_MAGICLINKS)
+        fd = fn(_SYS_OPENAT2, root_fd, os.fsencode(rel), how, 24)
         if fd >= 0:
             return int(fd)
         err = ctypes.get_errno()
