@@ -106,7 +106,9 @@ class StorageRoot:
         """Create the root (owner-only) and check it is the running user's alone and can be
         written; ``OSError`` if not (:class:`~asz_core.root.confined.RootRefused` for a root
         another user could plant links in)."""
-        make_dirs(self.path)
+        # the root's own path is the user's to choose, links and all (a home on another disk):
+        # only what is below it is confined
+        os.makedirs(self.path, mode=OWNER_DIR, exist_ok=True)
         confined.check_owner(self.path)
         confined.enter(self.path)
         probe = self.path / f".probe-{os.getpid()}"

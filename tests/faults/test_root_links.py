@@ -271,3 +271,25 @@ def test_a_root_another_user_owns_is_refused(asz_pass: PassRunner, shared_dir: P
     with pytest.raises(PassRefused, match=rf"owned by uid {NOBODY}, not by you"):
         asz_pass.run()
     assert victim.read_bytes() == SECRET
+
+
+def test_a_root_reached_through_a_link_is_used_as_its_owner_chose(asz_pass: PassRunner, tmp_path: Path) -> None:
+    """Only what is below the root is confined: its own path may pass through links (a home
+    on another disk), and the root itself may be one."""
+    source = tmp_path / "src"
+    source.mkdir()
+    log = source / f"{SESSION}.jsonl"
+    log.write_bytes(_line(1))
+    real = tmp_path / "disk"
+    real.mkdir()
+    (tmp_path / "home").symlink_to(real)
+    asz_pass.root = tmp_path / "home" / "asz"
+    asz_pass.configure(**jsonl_config(source))
+    assert asz_pass.run().totals.records == 1
+    (tmp_path / "alias").symlink_to(real / "asz")
+    asz_pass.root = tmp_path / "alias"
+    asz_pass.configure(**jsonl_config(source))
+    _grow(log)
+    summary = asz_pass.run()
+    assert summary.totals.records == 3 and not summary.failed
+    assert not [p for r in verify_root(asz_pass.root) for p in r.problems]
