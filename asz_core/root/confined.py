@@ -13,8 +13,9 @@ truncate, delete or chmod anything outside it. So:
 3. Every other operation (make a directory, list, unlink, rename, chmod) goes through a
    descriptor of the directory so opened, and names only the last component, which the system
    calls used never follow (``mkdirat``, ``unlinkat``, ``renameat``, ``fchmod``).
-4. A path below no entered root (a test of one function, a tool reading a copy) is opened with
-   ``O_NOFOLLOW``: its last component is never followed either.
+4. A path below no entered root (a test of one function, a scratch directory) is the caller's
+   own: a directory is reached as ``os.open`` reaches it, and only a file's last component is
+   never followed (``O_NOFOLLOW``).
 
 :func:`check_owner` refuses a root that another user could plant links in before any of this
 runs: one not owned by the running user, or writable by its group or by others.
@@ -137,7 +138,7 @@ def open_path(path: str | Path, flags: int, mode: int = 0o600) -> int:
     where = _beneath(path)
     try:
         if where is None:
-            return os.open(path, flags, mode)
+            return os.open(path, flags & ~_O_NOFOLLOW if flags & _O_DIRECTORY else flags, mode)
         root_fd, rel = where
         if rel == ".":
             return os.open(".", flags, mode, dir_fd=root_fd)
