@@ -4,8 +4,9 @@ For each session: every landed file read strictly (closing line, count, digest, 
 types); the name, header and directory agreeing; no seq used twice; per stream (or run) and
 kind, ``ord`` running 1, 2, 3 and ``off`` chaining as ``off + bytes + 1`` (``ord gap`` /
 ``byte gap``), the records reaching their append cursor (``end gap``) and those of the files
-the cursor covers not running past it (``overshoot``); a cursor (or the provider-body summary)
-that says a file landed where none is left (``gone``); a link where the root's own files or
+the cursor covers not running past it (``overshoot``); a cursor (or the provider-body summary,
+or ``session.state`` of a session with no file left) that says a file landed where none is left
+(``gone``); a link where the root's own files or
 directories belong (``link``). A record landed twice (a crash between landing and the cursor)
 is reported as a repeat, not as damage. Checks that belong to one kind of file (rebuilding
 provider bodies) come from :data:`FILE_CHECKS`.
@@ -28,7 +29,7 @@ from typing import Any
 import orjson
 
 from asz_core.root import confined
-from asz_core.root.cursors import AppendCursor, CursorUnreadable
+from asz_core.root.cursors import AppendCursor, CursorUnreadable, parse_pairs
 from asz_core.root.durable import read_small
 from asz_core.root.layout import PREFIX_KIND, parse_file_name
 from asz_core.root.storage import landed_files, landed_files_in
@@ -135,6 +136,17 @@ def _read_cursors(report: SessionReport, session_dir: Path) -> dict[tuple[str, s
     return out
 
 
+def _noted_next_seq(session_dir: Path) -> int:
+    """``next_seq`` from ``session.state`` (written after a pass landed files in the session;
+    0 when there is none or it does not read: it is a note, never relied on otherwise)."""
+    try:
+        data = read_small(session_dir / "session.state")
+        pairs = dict(parse_pairs(data.decode("utf-8"))) if data is not None else {}
+        return int(pairs.get("next_seq", "0"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return 0
+
+
 def _summary_files(session_dir: Path) -> list[str]:
     """The ``provider_body`` file names the session's provider-body summary says landed."""
     try:
@@ -239,6 +251,7 @@ def verify_session(root: Path, session: str) -> SessionReport:
     # before the files are listed (see the module's note on a pass landing meanwhile)
     cursors = _read_cursors(report, session_dir)
     summarized = _summary_files(session_dir)
+    noted_seq = _noted_next_seq(session_dir)
     seen_seq: dict[int, Path] = {}
     chains: dict[tuple[str, str], _Chain] = {}
     for seq, path in sorted(landed_files(session_dir)):
@@ -295,6 +308,10 @@ def verify_session(root: Path, session: str) -> SessionReport:
             report.problems.append(Problem(
                 session, "gone", str(session_dir / "provider_body" / file),
                 "the provider-body summary says this file landed; it is not there"))
+    if noted_seq > 1 and not seen_seq and not any(p.kind == "gone" for p in report.problems):
+        report.problems.append(Problem(  # said once: by a cursor or the summary, when they can
+            session, "gone", str(session_dir / "session.state"),
+            f"session.state says files up to seq {noted_seq - 1} landed; none is left"))
     if report.repeats:
         report.notes.append(f"{report.repeats} record(s) landed more than once (a crash between "
                             f"landing and the cursor write); readers keep the first copy")

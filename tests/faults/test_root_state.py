@@ -91,15 +91,23 @@ def _land_body(root: Path, record: Record) -> Path:
 
 
 def test_a_provider_body_file_the_summary_lists_and_that_is_gone_fails_verify(tmp_path: Path) -> None:
-    landed = _land_body(tmp_path, _body_record(b'{"a":"hello"}'))
+    files = [_land_body(tmp_path, _body_record(b'{"a":"hello"}')), _land_body(tmp_path, _body_record(b'{"b":1}'))]
     assert _problems(tmp_path) == []
     summary = tmp_path / SESSION / "index" / "provider_bodies"
     summary.parent.mkdir()
-    st = landed.stat()
-    summary.write_bytes(orjson.dumps({"format": 1, "files": [[landed.name, st.st_size, st.st_mtime_ns]]}))
+    listed = [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in files]
+    summary.write_bytes(orjson.dumps({"format": 1, "files": listed}))
     assert _problems(tmp_path) == []
+    files[1].unlink()
+    assert _problems(tmp_path) == [("gone", files[1].name)]
+
+
+def test_a_session_whose_every_file_is_gone_fails_verify(tmp_path: Path) -> None:
+    """No cursor and no summary (a session of provider bodies alone, its index removed too):
+    ``session.state`` still says files landed."""
+    landed = _land_body(tmp_path, _body_record(b'{"a":"hello"}'))
     landed.unlink()
-    assert _problems(tmp_path) == [("gone", landed.name)]
+    assert _problems(tmp_path) == [("gone", "session.state")]
 
 
 # --- #11: a provider body's ord/off, and a stream's records past its cursor ---
