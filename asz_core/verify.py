@@ -308,8 +308,8 @@ def verify_session(root: Path, session: str) -> SessionReport:
             report.problems.append(Problem(
                 session, "gone", str(session_dir / "provider_body" / file),
                 "the provider-body summary says this file landed; it is not there"))
-    if noted_seq > 1 and not seen_seq and not any(p.kind == "gone" for p in report.problems):
-        report.problems.append(Problem(  # said once: by a cursor or the summary, when they can
+    if noted_seq > 1 and not seen_seq and not any(p.kind in ("gone", "link") for p in report.problems):
+        report.problems.append(Problem(  # said once: by a cursor, the summary or a link, when they can
             session, "gone", str(session_dir / "session.state"),
             f"session.state says files up to seq {noted_seq - 1} landed; none is left"))
     if report.repeats:
