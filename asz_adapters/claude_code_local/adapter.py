@@ -56,7 +56,8 @@ def _source_root(ctx: AdapterContext) -> Path:
 @hookimpl
 def asz_adapter_info() -> AdapterInfo:
     # land_session keeps nothing between sessions and writes only under the session it holds
-    return AdapterInfo(version=VERSION, runtime="Claude Code", dialects=(DIALECT,), parallel_sessions=True)
+    return AdapterInfo(version=VERSION, runtime="Claude Code", dialects=(DIALECT,), parallel_sessions=True,
+                       counter_labels={"excluded": "sessions_excluded"})
 
 
 @hookimpl

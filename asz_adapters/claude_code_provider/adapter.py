@@ -38,7 +38,8 @@ def asz_adapter_info() -> AdapterInfo:
     # A session's landing writes only under it; what it changes in the seen table goes back to
     # the pass (``land.record_landed``, ``_session_landed``), which alone writes the table.
     return AdapterInfo(version=VERSION, runtime="Claude Code", dialects=(DIALECT,),
-                       counter_labels={"waiting": "bodies_waiting", "unreadable": "bodies_unreadable"},
+                       counter_labels={"waiting": "bodies_waiting", "unreadable": "bodies_unreadable",
+                                       "excluded": "bodies_excluded"},
                        parallel_sessions=True, parallel_from=PARALLEL_FROM)
 
 
@@ -56,7 +57,10 @@ def asz_pass_repeatable() -> bool:
 
 @hookimpl
 def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
-    state, found = discover(ctx, SeenTable.load(ctx.root))
+    table = SeenTable.load(ctx.root)
+    if table.problem is not None:
+        ctx.warn(table.problem)
+    state, found = discover(ctx, table)
     ctx.pass_ctx.notes[PASS_NOTE] = state
     return found
 

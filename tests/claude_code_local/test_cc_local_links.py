@@ -60,5 +60,5 @@ def test_sessions_the_default_exclude_keeps_out_are_counted(asz_pass: PassRunner
     _configure(asz_pass, projects)
     summary = asz_pass.run()
     assert summary.totals.excluded == 1 and summary.totals.sessions == 1
-    assert summary.fields()["excluded"] == 1
+    assert summary.fields()["sessions_excluded"] == 1
     assert summary.as_dict()["adapters"]["claude-code-local"]["excluded"] == 1
