@@ -23,6 +23,7 @@ from asz_core.context import (
     QuietReporter,
     Reporter,
 )
+from asz_core.errors import NotStarted
 from asz_core.host import PluginHost
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
 from asz_core.quietpass import PassStamps
@@ -40,7 +41,7 @@ from asz_core.workers import (
 __all__ = ["PassRefused", "describe_failure", "hold_root", "run_pass"]
 
 
-class PassRefused(RuntimeError):
+class PassRefused(NotStarted):
     """The pass could not start: the root cannot be written, or another pass holds it."""
 
 

@@ -79,13 +79,20 @@ def _load_builtin_checks() -> None:
     import asz_core.providerbody.check  # noqa: F401 - registers the provider_body check
 
 
-def verify_root(root: Path, sessions: Iterable[str] | None = None) -> list[SessionReport]:
+def verify_root(root: Path, sessions: Iterable[str] | None = None,
+                progress: Callable[[int, int], None] | None = None) -> list[SessionReport]:
+    """Every session's report (or those named); ``progress(done, total)`` after each."""
     _load_builtin_checks()
     confined.enter(root)
     names = list(sessions) if sessions is not None else sorted(
         entry.name for entry in confined.scandir(root)
         if not entry.name.startswith(("_", ".")) and (entry.is_dir or entry.is_link))  # a link is reported
-    return [verify_session(root, name) for name in names]
+    reports = []
+    for name in names:
+        reports.append(verify_session(root, name))
+        if progress is not None:
+            progress(len(reports), len(names))
+    return reports
 
 
 @dataclass(frozen=True)

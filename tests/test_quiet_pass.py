@@ -25,6 +25,10 @@ from asz_core.plugin import AdapterInfo, hookimpl
 PROJECTS = ("-tmp-tmp74wiyiny", "-tmp-tmpcy4oc572")
 
 
+#: the other built-in adapters, which stay on unless switched off (a test never reads the machine's own)
+OTHERS_OFF = "  - name: claude-code-provider\n    enabled: false\n  - name: kiro\n    enabled: false\n"
+
+
 @pytest.fixture
 def home(tmp_path: Path, corpus: Path) -> Path:
     projects = tmp_path / "projects"
@@ -34,7 +38,7 @@ def home(tmp_path: Path, corpus: Path) -> Path:
         path.chmod(0o700 if path.is_dir() else 0o600)
     (tmp_path / "asz.yaml").write_text(
         f"storage:\n  root: {tmp_path / 'root'}\n"
-        f"adapters:\n  - name: claude-code-local\n    source_root: {projects}\n")
+        f"adapters:\n  - name: claude-code-local\n    source_root: {projects}\n{OTHERS_OFF}")
     return tmp_path
 
 
@@ -259,7 +263,7 @@ def test_a_directory_that_moves_the_default_source_makes_the_pass_run(
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     (tmp_path / "home" / ".claude" / "projects").mkdir(parents=True)
     (tmp_path / "asz.yaml").write_text(f"storage:\n  root: {tmp_path / 'root'}\n"
-                                       "adapters:\n  - name: claude-code-local\n")
+                                       f"adapters:\n  - name: claude-code-local\n{OTHERS_OFF}")
     assert until_repeated(tmp_path, capsys)[-1]["sessions"] == 0
     shutil.copytree(corpus / "claude-code" / "projects" / PROJECTS[0], tmp_path / "xdg" / "claude" / "projects" / "p")
     _, moved = run(tmp_path, capsys)

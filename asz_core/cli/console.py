@@ -7,7 +7,14 @@ from typing import TextIO
 
 from asz_core.context import PassSummary
 
-__all__ = ["ConsoleReporter", "human_bytes", "pass_fields", "pass_line"]
+__all__ = ["ConsoleReporter", "human_bytes", "pass_fields", "pass_line", "plural"]
+
+
+def plural(n: int, noun: str) -> str:
+    """``1 session``, ``62 sessions``, ``2 bodies``."""
+    if n == 1:
+        return f"{n} {noun}"
+    return f"{n} {noun[:-1]}ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else f"{n} {noun}s"
 
 
 def human_bytes(n: int) -> str:
