@@ -104,7 +104,10 @@ def _edit_config(home: Path) -> None:
 
 
 def _remove_landed_session(home: Path) -> None:
-    shutil.rmtree(next(p for p in (home / "root").iterdir() if p.is_dir() and not p.name.startswith(("_", "."))))
+    # a session goes with its conversation's chain, whose rounds bind its landed files
+    session = next(p for p in (home / "root").iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
+    shutil.rmtree(session)
+    shutil.rmtree(home / "root" / "_conversations" / session.name, ignore_errors=True)
 
 
 def _land_elsewhere(home: Path) -> None:

@@ -73,6 +73,16 @@ def _keep_for_next(args: argparse.Namespace, summary: PassSummary, reporter: Con
     quietpass.record(key, summary.stamps, config_files(args.config), report, code)
 
 
+def _parse(args: argparse.Namespace, app: App) -> int:
+    """Each pass ends with a parse, as upstream's collect does: a session with nothing newly
+    landed is not read, so a quiet pass stays quiet."""
+    from asz_core.cli.commands.parse_cmd import parse_and_report
+
+    if not app.config.root.is_dir():
+        return EXIT_OK
+    return parse_and_report(app, None, app.err, quiet=not args.verbose)
+
+
 def _interval(args: argparse.Namespace, app: App) -> float:
     if args.interval is not None:
         return float(args.interval)
@@ -94,6 +104,7 @@ def run(args: argparse.Namespace, app: App) -> int:
         code = EXIT_FAILED if summary.failed else EXIT_OK
         if not args.dry_run:
             _keep_for_next(args, summary, reporter, code)
+            code = max(code, _parse(args, app))
         return code
     interval = _interval(args, app)
     shown: set[str] = set()
@@ -104,6 +115,8 @@ def run(args: argparse.Namespace, app: App) -> int:
             summary = run_pass(app.host, config, reporter=reporter, dry_run=args.dry_run, wait=True)
             _report(args, app, summary, reporter, shown_before=shown)
             shown, refused = set(reporter.warnings), ""
+            if not args.dry_run:
+                _parse(args, app)
         except PassRefused as exc:
             if str(exc) != refused:  # said once, not every interval
                 print(f"asz: {exc}; trying again every {interval:g}s", file=app.err)
