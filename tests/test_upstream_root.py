@@ -3,7 +3,7 @@
 The root is built in the shape ``formats/storage-root.md`` gives: cursors with their keys padded
 into a column (``offset        62230163``) and upstream's own keys (``schema``, ``kind``), ``mtime``
 in seconds, ``session.state`` with ``liveness``, the session's ``index/`` (``index.state``,
-``entries.bin``), ``metrics/`` receipts and ``_conversations/``. The landed files are this
+``entries.bin``), ``metrics/`` receipts and ``_metrics/``. The landed files are this
 project's (the format is the same), landed from the same sources; everything around them is
 rewritten as upstream writes it.
 """
@@ -76,10 +76,8 @@ def _as_upstream_root(root: Path) -> None:
     (session / "index" / "index.state").write_text(f"schema        3\nindexed_seq   {highest}\n")
     (session / "metrics").mkdir(mode=0o700)
     (session / "metrics" / "000001.json").write_bytes(b'{"digest":"..."}')
-    rounds = root / "_conversations" / SESSION / "rounds"
-    rounds.mkdir(parents=True)
-    (rounds / "r000001-0123456789ab.sf").write_bytes(b'{"round":1}\n')
-    (root / "_conversations" / SESSION / "conversation.state").write_text("head 1\n")
+    (root / "_metrics").mkdir(mode=0o700)  # the metrics spool beside the sessions
+    (root / "_metrics" / "metrics.state").write_text("schema        1\n")
     for table in root.glob(".settled-*.state"):  # this project's own; upstream has none
         table.unlink()
 

@@ -72,7 +72,8 @@ def test_a_stream_whose_landed_files_are_all_gone_fails_verify(asz_pass: PassRun
 def test_a_stream_whose_first_files_are_gone_fails_verify(asz_pass: PassRunner, log: Path) -> None:
     stream = asz_pass.root / SESSION / "streams" / "main"
     sorted(stream.glob("*.sd"))[0].unlink()
-    assert [kind for kind, _ in _problems(asz_pass.root)] == ["ord gap"]
+    kinds = {kind for kind, _ in _problems(asz_pass.root)}
+    assert "ord gap" in kinds and kinds <= {"ord gap", "byte gap"}
 
 
 def _body_record(raw: bytes, ord_: int = 1, off: int = 0) -> Record:
