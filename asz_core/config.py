@@ -43,7 +43,7 @@ __all__ = ["UPSTREAM_ONLY_ADAPTERS", "UPSTREAM_ONLY_SECTIONS", "AdapterEntry", "
            "load_config", "parse_duration"]
 
 _DEFAULTS_NAME = "asz.yaml"
-_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+_DURATION = re.compile(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")  # matched whole
 
 COLLECTOR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -134,7 +134,7 @@ UPSTREAM_ONLY_ADAPTERS: dict[str, str] = {
 
 def parse_duration(text: str) -> float:
     """Seconds in a duration such as ``10m``, ``1h30m`` or ``45s``."""
-    m = _DURATION.match(text)
+    m = _DURATION.fullmatch(text)
     if not text or m is None:
         raise ValueError(f"{text!r} is not a duration such as 10m, 1h30m or 45s")
     hours, minutes, seconds = (int(g) if g else 0 for g in m.groups())

@@ -68,6 +68,8 @@ def hold_root(root: StorageRoot, *, wait: bool, doing: str) -> Iterator[None]:
     except LockBusy as exc:
         raise PassRefused(f"another process holds the storage root {root.path} "
                           f"({exc.holder or 'pid unknown'}); wait for it, or {doing} with --wait") from None
+    except OSError as exc:  # a link above the lock file, a full disk: said, not a traceback
+        raise PassRefused(f"the storage root {root.path} cannot be locked: {exc}") from None
     try:
         yield
     finally:

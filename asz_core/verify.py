@@ -3,22 +3,36 @@
 For each session: every landed file read strictly (closing line, count, digest, every record's
 types); the name, header and directory agreeing; no seq used twice; per stream (or run) and
 kind, ``ord`` running 1, 2, 3 and ``off`` chaining as ``off + bytes + 1`` (``ord gap`` /
-``byte gap``), and the records reaching their append cursor (``end gap``). A record landed twice
-(a crash between landing and the cursor) is reported as a repeat, not as damage. Checks that
-belong to one kind of file (rebuilding provider bodies) come from :data:`FILE_CHECKS`.
+``byte gap``), the records reaching their append cursor (``end gap``) and those of the files
+the cursor covers not running past it (``overshoot``); a cursor (or the provider-body summary,
+or ``session.state`` of a session with no file left) that says a file landed where none is left
+(``gone``); a link where the root's own files or
+directories belong (``link``). A record landed twice (a crash between landing and the cursor)
+is reported as a repeat, not as damage. Checks that belong to one kind of file (rebuilding
+provider bodies) come from :data:`FILE_CHECKS`.
+
+Verify takes no lock, so a pass may land while it reads. Each session's cursors (and summary)
+are read *before* its files are listed: a cursor is written only after the files it covers have
+landed, so every file a cursor read first refers to is in the listing that follows, and a file
+landed after the cursor was read lies past it, which is a lagging cursor, not damage.
 """
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from asz_core.root.cursors import AppendCursor
-from asz_core.root.layout import KIND_PREFIX, parse_file_name
-from asz_core.root.storage import landed_files
+import orjson
+
+from asz_core.root import confined
+from asz_core.root.cursors import AppendCursor, CursorUnreadable, parse_pairs
+from asz_core.root.durable import read_small
+from asz_core.root.layout import PREFIX_KIND, parse_file_name
+from asz_core.root.storage import landed_files, landed_files_in
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Record
 from asz_core.sessiondata.reader import open_file
@@ -69,14 +83,85 @@ def verify_root(root: Path, sessions: Iterable[str] | None = None,
                 progress: Callable[[int, int], None] | None = None) -> list[SessionReport]:
     """Every session's report (or those named); ``progress(done, total)`` after each."""
     _load_builtin_checks()
+    confined.enter(root)
     names = list(sessions) if sessions is not None else sorted(
-        p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
+        entry.name for entry in confined.scandir(root)
+        if not entry.name.startswith(("_", ".")) and (entry.is_dir or entry.is_link))  # a link is reported
     reports = []
     for name in names:
         reports.append(verify_session(root, name))
         if progress is not None:
             progress(len(reports), len(names))
     return reports
+
+
+@dataclass(frozen=True)
+class _CursorSays:
+    """What a cursor read before the files were listed says landed."""
+
+    path: Path
+    last_seq: int
+    ord: int
+    offset: int
+
+
+def _read_cursors(report: SessionReport, session_dir: Path) -> dict[tuple[str, str], _CursorSays]:
+    """Every cursor in the session's ``streams/*`` and ``runs/*``, by ``(group, kind)``."""
+    out: dict[tuple[str, str], _CursorSays] = {}
+    for group in ("streams", "runs"):
+        try:
+            places = sorted(confined.listdir(session_dir / group))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except confined.LinkRefused as exc:
+            report.problems.append(Problem(report.session, "link", str(session_dir / group), str(exc)))
+            continue
+        for place in places:
+            directory = session_dir / group / place
+            try:
+                entries = confined.scandir(directory)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            except confined.LinkRefused as exc:
+                report.problems.append(Problem(report.session, "link", str(directory), str(exc)))
+                continue
+            for entry in sorted(entries, key=lambda e: e.name):
+                if not entry.name.endswith(".cursor") or entry.name.startswith("."):
+                    continue
+                path = directory / entry.name
+                try:
+                    cursor = AppendCursor.read(path)
+                except CursorUnreadable as exc:
+                    report.notes.append(f"{path} does not read ({exc.reason}); the next pass rebuilds "
+                                        f"it from the landed files, and its stream is not checked against it")
+                    continue
+                if cursor is None:
+                    continue
+                prefix = entry.name[: -len(".cursor")]
+                out[(f"{group}/{place}", PREFIX_KIND.get(prefix, prefix))] = _CursorSays(
+                    path, cursor.last_seq, cursor.ord, cursor.offset)
+    return out
+
+
+def _noted_next_seq(session_dir: Path) -> int:
+    """``next_seq`` from ``session.state`` (written after a pass landed files in the session;
+    0 when there is none or it does not read: it is a note, never relied on otherwise)."""
+    try:
+        data = read_small(session_dir / "session.state")
+        pairs = dict(parse_pairs(data.decode("utf-8"))) if data is not None else {}
+        return int(pairs.get("next_seq", "0"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return 0
+
+
+def _summary_files(session_dir: Path) -> list[str]:
+    """The ``provider_body`` file names the session's provider-body summary says landed."""
+    try:
+        data = read_small(session_dir / "index" / "provider_bodies")  # providerbody.summary's
+        files = orjson.loads(data)["files"] if data is not None else []
+        return [str(f[0]) for f in files if isinstance(f, list) and f and isinstance(f[0], str)]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []  # derived and disposable: a summary that does not read says nothing
 
 
 def _check_round_chain(root: Path, session: str, report: SessionReport) -> None:
@@ -106,9 +191,16 @@ class _Chain:
         self.snapshot = True  # every file one record at ord 1, off 0: versions of a document
         self.pending: list[Problem] = []
         self.last_path: Path | None = None
+        #: the furthest record of the files the cursor names as landed (seq ≤ its ``last_seq``)
+        self.covered_ord: int | None = None
+        self.covered_end = 0
+        self.covered_path: Path | None = None
 
-    def feed(self, path: Path, row: int, record: Record) -> None:
+    def feed(self, path: Path, row: int, record: Record, covered: bool = False) -> None:
         self.last_path = path
+        if covered and (self.covered_ord is None or record.ord > self.covered_ord):
+            self.covered_ord, self.covered_path = record.ord, path
+            self.covered_end = max(self.covered_end, record.off + record.bytes + 1)
         if row > 1 or record.ord != 1 or record.off != 0:
             self.snapshot = False
         if record.ord < self.want_ord and self.seen.get(record.ord) == (record.off, record.sha):
@@ -123,18 +215,41 @@ class _Chain:
         self.seen[record.ord] = (record.off, record.sha)
         self.want_ord, self.want_off = record.ord + 1, record.off + record.bytes + 1
 
-    def finish(self) -> None:
+    def finish(self, cursor: _CursorSays | None) -> None:
+        if cursor is not None and cursor.offset and self.covered_ord is not None and (
+                self.covered_ord > cursor.ord or self.covered_end > cursor.offset):
+            self.report.problems.append(Problem(
+                self.report.session, "overshoot", str(self.covered_path),
+                f"the files up to seq {cursor.last_seq} reach ord {self.covered_ord} at byte "
+                f"{self.covered_end}, past the cursor's ord {cursor.ord} at byte {cursor.offset}"))
         if self.snapshot:
             return
         self.report.problems.extend(self.pending)
-        prefix = KIND_PREFIX.get(self.kind, self.kind)
-        cursor = AppendCursor.load(self.session_dir / self.group / f"{prefix}.cursor")
         if cursor is not None and cursor.offset and (
                 self.want_ord - 1 < cursor.ord or self.want_off < cursor.offset):
             self.report.problems.append(Problem(
                 self.report.session, "end gap", str(self.last_path or self.session_dir / self.group),
                 f"records reach ord {self.want_ord - 1} at byte {self.want_off}; "
                 f"the cursor says ord {cursor.ord} at byte {cursor.offset}"))
+
+
+def _any_file(directory: Path, kind: str) -> bool:
+    """Whether ``directory`` holds a landed file (or skeleton) of ``kind``."""
+    for _, path in landed_files_in(directory):
+        parsed = parse_file_name(path.name)
+        if parsed is not None and parsed.kind == kind:
+            return True
+    return False
+
+
+def _check_alone(report: SessionReport, path: Path, rows: list[tuple[bytes, Record]]) -> None:
+    """A record of a kind checked whole (a provider body) is a document of its own: ``ord`` 1
+    at ``off`` 0, as every whole document is."""
+    for row, (_, record) in enumerate(rows, start=1):
+        if record.ord != 1 or record.off != 0:
+            report.problems.append(Problem(report.session, "ord gap", str(path),
+                                           f"row {row}: ord {record.ord} at off {record.off}; a whole "
+                                           f"document is ord 1 at off 0"))
 
 
 def _check_removed(report: SessionReport, path: Path, header: dict[str, Any], count: int) -> None:
@@ -151,9 +266,18 @@ def verify_session(root: Path, session: str) -> SessionReport:
     _load_builtin_checks()
     report = SessionReport(session)
     session_dir = root / session
+    confined.enter(root)
+    if os.path.islink(session_dir):
+        report.problems.append(Problem(session, "link", str(session_dir),
+                                       "the session is a link; a pass never follows it: remove the link"))
+        return report
     if not session_dir.is_dir():
         report.problems.append(Problem(session, "missing", str(session_dir), "no such session in the root"))
         return report
+    # before the files are listed (see the module's note on a pass landing meanwhile)
+    cursors = _read_cursors(report, session_dir)
+    summarized = _summary_files(session_dir)
+    noted_seq = _noted_next_seq(session_dir)
     seen_seq: dict[int, Path] = {}
     chains: dict[tuple[str, str], _Chain] = {}
     files = sorted(landed_files(session_dir))
@@ -179,13 +303,16 @@ def verify_session(root: Path, session: str) -> SessionReport:
                 header = landed.header
                 if check is not None:
                     rows = list(landed.raw_records())  # one file of a kind that needs it whole
+                    _check_alone(report, path, rows)
                     check(report, path, rows)
                     count = len(rows)
                 else:
                     assert chain is not None
+                    says = cursors.get((group, name.kind))
+                    covered = says is not None and seq <= says.last_seq
                     count = 0
                     for count, record in enumerate(landed, start=1):
-                        chain.feed(path, count, record)
+                        chain.feed(path, count, record, covered)
         except SessionDataError as exc:
             report.problems.append(Problem(session, "damaged", str(path), exc.reason))
             continue
@@ -201,8 +328,23 @@ def verify_session(root: Path, session: str) -> SessionReport:
         report.files += 1
         report.records += count
         report.counts[name.kind] += 1
-    for chain in chains.values():
-        chain.finish()
+    for key, chain in chains.items():
+        chain.finish(cursors.get(key))
+    for (group, kind), says in cursors.items():
+        if says.last_seq and (group, kind) not in chains and not _any_file(session_dir / group, kind):
+            report.problems.append(Problem(
+                session, "gone", str(says.path),
+                f"the cursor says {kind} files landed here (the last seq {says.last_seq}); none is left"))
+    present = {path.name for _, path in landed_files(session_dir)} if summarized else set()
+    for file in summarized:
+        if file not in present and file[:-3] + ".sk" not in present:
+            report.problems.append(Problem(
+                session, "gone", str(session_dir / "provider_body" / file),
+                "the provider-body summary says this file landed; it is not there"))
+    if noted_seq > 1 and not seen_seq and not any(p.kind in ("gone", "link") for p in report.problems):
+        report.problems.append(Problem(  # said once: by a cursor, the summary or a link, when they can
+            session, "gone", str(session_dir / "session.state"),
+            f"session.state says files up to seq {noted_seq - 1} landed; none is left"))
     _check_round_chain(root, session, report)
     if report.repeats:
         report.notes.append(f"{report.repeats} record(s) landed more than once (a crash between "

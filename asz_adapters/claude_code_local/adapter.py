@@ -57,7 +57,8 @@ def _source_root(ctx: AdapterContext) -> Path:
 @hookimpl
 def asz_adapter_info() -> AdapterInfo:
     # land_session keeps nothing between sessions and writes only under the session it holds
-    return AdapterInfo(version=VERSION, runtime="Claude Code", dialects=(DIALECT,), parallel_sessions=True)
+    return AdapterInfo(version=VERSION, runtime="Claude Code", dialects=(DIALECT,), parallel_sessions=True,
+                       counter_labels={"excluded": "sessions_excluded"})
 
 
 @hookimpl
@@ -141,6 +142,7 @@ def asz_claim(ctx: AdapterContext, found: Iterable[Found]) -> Iterable[SessionCl
                     _count_refused(ctx, refused)
             continue
         if not admits(sources.directory):
+            ctx.counters.excluded += 1
             continue
         for refused in sources.refused:
             _count_refused(ctx, refused)

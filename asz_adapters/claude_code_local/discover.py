@@ -211,7 +211,11 @@ class _Collector:
 
     def listing(self, session: str, directory: Path | str, slug: str) -> list[os.DirEntry[str]]:
         """The entries of a session's directory: none when it is absent, and none, refused with
-        the reason, when it is there but cannot be listed."""
+        the reason, when it is there but cannot be listed or is a link (a link is never followed,
+        as no source file that is a link is read)."""
+        if os.path.islink(directory):
+            self.refuse(session, directory, "a link; it is not followed", slug)
+            return []
         try:
             return _entries(directory)
         except FileNotFoundError:
@@ -225,7 +229,7 @@ def _scan_children(col: _Collector, session: str, slug: str, session_dir: Path, 
     """The children, workflow runs and scripts under one ``<project>/<id>/`` directory."""
     subagents = session_dir / "subagents"
     _scan_agents(col, session, slug, subagents, f"{base}/subagents", run=None)
-    runs = [e for e in col.listing(session, subagents / "workflows", slug) if _is_dir(e)]
+    runs = [e for e in col.listing(session, subagents / "workflows", slug) if e.is_symlink() or _is_dir(e)]
     for entry in runs:
         run = col.checked_id(session, entry.path, slug, run_id, entry.name)
         if run is not None:
@@ -261,7 +265,7 @@ def _scan_workflows(col: _Collector, session: str, slug: str, directory: Path, b
     for entry in col.listing(session, directory, slug):
         name = entry.name
         path = entry.path
-        if name == "scripts" and _is_dir(entry):
+        if name == "scripts" and (entry.is_symlink() or _is_dir(entry)):
             _scan_scripts(col, session, slug, path, f"{base}/scripts")
         elif name.startswith("wf_") and name.endswith(".json"):
             run = col.checked_id(session, path, slug, run_id, name[:-5])
@@ -300,10 +304,14 @@ def list_projects(root: Path) -> Projects:
     each session id has a transcript or a directory."""
     out = Projects(root)
     try:
-        projects = [e for e in _entries(root) if _is_dir(e)]
+        projects = [e for e in _entries(root) if e.is_symlink() or _is_dir(e)]
     except FileNotFoundError:
         return out
     for project in projects:
+        if project.is_symlink():
+            out.refused.append(Refused(Path(project.path), "a link to a project directory; links are not "
+                                       "followed (point source_root at where it lies)", project.name))
+            continue
         slug = project.name
         try:
             entries = _entries(project.path)
@@ -324,6 +332,9 @@ def list_projects(root: Path) -> Projects:
                                                f"(a UUID), so the file cannot be placed", slug))
             elif is_session_id(name) and _is_dir(entry):
                 _note(out.places, name, slug, directory=True)
+            elif is_session_id(name) and entry.is_symlink():
+                out.refused.append(Refused(Path(entry.path), "a link to a session's directory; links are "
+                                           "not followed", slug))
     return out
 
 

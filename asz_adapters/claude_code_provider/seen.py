@@ -44,8 +44,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Final
 
-from asz_core.root import faults
-from asz_core.root.durable import OWNER_FILE, make_dirs, write_replace
+from asz_core.root import confined, faults
+from asz_core.root.durable import make_dirs, open_private, write_replace
 from asz_core.root.locks import FileLock
 from asz_core.root.storage import StorageRoot
 
@@ -217,9 +217,9 @@ class SeenTable:
         if text == self._written and not (self._log_found or self._log_ours or self.problem):
             return  # a pass that found nothing new writes nothing
         with self._lock():
-            for name in os.listdir(self.path.parent):
+            for name in confined.listdir(self.path.parent):
                 if name.startswith(".tmp-") and name.endswith(self.path.name):
-                    os.unlink(self.path.parent / name)
+                    confined.unlink(self.path.parent / name)
             generation = self.generation + 1
             write_replace(self.path, f"{_VERSION_LINE}{_GENERATION}{generation}\n{text}".encode())
             self.generation = generation
@@ -227,7 +227,7 @@ class SeenTable:
             self.problem = None
             # a log left behind by a kill here names the old generation, so it is never read again
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.log_path)
+                confined.unlink(self.log_path)
             self._log_found = self._log_ours = False
 
     def record(self, entries: Iterable[Seen]) -> None:
@@ -240,7 +240,7 @@ class SeenTable:
             # never append to a log this table did not start: its last line may be cut short
             self.save()
         with self._lock():
-            fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, OWNER_FILE)
+            fd = open_private(self.log_path, os.O_WRONLY | os.O_APPEND)
             try:
                 if os.fstat(fd).st_size == 0:
                     text = f"{_LOG_LINE}{self.generation}\n{text}"

@@ -35,7 +35,8 @@ VERSION = "0.1.0"
 
 @hookimpl
 def asz_adapter_info() -> AdapterInfo:
-    return AdapterInfo(version=VERSION, runtime="Kiro", dialects=DIALECTS)
+    return AdapterInfo(version=VERSION, runtime="Kiro", dialects=DIALECTS,
+                       counter_labels={"excluded": "sessions_excluded"})
 
 
 @hookimpl

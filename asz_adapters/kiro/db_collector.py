@@ -37,7 +37,7 @@ from asz_adapters.kiro.cli_database import DatabaseUnavailable, read_value
 from asz_adapters.kiro.stream_owner import same_source
 from asz_adapters.kiro.units import DbConversation
 from asz_core.collect import LineDialect, SourceLine, convert_encoded, line_sha
-from asz_core.collect.saving import mark_gone, save_state
+from asz_core.collect.saving import load_cursor, mark_gone, save_state
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, AppendCursor
 from asz_core.root.layout import parse_file_name
@@ -81,7 +81,7 @@ def collect_conversation(ctx: AdapterContext, session: SessionHandle, source: Co
     counters = ctx.counters
     unit = source.unit
     path = session.dir / source.subdir / f"{_KIND}.cursor"
-    cursor = ConversationCursor.load(path)
+    cursor = load_cursor(ctx, ConversationCursor, path)  # one that does not read: rebuilt, with a warning
     counters.sources += 1
     if (cursor is not None and cursor.state == ACTIVE
             and (cursor.row_updated_at, cursor.row_length) == (unit.updated_at, unit.length)):

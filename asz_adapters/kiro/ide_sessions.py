@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from asz_adapters.kiro.ids import is_ide_session_id
-from asz_adapters.kiro.units import IdeSession
+from asz_adapters.kiro.units import IdeSession, RefusedDirectory
 from asz_core.plugin import Found
 from asz_core.sessiondata.jsonbytes import NotJSON, loads_strict
 
@@ -31,13 +31,24 @@ _MARKER = b'"sub_agent_start"'
 
 
 def discover_ide_sessions(sessions: Path) -> list[Found]:
-    """One :class:`Found` per ``sess_*`` directory, and one per session's sub-executions."""
+    """One :class:`Found` per ``sess_*`` directory, and one per session's sub-executions; one
+    refused (counted unreadable with its reason) per link where a bucket or a session directory
+    would be, and per directory in a bucket that is not named ``sess_<uuid>`` (a link is never
+    followed, as no source file that is a link is read)."""
     found: list[Found] = []
-    for bucket in _subdirs(sessions):
+    for bucket, link in _subdirs(sessions):
         if bucket.name == "cli":
             continue
-        for entry in _subdirs(bucket):
-            if not entry.name.startswith("sess_"):
+        if link:
+            found.append(_refused(bucket, "a link where Kiro keeps a workspace's sessions; it is not followed"))
+            continue
+        for entry, link in _subdirs(bucket):
+            if link:
+                found.append(_refused(entry, "a link where Kiro keeps a session; it is not followed"))
+                continue
+            if not entry.name.startswith("sess_"):  # a sess_ name not in form: the claim refuses it
+                found.append(_refused(entry, "a directory among Kiro IDE sessions not named "
+                                             "sess_<uuid>, so it cannot be placed in a session"))
                 continue
             present = [p for p in (entry / "messages.jsonl", entry / "session.json") if p.exists()]
             found.append(Found(kind=KIND, key=entry.name, session=entry.name,
@@ -52,9 +63,18 @@ def discover_ide_sessions(sessions: Path) -> list[Found]:
     return found
 
 
-def _subdirs(directory: Path) -> list[Path]:
+def _refused(path: Path, reason: str) -> Found:
+    return Found(kind="unreadable", key=str(path), sources=0, path=str(path),
+                 detail={"generation": GENERATION, "reason": reason}, payload=RefusedDirectory(path, reason))
+
+
+def _subdirs(directory: Path) -> list[tuple[Path, bool]]:
+    """Each directory in ``directory``, and each link (to anything: what it leads to is not
+    looked at), with whether it is a link."""
     try:
-        return sorted(Path(e.path) for e in os.scandir(directory) if e.is_dir(follow_symlinks=False))
+        with os.scandir(directory) as entries:
+            return sorted((Path(e.path), e.is_symlink()) for e in entries
+                          if e.is_symlink() or e.is_dir(follow_symlinks=False))
     except (FileNotFoundError, NotADirectoryError):
         return []
 

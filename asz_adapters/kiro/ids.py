@@ -14,16 +14,16 @@ from asz_core.root.layout import RefusedId, check_id
 __all__ = ["RefusedId", "cli_session_id", "ide_session_id", "is_cli_session_id", "is_ide_session_id"]
 
 _UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-_CLI_ID = re.compile(f"^{_UUID}$")
-_IDE_ID = re.compile(f"^sess_{_UUID}$")
+_CLI_ID = re.compile(_UUID)  # matched whole: ``$`` would take a trailing newline
+_IDE_ID = re.compile(f"sess_{_UUID}")
 
 
 def is_cli_session_id(value: object) -> bool:
-    return isinstance(value, str) and _CLI_ID.match(value) is not None
+    return isinstance(value, str) and _CLI_ID.fullmatch(value) is not None
 
 
 def is_ide_session_id(value: object) -> bool:
-    return isinstance(value, str) and _IDE_ID.match(value) is not None
+    return isinstance(value, str) and _IDE_ID.fullmatch(value) is not None
 
 
 def cli_session_id(value: object, what: str = "Kiro CLI session id") -> str:

@@ -21,7 +21,7 @@ from asz_core.plugin import Found
 __all__ = ["NOT_READ", "discover_legacy_stores"]
 
 NOT_READ = "not read by this version"
-_HEX32 = re.compile(r"^[0-9a-f]{32}$")
+_HEX32 = re.compile(r"[0-9a-f]{32}")  # matched whole
 
 
 def discover_legacy_stores(agent_dir: Path) -> list[Found]:
@@ -33,7 +33,7 @@ def discover_legacy_stores(agent_dir: Path) -> list[Found]:
         found.append(_found(sessions, documents, "kiro-ide<1.0 workspace-sessions"))
     chats = executions = 0
     for hashed in _entries(agent_dir):
-        if not (hashed.is_dir() and _HEX32.match(hashed.name)):
+        if not (hashed.is_dir() and _HEX32.fullmatch(hashed.name)):
             continue
         for entry in _entries(hashed):
             if entry.is_file() and entry.suffix == ".chat":

@@ -26,7 +26,7 @@ from asz_adapters.kiro.cli_sessions import read_cli_meta
 from asz_adapters.kiro.ide_sessions import read_workspace, sub_agent_children
 from asz_adapters.kiro.ids import cli_session_id, ide_session_id, is_cli_session_id, is_ide_session_id
 from asz_adapters.kiro.settled import settled_sources
-from asz_adapters.kiro.units import MAIN, CliBundle, DbConversation, IdeSession, Unit
+from asz_adapters.kiro.units import MAIN, CliBundle, DbConversation, IdeSession, RefusedDirectory, Unit
 from asz_core.context import AdapterContext
 from asz_core.plugin import Found, SessionClaim
 from asz_core.root.cursors import AppendCursor
@@ -57,6 +57,7 @@ def claim_sessions(ctx: AdapterContext, found: Iterable[Found]) -> list[SessionC
         admitted = (session_filter.admits_directory(directory) if directory is not None
                     else not session_filter.include)
         if not admitted:
+            ctx.counters.excluded += 1
             continue
         claim = SessionClaim(session, [item for _, item in members])
         sources = settled_sources(u for u, _ in members)
@@ -73,6 +74,10 @@ def _checked_units(ctx: AdapterContext, found: Iterable[Found]) -> list[tuple[Un
     conversations: set[str] = set()
     for item in found:
         unit = item.payload
+        if isinstance(unit, RefusedDirectory):
+            ctx.counters.unreadable += 1
+            ctx.warn(f"{item.path}: {unit.reason}; not collected")
+            continue
         if not isinstance(unit, CliBundle | IdeSession | DbConversation):
             continue  # a store this version does not read
         try:

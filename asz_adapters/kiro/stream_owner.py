@@ -10,6 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from asz_core.root.cursors import parse_pairs
+from asz_core.root.durable import read_small
+from asz_core.root.layout import parse_file_name
+from asz_core.root.storage import landed_files_in
 
 __all__ = ["DB_MARK", "foreign_source", "same_source"]
 
@@ -28,8 +31,29 @@ def same_source(a: str, b: str) -> bool:
 def foreign_source(cursor_file: Path, src: str) -> str | None:
     """The source that owns the stream of ``cursor_file``, when it is not ``src``."""
     try:
-        text = cursor_file.read_text("utf-8")
-    except FileNotFoundError:
-        return None
-    owner = dict(parse_pairs(text)).get("source", "")
+        data = read_small(cursor_file)
+        owner = dict(parse_pairs(data.decode("utf-8"))).get("source", "") if data is not None else ""
+    except (OSError, UnicodeDecodeError):
+        # a cursor that does not read: the stream's landed files say whose it is (the collector
+        # then rebuilds the cursor from them)
+        owner = _landed_source(cursor_file.parent)
     return None if not owner or same_source(owner, src) else owner
+
+
+def _landed_source(stream: Path) -> str:
+    """The ``src`` of the stream's newest landed transcript file ("" when there is none)."""
+    from asz_core.sessiondata.errors import SessionDataError
+    from asz_core.sessiondata.reader import open_file
+
+    for _, path in sorted(landed_files_in(stream), reverse=True):
+        name = parse_file_name(path.name)
+        if name is None or name.kind != "transcript":
+            continue
+        try:
+            with open_file(path) as landed:
+                src = landed.header.get("src")
+        except SessionDataError:
+            continue
+        if isinstance(src, str):
+            return src
+    return ""

@@ -51,6 +51,15 @@ class IdeSession:
 
 
 @dataclass
+class RefusedDirectory:
+    """A directory where Kiro keeps sessions that is not read, and why (a link, a name that is
+    not a session's): counted unreadable by the claim, with the reason."""
+
+    path: Path
+    reason: str
+
+
+@dataclass
 class DbConversation:
     """One ``conversations_v2`` row, as listed (its value is read only when it changed)."""
 

@@ -31,13 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from asz_core.collect.lines import READ_LIMIT, TAIL_BYTES, LineReader, TooLong
-from asz_core.collect.saving import save_state, stat_source
+from asz_core.collect.saving import load_cursor, save_state, stat_source
 from asz_core.collect.source import LineDialect, SourceLine, convert_encoded, line_sha, too_long_record
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, AppendCursor
 from asz_core.root.landing import LandingFile
 from asz_core.root.layout import KIND_PREFIX, parse_file_name
-from asz_core.root.storage import SessionHandle
+from asz_core.root.storage import SessionHandle, landed_files_in
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Header, Record
 from asz_core.sessiondata.reader import open_file
@@ -99,7 +99,7 @@ def collect_append(ctx: AdapterContext, session: SessionHandle, source: AppendSo
     """Land what is new in ``source`` into ``session``, by the append-cursor rules."""
     counters = ctx.counters
     path = cursor_path(session, source.subdir, source.kind)
-    cursor = AppendCursor.load(path)
+    cursor = load_cursor(ctx, AppendCursor, path)
     st = stat_source(ctx, session, cursor, path, source.path)
     if st is None:
         return
@@ -187,16 +187,14 @@ def _reconcile(session: SessionHandle, source: AppendSource, cursor: AppendCurso
 
 
 def _newest_after(directory: Path, kind: str, after_seq: int) -> tuple[int, Path] | None:
-    try:
-        names = os.listdir(directory)
-    except FileNotFoundError:
-        return None
+    """The landed file of ``kind`` in ``directory`` with the highest seq above ``after_seq``
+    (a link is no landed file: see :func:`~asz_core.root.storage.landed_files`)."""
     best: tuple[int, Path] | None = None
-    for name in names:
-        parsed = parse_file_name(name)
-        if (parsed and not parsed.skeleton and parsed.kind == kind and parsed.seq > after_seq
-                and (best is None or parsed.seq > best[0])):
-            best = (parsed.seq, directory / name)
+    for seq, landed in landed_files_in(directory):
+        parsed = parse_file_name(landed.name)
+        if (parsed and not parsed.skeleton and parsed.kind == kind and seq > after_seq
+                and (best is None or seq > best[0])):
+            best = (seq, landed)
     return best
 
 

@@ -6,14 +6,16 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from asz_core.context import AdapterContext
-from asz_core.root.cursors import SOURCE_GONE
+from asz_core.root.cursors import SOURCE_GONE, Cursor, CursorUnreadable
 from asz_core.root.storage import SessionHandle
 from asz_core.sessiondata.times import format_instant
 
-__all__ = ["SavableState", "mark_gone", "save_state", "stat_source"]
+__all__ = ["SavableState", "load_cursor", "mark_gone", "save_state", "stat_source"]
+
+C = TypeVar("C", bound=Cursor)
 
 
 class SavableState(Protocol):
@@ -34,6 +36,18 @@ def save_state(ctx: AdapterContext, session: SessionHandle, state: SavableState,
     session.sync()
     state.updated_at = format_instant(ctx.now_ns())
     state.save(path)
+
+
+def load_cursor(ctx: AdapterContext, cls: type[C], path: Path) -> C | None:
+    """The cursor at ``path`` for a collector: one that does not read is derived state gone
+    bad, so it is dropped with one warning and the collector rebuilds it from the landed files
+    (an append source's reconciliation, a snapshot's adoption of its last landed version), as
+    after a crash; it never stops the session."""
+    try:
+        return cls.read(path)
+    except CursorUnreadable as exc:
+        ctx.warn(f"{exc.path} does not read ({exc.reason}); it is rebuilt from the landed files")
+        return None
 
 
 def mark_gone(ctx: AdapterContext, session: SessionHandle, cursor: SavableState | None, path: Path) -> None:

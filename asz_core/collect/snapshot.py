@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from asz_core.collect.lines import READ_LIMIT, TooLong, digest_span
-from asz_core.collect.saving import save_state, stat_source
+from asz_core.collect.saving import load_cursor, save_state, stat_source
 from asz_core.collect.source import LineDialect, SourceLine, convert_encoded, line_sha, too_long_record
 from asz_core.context import AdapterContext
 from asz_core.root.cursors import ACTIVE, SnapshotCursor
 from asz_core.root.layout import KIND_PREFIX, parse_file_name
-from asz_core.root.storage import SessionHandle
+from asz_core.root.storage import SessionHandle, landed_files_in
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Header
 from asz_core.sessiondata.reader import open_file
@@ -55,7 +55,7 @@ def collect_snapshot(ctx: AdapterContext, session: SessionHandle, source: Snapsh
     """Land ``source`` again if its content changed since the version that last landed."""
     counters = ctx.counters
     path = session.path(source.subdir, f"{KIND_PREFIX.get(source.kind, source.kind)}.cursor")
-    cursor = SnapshotCursor.load(path)
+    cursor = load_cursor(ctx, SnapshotCursor, path)
     st = stat_source(ctx, session, cursor, path, source.path)
     if st is None:
         return
@@ -136,16 +136,11 @@ def _landed_after(session: SessionHandle, source: SnapshotSource, after_seq: int
                   document: bytes | TooLong) -> int | None:
     """The seq of a file that already holds this version (landed before a crash lost the
     cursor write), so it does not land twice."""
-    directory = session.path(source.subdir)
-    try:
-        names = os.listdir(directory)
-    except FileNotFoundError:
-        return None
     candidates = []
-    for name in names:
-        parsed = parse_file_name(name)
-        if parsed and not parsed.skeleton and parsed.kind == source.kind and parsed.seq > after_seq:
-            candidates.append((parsed.seq, directory / name))
+    for seq, landed in landed_files_in(session.path(source.subdir)):  # a link is no landed file
+        parsed = parse_file_name(landed.name)
+        if parsed and not parsed.skeleton and parsed.kind == source.kind and seq > after_seq:
+            candidates.append((seq, landed))
     if not candidates:
         return None
     seq, newest = max(candidates)

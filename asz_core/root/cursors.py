@@ -10,19 +10,20 @@ lagging cursor from the landed files before reading (:mod:`asz_core.collect`).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import ClassVar, Final, TypeVar
 
-from asz_core.root.durable import write_replace
+from asz_core.root.durable import read_small, write_replace
 
 __all__ = [
     "ACTIVE",
     "CONFLICT",
     "SOURCE_GONE",
     "AppendCursor",
+    "Cursor",
+    "CursorUnreadable",
     "SnapshotCursor",
     "format_pairs",
     "parse_pairs",
@@ -35,11 +36,12 @@ CONFLICT: Final = "conflict"
 
 
 def parse_pairs(text: str) -> Iterator[tuple[str, str]]:
-    """``key value`` lines (the value is the rest of the line); blank lines are skipped."""
+    """``key value`` lines (the value is the rest of the line, without the spaces around it:
+    upstream pads its keys into a column, ``offset        62230163``); blank lines are skipped."""
     for line in text.splitlines():
         key, _, value = line.partition(" ")
         if key:
-            yield key, value
+            yield key, value.strip(" \t")
 
 
 def format_pairs(pairs: Iterable[tuple[str, object]]) -> bytes:
@@ -52,31 +54,21 @@ def format_pairs(pairs: Iterable[tuple[str, object]]) -> bytes:
     return "".join(lines).encode("utf-8")
 
 
-C = TypeVar("C", bound="_Cursor")
+C = TypeVar("C", bound="Cursor")
 
 
-def read_small(path: Path | str) -> bytes | None:
-    """A small state file's bytes, or ``None`` when there is none.
+class CursorUnreadable(ValueError):
+    """A cursor file that is there but does not read (not UTF-8, a value that is not a number,
+    a link): derived state, which the collector rebuilds from the landed files."""
 
-    With ``os.open`` and ``os.read``: an open, a read or two and a close, where ``read_text``
-    builds a buffered text stream over it (an ``fstat``, an ``isatty`` ``ioctl`` and two
-    ``lseek``s more), which a pass paid for each of the two or three cursor reads of a session.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-    return b"".join(chunks)
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
 
 
 @dataclass
-class _Cursor:
+class Cursor:
     source: str = ""
     state: str = ACTIVE
     dev: int = 0
@@ -102,17 +94,43 @@ class _Cursor:
 
     @classmethod
     def load(cls: type[C], path: Path) -> C | None:
-        """The cursor at ``path``, or ``None`` when there is none yet."""
-        data = read_small(path)
+        """The cursor at ``path``, or ``None`` when there is none yet or it does not read (for
+        those that only look: a collector reads it with :meth:`read` and rebuilds it)."""
+        try:
+            return cls.read(path)
+        except CursorUnreadable:
+            return None
+
+    @classmethod
+    def read(cls: type[C], path: Path) -> C | None:
+        """The cursor at ``path``, ``None`` when there is none yet; ``CursorUnreadable`` when
+        it is there and does not read."""
+        try:
+            data = read_small(path)
+        except OSError as exc:  # a link (refused), a directory
+            raise CursorUnreadable(path, exc.strerror or str(exc)) from None
         if data is None:
             return None
         cursor = cls()
         ints = cls._fields()
-        for key, value in parse_pairs(data.decode("utf-8")):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise CursorUnreadable(path, f"not UTF-8 (byte {exc.start})") from None
+        pairs = list(parse_pairs(text))
+        if not any(key == "state" for key, _ in pairs):
+            raise CursorUnreadable(path, "no state line: not a cursor")
+        for key, value in pairs:
             is_int = ints.get(key)
             if is_int is None:
-                continue  # a later version's key
-            setattr(cursor, key, int(value) if is_int else value)
+                continue  # a later version's key, or upstream's (``schema``, ``kind``, ``origin``)
+            if not is_int:
+                setattr(cursor, key, value)
+                continue
+            try:
+                setattr(cursor, key, int(value))
+            except ValueError:
+                raise CursorUnreadable(path, f"{key} is not a number") from None
         return cursor
 
     def save(self, path: Path) -> None:
@@ -123,7 +141,7 @@ class _Cursor:
 
 
 @dataclass
-class AppendCursor(_Cursor):
+class AppendCursor(Cursor):
     """An append-only source: every byte before ``offset`` (always a line end) has landed."""
 
     offset: int = 0
@@ -133,7 +151,7 @@ class AppendCursor(_Cursor):
 
 
 @dataclass
-class SnapshotCursor(_Cursor):
+class SnapshotCursor(Cursor):
     """A document rewritten in place: the digest of the version last landed."""
 
     content_sha256: str = ""

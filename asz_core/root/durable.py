@@ -8,67 +8,30 @@ overwrite each other's file and a crash leaves either the old state or the new o
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from asz_core.root import faults
+from asz_core.root import confined, faults
 
-__all__ = ["OWNER_DIR", "OWNER_FILE", "fsync_dir", "install_noreplace", "make_dirs", "read_table", "temp_name",
-           "write_note", "write_replace"]
+__all__ = ["OWNER_DIR", "OWNER_FILE", "fsync_dir", "install_noreplace", "make_dirs", "open_private", "read_small",
+           "read_table", "temp_name", "write_note", "write_replace"]
 
 OWNER_DIR = 0o700
 OWNER_FILE = 0o600
-_AT_FDCWD = -100
-_RENAME_NOREPLACE = 1
-
-
-_UNLOADED: Any = object()
-_renameat2_fn: Any = _UNLOADED
-
-
-def _renameat2() -> Any:
-    """libc's ``renameat2``, loaded on the first install (``None`` where there is none)."""
-    global _renameat2_fn
-    if _renameat2_fn is _UNLOADED:
-        _renameat2_fn = _load_renameat2()
-    return _renameat2_fn
-
-
-def _load_renameat2() -> Any:
-    import ctypes
-
-    try:
-        # The process's own symbols, libc's among them: ctypes.util.find_library("c") would run
-        # ldconfig in a subprocess (8 ms, in every worker process too) to name the same library.
-        fn = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    fn.restype = ctypes.c_int
-    return fn
 
 
 def install_noreplace(temp: str | Path, final: str | Path) -> None:
-    """Move ``temp`` to ``final``; ``FileExistsError`` if ``final`` exists. Never replaces."""
-    renameat2 = _renameat2()
-    if renameat2 is not None:
-        if renameat2(_AT_FDCWD, os.fsencode(temp), _AT_FDCWD, os.fsencode(final), _RENAME_NOREPLACE) == 0:
-            return
-        import ctypes
-
-        err = ctypes.get_errno()
-        if err not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
-            raise OSError(err, os.strerror(err), str(final))
-    os.link(temp, final)  # raises FileExistsError rather than replacing
-    os.unlink(temp)
+    """Move ``temp`` to ``final`` (the same directory); ``FileExistsError`` if ``final`` exists.
+    Never replaces, and follows no link on the way (:mod:`~asz_core.root.confined`)."""
+    confined.rename(temp, final, replace=False)
 
 
 def fsync_dir(directory: Path) -> None:
     """Make a directory's entries (a new name, a rename) durable."""
-    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    fd = confined.open_dir(directory)
     try:
         os.fsync(fd)
     finally:
@@ -85,7 +48,7 @@ def make_dirs(directory: Path) -> list[Path]:
     # mkdir first and the parents only when it says they are missing: a session's three new
     # directories cost 5 calls, not the 11 that a stat of each level before its mkdir took
     try:
-        os.mkdir(directory, OWNER_DIR)
+        confined.mkdir(directory, OWNER_DIR)
     except FileExistsError:
         return []
     except FileNotFoundError:
@@ -93,7 +56,7 @@ def make_dirs(directory: Path) -> list[Path]:
             raise
         created = make_dirs(directory.parent)
         try:
-            os.mkdir(directory, OWNER_DIR)
+            confined.mkdir(directory, OWNER_DIR)
         except FileExistsError:  # made meanwhile by another writer
             return created
         created.append(directory)
@@ -119,7 +82,7 @@ def write_replace(path: Path, data: bytes | Iterable[bytes], *, sync_dir: bool =
     ``derived=True`` skips both fsyncs, for a note rebuilt from the root whenever it is wrong.
     """
     temp = temp_name(path)
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_FILE)
+    fd = confined.open_path(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_FILE)
     try:
         try:
             faults.checkpoint("state-write")
@@ -129,7 +92,7 @@ def write_replace(path: Path, data: bytes | Iterable[bytes], *, sync_dir: bool =
         finally:
             os.close(fd)
         faults.checkpoint("state-rename")
-        os.replace(temp, path)
+        confined.rename(temp, path, replace=True)
     except BaseException:
         _unlink_quietly(temp)
         raise
@@ -145,7 +108,8 @@ def read_table(path: Path, format: int, **expected: Any) -> dict[str, Any] | Non
     import orjson
 
     try:
-        data = orjson.loads(path.read_bytes())
+        raw = read_small(path)
+        data = orjson.loads(raw) if raw is not None else None
     except (OSError, orjson.JSONDecodeError):
         return None
     if (not isinstance(data, dict) or data.get("format") != format
@@ -153,6 +117,26 @@ def read_table(path: Path, format: int, **expected: Any) -> dict[str, Any] | Non
             or any(data.get(key) != value for key, value in expected.items())):
         return None
     return data
+
+
+def read_small(path: Path | str) -> bytes | None:
+    """A small state file's bytes, or ``None`` when there is none; a link is refused.
+
+    With ``os.open`` and ``os.read``: an open, a read or two and a close, where ``read_text``
+    builds a buffered text stream over it (an ``fstat``, an ``isatty`` ``ioctl`` and two
+    ``lseek``s more), which a pass paid for each of the two or three cursor reads of a session.
+    """
+    try:
+        fd = confined.open_path(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
 
 
 def write_note(path: Path, data: bytes) -> None:
@@ -163,12 +147,36 @@ def write_note(path: Path, data: bytes) -> None:
     temporary file in a session directory that is swept only when the session lands again,
     which may be never. In place, a kill leaves the note short, which is all a wrong note is.
     """
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, OWNER_FILE)
+    fd = open_private(path, os.O_WRONLY)
     try:
+        os.ftruncate(fd, 0)
         faults.checkpoint("state-write")
         _write_all(fd, data)
     finally:
         os.close(fd)
+
+
+def open_private(path: Path, flags: int) -> int:
+    """Open (creating it, owner-only) a file of the root's own that is written in place: the
+    lock, ``session.state``, an index appended to.
+
+    A link above it is refused (:mod:`~asz_core.root.confined`); a name that is not a regular
+    file of its own (a link, a hard link to another file, a fifo, a device) is replaced by a new
+    empty file first, so that writing in place can only ever change this file.
+    """
+    try:
+        fd = confined.open_path(path, flags | os.O_CREAT | os.O_NONBLOCK, OWNER_FILE)
+    except confined.LinkRefused:
+        if not os.path.islink(path):
+            raise  # a link above it: refused
+    else:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+            os.set_blocking(fd, True)
+            return fd
+        os.close(fd)
+    confined.unlink(path)  # the link itself: ``unlinkat`` never follows the last component
+    return confined.open_path(path, flags | os.O_CREAT | os.O_EXCL, OWNER_FILE)
 
 
 def _write_all(fd: int, data: bytes | Iterable[bytes]) -> None:
@@ -180,5 +188,5 @@ def _write_all(fd: int, data: bytes | Iterable[bytes]) -> None:
 
 
 def _unlink_quietly(path: str | Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
+    with contextlib.suppress(OSError):
+        confined.unlink(path)

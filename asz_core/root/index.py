@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from asz_core.root.durable import OWNER_FILE, make_dirs
+from asz_core.root.durable import make_dirs, open_private, read_small
 from asz_core.root.storage import landed_files
 
 __all__ = ["SessionIndex", "rebuild_calls"]
@@ -30,7 +31,10 @@ class SessionIndex:
         self.path = session_dir.joinpath("index", "ids")
 
     def exists(self) -> bool:
-        return self.path.is_file()
+        try:
+            return stat.S_ISREG(os.lstat(self.path).st_mode)
+        except OSError:
+            return False
 
     def add(self, pairs: Iterable[tuple[str, str]]) -> None:
         """Append ``(key, value)`` pairs; values with whitespace are refused (ids only)."""
@@ -42,7 +46,7 @@ class SessionIndex:
         if not lines:
             return
         make_dirs(self.path.parent)
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, OWNER_FILE)
+        fd = open_private(self.path, os.O_WRONLY | os.O_APPEND)
         try:
             os.write(fd, "".join(lines).encode("utf-8"))
         finally:
@@ -52,9 +56,12 @@ class SessionIndex:
         """Every key's values; empty when there is no index (yet)."""
         out: dict[str, set[str]] = defaultdict(set)
         try:
-            text = self.path.read_text("utf-8", errors="replace")
-        except FileNotFoundError:
+            data = read_small(self.path)
+        except OSError:  # a link, a directory: derived, so as if there were none
             return out
+        if data is None:
+            return out
+        text = data.decode("utf-8", errors="replace")
         for line in text.splitlines():
             key, _, value = line.partition(" ")
             if key and value:

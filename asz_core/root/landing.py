@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from asz_core.root import faults
+from asz_core.root import confined, faults
 from asz_core.root.durable import OWNER_FILE, install_noreplace, make_dirs, temp_name
 from asz_core.root.layout import file_name
 from asz_core.sessiondata.model import Header, Record
@@ -67,7 +67,7 @@ class LandingFile:
             return
         self.created_dirs = make_dirs(self.directory)
         self._temp = temp_name(self.final)
-        fd = os.open(self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_FILE)
+        fd = confined.open_path(self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_FILE)
         self._file = os.fdopen(fd, "wb", buffering=1 << 20)
         try:
             self.writer = SessionDataWriter(self._file, header)
@@ -107,6 +107,6 @@ class LandingFile:
             with contextlib.suppress(OSError):
                 self._file.close()
         if self._temp is not None:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self._temp)
+            with contextlib.suppress(OSError):
+                confined.unlink(self._temp)
             self._temp = None

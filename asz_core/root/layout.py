@@ -33,9 +33,11 @@ KIND_PREFIX: Final = {
 }
 PREFIX_KIND: Final = {prefix: kind for kind, prefix in KIND_PREFIX.items()}
 
-FILE_NAME: Final = re.compile(r"^([a-z_]+)-(\d{8}T\d{6}(?:\.\d+)?Z)-(\d{6,})\.(sd|sk)$")
-_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
-_KIND = re.compile(r"^[a-z][a-z_]{0,63}$")
+# Matched whole (``fullmatch``), never anchored with ``$``: ``$`` also matches before a trailing
+# newline, so ``"<id>\n"`` would pass for an id and name a directory with a line break.
+FILE_NAME: Final = re.compile(r"([a-z_]+)-(\d{8}T\d{6}(?:\.\d+)?Z)-(\d{6,})\.(sd|sk)")
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+_KIND = re.compile(r"[a-z][a-z_]{0,63}")
 
 
 class RefusedId(ValueError):
@@ -49,13 +51,13 @@ def check_id(value: str, what: str) -> str:
     from a source ever names ``..``, an absolute path, a NUL, a separator or a hidden or
     underscore name (names starting with ``_`` belong to the host).
     """
-    if not isinstance(value, str) or not _SAFE_ID.match(value) or ".." in value:
+    if not isinstance(value, str) or not _SAFE_ID.fullmatch(value) or ".." in value:
         raise RefusedId(f"{what} {value!r} cannot name a directory in the storage root")
     return value
 
 
 def check_kind(kind: str) -> str:
-    if not _KIND.match(kind):
+    if not _KIND.fullmatch(kind):
         raise RefusedId(f"kind {kind!r} is not a lower-case word")
     return kind
 
@@ -75,7 +77,7 @@ class LandedName:
 
 def parse_file_name(name: str) -> LandedName | None:
     """The parts of a landed file's name, or ``None`` for anything else."""
-    m = FILE_NAME.match(name)
+    m = FILE_NAME.fullmatch(name)
     if m is None:
         return None
     prefix, stamp, seq, ext = m.groups()

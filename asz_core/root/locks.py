@@ -6,13 +6,15 @@ with its process. The root lock's file names its holder, so a second pass can sa
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
-from asz_core.root.durable import OWNER_FILE
+from asz_core.root.durable import open_private
 
 __all__ = ["FileLock", "LockBusy"]
 
@@ -29,14 +31,17 @@ class LockBusy(RuntimeError):
 class FileLock:
     """An exclusive ``flock`` on ``path``; ``wait`` blocks until it is free instead of failing."""
 
-    def __init__(self, path: Path, *, wait: bool = False, describe: bool = False) -> None:
+    def __init__(self, path: Path, *, wait: bool = False, describe: bool = False,
+                 on_acquired: Callable[[], None] | None = None) -> None:
         self.path = path
         self.wait = wait
         self.describe = describe
+        #: run once the lock is held (a root's sweep of what a killed holder left)
+        self.on_acquired = on_acquired
         self._fd: int | None = None
 
     def acquire(self) -> None:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, OWNER_FILE)
+        fd = open_private(self.path, os.O_RDWR)  # a link refused, a hard link replaced
         try:
             fcntl.flock(fd, fcntl.LOCK_EX if self.wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -46,11 +51,18 @@ class FileLock:
         except BaseException:
             os.close(fd)
             raise
-        if self.describe:
-            note = f"pid {os.getpid()} on {os.uname().nodename} since {time.strftime('%Y-%m-%dT%H:%M:%S%z')}"
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, note.encode(), 0)
         self._fd = fd
+        try:
+            if self.describe:
+                note = f"pid {os.getpid()} on {os.uname().nodename} since {time.strftime('%Y-%m-%dT%H:%M:%S%z')}"
+                os.ftruncate(fd, 0)
+                with contextlib.suppress(OSError):  # a full disk: the lock is held all the same,
+                    os.pwrite(fd, note.encode(), 0)  # and the pass says so where it writes
+            if self.on_acquired is not None:
+                self.on_acquired()
+        except BaseException:
+            self.release()
+            raise
 
     def release(self) -> None:
         if self._fd is None:

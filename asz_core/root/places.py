@@ -18,7 +18,9 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from asz_core.root import confined
 from asz_core.root.cursors import SOURCE_GONE, parse_pairs
+from asz_core.root.durable import read_small
 from asz_core.root.layout import PREFIX_KIND
 
 __all__ = ["IsGone", "LandedPlace", "Owns", "SessionPlaces", "landed_places", "pruned_sessions", "session_places"]
@@ -57,15 +59,15 @@ def landed_places(session_dir: Path, owns: Owns,
     join = os.path.join
     for group in ("streams", "runs"):
         try:
-            names = sorted(os.listdir(join(top, group)))
-        except (FileNotFoundError, NotADirectoryError):
+            names = sorted(confined.listdir(join(top, group)))
+        except (FileNotFoundError, NotADirectoryError, confined.LinkRefused):
             continue
         for name in names:
             subdir = f"{group}/{name}"
             directory = join(top, group, name)
             try:
-                files = sorted(os.listdir(directory))
-            except (FileNotFoundError, NotADirectoryError):
+                files = sorted(confined.listdir(directory))
+            except (FileNotFoundError, NotADirectoryError, confined.LinkRefused):
                 continue
             for file in files:
                 if not file.endswith(".cursor"):
@@ -75,9 +77,10 @@ def landed_places(session_dir: Path, owns: Owns,
                 if (subdir, kind) in skip:
                     continue
                 try:
-                    pairs = dict(parse_pairs(Path(directory, file).read_text("utf-8")))
+                    data = read_small(join(directory, file))
+                    pairs = dict(parse_pairs(data.decode("utf-8"))) if data is not None else {}
                 except (OSError, UnicodeDecodeError):
-                    continue  # not readable: verify reports it; nothing here depends on it
+                    continue  # not readable: the collector rebuilds it; nothing here depends on it
                 place = LandedPlace(subdir, kind, pairs.get("source", ""),
                                     pairs.get("state", ""))
                 if place.source and owns(session, place):

@@ -6,6 +6,7 @@ import contextlib
 import os
 from pathlib import Path
 
+from asz_core.root import confined
 from asz_core.root.durable import OWNER_FILE, fsync_dir, install_noreplace, temp_name
 from asz_core.sessiondata.skeleton import Removal, write_skeleton
 
@@ -20,7 +21,7 @@ def land_skeleton(landed: Path, removal: Removal) -> Path:
     """
     final = landed.with_suffix(".sk")
     temp = temp_name(final)
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_FILE)
+    fd = confined.open_path(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_FILE)
     try:
         with os.fdopen(fd, "wb") as sink:
             write_skeleton(str(landed), sink, removal)
@@ -29,8 +30,8 @@ def land_skeleton(landed: Path, removal: Removal) -> Path:
             os.fchmod(sink.fileno(), 0o400)
         install_noreplace(temp, final)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
+        with contextlib.suppress(OSError):
+            confined.unlink(temp)
         raise
     fsync_dir(final.parent)
     return final

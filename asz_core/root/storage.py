@@ -6,49 +6,76 @@ file in the session, so the files are the authority and ``session.state`` is onl
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 from collections.abc import Callable, Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from asz_core.root import faults
+from asz_core.root import confined, faults
 from asz_core.root.cursors import format_pairs
 from asz_core.root.durable import OWNER_DIR, fsync_dir, make_dirs, write_note
 from asz_core.root.layout import check_id, parse_file_name
 from asz_core.root.locks import FileLock, LockBusy
+from asz_core.root.upstream_index import drop_upstream_index
 
 if TYPE_CHECKING:
     from asz_core.root.landing import LandedFile, LandingFile
     from asz_core.sessiondata.model import Header
 
-__all__ = ["LockBusy", "SessionHandle", "StorageRoot", "landed_files"]
+__all__ = ["LockBusy", "SessionHandle", "StorageRoot", "landed_files", "landed_files_in", "sweep_temporaries"]
 
 _SESSION_SUBDIRS = ("streams", "runs")
 
 
 def landed_files(session_dir: Path) -> Iterator[tuple[int, Path]]:
-    """``(seq, path)`` of every landed file of a session, in no particular order."""
+    """``(seq, path)`` of every landed file of a session, in no particular order. A name that is
+    a link, or lies under one, is not a landed file (:mod:`~asz_core.root.confined`)."""
     for subdir in _session_file_dirs(session_dir):
-        try:
-            names = os.listdir(subdir)
-        except FileNotFoundError:
-            continue
-        for name in names:
-            parsed = parse_file_name(name)
-            if parsed is not None:
-                yield parsed.seq, subdir / name
+        yield from landed_files_in(subdir)
+
+
+def landed_files_in(directory: Path) -> Iterator[tuple[int, Path]]:
+    """``(seq, path)`` of every landed file in one directory of a session."""
+    try:
+        entries = confined.scandir(directory)
+    except (FileNotFoundError, NotADirectoryError, confined.LinkRefused):
+        return
+    for entry in entries:
+        parsed = parse_file_name(entry.name)
+        if parsed is not None and not entry.is_link:
+            yield parsed.seq, directory / entry.name
 
 
 def _session_file_dirs(session_dir: Path) -> Iterator[Path]:
     yield session_dir / "provider_body"
     for group in _SESSION_SUBDIRS:
         try:
-            names = os.listdir(session_dir / group)
-        except FileNotFoundError:
+            names = confined.listdir(session_dir / group)
+        except (FileNotFoundError, NotADirectoryError, confined.LinkRefused):
             continue
         for name in names:
             yield session_dir / group / name
+
+
+def sweep_temporaries(directory: Path) -> None:
+    """Remove the ``.tmp-*`` files a killed writer left in ``directory``."""
+    try:
+        names = confined.listdir(directory)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for name in names:
+        if name.startswith(".tmp-"):
+            _remove_temporary(directory / name)
+
+
+def _remove_temporary(path: Path) -> None:
+    """Remove a temporary file a crash left; a directory of that name is not one of ours and
+    is left alone (an ``unlink`` of it fails), so it never stops a session from landing."""
+    with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
+        confined.unlink(path)
 
 
 class StorageRoot:
@@ -76,26 +103,53 @@ class StorageRoot:
         return format_instant(self.pass_started_ns)
 
     def ensure(self) -> None:
-        """Create the root (owner-only) and check it can be written; ``OSError`` if not."""
-        make_dirs(self.path)
+        """Create the root (owner-only) and check it is the running user's alone and can be
+        written; ``OSError`` if not (:class:`~asz_core.root.confined.RootRefused` for a root
+        another user could plant links in)."""
+        # the root's own path is the user's to choose, links and all (a home on another disk):
+        # only what is below it is confined
+        os.makedirs(self.path, mode=OWNER_DIR, exist_ok=True)
+        confined.check_owner(self.path)
+        confined.enter(self.path)
         probe = self.path / f".probe-{os.getpid()}"
-        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.close(fd)
-        os.unlink(probe)
+        try:
+            fd = confined.open_path(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                # a byte, not an empty file: a full file system still has inodes for those
+                os.write(fd, b"\n")
+            finally:
+                os.close(fd)
+                confined.unlink(probe)
+        except OSError as exc:
+            if exc.errno == errno.ENOSPC:
+                raise OSError(exc.errno, "no space left on its file system; nothing landed before was "
+                                         "changed: free some space and run the pass again") from None
+            raise
+
+    def sweep(self) -> None:
+        """Remove the temporary files a killed pass left at the top of the root (its own
+        tables' ``.tmp-*``): called with the root lock held, when no other pass can be writing
+        one."""
+        sweep_temporaries(self.path)
 
     def lock(self, *, wait: bool = False) -> FileLock:
-        """The root lock: held for a whole pass so two passes never interleave."""
-        return FileLock(self.path / ".lock", wait=wait, describe=True)
+        """The root lock: held for a whole pass so two passes never interleave. Taking it
+        sweeps what a killed holder left (:meth:`sweep`)."""
+        confined.enter(self.path)
+        return FileLock(self.path / ".lock", wait=wait, describe=True,
+                        on_acquired=None if self.dry_run else self.sweep)
 
     def sessions(self) -> Iterator[str]:
-        """Ids of the sessions in the root (names starting with ``_`` or ``.`` are not)."""
+        """Ids of the sessions in the root (names starting with ``_`` or ``.`` are not, nor is
+        a link: a session directory is a directory of the root's own)."""
+        confined.enter(self.path)
         try:
-            names = sorted(os.listdir(self.path))
+            entries = confined.scandir(self.path)
         except FileNotFoundError:
             return
-        for name in names:
-            if not name.startswith(("_", ".")) and (self.path / name).is_dir():
-                yield name
+        for entry in sorted(entries, key=lambda e: e.name):
+            if not entry.name.startswith(("_", ".")) and entry.is_dir:
+                yield entry.name
 
     def session_dir(self, session: str) -> Path:
         return self.path / check_id(session, "session id")
@@ -103,6 +157,7 @@ class StorageRoot:
     def open_session(self, session: str,
                      on_landed: Callable[[LandedFile], None] | None = None) -> SessionHandle:
         """Lock a session for landing. ``LockBusy`` if another writer holds it."""
+        confined.enter(self.path)
         return SessionHandle(self, check_id(session, "session id"), on_landed)
 
 
@@ -117,6 +172,7 @@ class SessionHandle:
         self._on_landed = on_landed
         self._lock: FileLock | None = None
         self._next_seq = 0
+        self._index_checked = False        #: upstream's ``index/`` looked for (see :meth:`begin`)
         self._unsynced: set[Path] = set()  #: directories holding names landed since the last sync
         self._created: set[Path] = set()   #: parents of directories created this pass
         self.landed: list[LandedFile] = []
@@ -130,8 +186,13 @@ class SessionHandle:
             self._created.update(p.parent for p in created)
             if not created:
                 # made by an older version or by hand: owner-only from now on. One made here
-                # is already (``OWNER_DIR``, less what the umask takes away)
-                os.chmod(self.dir, OWNER_DIR)
+                # is already (``OWNER_DIR``, less what the umask takes away). Through a
+                # descriptor: a link planted at the session's name is refused, not chmodded
+                fd = confined.open_dir(self.dir)
+                try:
+                    os.fchmod(fd, OWNER_DIR)
+                finally:
+                    os.close(fd)
             self._lock = FileLock(self.dir / ".lock")
             self._lock.acquire()
         try:
@@ -188,7 +249,7 @@ class SessionHandle:
         three opens of directories that are not there.
         """
         try:
-            top = os.listdir(self.dir)
+            top = confined.listdir(self.dir)
         except FileNotFoundError:
             return 0
         highest = self._scan_names(self.dir, top)
@@ -199,13 +260,13 @@ class SessionHandle:
                 subdirs = [self.dir / name]
             else:
                 try:
-                    subdirs = [self.dir / name / inner for inner in os.listdir(self.dir / name)]
-                except FileNotFoundError:
+                    subdirs = [self.dir / name / inner for inner in confined.listdir(self.dir / name)]
+                except (FileNotFoundError, NotADirectoryError):
                     continue
             for subdir in subdirs:
                 try:
-                    names = os.listdir(subdir)
-                except FileNotFoundError:
+                    names = confined.listdir(subdir)
+                except (FileNotFoundError, NotADirectoryError):
                     continue
                 highest = max(highest, self._scan_names(subdir, names))
         return highest
@@ -213,8 +274,9 @@ class SessionHandle:
     def _scan_names(self, subdir: Path, names: list[str]) -> int:
         highest = 0
         for name in names:
-            if name.startswith(".tmp-") and not self.root.dry_run:
-                os.unlink(subdir / name)
+            if name.startswith(".tmp-"):
+                if not self.root.dry_run:
+                    _remove_temporary(subdir / name)
                 continue
             parsed = parse_file_name(name)
             if parsed is not None and parsed.seq > highest:
@@ -225,6 +287,9 @@ class SessionHandle:
         """Start a file under ``<session>/<subdir>``; its seq and collection time are set here."""
         from asz_core.root.landing import LandingFile  # loads the writer: only once something lands
 
+        if not self._index_checked and not self.root.dry_run:
+            self._index_checked = True
+            drop_upstream_index(self.dir)  # before the first file is added, as the format says
         header.seq = self._next_seq
         header.at = self.root.at
         header.session = self.id

@@ -16,7 +16,7 @@ from asz_core.sessiondata.reader import open_file
 
 __all__ = ["Address", "resolve"]
 
-_TEXT = re.compile(r"^(\d+):(\d+)(?::(\d+))?$")
+_TEXT = re.compile(r"(\d+):(\d+)(?::(\d+))?")  # matched whole
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class Address:
     @classmethod
     def parse(cls, text: str) -> Address:
         """``SEQ:ROW`` or ``SEQ:ROW:BLOCK``."""
-        m = _TEXT.match(text.strip())
+        m = _TEXT.fullmatch(text.strip())
         if m is None or int(m.group(1)) < 1 or int(m.group(2)) < 1:
             raise ValueError(f"{text!r} is not SEQ:ROW or SEQ:ROW:BLOCK (seq and row count from 1)")
         return cls(int(m.group(1)), int(m.group(2)), int(m.group(3)) if m.group(3) else None)

@@ -1,0 +1,335 @@
+"""Paths inside a storage root, opened without ever following a link.
+
+Nothing inside the root is trusted: a link planted at any name in it (the lock, a state file, a
+session directory, ``streams/``, ``index/``, ``_provider/``) must not make a pass read, write,
+truncate, delete or chmod anything outside it. So:
+
+1. The root is *entered* once (:func:`enter`): its own path is the user's choice and is resolved
+   like any path, and its directory stays open for the process (forked workers inherit it).
+2. Every path below an entered root is opened relative to that directory with no link followed
+   at any component: ``openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`` where Linux has it (one
+   system call), else a walk of ``openat(O_NOFOLLOW | O_DIRECTORY)`` one component at a time.
+   A link met on the way is :class:`LinkRefused`.
+3. Every other operation (make a directory, list, unlink, rename, chmod) goes through a
+   descriptor of the directory so opened, and names only the last component, which the system
+   calls used never follow (``mkdirat``, ``unlinkat``, ``renameat``, ``fchmod``).
+4. A path below no entered root (a test of one function, a scratch directory) is the caller's
+   own: a directory is reached as ``os.open`` reaches it, and only a file's last component is
+   never followed (``O_NOFOLLOW``).
+
+:func:`check_owner` refuses a root that another user could plant links in before any of this
+runs: one not owned by the running user, or writable by its group or by others.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Entry", "LinkRefused", "RootRefused", "check_owner", "enter", "listdir", "mkdir", "open_dir", "open_path",
+           "rename", "rename_noreplace_at", "scandir", "unlink"]
+
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_RESOLVE_NO_MAGICLINKS = 0x02
+_RESOLVE_NO_SYMLINKS = 0x04
+_RESOLVE_BENEATH = 0x08
+_SYS_OPENAT2 = 437  # the same number on every Linux architecture (the unified syscall table)
+
+#: each entered root's path (as given and resolved, as strings with a trailing separator) → its
+#: directory's descriptor
+_roots: dict[str, int] = {}
+
+
+class LinkRefused(OSError):
+    """A link (or something else than was expected) where a pass was to open a path in the root."""
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__(errno.ELOOP, f"{path} is a link (or lies under one) inside the storage root; "
+                                      f"a pass never follows a link there: remove the link", str(path))
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+class RootRefused(OSError):
+    """A root another user could plant links in."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+def check_owner(root: Path) -> None:
+    """``RootRefused`` unless ``root`` (a directory, its own path's links followed) is owned by
+    the running user and writable by nobody else."""
+    st = os.stat(root)
+    uid = os.geteuid()
+    if st.st_uid != uid:
+        raise RootRefused(errno.EPERM, f"the storage root {root} is owned by uid {st.st_uid}, not by you "
+                                       f"(uid {uid}): its owner could plant links in it that a pass would "
+                                       f"write through; use a root of your own (storage.root or $ASZ_ROOT)")
+    if st.st_mode & 0o022:
+        raise RootRefused(errno.EPERM, f"the storage root {root} is writable by its group or by others "
+                                       f"(mode {stat.S_IMODE(st.st_mode):04o}): any of them could plant links "
+                                       f"in it; make it yours alone (chmod 700 {root})")
+
+
+def enter(root: Path) -> None:
+    """Confine every later open below ``root`` to it (nothing when it is not a directory yet).
+
+    Called again for the same path, it checks the directory held is still the one there (a
+    root removed and made again is entered anew). A process holds at most :data:`_MOST_ROOTS`
+    (a test run passes through hundreds): the one entered longest ago is let go first."""
+    given = os.path.join(os.path.abspath(root), "")
+    held = _roots.get(given)
+    try:
+        st = os.stat(root)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if held is not None:
+        now = os.fstat(held)
+        if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):
+            return
+        _leave(held)
+    try:
+        fd = os.open(root, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    while len(set(_roots.values())) >= _MOST_ROOTS:
+        _leave(next(iter(_roots.values())))
+    _roots[given] = fd
+    _roots.setdefault(os.path.join(os.path.realpath(root), ""), fd)
+
+
+_MOST_ROOTS = 8
+
+
+def _leave(fd: int) -> None:
+    for prefix in [prefix for prefix, held in _roots.items() if held == fd]:
+        del _roots[prefix]
+    os.close(fd)
+
+
+def _beneath(path: str | Path) -> tuple[int, str] | None:
+    """The descriptor of the entered root ``path`` lies in and the path relative to it."""
+    if not _roots:
+        return None
+    text = os.fspath(path)
+    if not text.startswith(os.sep):  # an absolute path is taken as it is: a ``..`` in what is
+        text = os.path.abspath(text)  # below the root is refused by the open itself
+    for prefix, fd in _roots.items():
+        if text.startswith(prefix):
+            return fd, text[len(prefix):]
+        if text + os.sep == prefix:
+            return fd, "."
+    return None
+
+
+def open_path(path: str | Path, flags: int, mode: int = 0o600) -> int:
+    """``os.open`` with no link followed below the root (see the module's rules)."""
+    flags |= _O_NOFOLLOW | _O_CLOEXEC
+    where = _beneath(path)
+    try:
+        if where is None:
+            return os.open(path, flags & ~_O_NOFOLLOW if flags & _O_DIRECTORY else flags, mode)
+        root_fd, rel = where
+        if rel == ".":
+            return os.open(".", flags, mode, dir_fd=root_fd)
+        return _open_beneath(root_fd, rel, flags, mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or (exc.errno == errno.EXDEV and where is not None):
+            raise LinkRefused(path) from None
+        # a link where a directory was asked for says "not a directory" (``O_DIRECTORY`` is
+        # checked before ``O_NOFOLLOW``): said as what it is
+        if exc.errno == errno.ENOTDIR and _has_link(path, where):
+            raise LinkRefused(path) from None
+        raise
+
+
+def _has_link(path: str | Path, where: tuple[int, str] | None) -> bool:
+    """Whether ``path``, or a directory on the way to it below its root, is a link (asked only
+    once an open failed, to say why)."""
+    text = os.path.abspath(path)
+    top = text[: len(text) - len(where[1])] if where is not None and where[1] != "." else os.path.dirname(text)
+    while len(text) >= len(top) and text not in ("", os.sep):
+        if os.path.islink(text):
+            return True
+        text = os.path.dirname(text)
+    return False
+
+
+def open_dir(path: str | Path) -> int:
+    """A descriptor of the directory ``path`` (``NotADirectoryError`` if it is a file,
+    ``LinkRefused`` if it is a link)."""
+    return open_path(path, os.O_RDONLY | _O_DIRECTORY)
+
+
+@contextlib.contextmanager
+def _parent(path: str | Path) -> Iterator[tuple[int, str]]:
+    directory, name = os.path.split(os.fspath(path))
+    fd = open_dir(directory or ".")
+    try:
+        yield fd, name
+    finally:
+        os.close(fd)
+
+
+def listdir(path: str | Path) -> list[str]:
+    fd = open_dir(path)
+    try:
+        return os.listdir(fd)
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A name in a directory and what it is itself (a link is not looked through)."""
+
+    name: str
+    is_dir: bool
+    is_link: bool
+
+
+def scandir(path: str | Path) -> list[Entry]:
+    """The entries of ``path``: what each is comes with the listing where the file system says
+    so, else from an ``lstat`` relative to the open directory."""
+    fd = open_dir(path)
+    try:
+        with os.scandir(fd) as entries:
+            return [Entry(e.name, e.is_dir(follow_symlinks=False), e.is_symlink()) for e in entries]
+    finally:
+        os.close(fd)
+
+
+def mkdir(path: str | Path, mode: int) -> None:
+    with _parent(path) as (fd, name):
+        os.mkdir(name, mode, dir_fd=fd)
+
+
+def unlink(path: str | Path) -> None:
+    with _parent(path) as (fd, name):
+        os.unlink(name, dir_fd=fd)
+
+
+def rename(source: str | Path, target: str | Path, *, replace: bool) -> None:
+    """Rename within one directory; ``replace=False`` never replaces (``FileExistsError``)."""
+    directory, old = os.path.split(os.fspath(source))
+    new = os.path.basename(os.fspath(target))
+    fd = open_dir(directory or ".")
+    try:
+        if replace:
+            os.replace(old, new, src_dir_fd=fd, dst_dir_fd=fd)
+        else:
+            rename_noreplace_at(fd, old, new)
+    finally:
+        os.close(fd)
+
+
+_UNLOADED: Any = object()
+_openat2_fn: Any = _UNLOADED
+_renameat2_fn: Any = _UNLOADED
+_hows: dict[tuple[int, int], Any] = {}
+_RENAME_NOREPLACE = 1
+
+
+def _renameat2() -> Any:
+    """libc's ``renameat2``, loaded on the first install (``None`` where there is none)."""
+    global _renameat2_fn
+    if _renameat2_fn is _UNLOADED:
+        _renameat2_fn = _load_renameat2()
+    return _renameat2_fn
+
+
+def _load_renameat2() -> Any:
+    import ctypes
+
+    try:
+        # The process's own symbols, libc's among them: ctypes.util.find_library("c") would run
+        # ldconfig in a subprocess (8 ms, in every worker process too) to name the same library.
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+def rename_noreplace_at(dir_fd: int, old: str, new: str) -> None:
+    """Rename ``old`` to ``new`` in the directory ``dir_fd``; ``FileExistsError`` if ``new``
+    exists."""
+    renameat2 = _renameat2()
+    if renameat2 is not None:
+        if renameat2(dir_fd, os.fsencode(old), dir_fd, os.fsencode(new), _RENAME_NOREPLACE) == 0:
+            return
+        import ctypes
+
+        err = ctypes.get_errno()
+        if err not in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+            raise OSError(err, os.strerror(err), new)
+    os.link(old, new, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)  # never replaces
+    os.unlink(old, dir_fd=dir_fd)
+
+
+
+
+def _openat2() -> Any:
+    """libc's ``syscall`` for ``openat2``, or ``None`` where the kernel has none."""
+    global _openat2_fn
+    if _openat2_fn is _UNLOADED:
+        _openat2_fn = None
+        if os.uname().sysname == "Linux":
+            import ctypes
+
+            with contextlib.suppress(OSError, AttributeError):
+                fn = ctypes.CDLL(None, use_errno=True).syscall
+                fn.restype = ctypes.c_long
+                fn.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
+                _openat2_fn = fn
+    return _openat2_fn
+
+
+def _open_beneath(root_fd: int, rel: str, flags: int, mode: int) -> int:
+    fn = _openat2()
+    if fn is not None:
+        import ctypes
+
+        key = (flags, mode if flags & os.O_CREAT else 0)
+        how = _hows.get(key)
+        if how is None:  # ``struct open_how``: flags, mode, resolve; one per kind of open
+            how = _hows[key] = (ctypes.c_uint64 * 3)(*key, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS
+                                                      | _RESOLVE_NO_MAGICLINKS)
+        fd = fn(_SYS_OPENAT2, root_fd, os.fsencode(rel), how, 24)
+        if fd >= 0:
+            return int(fd)
+        err = ctypes.get_errno()
+        if err not in (errno.ENOSYS, errno.EPERM):  # EPERM: a seccomp filter that forbids it
+            raise OSError(err, os.strerror(err), rel)
+        global _openat2_fn
+        _openat2_fn = None
+    return _walk(root_fd, rel, flags, mode)
+
+
+def _walk(root_fd: int, rel: str, flags: int, mode: int) -> int:
+    """``openat2``'s rules one component at a time (where there is no ``openat2``)."""
+    parts = [part for part in rel.split(os.sep) if part not in ("", ".")]
+    if ".." in parts:
+        raise OSError(errno.EXDEV, "a path that leaves the storage root", rel)
+    fd = root_fd
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC, dir_fd=fd)
+            if fd != root_fd:
+                os.close(fd)
+            fd = inner
+        return os.open(parts[-1] if parts else ".", flags, mode, dir_fd=fd)
+    finally:
+        if fd != root_fd:
+            os.close(fd)
