@@ -32,7 +32,6 @@ from asz_adapters.claude_code_local.discover import (
     Refused,
     SessionSources,
     default_source_root,
-    default_source_root_inputs,
     list_projects,
     session_sources,
 )
@@ -65,19 +64,8 @@ def asz_options_schema() -> dict[str, Any]:
 
 
 @hookimpl
-def asz_pass_repeatable() -> bool:
-    # What lands is decided by the transcripts under the watched projects directory and by the
-    # cursors in the root; nothing waits on the clock (a partial last line waits for its end).
-    return True
-
-
-@hookimpl
 def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
     configured = _source_root(ctx)
-    ctx.watch(str(configured))
-    if not ctx.source_root:
-        for decides in default_source_root_inputs():  # a directory created moves the default
-            ctx.watch(str(decides), tree=False)
     root = configured.resolve()
     ctx.source_dirs.append(str(root))
     if not root.is_dir():

@@ -54,7 +54,6 @@ __all__ = [
     "SessionSources",
     "SourceFile",
     "default_source_root",
-    "default_source_root_inputs",
     "list_projects",
     "scan",
     "session_sources",
@@ -83,12 +82,6 @@ def default_source_root() -> Path:
     if xdg and (Path(xdg) / "claude").is_dir():
         return Path(xdg) / "claude" / "projects"
     return Path.home() / ".claude" / "projects"
-
-
-def default_source_root_inputs() -> list[Path]:
-    """The directories whose existence :func:`default_source_root` decides by."""
-    xdg = os.environ.get("XDG_CONFIG_HOME")
-    return [Path(xdg) / "claude"] if xdg and not os.environ.get("CLAUDE_CONFIG_DIR") else []
 
 
 @dataclass

@@ -48,13 +48,6 @@ def asz_options_schema() -> dict[str, Any]:
 
 
 @hookimpl
-def asz_pass_repeatable() -> bool:
-    # Decided by the body files in the watched directory and by the root (the seen table, the
-    # landed transcripts); a body too young to judge asks for a recheck (``claims``).
-    return True
-
-
-@hookimpl
 def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
     state, found = discover(ctx, SeenTable.load(ctx.root))
     ctx.pass_ctx.notes[PASS_NOTE] = state

@@ -143,8 +143,6 @@ def claim(ctx: AdapterContext, state: ProviderPass) -> list[SessionClaim]:
             continue
         if not e.json:
             young = now - e.mtime < WRITE_GRACE_NS
-            if young:  # unreadable once old enough, with no byte of it changed
-                ctx.recheck_at(e.mtime + WRITE_GRACE_NS)
             e.state, e.why = (WAITING, "partial") if young else (UNREADABLE, "not-json")
             (waiting if young else unreadable)[e.why] += 1
             continue

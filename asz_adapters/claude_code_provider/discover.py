@@ -124,7 +124,6 @@ def _look(bf: BodyFile, st: os.stat_result, ctx: AdapterContext) -> None:
 def discover(ctx: AdapterContext, table: SeenTable) -> tuple[ProviderPass, list[Found]]:
     """Every body file in the source directory, and one unit per session the requests name."""
     directory = source_dir(ctx)
-    ctx.watch(str(directory))
     ctx.source_dirs.append(str(directory))
     state = ProviderPass(directory, table)
     try:

@@ -94,24 +94,12 @@ def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
         result = PushResult(cfg.receiver, started_ns=ctx.clock())
         result.errors.append(f"{type(exc).__name__}: {exc}")
     _remember_throttle(result)
-    ctx.notes[NAME] = result
     print(f"{result.line()} -> {result.receiver}", file=sys.stderr)
     for note in result.notes:
         ctx.reporter.warn(f"{NAME}: {note}")
     for error in result.errors:
         ctx.error(NAME, error)
         summary.totals.errors += 1
-
-
-@hookimpl
-def asz_pass_repeatable(ctx: PassContext) -> bool:
-    """Yes when this pass pushed nothing and left nothing to push (or pushes are off): a pass
-    finding the root as this one left it would push nothing either."""
-    if ctx.config is None or not OtlpConfig.sends(ctx.config.section(SECTION)):
-        return True
-    result = ctx.notes.get(NAME)
-    return (result is not None and not result.files and not result.waiting and not result.errors
-            and not result.throttled)
 
 
 @hookimpl

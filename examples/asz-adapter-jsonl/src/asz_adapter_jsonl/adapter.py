@@ -55,18 +55,11 @@ def asz_options_schema() -> dict[str, Any]:
 
 
 @hookimpl
-def asz_pass_repeatable() -> bool:
-    # what lands is decided by the files under the watched source_root and the cursors alone
-    return True
-
-
-@hookimpl
 def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
     if not ctx.source_root:
         ctx.warn("source_root is not set; this adapter has no default directory")
         return []
     root = Path(ctx.source_root)
-    ctx.watch(str(root))
     ctx.source_dirs.append(str(root))
     return _found(root, ctx.options["pattern"])
 
