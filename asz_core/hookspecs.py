@@ -15,10 +15,7 @@ works the same and holds them all.
 **Plugins** (group ``asz.plugins``) observe passes (``asz_pass_start``, ``asz_file_landed``,
 ``asz_pass_end``) and may add commands. Every loaded plugin sees every pass that runs.
 
-**Both** may implement ``asz_pass_repeatable``: a pass that changed nothing is then recorded, and
-the next ``run`` that finds nothing changed repeats its report without loading any plugin
-(:mod:`asz_core.quietpass`). Until every adapter and observer taking part implements it, every
-pass runs in full.
+**Both** may add configuration sections and commands.
 
 Implement a hook by decorating a function of your module with :data:`asz_core.hookimpl`; a
 module needs only the hooks it uses. The parameter names are the contract: pluggy passes
@@ -35,10 +32,11 @@ import pluggy
 if TYPE_CHECKING:
     import argparse
 
-    from asz_core.context import AdapterContext, PassContext, PassSummary
+    from asz_core.context import AdapterContext, PassContext
     from asz_core.plugin import AdapterInfo, Found, SessionClaim
     from asz_core.root.landing import LandedFile
     from asz_core.root.storage import SessionHandle
+    from asz_core.tally import PassSummary
 
 hookspec = pluggy.HookspecMarker("asz")
 
@@ -71,8 +69,10 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:  # type: ignore[empty-
     """Find what the adapter's sources hold now, without reading them whole.
 
     Return (or yield) one :class:`~asz_core.plugin.Found` per unit the adapter lands by (a
-    session, a body file, a store it does not read yet). Discovery should only list and stat: a
-    pass that finds nothing new must cost little more than that. A generator is walked once, by
+    session, a body file, a store it does not read yet). Give each unit the ``directory`` its
+    session belongs to, and the host applies ``include``/``exclude``: units it leaves out never
+    reach ``asz_claim``. Discovery should only list and stat: a pass that finds nothing new must
+    cost little more than that. A generator is walked once, by
     the pass's ``asz_claim``, while earlier sessions land. ``asz-pipeline sources`` shows what
     this finds without landing anything.
     """
@@ -82,11 +82,15 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:  # type: ignore[empty-
 def asz_claim(ctx: AdapterContext, found: Iterable[Found]) -> Iterable[SessionClaim]:  # type: ignore[empty-body]
     """Decide which session each found unit belongs to, and which to land now.
 
-    ``found`` is what ``asz_discover`` returned, to walk once (make a list of it to walk it
-    again). Apply the session filter here (``ctx.session_filter``), and count what cannot be
-    placed yet as waiting and what cannot be read as unreadable (``ctx.counters``). Return (or
-    yield) one :class:`~asz_core.plugin.SessionClaim` per session to land; each is landed under
-    that session's lock as soon as it is yielded. Units left out are simply not landed this pass.
+    ``found`` is what ``asz_discover`` returned, less the units the session filter leaves out,
+    to walk once (make a list of it to walk it again). Count what cannot be placed yet as
+    waiting and what cannot be read as unreadable (``ctx.counters``). Return (or yield) one
+    :class:`~asz_core.plugin.SessionClaim` per session to land; each is landed under that
+    session's lock as soon as it is yielded. Units left out are simply not landed this pass.
+
+    A claim that lists its sources in ``settled_by`` gets the host's settled protocol: a
+    session whose sources and cursors stat as the pass that settled it left them is counted,
+    not locked or landed (:class:`~asz_core.plugin.SettledBy`).
     """
 
 
@@ -95,9 +99,10 @@ def asz_land(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -
     """Land what ``claim`` holds into ``session``, which the host has locked.
 
     Write through ``session.begin``/``session.commit`` or the collectors of
-    :mod:`asz_core.collect`, and move a cursor only after the file it covers has landed. An
-    exception here is reported with the adapter's name and the session, counts as an error,
-    and does not stop other sessions or adapters.
+    :mod:`asz_core.collect`, and move a cursor only after the file it covers has landed. What
+    ``ctx`` counts, warns and fails meanwhile is this session's outcome, merged by the pass once
+    this returns (:mod:`asz_core.land`). An exception here is reported with the adapter's name
+    and the session, counts as an error, and does not stop other sessions or adapters.
     """
 
 
@@ -120,21 +125,6 @@ def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
 
 
 # ---- both ----------------------------------------------------------------------------------
-
-
-@hookspec
-def asz_pass_repeatable(ctx: PassContext) -> bool:  # type: ignore[empty-body]
-    """This pass changed nothing (it landed nothing, and nothing is pending, busy or failed).
-    Would the next one, if it finds every watched file as this one leaves it, do and report
-    exactly the same? Return ``True`` to let it repeat this pass's report without running.
-
-    An adapter can say so when its outcome is decided by the files under the paths it passed to
-    ``ctx.watch`` (it must name every path outside the root it reads) and by
-    the root; when the outcome will change with time alone (a file too young to read), it calls
-    ``ctx.recheck_at(when_ns)`` as well. An observer can say so when it would do nothing new on
-    such a pass (a push with nothing left to send). Not implementing this hook, or returning
-    ``False``, keeps every pass a full one: the safe default.
-    """
 
 
 @hookspec

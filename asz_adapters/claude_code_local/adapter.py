@@ -14,10 +14,11 @@ files, as Session Data.
   all are marked, the settled table notes it, so later passes count it from a stat of each of
   its cursors and sources (:mod:`.gone`).
 
-Discovery reads no source. A session whose sources and cursors all stat as they did when a pass
-last left it settled is claimed as ``unchanged`` (:class:`~asz_core.root.settled.SettledSessions`):
-it is neither locked nor landed, so a pass that finds nothing new costs the directory listings,
-a stat per source and cursor, and one read of the settled table.
+Discovery reads no source. Each claim lists its sources (``settled_by``), so a session whose
+sources and cursors all stat as they did when a pass last left it settled is counted by the
+host (:class:`~asz_core.plugin.SettledBy`): it is neither locked nor landed, so a pass that
+finds nothing new costs the directory listings, a stat per source and cursor, and one read of
+the settled table.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from asz_adapters.claude_code_local.about import DIALECT
 from asz_adapters.claude_code_local.discover import (
+    JOURNAL,
+    TRANSCRIPT,
     Projects,
     Refused,
     SessionSources,
@@ -37,7 +40,7 @@ from asz_adapters.claude_code_local.discover import (
 )
 from asz_adapters.claude_code_local.gone import Pruned, mark_gone, pruned_sessions
 from asz_core import hookimpl
-from asz_core.plugin import AdapterInfo, Found, SessionClaim
+from asz_core.plugin import AdapterInfo, Found, SessionClaim, SettledBy
 
 if TYPE_CHECKING:
     from asz_core.context import AdapterContext
@@ -46,6 +49,8 @@ if TYPE_CHECKING:
 __all__ = ["VERSION"]
 
 VERSION = "0.1.0"
+#: the kinds read by the append collector (the others are documents, read by the snapshot one)
+_APPENDED = (TRANSCRIPT, JOURNAL)
 
 
 def _source_root(ctx: AdapterContext) -> Path:
@@ -132,10 +137,8 @@ def asz_claim(ctx: AdapterContext, found: Iterable[Found]) -> Iterable[SessionCl
         for refused in sources.refused:
             _count_refused(ctx, refused)
         if sources.files:
-            claim = SessionClaim(sources.session, [item])
-            if not ctx.dry_run:
-                claim.unchanged = ctx.settled.unchanged(sources.session, [f.location for f in sources.files])
-            yield claim
+            yield SessionClaim(sources.session, [item], settled_by=[
+                SettledBy(f.location, f.subdir, f.kind, append=f.kind in _APPENDED) for f in sources.files])
     yield from _pruned(ctx, discovered)
 
 

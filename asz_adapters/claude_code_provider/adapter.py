@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from asz_adapters.claude_code_provider.about import DIALECT
 from asz_adapters.claude_code_provider.claims import claim
-from asz_adapters.claude_code_provider.discover import PASS_NOTE, discover, pass_state
+from asz_adapters.claude_code_provider.discover import discover, pass_state
 from asz_adapters.claude_code_provider.seen import SeenTable
 from asz_core import hookimpl
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
@@ -50,7 +50,7 @@ def asz_options_schema() -> dict[str, Any]:
 @hookimpl
 def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
     state, found = discover(ctx, SeenTable.load(ctx.root))
-    ctx.pass_ctx.notes[PASS_NOTE] = state
+    ctx.keep(state)
     return found
 
 

@@ -33,7 +33,6 @@ from asz_core.sessiondata.jsonbytes import NotJSON, loads_strict
 __all__ = ["BodyFile", "ProviderPass", "discover", "pass_state", "read_ids", "source_dir"]
 
 _SUBPATH: Final = ("asz", "provider-bodies")
-PASS_NOTE: Final = "claude-code-provider.pass"
 
 
 def source_dir(ctx: AdapterContext) -> Path:
@@ -71,9 +70,8 @@ class ProviderPass:
 
 
 def pass_state(ctx: AdapterContext) -> ProviderPass | None:
-    """The pass's :class:`ProviderPass`, which discovery left in the pass's notes."""
-    state = ctx.pass_ctx.notes.get(PASS_NOTE)
-    return state if isinstance(state, ProviderPass) else None
+    """The pass's :class:`ProviderPass`, which discovery kept (``AdapterContext.keep``)."""
+    return ctx.kept(ProviderPass)
 
 
 def read_ids(entry: Seen, body: bytes) -> str:

@@ -16,37 +16,26 @@ from asz_adapters.kiro.dialect_ide import IdeMessageDialect
 from asz_adapters.kiro.dialect_meta import CliMetaDialect, IdeMetaDialect
 from asz_adapters.kiro.gone import GoneWalk, mark_places_gone
 from asz_adapters.kiro.paths import resolve_paths
-from asz_adapters.kiro.settled import TRANSCRIPT, settled_sources
 from asz_adapters.kiro.stream_owner import DB_MARK, foreign_source
-from asz_adapters.kiro.units import MAIN, CliBundle, DbConversation, IdeSession, Unit
+from asz_adapters.kiro.units import MAIN, CliBundle, DbConversation, IdeSession
 from asz_core.collect import AppendSource, SnapshotSource, collect_append, collect_snapshot
-from asz_core.collect.append import cursor_path
 from asz_core.context import AdapterContext
 from asz_core.plugin import SessionClaim
 from asz_core.root.storage import SessionHandle
 
 __all__ = ["land_claim"]
 
-#: a session that counted any of these while landing is not settled: it is landed next pass too
-_UNSETTLED = ("conflicts", "pending", "unreadable", "waiting", "busy", "errors")
-
-
 def land_claim(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -> None:
     """Land every unit of ``claim``: logs and metadata through the collectors, the database's
-    conversations turn by turn; then note the session settled when everything it has landed to
-    its end (:mod:`~asz_adapters.kiro.settled`)."""
-    if not ctx.dry_run:
-        ctx.settled.forget(session.id)
-    before = ctx.counters.as_dict()
+    conversations turn by turn, then the places none of them covered that are gone. A place
+    that cannot be judged this pass keeps the session from being settled."""
     home = resolve_paths(ctx.source_root, ctx.options).home
-    units: list[Unit] = []
-    decided = True
     for item in claim.found:
         unit = item.payload
         if isinstance(unit, GoneWalk):  # after the units: the places none of them covered
-            decided = mark_places_gone(ctx, session, unit) and decided
+            if not mark_places_gone(ctx, session, unit):
+                ctx.undecided()
             continue
-        units.append(unit)
         if isinstance(unit, CliBundle):
             _land_log_and_meta(ctx, session, home, unit.stream, unit.jsonl, unit.meta,
                                CliEventDialect(), CliMetaDialect(_child(unit.stream)))
@@ -60,15 +49,6 @@ def land_claim(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle)
                 collect_conversation(ctx, session, ConversationSource(
                     unit=unit, src=src, subdir=subdir, stream=unit.stream,
                     dialect=DatabaseTurnDialect()))
-    sources = settled_sources(units)
-    if sources is None or not units or not decided or ctx.dry_run:
-        return  # a session deleted whole is noted settled by claim once all of it is marked
-    after = ctx.counters.as_dict()
-    if all(after[key] == before[key] for key in _UNSETTLED):
-        ctx.settled.record(session.id, session.dir,
-                           [(path, cursor_path(session, subdir, kind), kind == TRANSCRIPT)
-                            for path, subdir, kind in sources],
-                           {key: after[key] - before[key] for key in ("sources", "gone")})
 
 
 def _land_log_and_meta(ctx: AdapterContext, session: SessionHandle, home: Path, stream: str,

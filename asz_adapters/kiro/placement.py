@@ -58,12 +58,9 @@ def claim_sessions(ctx: AdapterContext, found: Iterable[Found]) -> list[SessionC
                     else not session_filter.include)
         if not admitted:
             continue
-        claim = SessionClaim(session, [item for _, item in members])
-        sources = settled_sources(u for u, _ in members)
-        if sources is not None and not ctx.dry_run:
-            # settled since the last pass, by a stat of each file: counted, not locked or landed
-            claim.unchanged = ctx.settled.unchanged(session, [str(path) for path, _, _ in sources])
-        claims.append(claim)
+        # settled since the last pass, by a stat of each file: counted, not locked or landed
+        claims.append(SessionClaim(session, [item for _, item in members],
+                                   settled_by=settled_sources(u for u, _ in members)))
     return claims
 
 

@@ -31,6 +31,7 @@ from asz_plugins.otlp_push.config import SCHEMA, SECTION, OtlpConfig
 from asz_plugins.otlp_push.limiter import WireBudget
 
 if TYPE_CHECKING:
+    from asz_core.plugin import AdapterInfo
     from asz_plugins.otlp_push.push import PushResult
 
 __all__ = ["asz_add_commands", "asz_config_sections", "asz_pass_end", "runtime_resolver"]
@@ -46,11 +47,13 @@ _budgets: dict[tuple[str, int], WireBudget] = {}
 def runtime_resolver(host: PluginHost) -> Callable[[str], str]:
     """Adapter name → its runtime's display name (``AdapterInfo.runtime``); an adapter not
     installed here is named by its own name."""
+    return _runtimes(host.adapter_info)
+
+
+def _runtimes(adapter_info: Callable[[str], AdapterInfo | None]) -> Callable[[str], str]:
     def runtime_of(adapter: str) -> str:
-        record = host.adapters.get(adapter)
-        if record is not None and record.info is not None and record.info.runtime:
-            return record.info.runtime
-        return adapter
+        info = adapter_info(adapter)
+        return info.runtime if info is not None and info.runtime else adapter
     return runtime_of
 
 
@@ -88,7 +91,7 @@ def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
     from asz_plugins.otlp_push.push import PushResult, push_root
 
     try:
-        result = push_root(ctx.root.path, cfg, runtime_of=runtime_resolver(ctx.host),
+        result = push_root(ctx.root.path, cfg, runtime_of=_runtimes(ctx.adapter_info),
                            budget=_budget(cfg), clock=ctx.clock)
     except Exception as exc:  # noqa: BLE001 - a push failing must not lose the pass's summary
         result = PushResult(cfg.receiver, started_ns=ctx.clock())
@@ -98,8 +101,7 @@ def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
     for note in result.notes:
         ctx.reporter.warn(f"{NAME}: {note}")
     for error in result.errors:
-        ctx.error(NAME, error)
-        summary.totals.errors += 1
+        ctx.error(NAME, error)  # in the summary the pass finishes after this hook
 
 
 @hookimpl

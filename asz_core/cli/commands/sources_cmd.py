@@ -29,7 +29,7 @@ def run(args: argparse.Namespace, app: App) -> int:
     config = app.config
     now = time.time_ns()
     ctx = PassContext(root=StorageRoot(config.root, pass_started_ns=now, dry_run=True),
-                      host=app.host, dry_run=True, started_ns=now)
+                      dry_run=True, started_ns=now, adapter_info=app.host.adapter_info)
     report: list[dict[str, Any]] = []
     status = EXIT_OK
     for entry in config.adapters:
