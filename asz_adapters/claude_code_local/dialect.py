@@ -115,6 +115,7 @@ class TranscriptDialect:
     """``claude-code/1`` for a transcript (main or child): one line → one record."""
 
     name = DIALECT
+    reads_non_json = False  #: a line that is not JSON lands as an unknown part
 
     def __init__(self) -> None:
         #: ``(line number, message.id)`` of each assistant line converted

@@ -46,6 +46,7 @@ class MetaDialect:
     """A child's sidecar ``agent-<agent>.meta.json``."""
 
     name = DIALECT
+    reads_non_json = False  #: a line that is not JSON lands as an unknown part
 
     def __init__(self, agent: str) -> None:
         self.agent = agent
@@ -62,6 +63,7 @@ class _RunDocument:
     """A file of one workflow run, which each of its records names as its ``batch``."""
 
     name = DIALECT
+    reads_non_json = False  #: a line that is not JSON lands as an unknown part
 
     def __init__(self, run: str) -> None:
         self.run = run

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from asz_core.sessiondata.jsonbytes import JSONLine, NotJSON
 from asz_core.sessiondata.model import Part, RawJSON, Record
 
-__all__ = ["LineDialect", "SourceLine", "convert_line", "line_sha"]
+__all__ = ["DialectUndeclared", "LineDialect", "SourceLine", "convert_line", "line_sha"]
 
 #: the reason an unknown part gives for a line that is not JSON
 NOT_JSON = "the record is not valid JSON"
@@ -69,20 +69,40 @@ class SourceLine:
 class LineDialect(Protocol):
     """Converts one line of a source into one record. ``name`` is e.g. ``claude-code/1``.
 
-    A line that is not JSON lands as one unknown part (:meth:`SourceLine.unknown_record`)
-    without reaching :meth:`convert`, unless the dialect sets ``reads_non_json = True``: a
-    dialect for sources that are not JSON at all (a program, a log) then describes their bytes
-    itself (see :func:`convert_line`).
+    ``reads_non_json`` must be said, either way. ``False``: a line that is not JSON (a damaged
+    or partial line of a JSON source) lands as one unknown part (:meth:`SourceLine.unknown_record`)
+    without reaching :meth:`convert`. ``True``: every line reaches :meth:`convert`, and a
+    dialect for sources that are not JSON at all (a program, a log) describes their bytes
+    itself. A dialect that says neither is refused on the first line it is given
+    (:class:`DialectUndeclared`): left to a default, a dialect for a plain-text source would
+    never be called and every line would land as an unknown part without a word.
     """
 
     name: str
+    reads_non_json: bool
 
     def convert(self, line: SourceLine) -> Record: ...
+
+
+class DialectUndeclared(TypeError):
+    """A dialect that does not say whether it reads lines that are not JSON."""
+
+    def __init__(self, dialect: object) -> None:
+        name = getattr(dialect, "name", None) or type(dialect).__name__
+        super().__init__(
+            f"dialect {name} does not say whether it reads lines that are not JSON: set "
+            f"reads_non_json = True on it to be handed every line (a source that is not JSON), "
+            f"or reads_non_json = False to land a line that is not JSON as an unknown part "
+            f"without calling it")
 
 
 def convert_line(dialect: LineDialect, line: SourceLine) -> Record:
     """``dialect``'s record for ``line``; a line that is not JSON is an unknown part unless the
     dialect says it reads such lines (``reads_non_json``)."""
-    if line.is_json or getattr(dialect, "reads_non_json", False):
+    try:
+        reads_non_json = dialect.reads_non_json
+    except AttributeError:
+        raise DialectUndeclared(dialect) from None
+    if line.is_json or reads_non_json:
         return dialect.convert(line)
     return line.unknown_record()
