@@ -10,15 +10,15 @@ belong to one kind of file (rebuilding provider bodies) come from :data:`FILE_CH
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
+from asz_core.providerbody.check import KIND as PROVIDER_BODY
+from asz_core.providerbody.check import check_provider_body_file
 from asz_core.root.cursors import AppendCursor
-from asz_core.root.layout import KIND_PREFIX, parse_file_name
+from asz_core.root.layout import cursor_file, parse_file_name
 from asz_core.root.storage import landed_files
+from asz_core.session_report import FileCheck, Problem, SessionReport
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Record
 from asz_core.sessiondata.reader import open_file
@@ -26,47 +26,12 @@ from asz_core.sessiondata.reader import open_file
 __all__ = ["FILE_CHECKS", "Problem", "SessionReport", "verify_root", "verify_session"]
 
 
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong in a session: ``kind`` names it (``damaged``, ``ord gap``, ...)."""
-
-    session: str
-    kind: str
-    path: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.kind}: {self.message}"
-
-
-@dataclass
-class SessionReport:
-    session: str
-    files: int = 0
-    records: int = 0
-    repeats: int = 0           #: records landed more than once (not damage)
-    notes: list[str] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-    counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-    #: what a :data:`FILE_CHECKS` check keeps from one file of the session to the next (a check
-    #: whose records refer to earlier files of the session, such as provider bodies)
-    state: dict[str, Any] = field(default_factory=dict)
-
-
-#: Checks for the records of one file kind: ``check(report, path, records)``; registered by the
-#: modules that know that kind (e.g. provider bodies), so verify itself stays generic.
-FileCheck = Callable[[SessionReport, Path, list[tuple[bytes, Record]]], None]
-FILE_CHECKS: dict[str, FileCheck] = {}
-
-
-def _load_builtin_checks() -> None:
-    """Register the checks of the kinds ``asz_core`` itself defines (imported here, not at the
-    top, because those modules register into :data:`FILE_CHECKS`)."""
-    import asz_core.providerbody.check  # noqa: F401 - registers the provider_body check
+#: Checks for the records of one file kind, each from the module that knows that kind, so verify
+#: itself stays generic: listed here, not registered by importing a module.
+FILE_CHECKS: dict[str, FileCheck] = {PROVIDER_BODY: check_provider_body_file}
 
 
 def verify_root(root: Path, sessions: Iterable[str] | None = None) -> list[SessionReport]:
-    _load_builtin_checks()
     names = list(sessions) if sessions is not None else sorted(
         p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
     return [verify_session(root, name) for name in names]
@@ -111,8 +76,7 @@ class _Chain:
         if self.snapshot:
             return
         self.report.problems.extend(self.pending)
-        prefix = KIND_PREFIX.get(self.kind, self.kind)
-        cursor = AppendCursor.load(self.session_dir / self.group / f"{prefix}.cursor")
+        cursor = AppendCursor.load(cursor_file(self.session_dir, self.group, self.kind))
         if cursor is not None and cursor.offset and (
                 self.want_ord - 1 < cursor.ord or self.want_off < cursor.offset):
             self.report.problems.append(Problem(
@@ -122,7 +86,6 @@ class _Chain:
 
 
 def verify_session(root: Path, session: str) -> SessionReport:
-    _load_builtin_checks()
     report = SessionReport(session)
     session_dir = root / session
     if not session_dir.is_dir():

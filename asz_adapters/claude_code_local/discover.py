@@ -41,6 +41,7 @@ from pathlib import Path
 
 from asz_adapters.claude_code_local.ids import RefusedId, agent_id, is_session_id, run_id, script_run_id
 from asz_core.root.cursors import AppendCursor
+from asz_core.root.layout import cursor_file
 
 __all__ = [
     "AGENT_META",
@@ -376,7 +377,7 @@ def _landed_main_directory(landed_root: Path | None, session: str) -> str | None
     if landed_root is None:
         return None
     try:
-        cursor = AppendCursor.load(landed_root / session / "streams" / "main" / "transcript.cursor")
+        cursor = AppendCursor.load(cursor_file(landed_root / session, "streams/main", TRANSCRIPT))
     except (OSError, ValueError):
         return None
     if cursor is None or not cursor.source:

@@ -16,11 +16,13 @@ from asz_adapters.kiro.dialect_ide import IdeMessageDialect
 from asz_adapters.kiro.dialect_meta import CliMetaDialect, IdeMetaDialect
 from asz_adapters.kiro.gone import GoneWalk, mark_places_gone
 from asz_adapters.kiro.paths import resolve_paths
+from asz_adapters.kiro.settled import META, TRANSCRIPT
 from asz_adapters.kiro.stream_owner import DB_MARK, foreign_source
 from asz_adapters.kiro.units import MAIN, CliBundle, DbConversation, IdeSession
 from asz_core.collect import AppendSource, SnapshotSource, collect_append, collect_snapshot
 from asz_core.context import AdapterContext
 from asz_core.plugin import SessionClaim
+from asz_core.root.layout import cursor_file
 from asz_core.root.storage import SessionHandle
 
 __all__ = ["land_claim"]
@@ -56,21 +58,21 @@ def _land_log_and_meta(ctx: AdapterContext, session: SessionHandle, home: Path, 
                        meta_dialect: CliMetaDialect | IdeMetaDialect) -> None:
     subdir = f"streams/{stream}"
     src = _relative(log, home)
-    cursor = session.dir / subdir / "transcript.cursor"
+    cursor = cursor_file(session.dir, subdir, TRANSCRIPT)
     # A log that is gone is still handed to the collector when it landed here, so it is
     # counted gone; a log that never landed here and is absent is simply not there yet.
     ours = cursor.exists() and foreign_source(cursor, src) is None
     if (log.exists() and not _refused(ctx, session, subdir, src)) or (not log.exists() and ours):
         collect_append(ctx, session, AppendSource(path=log, src=src, subdir=subdir,
-                                                  kind="transcript", dialect=dialect, stream=stream))
-    if meta.exists() or (session.dir / subdir / "meta.cursor").exists():
+                                                  kind=TRANSCRIPT, dialect=dialect, stream=stream))
+    if meta.exists() or cursor_file(session.dir, subdir, META).exists():
         collect_snapshot(ctx, session, SnapshotSource(path=meta, src=_relative(meta, home),
-                                                      subdir=subdir, kind="agent_meta",
+                                                      subdir=subdir, kind=META,
                                                       dialect=meta_dialect, stream=stream))
 
 
 def _refused(ctx: AdapterContext, session: SessionHandle, subdir: str, src: str) -> bool:
-    owner = foreign_source(session.dir / subdir / "transcript.cursor", src)
+    owner = foreign_source(cursor_file(session.dir, subdir, TRANSCRIPT), src)
     if owner is None:
         return False
     ctx.counters.unreadable += 1

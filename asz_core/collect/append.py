@@ -33,7 +33,7 @@ from asz_core.collect.source import LineDialect, SourceLine, convert_line, line_
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, AppendCursor
 from asz_core.root.landing import LandingFile
-from asz_core.root.layout import KIND_PREFIX, parse_file_name
+from asz_core.root.layout import cursor_name, parse_file_name
 from asz_core.root.storage import SessionHandle
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Header, Record
@@ -65,7 +65,8 @@ class AppendSource:
 
 
 def cursor_path(session: SessionHandle, subdir: str, kind: str) -> Path:
-    return session.path(subdir, f"{KIND_PREFIX.get(kind, kind)}.cursor")
+    """The cursor of ``kind`` in the place ``subdir`` of the held ``session``."""
+    return session.path(subdir, cursor_name(kind))
 
 
 def _bytes_before(fd: int, offset: int) -> bytes:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from asz_core.root.cursors import SOURCE_GONE, parse_pairs
-from asz_core.root.layout import PREFIX_KIND
+from asz_core.root.layout import CURSOR_SUFFIX, PREFIX_KIND
 
 __all__ = ["IsGone", "LandedPlace", "Owns", "SessionPlaces", "landed_places", "pruned_sessions", "session_places"]
 
@@ -68,9 +68,9 @@ def landed_places(session_dir: Path, owns: Owns,
             except (FileNotFoundError, NotADirectoryError):
                 continue
             for file in files:
-                if not file.endswith(".cursor"):
+                if not file.endswith(CURSOR_SUFFIX):
                     continue
-                prefix = file[: -len(".cursor")]
+                prefix = file[: -len(CURSOR_SUFFIX)]
                 kind = PREFIX_KIND.get(prefix, prefix)
                 if (subdir, kind) in skip:
                     continue

@@ -204,9 +204,19 @@ class SettledSessions:
         """Write the table if it changed; a table that cannot be written is simply not kept."""
         if not self.changed:
             return
+        self._remove_leftovers()
         with contextlib.suppress(OSError):
             write_replace(self.path, self._table(), derived=True)
         self.changed = False
+
+    def _remove_leftovers(self) -> None:
+        """Remove the temporary files of this table that a pass killed while saving it left
+        (``temp_name``'s): the pass saving it holds the root's lock, so no writer of them lives."""
+        ending = "-" + self.path.name
+        for name in _names(str(self.path.parent)):
+            if name.startswith(".tmp-") and name.endswith(ending):
+                with contextlib.suppress(OSError):
+                    os.unlink(self.path.parent / name)
 
     def _table(self) -> Iterator[bytes]:
         """The table's JSON, a session at a time: those loaded, then those recorded."""
