@@ -56,12 +56,11 @@ _PR_SET_PDEATHSIG = 1
 
 
 #: With no number configured, a pass lands in worker processes only with at least this many
-#: sessions to land: starting the workers costs about 50 ms, a session 3-10 ms.
+#: sessions to land: starting the workers costs far more than landing one small session
+#: (figures: benchmarks/README.md, "Figures behind the code's constants").
 DEFAULT_FROM_SESSIONS = 32
 #: ... in this many for each CPU the pass may use: a session's landing waits for the disk
-#: (three fsyncs, 1-2 ms on the development VM) as well as using a CPU, and a second process
-#: on the CPU lands meanwhile. On 2 vCPUs, 4 workers against 2 (interleaved, fresh roots): the
-#: 100mb preset's transcripts 2.9-3.6 -> 2.1-2.3 s, many-small 5.5-6.8 -> 4.3-6.3 s.
+#: (three fsyncs) as well as using a CPU, and a second process on the CPU lands meanwhile.
 DEFAULT_PER_CPU = 2
 #: ... and in at most this many.
 DEFAULT_MOST = 4
@@ -109,7 +108,7 @@ _MOST_WAITING = 16
 #: A task (the claims sent to a worker at once) should take about this long: each task costs
 #: the pass a little CPU (pickling, the pool's queues, threads and futures), so a few claims per
 #: task keep it small, and a task this short still lets the workers finish close together
-#: (figures: benchmarks/README.md, "Worker processes").
+#: (figures: benchmarks/README.md, "Figures behind the code's constants").
 _TASK_SECONDS = 0.05
 #: ... and holds at most this many claims.
 _MOST_PER_TASK = 16

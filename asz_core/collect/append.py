@@ -1,6 +1,6 @@
 """Collecting a source that only grows by whole lines (a transcript, a journal, an event log).
 
-Each pass, per source (DESIGN.md, "Append cursor"):
+Each pass, per source (upstream's ``formats/storage-root.md``, "Append cursors"):
 
 * the file is gone → the cursor says ``source_gone``; what landed stays;
 * it is shorter than the cursor's offset → ``conflict`` (truncated);

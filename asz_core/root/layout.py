@@ -1,6 +1,6 @@
 """Names inside a storage root, and the checks that keep a source from naming a path outside it.
 
-The layout is the upstream's (DESIGN.md, "The storage root")::
+The layout is the upstream's (its "Storage Root" format, ``formats/storage-root.md``)::
 
     <root>/<session>/streams/<stream>/<kind>-<stamp>-<seq>.sd
     <root>/<session>/runs/<run>/<kind>-<stamp>-<seq>.sd

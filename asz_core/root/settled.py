@@ -185,8 +185,8 @@ class SettledSessions:
             self._spill_pending()
 
     def _spill_pending(self) -> None:
-        """Move the pending lines to ``_spill``: a write every :data:`_SPILL_BYTES`, where a
-        write (and a seek) per session cost a cold pass about 0.1 ms each in the pass's process."""
+        """Move the pending lines to ``_spill``: a write every :data:`_SPILL_BYTES`, not one (and a
+        seek) per session, which a cold pass would pay in the pass's process for every session."""
         if self._spill is None:
             import tempfile  # only a pass that records many: a no-op pass does not load it
 
