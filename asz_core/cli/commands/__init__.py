@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import argparse
 
-from asz_core.cli.commands import config_cmd, plugins_cmd, run_cmd, sources_cmd, verify_cmd, view_cmd
+from asz_core.cli.commands import (
+    config_cmd,
+    plugins_cmd,
+    run_cmd,
+    scenario_cmd,
+    sources_cmd,
+    verify_cmd,
+    view_cmd,
+)
 
 __all__ = ["add_all"]
 
-_COMMANDS = (run_cmd, sources_cmd, verify_cmd, view_cmd, plugins_cmd, config_cmd)
+_COMMANDS = (run_cmd, sources_cmd, verify_cmd, view_cmd, plugins_cmd, config_cmd, scenario_cmd)
 
 
 def add_all(sub: argparse._SubParsersAction[argparse.ArgumentParser],
