@@ -24,6 +24,8 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argpar
                    help="time between passes with --watch (e.g. 30s, 10m); "
                         "default: the smallest collector.interval of the enabled adapters")
     p.add_argument("--dry-run", action="store_true", help="read and count, land nothing")
+    # every pass runs in full now; scripts written when a quiet pass could be repeated still work
+    p.add_argument("--full", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--json", action="store_true", help="print the pass line as one JSON object")
     p.add_argument("--wait", action="store_true",
                    help="if another pass holds the root, wait for it instead of failing")
