@@ -13,9 +13,8 @@ claim at a time) holds one session at a time, whatever the size of the corpus; r
 works the same and holds them all.
 
 **Plugins** (group ``asz.plugins``) observe passes (``asz_pass_start``, ``asz_file_landed``,
-``asz_pass_end``) and may add commands. Every loaded plugin sees every pass that runs.
-
-**Both** may add configuration sections and commands.
+``asz_pass_end``) and may add configuration sections and commands. Every loaded plugin sees
+every pass that runs. What happens in a pass, step by step, is in ``docs/architecture.md``.
 
 Implement a hook by decorating a function of your module with :data:`asz_core.hookimpl`; a
 module needs only the hooks it uses. The parameter names are the contract: pluggy passes
@@ -116,15 +115,16 @@ def asz_pass_start(ctx: PassContext) -> None:
 
 @hookspec
 def asz_file_landed(ctx: PassContext, adapter: str, landed: LandedFile) -> None:
-    """``adapter`` has just installed ``landed`` in the root (not called in a dry run)."""
+    """``adapter`` has installed ``landed`` in the root (not called in a dry run). Called in the
+    pass's own process, in the order the adapter claimed its sessions, once the session that
+    landed it is done (wherever it landed). An exception here is that session's error."""
 
 
 @hookspec
 def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
-    """The pass is over; ``summary`` holds its counts and errors. Runs even after errors."""
-
-
-# ---- both ----------------------------------------------------------------------------------
+    """The pass is over; ``summary`` holds its counts and errors. Runs even after errors. A
+    failure to report goes to ``ctx.error(name, message)``: the pass's summary, finished after
+    this hook, counts it and fails."""
 
 
 @hookspec

@@ -16,15 +16,15 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from asz_core.context import AdapterContext
     from asz_core.root.landing import LandedFile
     from asz_core.root.settled import SettledEntry
 
 __all__ = ["UNSETTLING", "AdapterCounters", "HandBack", "PassError", "PassSummary", "PassTally",
            "SessionOutcome"]
 
-#: what an adapter gives :meth:`AdapterContext.hand_back`: a module-level function and its value
-HandBack = tuple["Callable[[AdapterContext, Any], None]", Any]
+#: what an adapter gives ``AdapterContext.hand_back``: a module-level function, called by the
+#: pass as ``apply(adapter_context, value)``, and its value
+HandBack = tuple[Callable[..., None], object]
 
 #: a session whose landing counted any of these is not settled: it is landed next pass too
 UNSETTLING = ("conflicts", "pending", "unreadable", "waiting", "busy", "errors")
