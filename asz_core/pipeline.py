@@ -101,7 +101,11 @@ def _run_adapter(host: PluginHost, ctx: PassContext, name: str, options: dict[st
         ctx.error(name, describe_failure(exc))
         return
     # A list says how many sessions there are to land; a generator does not (progress shows 0).
-    total = sum(1 for c in claims if c.unchanged is None) if isinstance(claims, Sized) else 0
+    total = 0
+    if isinstance(claims, Sized):
+        for claim in claims:
+            _judge_settled(actx, claim)
+        total = sum(1 for claim in claims if claim.unchanged is None)
     claimed: set[str] = set()
     to_land, workers = _processes(info, actx, _to_land(actx, claims, claimed), total)
     outcomes: Iterable[SessionOutcome]
@@ -152,14 +156,20 @@ def _to_land(actx: AdapterContext, claims: Iterable[SessionClaim], claimed: set[
         for claim in claims:
             claimed.add(claim.session)
             sessions.add(claim.session)
-            if claim.unchanged is None and claim.settled_by is not None and not actx.dry_run:
-                claim.unchanged = actx.settled.unchanged(claim.session, [s.source for s in claim.settled_by])
+            _judge_settled(actx, claim)
             if claim.unchanged is not None:
                 _count_unchanged(actx.counters, claim.unchanged)
             else:
                 yield claim
     except Exception as exc:  # noqa: BLE001 - one adapter failing does not stop the others
         actx.pass_ctx.error(actx.name, describe_failure(exc))
+
+
+def _judge_settled(actx: AdapterContext, claim: SessionClaim) -> None:
+    """Mark ``claim`` unchanged when it declares what settles it and the settled table says
+    every source and cursor stats as the pass that settled it left them (never in a dry run)."""
+    if claim.unchanged is None and claim.settled_by is not None and not actx.dry_run:
+        claim.unchanged = actx.settled.unchanged(claim.session, [s.source for s in claim.settled_by])
 
 
 def _merge(host: PluginHost, actx: AdapterContext, outcome: SessionOutcome) -> None:
