@@ -13,7 +13,7 @@ the adapter discovers and claims, to the adapter's counters in the tally.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -32,6 +32,7 @@ __all__ = [
     "AdapterCounters",
     "Clock",
     "ConfigSections",
+    "ConfiguredAdapter",
     "PassContext",
     "PassError",
     "PassSummary",
@@ -72,8 +73,26 @@ class QuietReporter:
         pass
 
 
+class ConfiguredAdapter(Protocol):
+    """One adapter as ``asz.yaml`` lists it (``asz_core.config.AdapterEntry``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def enabled(self) -> bool: ...
+
+    @property
+    def options(self) -> dict[str, Any]: ...
+
+
 class ConfigSections(Protocol):
-    """The configuration as a plugin reads it: its own section (``asz_config_sections``)."""
+    """The configuration as a pass's hooks read it (``asz_core.config.Config``, named by what it
+    offers, so that this module needs nothing of the configuration's loading): a plugin's own
+    section (``asz_config_sections``) and the adapters the file lists."""
+
+    @property
+    def adapters(self) -> Sequence[ConfiguredAdapter]: ...
 
     def section(self, dotted: str) -> dict[str, Any]: ...
 

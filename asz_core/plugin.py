@@ -54,7 +54,8 @@ class AdapterInfo:
     version: str  #: the adapter's contract version, written into every header it lands
     runtime: str  #: the runtime's display name, e.g. "Claude Code"
     dialects: tuple[str, ...] = ()  #: the dialects it writes, e.g. ("claude-code/1",)
-    #: how the pass line names this adapter's ``waiting``/``unreadable`` counts
+    #: how the pass line names this adapter's ``waiting``/``unreadable`` counts, and ``excluded``,
+    #: which the pass line shows only for an adapter that names it
     counter_labels: Mapping[str, str] = field(default_factory=dict)
     #: ``asz_land`` keeps nothing in memory from one session to the next and writes only under
     #: the session it holds, so sessions may land in several processes (``collector.workers``);

@@ -28,7 +28,8 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import corpus, jsonl_files, table
 
-from asz_adapters.claude_code_local.dialect import TranscriptDialect
+from asz_adapters.claude_code_local.dialect import ClaudeCodeDialect
+from asz_adapters.claude_code_local.source_facts import TRANSCRIPT, SourceFacts
 from asz_core.collect.lines import LineReader
 from asz_core.collect.source import SourceLine, convert_line, line_sha
 from asz_core.sessiondata import Header, SessionDataWriter
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
             for path in files:  # one file landed per source, as the 100mb preset's sessions are
                 writer = SessionDataWriter(_NullSink(), Header(  # type: ignore[arg-type]
                     kind="transcript", session="s", src="x", dialect="claude-code/1", adapter="bench"))
-                dialect = TranscriptDialect()
+                dialect = ClaudeCodeDialect(SourceFacts(TRANSCRIPT, "s", "main"))
                 with open(path, "rb") as f:
                     for n, (raw, off) in enumerate(LineReader(f.fileno(), 0).lines(), start=1):
                         if stage < 2:

@@ -8,6 +8,7 @@ claim runs the real claude-code-local first.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -407,23 +408,60 @@ def test_bodies_landed_before_seen_state_caught_up_are_not_landed_again(
     assert len(list(ProviderBodies(asz_pass.root / SMALL).entries())) == landed
 
 
-def test_names_reads_both_spellings_of_a_message_as_one() -> None:
-    plain = {"role": "user", "content": "hello"}
-    listed = {"role": "user", "content": [{"type": "text", "text": "hello", "cache_control": {"type": "ephemeral"}}]}
-    other = {"role": "user", "content": "hello!"}
-    keys = names.message_keys({"messages": [plain, listed, other]})
-    assert keys[0] == keys[1] != keys[2]
-    assert names.chain_of(keys) == names.chain_of(names.message_keys({"messages": [listed]}))
-    request = {"model": "m", "metadata": {"user_id": json.dumps({"session_id": SMALL})},
+def _chain_text(text: bytes) -> str:
+    return hashlib.sha256(text).hexdigest()[:16]
+
+
+def test_a_chain_is_upstreams_digest_of_the_first_message_with_both_spellings_as_one() -> None:
+    plain = b'{"role":"user","content":"a<b & 1.50"}'
+    listed = (b'{"role":"user","content":[{"type":"text","text":"a<b & 1.50",'
+              b'"cache_control":{"type":"ephemeral"}}]}')
+    # Go's json.Marshal of the decoded map: keys sorted, <>& escaped
+    expected = _chain_text(b'{"content":"a\\u003cb \\u0026 1.50","role":"user"}')
+    assert names.chain_of(plain) == names.chain_of(listed) == expected
+    assert names.chain_of(b'{"role":"user","content":"hello!"}') != names.chain_of(b'{"role":"user","content":"hello"}')
+    numbers = b'{"n":1.50,"big":1e21,"small":0.0000001,"i":100000000000000000000,"neg":-0.0}'
+    assert names.chain_of(numbers) == _chain_text(b'{"big":1e+21,"i":100000000000000000000,"n":1.5,"neg":-0,'
+                                                  b'"small":1e-7}')
+    two_keys = b'{"content":[{"type":"text","text":"t","extra":1}]}'  # not exactly type and text: stays a list
+    assert names.chain_of(two_keys) == _chain_text(b'{"content":[{"extra":1,"text":"t","type":"text"}]}')
+    assert names.chain_of(b'"just text"') == _chain_text(b'"just text"')  # not an object: its bytes
+    assert names.chain_of(b'{"n":1e400}') == _chain_text(b'{"n":1e400}')  # no float64 holds it: its bytes
+    assert names.chain_of(b'{"s":"\\ud83d"}') == _chain_text('{"s":"\ufffd"}'.encode())  # a lone surrogate
+
+
+def test_the_keys_a_body_lands_with_are_read_as_upstreams_decoder_reads_them() -> None:
+    request = {"model": "m", "metadata": {"user_id": json.dumps({"Session_ID": "anything"})},
                "system": [{"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1.260.abc; "
-                                                   "cc_entrypoint=cli; cc_prompt_id=p-1; cc_prev_req=req_9;"}]}
-    ids = names.request_names(request)
-    assert (ids.session, ids.prompt, ids.previous_request, ids.tool_schemas) == (SMALL, "p-1", "req_9", False)
-    for bad in (SMALL.upper(), "../x", "", 5):
-        refused = names.request_names({**request, "metadata": {"user_id": json.dumps({"session_id": bad})}})
-        assert refused.session is None and refused.refused
+                                                   "cc_entrypoint=cli; cc_prompt_id=p-1\tcc_prev_req=req_9"}]}
+    keys = names.lift("u.request.json", request)
+    assert (keys.model, keys.session, keys.run, keys.previous_request) == ("m", "anything", "p-1", "req_9")
+    assert names.lift("u.request.json", {**request, "system": "cc_prompt_id=one-string"}).run == "one-string"
+    bad_block = {**request, "system": [{"text": "cc_prompt_id=a"}, {"text": 5}]}  # a type error anywhere: none
+    assert names.lift("u.request.json", bad_block).run == ""
+    response = names.lift("req_011CabkMbeYtyr4b97LjKPXK.response.json", {"id": "msg_1", "model": "m"})
+    assert (response.call, response.request, response.session) == ("msg_1", "req_011CabkMbeYtyr4b97LjKPXK", "")
+    assert names.lift(f"{SMALL.upper()}.response.json", {"id": "msg_1"}).request == ""  # any UUID: no request id
+    assert names.lift("x.response.json", names.parse_lenient(b'{"id":"m\xff\xe2\x82"}')).call == "m\ufffd\ufffd\ufffd"
+
+
+def test_only_a_session_id_in_claude_codes_form_places_a_request() -> None:
+    request = {"metadata": {"user_id": json.dumps({"session_id": SMALL})},
+               "system": [{"type": "text", "text": "cc_prompt_id=p-1; cc_prev_req=req_9;"}]}
+    ids = names.request_names(names.lift("u.request.json", request))
+    assert (ids.session, ids.prompt, ids.previous_request) == (SMALL, "p-1", "req_9")
+    for bad in (SMALL.upper(), "../x", SMALL + "\n"):
+        refused = names.request_names(names.lift("u.request.json", {
+            **request, "metadata": {"user_id": json.dumps({"session_id": bad})}}))
+        assert refused.session is None and refused.refused, bad
+    for none in ("", 5):
+        unnamed = names.request_names(names.lift("u.request.json", {
+            **request, "metadata": {"user_id": json.dumps({"session_id": none})}}))
+        assert unnamed.session is None and not unnamed.refused
     assert names.request_id_of("req_011CabkMbeYtyr4b97LjKPXK") == "req_011CabkMbeYtyr4b97LjKPXK"
     assert names.request_id_of(SMALL) is None  # a random UUID: there was no request id
+    assert names.request_id_of("req_1\n") is None and not names.is_file_id("req_1\n")  # anchored at the very end
+    assert names.is_file_id("_req-1") and not names.is_file_id("a.b")  # the names upstream takes
 
 
 def test_a_pass_that_finds_nothing_new_only_stats(asz_pass: PassRunner, small: Bodies, tmp_path: Path,

@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from asz_core.context import PassSummary
-from asz_core.providerbody import ProviderBodies
+from asz_core.providerbody import ProviderBodies, provider_body_files
 from asz_core.testing import PassRunner, run_sdcheck
 from asz_core.verify import verify_root
+from tests import provider_upstream as upstream
 from tests.provider_support import (
     landed_provider_bytes,
     provider_config,
@@ -119,3 +120,59 @@ def test_the_default_filter_excludes_a_session_under_private_tmp(
     named = [line.split()[0] for line in (asz_pass.root / "_provider" / "seen.state").read_text().splitlines()
              if f"session={session.session}" in line]
     assert named and {states[n] for n in named} == {"excluded"}
+
+
+# ---- upstream's rules, both ways (MAPPING-FACTS.md §11, written again in tests/provider_upstream.py) ----
+
+
+def _landed_lines(session_dir: Path) -> list[bytes]:
+    lines = []
+    for _, path in provider_body_files(session_dir):
+        lines += path.read_bytes().splitlines()[1:-1]
+    return lines
+
+
+def test_upstreams_reader_takes_and_rebuilds_every_landed_body(corpus_pass: CorpusPass) -> None:
+    taken = 0
+    for session_dir in sorted(p for p in corpus_pass.root.iterdir() if (p / "provider_body").is_dir()):
+        session = upstream.Session()
+        for line in _landed_lines(session_dir):
+            record = upstream.read_landed(line)
+            session.add(record)  # raises Refused: a copy naming the front's digest, a wrong depth, ...
+            src = session.records[record["id"]].manifest["src"]
+            assert session.body(record["id"]) == (corpus_pass.bodies / src).read_bytes()
+            taken += 1
+    assert taken == corpus_pass.first.totals.records
+
+
+def test_upstreams_writer_lands_the_same_lines_and_this_code_rebuilds_its_root(
+        corpus_pass: CorpusPass, tmp_path: Path) -> None:
+    """Each session's bodies, in the order they landed, through upstream's writer: every record
+    line is the one landed here, byte for byte; and a root of those lines in files written as
+    upstream writes them reads here, passes verify and sdcheck."""
+    theirs = tmp_path / "upstream-root"
+    theirs.mkdir(mode=0o700)
+    same = 0
+    for session_dir in sorted(p for p in corpus_pass.root.iterdir() if (p / "provider_body").is_dir()):
+        session = upstream.Session()
+        lines = []
+        for landed in _landed_lines(session_dir):
+            src = json.loads(upstream.read_landed(landed)["parts"][-1]["data"].raw)["src"]
+            record, manifest = session.encode(src, (corpus_pass.bodies / src).read_bytes())
+            line = upstream.record_line(record, manifest)
+            assert line == landed, src
+            session.add(upstream.read_landed(line))
+            lines.append(line)
+            same += 1
+        upstream.write_file(theirs / session_dir.name, 1, session_dir.name, lines)
+    assert same == corpus_pass.first.totals.records
+    rebuilt = 0
+    for session_dir in sorted(theirs.iterdir()):
+        reader = ProviderBodies(session_dir)
+        for entry in reader.entries():
+            assert reader.body(entry.seq, entry.row) == (corpus_pass.bodies / entry.manifest.src).read_bytes()
+            rebuilt += 1
+    assert rebuilt == same
+    assert not [str(p) for r in verify_root(theirs) for p in r.problems]
+    verdict = run_sdcheck(theirs)
+    assert verdict is None or verdict["ok"], verdict

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from asz_adapters.claude_code_provider import names
 from asz_core.providerbody import (
     CUT,
     REDUCED,
@@ -48,7 +49,7 @@ from asz_core.testing import run_sdcheck
 from asz_core.verify import verify_root
 
 SESSION = "0b0e7b5c-5d55-4a3c-9f55-1e4a9b1c2d3e"
-RULES = CutRules(arrays=(("tools",),))
+RULES = CutRules(arrays=(("tools",),), first=("messages",), chain=names.chain_of)
 TOOLS = [{"name": f"Tool{n}", "description": f"does thing {n} " + "x" * 1500,
           "input_schema": {"type": "object", "properties": {"a": {"type": "string"}}}} for n in range(3)]
 
@@ -73,17 +74,17 @@ def info(name: str, role: str = "request") -> BodyInfo:
     return BodyInfo(record_id=f"{name}.{role}", role=role, src=f"{name}.{role}.json", session=SESSION)
 
 
-def land(root: Path, bodies: list[tuple[str, bytes, list[str]]], max_bytes: int = 2 * 1024 * 1024,
+def land(root: Path, bodies: list[tuple[str, bytes]], max_bytes: int = 2 * 1024 * 1024,
          started: int = 1) -> list[object]:
-    """Land ``(name, body, bases)`` in one pass into ``root``; the LandedBody of each."""
+    """Land ``(name, body)`` in one pass into ``root``; the LandedBody of each."""
     store_root = StorageRoot(root, pass_started_ns=started * 10**9)
     out = []
     with store_root.open_session(SESSION) as session:
         reader = ProviderBodies(session.dir)
         reader.load_all()
         lander = BodyLander(session, reader.store, header, max_bytes, RULES)
-        for name, raw, bases in bodies:
-            out.append(lander.add(raw, info(name), bases))
+        for name, raw in bodies:
+            out.append(lander.add(raw, info(name)))
         lander.finish()
     return out
 
@@ -93,7 +94,7 @@ def land(root: Path, bodies: list[tuple[str, bytes, list[str]]], max_bytes: int 
 
 def test_pieces_are_tool_definitions_and_long_strings() -> None:
     raw = body([user("short"), user("L" * 1100, newest=True)])
-    spans = find_pieces(raw, RULES.arrays)
+    spans = find_pieces(raw, RULES.arrays)[0]
     texts = [raw[s.start : s.end] for s in spans]
     assert b'"' + b"S" * 2000 + b'"' in texts             # the system prompt: a long string
     assert b'"' + b"L" * 1100 + b'"' in texts             # a long message
@@ -106,18 +107,37 @@ def test_pieces_are_tool_definitions_and_long_strings() -> None:
 def test_a_string_of_1023_bytes_with_quotes_is_not_a_piece_and_1024_is() -> None:
     for size, pieces in ((1021, 0), (1022, 1)):
         raw = json.dumps({"a": "x" * size}).encode()
-        assert len(find_pieces(raw, ())) == pieces, size
+        assert len(find_pieces(raw, ())[0]) == pieces, size
 
 
 def test_a_key_named_tools_deeper_down_is_not_the_tool_list() -> None:
     raw = json.dumps({"metadata": {"a": {"tools": [{"n": 1}]}}, "tools": [{"n": 2}]},
                      separators=(",", ":")).encode()
-    assert [raw[s.start : s.end] for s in find_pieces(raw, RULES.arrays)] == [b'{"n":2}']
+    assert [raw[s.start : s.end] for s in find_pieces(raw, RULES.arrays)[0]] == [b'{"n":2}']
 
 
-def test_a_tool_definition_with_whitespace_is_not_a_piece_but_its_long_strings_are() -> None:
+def test_a_tool_definition_with_whitespace_is_a_piece_whole() -> None:
     raw = b'{"tools":[{"n": 1, "d": "' + b"d" * 1200 + b'"}]}'
-    assert [raw[s.start : s.end][:3] for s in find_pieces(raw, RULES.arrays)] == [b'"dd']
+    assert [raw[s.start : s.end][:8] for s in find_pieces(raw, RULES.arrays)[0]] == [b'{"n": 1,']
+
+
+def test_a_key_spelled_with_an_escape_names_no_array_as_upstreams_scanner_compares_bytes() -> None:
+    raw = b'{"tool\\u0073":[{"n":1}],"messages":[{"a":1},{"b":2}]}'
+    spans, first = find_pieces(raw, RULES.arrays, first=("messages",))
+    assert spans == [] and first is not None and raw[first.start : first.end] == b'{"a":1}'
+
+
+def test_a_body_whose_tool_definition_upstreams_writer_would_compact_lands_whole_in_its_words(
+        tmp_path: Path) -> None:
+    """Upstream's writer compacts a data part, so its rebuild comes out shorter: the body lands
+    whole there, with its words; it does here too (the chain it was given stays)."""
+    raw = body([user("hi", newest=True)], tools=[{"n": 1}]).replace(b'{"n":1}', b'{"n": 1}')
+    (landed,) = land(tmp_path, [("a", raw)])
+    assert landed.how == WHOLE  # type: ignore[attr-defined]
+    (entry,) = ProviderBodies(tmp_path / SESSION).entries()
+    assert entry.manifest.why == ("the record does not rebuild the body after a round trip: providerbody: "
+                                  f"a.request rebuilds to {len(raw) - 1} bytes that do not match its digest")
+    assert entry.manifest.segments == [PartSeg(0)] and entry.manifest.chain and entry.manifest.depth == 0
 
 
 def test_known_tool_definitions_are_stepped_over_and_the_pieces_stay_the_same() -> None:
@@ -135,14 +155,14 @@ def test_known_tool_definitions_are_stepped_over_and_the_pieces_stay_the_same() 
     longer = json.dumps(TOOLS[2], separators=(",", ":")).encode()[:-1] + b',"more":true}'
     known.add(longer)
     for raw in raws:
-        assert find_pieces(raw, RULES.arrays, known=known) == find_pieces(raw, RULES.arrays)
+        assert find_pieces(raw, RULES.arrays, known=known)[0] == find_pieces(raw, RULES.arrays)[0]
     assert known.length_at(raws[0], raws[0].index(b'{"name":"Tool1"')) > 0
     assert known.length_at(raws[1], raws[1].index(b'{"name":"Tool1"')) == 0  # the edited one
 
 
 def test_a_store_knows_each_object_piece_it_registers(tmp_path: Path) -> None:
     raw = body([user("hi", newest=True)])
-    land(tmp_path, [("a", raw, [])])
+    land(tmp_path, [("a", raw)])
     reader = ProviderBodies(tmp_path / SESSION)
     reader.load_all()
     for tool in TOOLS:
@@ -162,9 +182,12 @@ def test_common_prefix() -> None:
 
 
 def test_manifest_round_trip_and_strictness() -> None:
-    m = Manifest(role="request", src="a.request.json", sha256="0" * 64, bytes=5, depth=1, chain="c",
+    m = Manifest(role="response", src="a.response.json", sha256="0" * 64, bytes=5, depth=1, chain="c",
+                 call="msg_1", request="req_1", why="w",
                  segments=[CopySeg("b.request", "1" * 64, 3), LitSeg("x"), PartSeg(0), PieceSeg("2" * 64)])
     assert Manifest.from_json(json.loads(json.dumps(m.to_json()))) == m
+    assert list(m.to_json()) == ["schema", "role", "src", "sha256", "bytes", "depth", "chain", "why", "call",
+                                 "request", "segments"]  # upstream's order, the empty ones left out
     for bad in ({"schema": "other/1"}, {**m.to_json(), "sha256": "zz"}, {**m.to_json(), "bytes": -1},
                 {**m.to_json(), "segments": [{"lit": 1}]}, {**m.to_json(), "segments": [{"copy": {"from": "x"}}]},
                 {**m.to_json(), "segments": [{"lit": "a", "part": 0}]}):
@@ -185,11 +208,11 @@ def newest(message: dict[str, object]) -> dict[str, object]:
 
 def test_a_chain_lands_as_copies_references_and_literals_and_rebuilds(tmp_path: Path) -> None:
     history: list[dict[str, object]] = [
-        {"role": "user", "content": [{"type": "text", "text": "<reminder>" + "r" * 300},
+        {"role": "user", "content": [{"type": "text", "text": "<reminder>" + "r" * 5000},
                                      {"type": "text", "text": "first " + "h" * 1500}]}]
     bodies = []
     for n in range(5):
-        bodies.append((f"r{n}", body([*history[:-1], newest(history[-1])]), [f"r{n - 1}.request"] if n else []))
+        bodies.append((f"r{n}", body([*history[:-1], newest(history[-1])])))
         history += [{"role": "assistant", "content": [{"type": "text", "text": f"answer {n}"}]},
                     user(f"next {n} " + "q" * 30)]
     landed = land(tmp_path, bodies)
@@ -198,13 +221,13 @@ def test_a_chain_lands_as_copies_references_and_literals_and_rebuilds(tmp_path: 
     entries = list(reader.entries())
     assert [e.manifest.depth for e in entries] == [0, 1, 2, 3, 4]
     first, later = entries[0], entries[1:]
-    assert len(first.parts) == len(TOOLS) + 2          # tools, system prompt, the long first message
+    assert len(first.parts) == len(TOOLS) + 3          # tools, system prompt, the first message's two long texts
     for entry in later:
         segments = entry.manifest.segments
         assert isinstance(segments[0], CopySeg) and segments[0].source == f"r{entry.manifest.depth - 1}.request"
         assert not entry.parts                          # every piece is held already
         assert sum(isinstance(s, PieceSeg) for s in segments) == len(TOOLS) + 1
-    for entry, (_, raw, _) in zip(entries, bodies, strict=True):
+    for entry, (_, raw) in zip(entries, bodies, strict=True):
         assert reader.body(entry.seq, entry.row) == raw
     verdict = run_sdcheck(tmp_path)
     assert verdict is None or verdict["ok"], verdict
@@ -214,10 +237,10 @@ def test_the_copied_front_ends_where_the_bytes_differ_but_never_inside_a_piece(t
     def said(text: str) -> dict[str, object]:
         return {"role": "user", "content": [{"type": "text", "text": text}]}
 
-    intro = [user("intro " * 100), {"role": "assistant", "content": "ok"}]
+    intro = [user("intro " * 1000), {"role": "assistant", "content": "ok"}]
     a = body([*intro, said("P" * 2000 + "A")])
     b = body([*intro, said("P" * 2000 + "B"), {"role": "assistant", "content": "ok"}, user("again", newest=True)])
-    land(tmp_path, [("a", a, []), ("b", b, ["a.request"])])
+    land(tmp_path, [("a", a), ("b", b)])
     reader = ProviderBodies(tmp_path / SESSION)
     entry = list(reader.entries())[1]
     copy = entry.manifest.segments[0]
@@ -229,7 +252,7 @@ def test_the_copied_front_ends_where_the_bytes_differ_but_never_inside_a_piece(t
 def test_a_piece_twice_in_one_body_is_one_part(tmp_path: Path) -> None:
     long = "z" * 3000
     raw = body([user(long), {"role": "assistant", "content": "k"}, user(long, newest=True)])
-    land(tmp_path, [("a", raw, [])])
+    land(tmp_path, [("a", raw)])
     entry = next(ProviderBodies(tmp_path / SESSION).entries())
     digests = [hashlib.sha256(p.data or b"").hexdigest() for p in entry.parts]
     assert len(digests) == len(set(digests))
@@ -238,7 +261,7 @@ def test_a_piece_twice_in_one_body_is_one_part(tmp_path: Path) -> None:
 
 
 def test_files_end_before_max_delta_bytes_and_later_files_refer_to_earlier_ones(tmp_path: Path) -> None:
-    bodies = [(f"r{n}", body([user(f"m{n} " + "w" * 2000, newest=True)]), []) for n in range(6)]
+    bodies = [(f"r{n}", body([user(f"m{n} " + "w" * 2000, newest=True)])) for n in range(6)]
     land(tmp_path, bodies, max_bytes=16 * 1024)
     files = provider_body_files(tmp_path / SESSION)
     assert len(files) > 1
@@ -252,14 +275,16 @@ def test_files_end_before_max_delta_bytes_and_later_files_refer_to_earlier_ones(
 
 def test_a_body_that_is_not_one_json_object_lands_whole_with_the_reason(tmp_path: Path) -> None:
     raws = [b"[1,2,3]", b'{"a":"\xff"}', b'{"a":1']
-    landed = land(tmp_path, [(f"x{n}", raw, []) for n, raw in enumerate(raws)])
+    landed = land(tmp_path, [(f"x{n}", raw) for n, raw in enumerate(raws)])
     assert [b.how for b in landed] == [WHOLE] * 3  # type: ignore[attr-defined]
     reader = ProviderBodies(tmp_path / SESSION)
     for entry, raw in zip(reader.entries(), raws, strict=True):
-        assert entry.manifest.segments == [] and entry.manifest.reason
-        assert entry.parts[0].k == "unknown" and entry.parts[0].text == entry.manifest.reason
+        assert entry.manifest.segments == [PartSeg(0)] and entry.manifest.depth == 0
+        assert entry.parts[0].k == "unknown" and entry.parts[0].text == entry.manifest.why
         assert reader.body(entry.seq, entry.row) == raw
     assert reader.entry(1, 2).parts[0].encoding == "base64"
+    assert [e.manifest.why for e in reader.entries()] == [  # upstream's words
+        "the body is not a JSON object", "the body is not valid UTF-8", "the body is not valid JSON"]
 
 
 def test_a_screenshot_sized_piece_is_taken_out_and_rebuilds_from_another_copy(tmp_path: Path) -> None:
@@ -268,7 +293,7 @@ def test_a_screenshot_sized_piece_is_taken_out_and_rebuilds_from_another_copy(tm
     again = body([{"role": "user", "content": [image, {"type": "text", "text": "see"}]},
                   {"role": "assistant", "content": "a cat"}, user("thanks", newest=True)])
     plain = body([user("no picture", newest=True)])
-    landed = land(tmp_path, [("shot", shot, []), ("again", again, ["shot.request"]), ("plain", plain, [])],
+    landed = land(tmp_path, [("shot", shot), ("again", again), ("plain", plain)],
                   max_bytes=64 * 1024)
     assert [b.how for b in landed] == [REDUCED, CUT, CUT]  # type: ignore[attr-defined]
     reader = ProviderBodies(tmp_path / SESSION)
@@ -296,7 +321,7 @@ def test_a_screenshot_sized_piece_is_taken_out_and_rebuilds_from_another_copy(tm
 
 def test_a_body_of_short_strings_too_large_even_cut_lands_whole_and_taken_out(tmp_path: Path) -> None:
     raw = body([user(f"s{n}") for n in range(4000)], tools=[])
-    (landed,) = land(tmp_path, [("many", raw, [])], max_bytes=16 * 1024)
+    (landed,) = land(tmp_path, [("many", raw)], max_bytes=16 * 1024)
     assert landed.how == WHOLE and "too large" in (landed.reason or "")  # type: ignore[attr-defined]
     reader = ProviderBodies(tmp_path / SESSION)
     (entry,) = reader.entries()
@@ -306,9 +331,8 @@ def test_a_body_of_short_strings_too_large_even_cut_lands_whole_and_taken_out(tm
         reader.body(entry.seq, entry.row)
     assert reader.body_from(entry.seq, entry.row, raw) == raw
     assert not [p for r in verify_root(tmp_path) for p in r.problems]
-    # sdcheck (BodyBook.rebuild) reads a manifest with no segments and its unknown part taken
-    # out as damage, while the spec lands exactly this ("the body lands whole in one unknown
-    # part, and that part is taken out"): sdcheck is not run on this root.
+    verdict = run_sdcheck(tmp_path)  # its one segment names the part taken out: too large, not damage
+    assert verdict is None or (verdict["ok"] and verdict["stats"]["bodies_too_large"] == 1), verdict
 
 
 # ---- damage ------------------------------------------------------------------------------------
@@ -346,8 +370,8 @@ def test_verify_and_the_reader_report_a_body_that_does_not_rebuild(tmp_path: Pat
 
 def test_a_record_landed_twice_keeps_its_first_copy(tmp_path: Path) -> None:
     raw = body([user("once", newest=True)])
-    land(tmp_path, [("a", raw, [])], started=1)
-    land(tmp_path, [("a", raw, [])], started=2)  # a crash before seen.state: the same body again
+    land(tmp_path, [("a", raw)], started=1)
+    land(tmp_path, [("a", raw)], started=2)  # a crash before seen.state: the same body again
     reader = ProviderBodies(tmp_path / SESSION)
     entries = list(reader.entries())
     assert len(entries) == 2 and reader.store.bodies["a.request"] is entries[0]
@@ -367,14 +391,14 @@ def test_the_check_before_landing_catches_a_record_that_does_not_come_back(tmp_p
 
 def test_a_body_only_a_skeleton_keeps_is_unavailable_and_later_bodies_do_not_lean_on_it(tmp_path: Path) -> None:
     first = body([user("kept once " + "k" * 2000, newest=True)])
-    land(tmp_path, [("a", first, [])], started=1)
+    land(tmp_path, [("a", first)], started=1)
     ((seq, landed),) = provider_body_files(tmp_path / SESSION)
     land_skeleton(landed, Removal(at="2026-10-13T10:00:00Z"))
     landed.chmod(0o600)
     landed.unlink()  # retention removed the landed file
     second = body([user("kept once " + "k" * 2000), {"role": "assistant", "content": "ok"},
                    user("more", newest=True)])
-    land(tmp_path, [("b", second, ["a.request"])], started=2)
+    land(tmp_path, [("b", second)], started=2)
     reader = ProviderBodies(tmp_path / SESSION)
     skeleton_entry, later = reader.entries()
     assert skeleton_entry.seq == seq and skeleton_entry.status == "unavailable"
@@ -385,3 +409,94 @@ def test_a_body_only_a_skeleton_keeps_is_unavailable_and_later_bodies_do_not_lea
     reports = verify_root(tmp_path)
     assert not [p for r in reports for p in r.problems]
     assert reports[0].counts["provider_body_unavailable"] == 1 and reports[0].counts["provider_body_ok"] == 1
+
+
+# ---- upstream's copy rules, and files landed before them -------------------------------------------
+
+
+def test_a_copy_names_its_base_by_the_whole_digest_and_is_one_deeper(tmp_path: Path) -> None:
+    intro = [user("intro " * 1000), {"role": "assistant", "content": "ok"}]
+    a = body([*intro, user("one", newest=True)])
+    b = body([*intro, user("one"), {"role": "assistant", "content": "k"}, user("two", newest=True)])
+    land(tmp_path, [("a", a), ("b", b)])
+    first, second = ProviderBodies(tmp_path / SESSION).entries()
+    copy = second.manifest.segments[0]
+    assert isinstance(copy, CopySeg) and copy.sha256 == first.manifest.sha256 == hashlib.sha256(a).hexdigest()
+    assert copy.length >= 4096 and second.manifest.depth == first.manifest.depth + 1 == 1
+    assert first.manifest.chain == second.manifest.chain and len(first.manifest.chain or "") == 16
+
+
+def test_a_request_of_a_new_chain_copies_from_another_chains_tip(tmp_path: Path) -> None:
+    """A compaction starts a new first message, so a new chain, but the system prompt and the
+    tools may still follow a long common front: upstream compares the other chains' tips too."""
+    common = {"model": "m", "system": [{"type": "text", "text": "s" * 6000}]}
+    a = json.dumps({**common, "messages": [user("first chain", newest=True)]}, separators=(",", ":")).encode()
+    b = json.dumps({**common, "messages": [user("second chain", newest=True)]}, separators=(",", ":")).encode()
+    land(tmp_path, [("a", a), ("b", b)])
+    first, second = ProviderBodies(tmp_path / SESSION).entries()
+    assert first.manifest.chain != second.manifest.chain
+    copy = second.manifest.segments[0]
+    assert isinstance(copy, CopySeg) and copy.source == "a.request" and copy.length == common_prefix(a, b)
+
+
+def test_a_depth_that_is_not_its_bases_plus_one_is_damage(tmp_path: Path) -> None:
+    raw = b'{"a":"' + b"x" * 5000 + b'"}'
+    digest = hashlib.sha256(raw).hexdigest()
+    base = Manifest("request", "a.request.json", digest, len(raw), segments=[LitSeg(raw.decode())])
+    deep = Manifest("request", "b.request.json", digest, len(raw), depth=2,
+                    segments=[CopySeg("a.request", digest, len(raw))])
+    _write_session(tmp_path, [_record(raw, base, []), _record(raw, deep, [], "b.request")])
+    problems = [p for r in verify_root(tmp_path) for p in r.problems]
+    assert len(problems) == 1 and "depth 2" in problems[0].message
+
+
+def test_files_landed_before_upstreams_rules_still_read(tmp_path: Path) -> None:
+    """This project's earlier versions: a copy named the digest of the copied front, a whole body named no segment and
+    said why in ``reason``: such files rebuild, pass verify and sdcheck."""
+    a = body([user("intro " * 1000), user("one", newest=True)])
+    b = a.replace(b"one", b"two")
+    front = common_prefix(a, b)
+    old_copy = Manifest("request", "b.request.json", hashlib.sha256(b).hexdigest(), len(b), depth=1, chain="c" * 32,
+                        segments=[CopySeg("a.request", hashlib.sha256(a[:front]).hexdigest(), front),
+                                  LitSeg(b[front:].decode())])
+    whole = b'{"broken":'
+    old_whole = {"schema": "provider_body/1", "role": "request", "src": "c.request.json",
+                 "sha256": hashlib.sha256(whole).hexdigest(), "bytes": len(whole), "depth": 0, "segments": [],
+                 "reason": "the body is not JSON (cut short)"}
+    whole_record_old = Record(ord=1, off=0, sha=old_whole["sha256"][:12], bytes=len(whole), id="c.request",  # type: ignore[index]
+                              parts=[Part.unknown(whole, "the body is not JSON (cut short)"),
+                                     Part.data_part(RawJSON.of(old_whole))])
+    base = Manifest("request", "a.request.json", hashlib.sha256(a).hexdigest(), len(a), segments=[LitSeg(a.decode())])
+    _write_session(tmp_path, [_record(a, base, []), _record(b, old_copy, [], "b.request"), whole_record_old])
+    reader = ProviderBodies(tmp_path / SESSION)
+    entries = list(reader.entries())
+    assert [reader.body(e.seq, e.row) for e in entries] == [a, b, whole]
+    assert entries[2].manifest.why == "the body is not JSON (cut short)"
+    assert not [p for r in verify_root(tmp_path) for p in r.problems]
+    verdict = run_sdcheck(tmp_path)
+    assert verdict is None or verdict["ok"], verdict
+    # a session landed before lands on by upstream's rules: an old body is a base like any other
+    c = b.replace(b'"two"', b'"two"},{"role":"user","content":"three"')
+    land(tmp_path, [("d", c)], started=2)
+    later = list(ProviderBodies(tmp_path / SESSION).entries())[-1]
+    copy = later.manifest.segments[0]
+    assert isinstance(copy, CopySeg) and copy.source == "b.request" and copy.sha256 == hashlib.sha256(b).hexdigest()
+    assert later.manifest.depth == 2 and ProviderBodies(tmp_path / SESSION).body(later.seq, later.row) == c
+    assert not [p for r in verify_root(tmp_path) for p in r.problems]
+
+
+@pytest.mark.xfail(reason="an unknown part's key order and json.Marshal escapes are the writer's (#15.2): this "
+                          "holds once that work is merged", strict=False)
+def test_a_body_landed_whole_is_the_line_upstream_writes(tmp_path: Path) -> None:
+    from tests import provider_upstream as upstream
+
+    bodies = [("a", b'{"cut short": "<b> & '), ("b", b'{"x":"caf\xe9"}'), ("c", b"[1,2]")]
+    land(tmp_path, bodies)
+    theirs = upstream.Session()
+    ((_, path),) = provider_body_files(tmp_path / SESSION)
+    for line, (name, raw) in zip(path.read_bytes().splitlines()[1:-1], bodies, strict=True):
+        record, manifest = theirs.encode(f"{name}.request.json", raw)
+        manifest["session"] = SESSION  # what the test's BodyInfo names, in its place
+        order = ["schema", "role", "src", "sha256", "bytes", "depth", "chain", "why", "model", "session", "run",
+                 "call", "request", "previous_request", "segments"]
+        assert line == upstream.record_line(record, {k: manifest[k] for k in order if k in manifest})

@@ -66,19 +66,20 @@ def mark_gone(ctx: AdapterContext, session: SessionHandle, root: Path, place: La
     if os.path.lexists(path):
         return
     # the collectors and dialects load only when something is gone, not on every pass
-    from asz_adapters.claude_code_local.dialect import TranscriptDialect
-    from asz_adapters.claude_code_local.documents import ScriptDialect
+    from asz_adapters.claude_code_local.dialect import ClaudeCodeDialect
+    from asz_adapters.claude_code_local.source_facts import SourceFacts
     from asz_core.collect import AppendSource, SnapshotSource, collect_append, collect_snapshot
 
     stream, run = place.stream, place.run
+    # The file is gone, so no dialect reads anything; the collector only needs one to hold.
+    dialect = ClaudeCodeDialect(SourceFacts(kind=place.kind, session=session.id))
     if place.kind in _APPEND_KINDS:
         collect_append(ctx, session, AppendSource(path=path, src=place.source, subdir=place.subdir,
-                                                  kind=place.kind, dialect=TranscriptDialect(),
+                                                  kind=place.kind, dialect=dialect,
                                                   stream=stream, batch=run))
     else:
-        # The file is gone, so no dialect reads anything; the collector only needs one to hold.
         collect_snapshot(ctx, session, SnapshotSource(path=path, src=place.source, subdir=place.subdir,
-                                                      kind=place.kind, dialect=ScriptDialect(run or ""),
+                                                      kind=place.kind, dialect=dialect,
                                                       stream=stream, batch=run))
 
 

@@ -2,7 +2,8 @@
 
 Transcripts and journals grow by lines and go through the append collector; sidecars, manifests
 and scripts are documents rewritten in place and go through the snapshot collector. Each source
-gets its own dialect instance, told what the source's path says (its agent, its run).
+gets its own dialect instance, told what the source's path says (its kind, session, stream and
+run: :class:`~.source_facts.SourceFacts`).
 
 After the session's files have landed, the session's derived index (``index/ids``) learns the
 ``call`` (``message.id``) and ``request`` (``requestId``) of every assistant line that landed in
@@ -14,18 +15,10 @@ A place the session landed into whose source no longer exists is marked gone (:m
 
 from __future__ import annotations
 
-from asz_adapters.claude_code_local.dialect import TranscriptDialect
-from asz_adapters.claude_code_local.discover import (
-    AGENT_META,
-    JOURNAL,
-    MANIFEST,
-    SCRIPT,
-    TRANSCRIPT,
-    SessionSources,
-    SourceFile,
-)
-from asz_adapters.claude_code_local.documents import JournalDialect, ManifestDialect, MetaDialect, ScriptDialect
+from asz_adapters.claude_code_local.dialect import ClaudeCodeDialect
+from asz_adapters.claude_code_local.discover import JOURNAL, TRANSCRIPT, SessionSources, SourceFile
 from asz_adapters.claude_code_local.gone import landed_places, mark_gone
+from asz_adapters.claude_code_local.source_facts import SourceFacts
 from asz_core.collect import AppendSource, SnapshotSource, collect_append, collect_snapshot
 from asz_core.collect.append import cursor_path
 from asz_core.context import AdapterContext
@@ -38,44 +31,33 @@ __all__ = ["land_session"]
 
 def land_session(ctx: AdapterContext, sources: SessionSources, session: SessionHandle) -> None:
     """Land every source of ``sources`` into ``session`` (held), then update its index."""
-    transcripts: list[tuple[SourceFile, TranscriptDialect]] = []
+    transcripts: list[tuple[SourceFile, ClaudeCodeDialect]] = []
     for source in sources.files:
+        dialect = ClaudeCodeDialect(facts_of(session.id, source))
         if source.kind == TRANSCRIPT:
-            dialect = TranscriptDialect()
             transcripts.append((source, dialect))
+        if source.kind in (TRANSCRIPT, JOURNAL):
             collect_append(ctx, session, AppendSource(
-                path=source.path, src=source.src, subdir=source.subdir, kind=TRANSCRIPT,
+                path=source.path, src=source.src, subdir=source.subdir, kind=source.kind,
                 dialect=dialect, stream=source.stream, batch=source.run))
-        elif source.kind == JOURNAL:
-            assert source.run is not None
-            collect_append(ctx, session, AppendSource(
-                path=source.path, src=source.src, subdir=source.subdir, kind=JOURNAL,
-                dialect=JournalDialect(source.run), batch=source.run))
         else:
-            _snapshot(ctx, session, source)
+            collect_snapshot(ctx, session, SnapshotSource(
+                path=source.path, src=source.src, subdir=source.subdir, kind=source.kind,
+                dialect=dialect, stream=source.stream, batch=source.run))
     for place in landed_places(session.dir, skip={source.place for source in sources.files}):
         mark_gone(ctx, session, sources.root, place)
     if not ctx.dry_run and session.landed:
         _index(session, sources, transcripts)
 
 
-def _snapshot(ctx: AdapterContext, session: SessionHandle, source: SourceFile) -> None:
-    if source.kind == AGENT_META:
-        assert source.stream is not None
-        dialect: MetaDialect | ManifestDialect | ScriptDialect = MetaDialect(source.stream)
-    elif source.kind == MANIFEST:
-        assert source.run is not None
-        dialect = ManifestDialect(source.run)
-    else:
-        assert source.kind == SCRIPT and source.run is not None
-        dialect = ScriptDialect(source.run)
-    collect_snapshot(ctx, session, SnapshotSource(
-        path=source.path, src=source.src, subdir=source.subdir, kind=source.kind,
-        dialect=dialect, stream=source.stream, batch=source.run))
+def facts_of(session: str, source: SourceFile) -> SourceFacts:
+    """What the dialect is told of ``source``: the run is that of every file filed under a
+    workflow run (its journal, manifest and script, and its children's transcripts and sidecars)."""
+    return SourceFacts(kind=source.kind, session=session, stream=source.stream or "", run=source.run or "")
 
 
 def _index(session: SessionHandle, sources: SessionSources,
-           transcripts: list[tuple[SourceFile, TranscriptDialect]]) -> None:
+           transcripts: list[tuple[SourceFile, ClaudeCodeDialect]]) -> None:
     """Append to the session's ids index what this pass landed and the index lacks."""
     index = SessionIndex(session.dir)
     known = index.load()

@@ -5,8 +5,10 @@
   request of its chain, else to the one session whose landed transcripts hold its message id,
   searched among the sessions with a request written within 24 hours of the response.
 * A session is judged by the session filter on the directory its transcripts sit under (when
-  its landed transcripts name several, every one must be admitted); a session nothing names a
-  directory for waits.
+  its landed transcripts name several, every one must be admitted). A session nothing landed
+  names a directory for is judged by where its transcripts sit in ``claude-code-local``'s source
+  (:mod:`~asz_adapters.claude_code_provider.unlanded`): excluded when the filter leaves that out
+  (counted as ``bodies_excluded``, no warning), else it waits.
 * A request naming a session id that is not in Claude Code's form is refused and counted as
   unreadable: no pass will ever place it.
 
@@ -33,6 +35,7 @@ from asz_adapters.claude_code_provider.seen import (
     Seen,
 )
 from asz_adapters.claude_code_provider.transcripts import Transcripts
+from asz_adapters.claude_code_provider.unlanded import SourceProjects, local_projects
 from asz_core.context import AdapterContext
 from asz_core.plugin import Found, SessionClaim
 
@@ -57,9 +60,10 @@ WHY: Final = {
     "name": "file names Claude Code does not write",
     "not-a-file": "not regular files (a symlink is never followed)",
     "cannot-read": "files this process cannot read (see the warnings above); tried again every pass",
+    "too-large": "larger than a provider body may be (256 MiB), which no reader takes",
 }
 #: Unreadable files whose bytes were not read at all.
-_NOT_READ: Final = frozenset({"name", "not-a-file", "cannot-read"})
+_NOT_READ: Final = frozenset({"name", "not-a-file", "cannot-read", "too-large"})
 
 
 def _request_index(files: list[BodyFile]) -> tuple[dict[str, set[str]], dict[str, list[int]]]:
@@ -122,6 +126,7 @@ def claim(ctx: AdapterContext, state: ProviderPass) -> list[SessionClaim]:
             counters.gone += 1  # deleted after it landed, as the spec suggests doing
         table.drop(name)
     transcripts = Transcripts(ctx.root.path)
+    sources = SourceProjects(local_projects(ctx))
     by_prev, times = _request_index(files)
     near = _RequestTimes(times)
     now = ctx.now_ns()
@@ -162,11 +167,13 @@ def claim(ctx: AdapterContext, state: ProviderPass) -> list[SessionClaim]:
                 continue
             session = e.session = found_session
         directories = transcripts.directories(session)
-        if not directories:
+        unlanded = sources.directories(session) if not directories else []
+        if not all(session_filter.admits_slug(d) for d in directories or unlanded):
+            e.state, e.why = EXCLUDED, "filter"
+            counters.excluded += 1
+        elif not directories:
             e.state, e.why = WAITING, "no-directory"
             waiting[e.why] += 1
-        elif not all(session_filter.admits_slug(d) for d in directories):
-            e.state, e.why = EXCLUDED, "filter"
         else:
             placed[session].append(bf)
     counters.waiting += sum(waiting.values())

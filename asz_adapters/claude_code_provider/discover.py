@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from asz_adapters.claude_code_local.discover import default_source_root
 from asz_adapters.claude_code_provider import names
 from asz_adapters.claude_code_provider.seen import (
     CHANGED,
@@ -25,28 +26,34 @@ from asz_adapters.claude_code_provider.seen import (
     Seen,
     SeenTable,
     digest_prefix,
+    same_digest,
 )
 from asz_core.context import AdapterContext
 from asz_core.plugin import Found
 from asz_core.sessiondata.jsonbytes import NotJSON, loads_strict
 
-__all__ = ["BodyFile", "ProviderPass", "discover", "pass_state", "read_ids", "source_dir"]
+__all__ = ["BodyFile", "ProviderPass", "claude_dir", "discover", "pass_state", "read_ids", "source_dir"]
 
 _SUBPATH: Final = ("asz", "provider-bodies")
+#: The most a body may be: ``asz_core.providerbody.store.MAX_BYTES`` (upstream's bound), written
+#: again so that a pass with nothing to land does not load the provider-body package (a test
+#: holds the two equal). A larger file is unreadable, and never read.
+MAX_BYTES: Final = 256 * 1024 * 1024
 
 
 def source_dir(ctx: AdapterContext) -> Path:
-    """``source_root``, else ``asz/provider-bodies`` under Claude Code's directory:
-    ``CLAUDE_CONFIG_DIR``, else ``XDG_CONFIG_HOME/claude``, else ``~/.claude``."""
+    """``source_root``, else ``asz/provider-bodies`` under Claude Code's directory, found by the
+    same rule as ``claude-code-local``'s transcripts (``CLAUDE_CONFIG_DIR``, else
+    ``XDG_CONFIG_HOME/claude`` when that directory exists, else ``~/.claude``), so that the two
+    never read two Claude Code directories."""
     if ctx.source_root:
         return Path(ctx.source_root).expanduser()
-    base = os.environ.get("CLAUDE_CONFIG_DIR")
-    if base:
-        return Path(base).expanduser().joinpath(*_SUBPATH)
-    xdg = os.environ.get("XDG_CONFIG_HOME")
-    if xdg:
-        return Path(xdg).expanduser().joinpath("claude", *_SUBPATH)
-    return Path.home().joinpath(".claude", *_SUBPATH)
+    return claude_dir().joinpath(*_SUBPATH)
+
+
+def claude_dir() -> Path:
+    """Claude Code's directory."""
+    return default_source_root().parent
 
 
 @dataclass
@@ -76,19 +83,25 @@ def pass_state(ctx: AdapterContext) -> ProviderPass | None:
 
 def read_ids(entry: Seen, body: bytes) -> str:
     """Fill ``entry`` with the digest and ids of ``body``. For a request that names no session
-    it can go to, ``why`` becomes ``refused`` or ``no-session`` and the detail is returned."""
+    it can go to, ``why`` becomes ``refused`` or ``no-session`` and the detail is returned.
+
+    A body that is JSON but for a byte that is not UTF-8 is read as upstream reads it (the byte
+    as U+FFFD): it names its session, and lands whole."""
     entry.sha = digest_prefix(hashlib.sha256(body).hexdigest())
     entry.session = entry.prompt = entry.prev = entry.call = entry.why = ""
     try:
-        value = loads_strict(body)
+        value: object = loads_strict(body)
     except NotJSON:
-        entry.json = 0
-        return ""
+        value = names.parse_lenient(body)
+        if value is None:
+            entry.json = 0
+            return ""
     entry.json = 1
+    keys = names.lift(entry.name, value)
     if entry.role == names.RESPONSE:
-        entry.call = names.response_names(value).message_id or ""
+        entry.call = names.response_call(keys) or ""
         return ""
-    ids = names.request_names(value)
+    ids = names.request_names(keys)
     entry.session = ids.session or ""
     entry.prompt = ids.prompt or ""
     entry.prev = ids.previous_request or ""
@@ -103,6 +116,9 @@ def _look(bf: BodyFile, st: os.stat_result, ctx: AdapterContext) -> None:
     if ((entry.size, entry.mtime) == (st.st_size, st.st_mtime_ns) and entry.state != CHANGED
             and entry.why != "cannot-read"):
         return
+    if st.st_size > MAX_BYTES and entry.state not in (LANDED, CONFLICT):
+        entry.size, entry.mtime, entry.state, entry.why = st.st_size, st.st_mtime_ns, UNREADABLE, "too-large"
+        return
     try:
         body = bf.path.read_bytes()
     except OSError as exc:
@@ -113,8 +129,10 @@ def _look(bf: BodyFile, st: os.stat_result, ctx: AdapterContext) -> None:
     bf.read_now = True
     entry.size, entry.mtime = len(body), st.st_mtime_ns
     if entry.state in (LANDED, CONFLICT):
-        now = digest_prefix(hashlib.sha256(body).hexdigest())
-        entry.state = LANDED if now == entry.sha else CONFLICT  # sha stays the landed digest
+        now = hashlib.sha256(body).hexdigest()
+        entry.state = LANDED if same_digest(now, entry.sha) else CONFLICT  # sha stays the landed digest
+        if entry.state == LANDED:
+            entry.sha = digest_prefix(now)  # upstream's table holds a shorter prefix
         return
     bf.problem = read_ids(entry, body)
 

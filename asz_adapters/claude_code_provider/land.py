@@ -1,16 +1,15 @@
 """Landing one session's new bodies: read each file again, check it is what discovery read,
-choose what each request can copy its front from, and hand it to the core lander.
+read the keys it lands with, and hand it to the core lander (which cuts it by upstream's rules).
 
 What the session already holds is known before the first new body lands, so a body refers to
 pieces and bodies of earlier passes as well as this one: from the session's summary of its
-``provider_body`` files (:mod:`asz_core.providerbody.summary`, written after each landing, with
-the message keys of each chain's last requests) when the files are exactly those it was made
-from; else by reading every file, as a session landed by an older version is. With a summary,
-an earlier body's bytes (a front to copy) are read from its own source file when it is still
-there and matches the digest it landed with, else rebuilt from the landed files, read then.
-A body whose record id the
-session already holds with the same digest is one a crash landed without ``seen.state``
-catching up: it is marked landed, not landed again; with another digest it is a conflict.
+``provider_body`` files (:mod:`asz_core.providerbody.summary`, written after each landing) when
+the files are exactly those it was made from; else by reading every file, as a session landed
+by an older version is. With a summary, an earlier body's bytes (a front to copy) are read from
+its own source file when it is still there and matches the digest it landed with, else rebuilt
+from the landed files, read then. A body whose record id the session already holds with the
+same digest is one a crash landed without ``seen.state`` catching up: it is marked landed, not
+landed again; with another digest it is a conflict.
 After each file is installed (its name durable), the bodies in it go to the pass's table and
 are appended to ``seen.log`` (:func:`record_landed`), which the adapter takes into ``seen.state``
 once the pass has landed every session.
@@ -30,17 +29,16 @@ file in ``src``.
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import orjson
 
 from asz_adapters.claude_code_provider import names
 from asz_adapters.claude_code_provider.about import DIALECT
 from asz_adapters.claude_code_provider.discover import BodyFile, pass_state
-from asz_adapters.claude_code_provider.seen import CHANGED, CONFLICT, LANDED, Seen, digest_prefix
+from asz_adapters.claude_code_provider.seen import CHANGED, CONFLICT, LANDED, Seen, digest_prefix, same_digest
 from asz_core.context import AdapterContext
 from asz_core.plugin import SessionClaim
 from asz_core.providerbody import (
@@ -51,107 +49,30 @@ from asz_core.providerbody import (
     CutRules,
     LandedBody,
     ProviderBodies,
-    ProviderBodyError,
     summary,
 )
 from asz_core.root.landing import LandedFile
 from asz_core.root.storage import SessionHandle
-from asz_core.sessiondata import FROM_AGENT, FROM_RUNTIME, Header, format_instant
+from asz_core.sessiondata import Header
 from asz_core.sessiondata.jsonbytes import NotJSON, loads_strict
 
 __all__ = ["DIALECT", "RULES", "land_session", "record_landed"]
 
-RULES: Final = CutRules(arrays=names.TOOL_ARRAYS)
-#: How many candidate fronts are compared byte for byte, and how many bodies of an earlier
-#: pass (per chain) are rebuilt to find them.
-_BASES: Final = 3
-_EARLIER_PER_CHAIN: Final = 6
+RULES: Final = CutRules(arrays=names.TOOL_ARRAYS, first=names.FIRST_MESSAGE, chain=names.chain_of)
 #: The bodies of the session kept whole while it lands, newest first. A request copies its front
-#: from the last few requests of its chain, which this holds; an older base is rebuilt from the
+#: from one of the chains' latest requests, which this holds; an older base is rebuilt from the
 #: session's pieces when asked for. Bounded, so that a pass holds a few bodies, not the session's
 #: (with the reader's 64 MB, one session of 607 bodies held 27 MB).
 _CACHE_BYTES: Final = 4 * 1024 * 1024
 
 
-class _Chains:
-    """The session's requests by chain, in landing order, with their message keys when known."""
-
-    def __init__(self, store: BodyStore, keys: dict[str, list[bytes]] | None = None) -> None:
-        self.store = store
-        self.members: dict[str, list[str]] = defaultdict(list)
-        self.keys: dict[str, list[bytes]] = dict(keys or {})
-        for entry in sorted(store.bodies.values(), key=lambda e: e.index):
-            if entry.manifest.role == names.REQUEST and entry.manifest.chain:
-                self.members[entry.manifest.chain].append(entry.id)
-
-    def recent_keys(self) -> dict[str, list[str]]:
-        """The keys of the requests a later pass may rank as bases (each chain's last few), for
-        the session's summary."""
-        out: dict[str, list[str]] = {}
-        for members in self.members.values():
-            for record_id in members[-_EARLIER_PER_CHAIN:]:
-                keys = self.keys.get(record_id)
-                if keys is not None:
-                    out[record_id] = [key.hex() for key in keys]
-        return out
-
-    def _keys_of(self, record_id: str) -> list[bytes] | None:
-        keys = self.keys.get(record_id)
-        if keys is None:
-            try:
-                keys = names.message_keys(loads_strict(self.store.body(record_id)))
-            except (ProviderBodyError, NotJSON):
-                return None
-            self.keys[record_id] = keys
-        return keys
-
-    def bases(self, chain: str | None, keys: list[bytes]) -> list[str]:
-        """Earlier requests of the chain sharing the most leading messages, best first."""
-        if chain is None:
-            return []
-        members = self.members.get(chain, [])
-        ranked = []
-        for position, record_id in enumerate(members):
-            if record_id not in self.keys and position < len(members) - _EARLIER_PER_CHAIN:
-                continue  # an older body of an earlier pass: not worth rebuilding
-            entry = self.store.bodies.get(record_id)
-            if entry is None or not entry.complete or entry.manifest.depth >= RULES.depth_limit:
-                continue
-            theirs = self._keys_of(record_id)
-            if theirs is None:
-                continue
-            shared = 0
-            for mine, other in zip(keys, theirs, strict=False):
-                if mine != other:
-                    break
-                shared += 1
-            if shared:
-                ranked.append((shared, position, record_id))
-        ranked.sort(reverse=True)
-        return [record_id for _, _, record_id in ranked[:_BASES]]
-
-    def add(self, chain: str | None, record_id: str, keys: list[bytes]) -> None:
-        if chain is not None:
-            self.members[chain].append(record_id)
-            self.keys[record_id] = keys
-
-
-def _info(bf: BodyFile, session: str, value: object) -> tuple[BodyInfo, str | None, list[bytes]]:
+def _info(bf: BodyFile, value: object) -> BodyInfo:
+    """The body's record id, role, source and keys, as upstream's adapter reads them."""
     e = bf.seen
-    info = BodyInfo(record_id=e.name.removesuffix(".json"), role=e.role, src=e.name, session=session,
-                    time=format_instant(e.mtime))
-    if e.role == names.REQUEST:
-        ids = names.request_names(value)
-        keys = names.message_keys(value)
-        chain = names.chain_of(keys)
-        info.model, info.run, info.previous_request, info.chain = ids.model, ids.prompt, ids.previous_request, chain
-        info.from_ = FROM_RUNTIME
-        info.flags = [flag for flag, has in (("system_prompt", ids.system_prompt),
-                                             ("tool_schemas", ids.tool_schemas)) if has]
-        return info, chain, keys
-    response = names.response_names(value)
-    info.model, info.call, info.from_ = response.model, response.message_id, FROM_AGENT
-    return info, None, []
+    keys = names.lift(e.name, value)
+    return BodyInfo(record_id=e.name.removesuffix(".json"), role=e.role, src=e.name, model=keys.model or None,
+                    session=keys.session or None, run=keys.run or None, call=keys.call or None,
+                    request=keys.request or None, previous_request=keys.previous_request or None)
 
 
 def record_landed(ctx: AdapterContext, entries: list[Seen]) -> None:
@@ -174,13 +95,11 @@ def land_session(ctx: AdapterContext, claim: SessionClaim, session: SessionHandl
     if restored is None:
         reader = ProviderBodies(session.dir, cache_bytes=_CACHE_BYTES)
         reader.load_all()
-        store, keys = reader.store, None
+        store = reader.store
     else:
-        store, extra = restored
-        keys = _keys(extra)
+        store, _ = restored
     sources = claim.found[0].payload.path.parent if claim.found else Path(".")
     store.fetch = _fetcher(session.dir, sources)
-    chains = _Chains(store, keys)
     recorded: set[str] = set()
 
     def landed_file(landed: LandedFile, bodies: list[LandedBody]) -> None:
@@ -204,7 +123,7 @@ def land_session(ctx: AdapterContext, claim: SessionClaim, session: SessionHandl
     try:
         for found in claim.found:
             bf: BodyFile = found.payload
-            _land_one(ctx, bf, claim.session, store, chains, lander)
+            _land_one(ctx, bf, claim.session, store, lander)
         lander.finish()
     finally:
         lander.abort()
@@ -212,15 +131,7 @@ def land_session(ctx: AdapterContext, claim: SessionClaim, session: SessionHandl
         session.sync(created=True)
         # what landed no file: bodies found already landed, conflicts, changes
         ctx.hand_back(record_landed, [e for name, e in entries_by_name.items() if name not in recorded])
-        summary.save(session.dir, store, {"keys": chains.recent_keys()})
-
-
-def _keys(extra: dict[str, Any]) -> dict[str, list[bytes]] | None:
-    """The message keys a summary kept (``None`` when it has none that read)."""
-    try:
-        return {record_id: [bytes.fromhex(key) for key in keys] for record_id, keys in extra["keys"].items()}
-    except (KeyError, AttributeError, TypeError, ValueError):
-        return None
+        summary.save(session.dir, store)
 
 
 def _fetcher(session_dir: Path, sources: Path) -> Callable[[BodyEntry], bytes]:
@@ -247,8 +158,7 @@ def _fetcher(session_dir: Path, sources: Path) -> Callable[[BodyEntry], bytes]:
     return fetch
 
 
-def _land_one(ctx: AdapterContext, bf: BodyFile, session: str, store: BodyStore, chains: _Chains,
-              lander: BodyLander) -> None:
+def _land_one(ctx: AdapterContext, bf: BodyFile, session: str, store: BodyStore, lander: BodyLander) -> None:
     e = bf.seen
     try:
         body = bf.path.read_bytes()
@@ -257,7 +167,7 @@ def _land_one(ctx: AdapterContext, bf: BodyFile, session: str, store: BodyStore,
         ctx.counters.waiting += 1
         return
     digest = hashlib.sha256(body).hexdigest()
-    if digest_prefix(digest) != e.sha:
+    if not same_digest(digest, e.sha):
         e.state, e.why = CHANGED, "changed"
         ctx.counters.waiting += 1
         ctx.warn(f"{bf.path} changed while the pass read it; it is read again next pass")
@@ -274,10 +184,8 @@ def _land_one(ctx: AdapterContext, bf: BodyFile, session: str, store: BodyStore,
                      f"put the landed bytes back to end it")
         return
     value = _parse(body, e.json)
-    info, chain, keys = _info(bf, session, value)
-    bases = chains.bases(chain, keys)
-    landed = lander.add(body, info, bases, value)
-    chains.add(chain, landed.info.record_id, keys)
+    info = _info(bf, value if value is not None else names.parse_lenient(body))
+    landed = lander.add(body, info, value)
     if landed.reason:
         ctx.warn(f"{bf.path} landed {landed.how} in session {session}: {landed.reason}")
 

@@ -4,20 +4,25 @@ Claude Code (2.1.260) writes, with ``OTEL_LOG_RAW_API_BODIES=file:<dir>``, one f
 
 * ``<random UUID>.request.json`` — the Messages API request as built. ``metadata.user_id`` is a
   JSON string holding ``session_id``; the first ``system`` block's text names the prompt
-  (``cc_prompt_id=<id>;``) and the request id of the previous call of its chain
-  (``cc_prev_req=<id>;``);
+  (``cc_prompt_id=<id>``) and the request id of the previous call of its chain
+  (``cc_prev_req=<id>``);
 * ``<provider request id>.response.json`` (a random UUID when there was none) — the final
   assistant message; its ``id`` is the message id a transcript records.
 
-A message of one text block is a list of blocks while it is the newest and a plain string once
-the cache marker (``cache_control``) has moved on, so :func:`message_keys` reads both spellings
-as one message. Nothing else in the adapter reads a field of a body.
+The values a body lands with (:func:`lift`) are read as upstream's adapter reads them, so its
+manifest is upstream's byte for byte: Go's decoder (a field name matched without regard to case,
+an invalid byte or a lone surrogate read as U+FFFD, a value of the wrong type read as none).
+Which of them may place a body (a session id in Claude Code's form, ids that are one token) is
+decided apart (:func:`request_names`), since a session id names a directory. A request's chain
+is upstream's (:func:`chain_of`). Nothing else in the adapter reads a field of a body.
 """
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Final
@@ -25,19 +30,21 @@ from typing import Any, Final
 import orjson
 
 __all__ = [
+    "FIRST_MESSAGE",
     "REQUEST",
     "RESPONSE",
     "TOOL_ARRAYS",
+    "Keys",
     "RequestNames",
-    "ResponseNames",
     "body_file",
     "chain_of",
     "is_file_id",
     "is_session_id",
-    "message_keys",
+    "lift",
+    "parse_lenient",
     "request_id_of",
     "request_names",
-    "response_names",
+    "response_call",
 ]
 
 REQUEST: Final = "request"
@@ -46,11 +53,27 @@ _SUFFIXES: Final = ((".request.json", REQUEST), (".response.json", RESPONSE))
 
 #: Each element of these arrays (paths of keys from the body's root) is one piece: a tool definition.
 TOOL_ARRAYS: Final = (("tools",),)
+#: The array whose first element (a request's first message) names its chain.
+FIRST_MESSAGE: Final = ("messages",)
 
-_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
-_PROMPT_ID = re.compile(r"(?:^|[\s;])cc_prompt_id=([^;\s]+);")
-_PREV_REQ = re.compile(r"(?:^|[\s;])cc_prev_req=([^;\s]+);")
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_ANY_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+_FILE_STEM = re.compile(r"[A-Za-z0-9_-]+")  # the names upstream takes for body files
+# Go's \s is ASCII white space without \v; an id runs to the next ';' or white space
+_PROMPT_ID = re.compile(r"cc_prompt_id=([^;\t\n\f\r ]+)")
+_PREV_REQ = re.compile(r"cc_prev_req=([^;\t\n\f\r ]+)")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _go_replace(exc: UnicodeError) -> tuple[str, int]:
+    """Go's decoding of a byte that does not start a valid UTF-8 sequence: one U+FFFD per byte."""
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    return "\ufffd", exc.start + 1
+
+
+codecs.register_error("asz-go-replace", _go_replace)
 
 
 def body_file(name: str) -> tuple[str, str] | None:
@@ -63,136 +86,268 @@ def body_file(name: str) -> tuple[str, str] | None:
 
 def is_session_id(value: object) -> bool:
     """Claude Code's own form of a session id: a lower-case UUID."""
-    return isinstance(value, str) and _UUID.match(value) is not None
+    return isinstance(value, str) and _UUID.fullmatch(value) is not None
 
 
 def _safe(value: object) -> str | None:
     """An id as one token (no spaces, no path characters), else ``None``."""
-    return value if isinstance(value, str) and _SAFE_ID.match(value) else None
+    return value if isinstance(value, str) and _SAFE_ID.fullmatch(value) else None
 
 
 def is_file_id(stem: str) -> bool:
-    """A body file's name without its suffix is one token a record id can be made of."""
-    return _SAFE_ID.match(stem) is not None
+    """A body file's name without its suffix is one upstream takes (letters, digits, ``_``,
+    ``-``), so that a record id is made of it and both land the same files."""
+    return _FILE_STEM.fullmatch(stem) is not None
 
 
 def request_id_of(stem: str) -> str | None:
     """The provider request id a response's file name carries (``None`` for the random UUID
     Claude Code uses when there was none)."""
-    return None if _UUID.match(stem) else _safe(stem)
+    return None if _ANY_UUID.fullmatch(stem) else _safe(stem)
+
+
+# ---- the values a body lands with, read as upstream reads them -----------------------------
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> _Object:
+    return _Object(pairs)
+
+
+class _Object(dict[str, Any]):
+    """A JSON object as Python reads it (the last of a repeated key wins), with every key and
+    value in the order written, for Go's matching of a struct's field names."""
+
+    def __init__(self, pairs: list[tuple[str, Any]]) -> None:
+        super().__init__(pairs)
+        self.pairs = pairs
+
+
+def parse_lenient(body: bytes) -> object:
+    """``body`` as Go's decoder reads it: an invalid UTF-8 byte is U+FFFD; ``None`` when it is
+    not JSON even so."""
+    try:
+        return json.loads(body.decode("utf-8", "asz-go-replace"), object_pairs_hook=_pairs,
+                          parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _text(value: object) -> str:
+    """A JSON string as Go holds it (a lone surrogate is U+FFFD); anything else is ``""``."""
+    return _SURROGATE.sub("\ufffd", value) if isinstance(value, str) else ""
+
+
+def _go_fold(name: str) -> str:
+    return name.translate(_FOLD).lower()
+
+
+_FOLD: Final = {0x17F: "s", 0x212A: "k"}  # the two non-ASCII letters Go folds to ASCII ones
+
+
+def _field(value: object, name: str) -> tuple[str, bool]:
+    """The string field ``name`` of a JSON object decoded into a Go struct: ``(value, ok)``.
+    Keys match without regard to case, the last match wins; a match that is neither a string
+    nor null, or a value that is neither an object nor null, fails the whole decode."""
+    if value is None:
+        return "", True
+    if not isinstance(value, dict):
+        return "", False
+    found, ok = "", True
+    pairs = value.pairs if isinstance(value, _Object) else list(value.items())
+    for key, item in pairs:
+        if key == name or _go_fold(key) == name:
+            if isinstance(item, str):
+                found = _text(item)
+            elif item is not None:
+                ok = False
+    return found, ok
+
+
+def _session_id(metadata: object) -> str:
+    user_id = _text(metadata.get("user_id")) if isinstance(metadata, dict) else ""
+    try:
+        inner = json.loads(user_id, object_pairs_hook=_pairs, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        return ""
+    session, ok = _field(inner, "session_id")
+    return session if ok else ""
+
+
+def _first_system_text(system: object) -> str:
+    """The text of the first system block, or the system prompt when it is one string."""
+    if isinstance(system, str):
+        return _text(system)
+    if not isinstance(system, list):
+        return ""
+    texts = [_field(block, "text") for block in system]
+    if not texts or not all(ok for _, ok in texts):
+        return ""
+    return texts[0][0]
+
+
+@dataclass(frozen=True)
+class Keys:
+    """The values a body carries that join it, as upstream's adapter reads them (``""``: none)."""
+
+    model: str = ""
+    session: str = ""            #: the session a request names, as written
+    run: str = ""                #: a request's ``cc_prompt_id``
+    previous_request: str = ""   #: a request's ``cc_prev_req``
+    call: str = ""               #: a response's ``id``
+    request: str = ""            #: a response's provider request id, from its file name
+
+
+def lift(name: str, value: object) -> Keys:
+    """The keys of the body file ``name`` whose bytes read as ``value`` (:func:`parse_lenient`,
+    or the strict parse of a body in valid UTF-8)."""
+    parsed = body_file(name)
+    role = parsed[0] if parsed else ""
+    request = ""
+    if role == RESPONSE and parsed and not _ANY_UUID.fullmatch(parsed[1]):
+        request = parsed[1]  # the name holds even when the body is not what a response is
+    if not isinstance(value, dict):
+        return Keys(request=request)
+    model = _text(value.get("model"))
+    if role == REQUEST:
+        header = _first_system_text(value.get("system"))
+        run = _PROMPT_ID.search(header)
+        previous = _PREV_REQ.search(header)
+        return Keys(model=model, session=_session_id(value.get("metadata")),
+                    run=run.group(1) if run else "", previous_request=previous.group(1) if previous else "")
+    if role == RESPONSE:
+        return Keys(model=model, call=_text(value.get("id")), request=request)
+    return Keys(model=model)
+
+
+# ---- what may place a body -----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class RequestNames:
-    """The ids a request carries."""
+    """The ids a request carries that may place it and join a response to its session."""
 
     session: str | None         #: the session it names, in Claude Code's form
     session_problem: str | None  #: why no session is taken from it
     refused: bool               #: it names a session, in a form that is not Claude Code's
-    prompt: str | None          #: ``cc_prompt_id``
-    previous_request: str | None  #: ``cc_prev_req``
-    model: str | None
-    system_prompt: bool         #: it carries a system prompt
-    tool_schemas: bool          #: it carries tool schemas
+    prompt: str | None          #: ``cc_prompt_id``, when it is one token
+    previous_request: str | None  #: ``cc_prev_req``, when it is one token
 
 
-@dataclass(frozen=True)
-class ResponseNames:
-    """The ids a response carries."""
-
-    message_id: str | None
-    model: str | None
-
-
-def _first_system_text(value: dict[str, Any]) -> str:
-    system = value.get("system")
-    if isinstance(system, str):
-        return system
-    if isinstance(system, list) and system and isinstance(system[0], dict):
-        text = system[0].get("text")
-        return text if isinstance(text, str) else ""
-    return ""
+def request_names(keys: Keys) -> RequestNames:
+    """Which of a request's keys may place it."""
+    prompt, previous = _safe(keys.run), _safe(keys.previous_request)
+    if not keys.session:
+        return RequestNames(None, "metadata.user_id names no session_id", False, prompt, previous)
+    if not is_session_id(keys.session):
+        return RequestNames(None, (f"session id {keys.session[:80]!r} is not in Claude Code's form (a lower-case "
+                                   f"UUID); it could name a directory, so it is not taken"), True, prompt, previous)
+    return RequestNames(keys.session, None, False, prompt, previous)
 
 
-def request_names(value: object) -> RequestNames:
-    """Read a request's ids; a body that is not an object carries none."""
-    if not isinstance(value, dict):
-        return RequestNames(None, "the request is not a JSON object", False, None, None, None, False, False)
-    session, problem, refused = _session_of(value.get("metadata"))
-    text = _first_system_text(value)
-    prompt = _PROMPT_ID.search(text)
-    previous = _PREV_REQ.search(text)
-    model = value.get("model")
-    return RequestNames(session=session, session_problem=problem, refused=refused,
-                        prompt=_safe(prompt.group(1)) if prompt else None,
-                        previous_request=_safe(previous.group(1)) if previous else None,
-                        model=model if isinstance(model, str) else None,
-                        system_prompt="system" in value, tool_schemas="tools" in value)
+def response_call(keys: Keys) -> str | None:
+    """The message id a response may be found by in a transcript, when it is one token."""
+    return _safe(keys.call)
 
 
-def _session_of(metadata: object) -> tuple[str | None, str | None, bool]:
-    """``(session id, why none, whether it was refused)``."""
-    user_id = metadata.get("user_id") if isinstance(metadata, dict) else None
-    if not isinstance(user_id, str):
-        return None, "metadata.user_id is missing", False
+# ---- a request's chain -----------------------------------------------------------------------
+
+
+def chain_of(first: bytes) -> str:
+    """A request's chain from the bytes of its first message, as upstream names it: the first 16
+    hex characters of the SHA-256 of that message with ``cache_control`` taken out of each of its
+    content blocks and a content of one text block (and nothing else) read as that text, encoded
+    as Go encodes a decoded object (keys sorted, ``<>&`` escaped, every number a float64). A first
+    message that is not an object, or holds a number no float64 holds, is named by its bytes."""
     try:
-        inner = orjson.loads(user_id)
-    except orjson.JSONDecodeError:
-        return None, "metadata.user_id is not a JSON string holding session_id", False
-    session = inner.get("session_id") if isinstance(inner, dict) else None
-    if session is None:
-        return None, "metadata.user_id names no session_id", False
-    if not is_session_id(session):
-        return None, (f"session id {str(session)[:80]!r} is not in Claude Code's form (a lower-case UUID); "
-                      f"it could name a directory, so it is not taken"), True
-    return session, None, False
-
-
-def response_names(value: object) -> ResponseNames:
-    if not isinstance(value, dict):
-        return ResponseNames(None, None)
-    model = value.get("model")
-    return ResponseNames(message_id=_safe(value.get("id")), model=model if isinstance(model, str) else None)
-
-
-def _normal_block(block: object) -> object:
-    if isinstance(block, dict) and "cache_control" in block:
-        return {k: v for k, v in block.items() if k != "cache_control"}
-    return block
-
-
-def message_keys(value: object) -> list[bytes]:
-    """One digest per message of a request's ``messages``, equal for the two spellings of a
-    message (a plain string, or a list of one text block; with or without ``cache_control``)."""
-    messages = value.get("messages") if isinstance(value, dict) else None
-    if not isinstance(messages, list):
-        return []
-    keys = []
-    for message in messages:
-        if not isinstance(message, dict):
-            keys.append(_digest(message))
-            continue
+        message = json.loads(first, object_pairs_hook=dict, parse_constant=_no_constant,
+                             parse_int=_float_of, parse_float=_float_of)
+    except (ValueError, RecursionError, UnicodeDecodeError):
+        message = _RAW
+    if message is not None and not isinstance(message, dict):
+        return hashlib.sha256(first).hexdigest()[:16]
+    if message is not None:
         content = message.get("content")
-        if isinstance(content, str):
-            blocks: object = [{"type": "text", "text": content}]
-        elif isinstance(content, list):
-            blocks = [_normal_block(b) for b in content]
-        else:
-            blocks = content
-        rest = {k: v for k, v in message.items() if k not in ("content", "cache_control")}
-        keys.append(_digest([rest, blocks]))
-    return keys
+        if isinstance(content, list):
+            for block in content:
+                if isinstance(block, dict):
+                    block.pop("cache_control", None)
+            if len(content) == 1 and isinstance(content[0], dict) and content[0].get("type") == "text" \
+                    and len(content[0]) == 2:
+                message["content"] = content[0]["text"]
+    return hashlib.sha256(_go_marshal(message)).hexdigest()[:16]
 
 
-def _digest(value: object) -> bytes:
-    try:
-        raw = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-    except orjson.JSONEncodeError:  # lone surrogates, integers past 64 bits
-        raw = json.dumps(value, sort_keys=True).encode("ascii")
-    return hashlib.sha256(raw).digest()
+_RAW: Final = object()  # what does not decode into an object: named by its bytes
 
 
-def chain_of(keys: list[bytes]) -> str | None:
-    """A request's chain: the digest of its first message, as both spellings read it (a
-    compaction starts a new list, so a new chain)."""
-    return keys[0].hex()[:32] if keys else None
+def _float_of(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"{text[:20]} is out of a float64's range")
+    return value
+
+
+def _go_marshal(value: object) -> bytes:
+    """``value`` (decoded, every number a float) as Go's ``json.Marshal`` writes it."""
+    if value is None:
+        return b"null"
+    if value is True:
+        return b"true"
+    if value is False:
+        return b"false"
+    if isinstance(value, float):
+        return _go_float(value).encode("ascii")
+    if isinstance(value, str):
+        return _go_string(value)
+    if isinstance(value, list):
+        return b"[" + b",".join(_go_marshal(v) for v in value) + b"]"
+    if isinstance(value, dict):
+        items = sorted((_SURROGATE.sub("\ufffd", k), v) for k, v in value.items())
+        return b"{" + b",".join(_go_string(k) + b":" + _go_marshal(v) for k, v in items) + b"}"
+    raise TypeError(f"not a decoded JSON value: {type(value).__name__}")
+
+
+_HTML: Final = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
+                ("\u2028".encode(), b"\\u2028"), ("\u2029".encode(), b"\\u2029"))
+
+
+def _go_string(text: str) -> bytes:
+    out = orjson.dumps(_SURROGATE.sub("\ufffd", text))  # \b \f \n \r \t, else \u00xx: as Go 1.22
+    for raw, escaped in _HTML:
+        if raw in out:
+            out = out.replace(raw, escaped)
+    return out
+
+
+def _go_float(value: float) -> str:
+    """Go's shortest float64 text: plain from 1e-6 up to 1e21, else an exponent (``1e+21``,
+    ``1e-7``)."""
+    if value == 0:
+        return "-0" if math.copysign(1.0, value) < 0 else "0"
+    sign = "-" if value < 0 else ""
+    digits, exponent = _shortest(abs(value))
+    magnitude = abs(value)
+    if 1e-6 <= magnitude < 1e21:
+        point = exponent + 1  # digits before the point
+        if point <= 0:
+            return f"{sign}0.{'0' * -point}{digits}"
+        if point >= len(digits):
+            return sign + digits + "0" * (point - len(digits))
+        return f"{sign}{digits[:point]}.{digits[point:]}"
+    mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    return f"{sign}{mantissa}e{'-' if exponent < 0 else '+'}{abs(exponent):02d}".replace("e-0", "e-")
+
+
+def _shortest(value: float) -> tuple[str, int]:
+    """The shortest digits that read back as ``value``, and the exponent of the first digit."""
+    text = repr(value)
+    mantissa, _, exp = text.partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    exponent = int(exp or 0) + len(whole) - 1
+    digits = (whole + fraction).lstrip("0")
+    exponent -= len(whole + fraction) - len((whole + fraction).lstrip("0"))
+    return digits.rstrip("0") or "0", exponent

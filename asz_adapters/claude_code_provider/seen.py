@@ -12,8 +12,17 @@ to and the join ids it carries. States:
 * ``conflict`` — its bytes changed after it landed; every pass fails until they are back.
 
 The table is derived: a landed entry is written only after its file landed, and when it is
-lost it is rebuilt from the landed manifests (:func:`rebuild_from_root`). ``_provider/.lock``
-guards each read and write.
+lost, or does not read (a byte that is not UTF-8, say), it is rebuilt from the landed manifests
+(:func:`rebuild_from_root`), the latter with one warning (:attr:`SeenTable.problem`).
+``_provider/.lock`` guards each read and write. A line never holds white space inside a value:
+an entry that would (a name no body file of Claude Code's has) is not written.
+
+A table upstream's ``asz`` wrote (first line ``schema<TAB>1``; per file its name, size, mtime in
+nanoseconds, the first 12 hex characters of its digest, state, session, request, call, previous
+request and the session the body names, tab-separated, ``-`` for none) is read too: its landed
+lines are landed here, its ``changed`` ones (changed after they landed) conflicts, and every
+other line is read again from its file, so nothing lands twice and nothing is lost. It is
+written back in this format.
 
 Two files hold it. ``seen.state`` is the whole table, replaced atomically (:meth:`SeenTable.save`)
 once when a pass has placed its files and once when it has landed them; its second line names
@@ -58,10 +67,20 @@ _LOG_LINE: Final = "# asz provider seen.log v1 generation "
 #: The fault-injection step (:mod:`asz_core.root.faults`) just before a line is appended to the log.
 APPEND_STEP: Final = "seen-append"
 _PREFIX: Final = 16
+#: The shortest digest prefix a line may hold (upstream's table holds 12 hex characters).
+_SHORTEST: Final = 12
+_UPSTREAM_SCHEMA: Final = "schema\t1"
+_WHITE = frozenset(" \t\r\n\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2028\u2029\u3000")
 
 
 def digest_prefix(sha256_hex: str) -> str:
     return sha256_hex[:_PREFIX]
+
+
+def same_digest(sha256_hex: str, prefix: str) -> bool:
+    """Whether ``prefix``, a line's digest prefix (16 hex characters here, 12 upstream), is the
+    start of ``sha256_hex``."""
+    return len(prefix) >= _SHORTEST and sha256_hex.startswith(prefix)
 
 
 @dataclass
@@ -82,11 +101,16 @@ class Seen:
     json: int = 1        #: 0 when the bytes last read were not one JSON value
 
     def line(self) -> str:
+        """The entry as one line; ``""`` for one that would not read back as itself (white space
+        in its name or a value would split it: no name Claude Code writes has any)."""
         # the table is written after each session's landing, every entry each time: the field
         # names are looked up once (_LINE_FIELDS), not with dataclasses.fields() per entry
         pairs = [f"{name}={value}" for name in _LINE_FIELDS
                  if (value := getattr(self, name)) not in ("", None)]
-        return " ".join([self.name, *pairs]) + "\n"
+        line = " ".join([self.name, *pairs])
+        if not _WHITE.isdisjoint(self.name) or len(line.split()) != len(pairs) + 1:
+            return ""
+        return line + "\n"
 
     @classmethod
     def parse(cls, line: str) -> Seen | None:
@@ -118,6 +142,8 @@ class SeenTable:
         self.log_path = root / DIRECTORY / "seen.log"
         self.entries: dict[str, Seen] = {}
         self.rebuilt = False
+        #: why ``seen.state`` was there and did not read (it was rebuilt), for one warning
+        self.problem: str | None = None
         self.generation = 0               #: of the ``seen.state`` on disk
         self._written: str | None = None  #: the entry lines ``seen.state`` holds, when known
         self._log_found = False           #: a ``seen.log`` was there when the table was read
@@ -130,21 +156,28 @@ class SeenTable:
     @classmethod
     def load(cls, root: StorageRoot) -> SeenTable:
         """The table in ``root``, its log applied; rebuilt from the landed manifests when
-        ``seen.state`` is missing."""
+        ``seen.state`` is missing or does not read (then :attr:`problem` says why)."""
         table = cls(root.path)
         try:
             if table.path.parent.is_dir():
                 with table._lock():
-                    text = table.path.read_text("utf-8")
+                    raw = table.path.read_bytes()
                     log = _read_if_there(table.log_path)
             else:
                 raise FileNotFoundError(table.path)
+            text = raw.decode("utf-8")
         except FileNotFoundError:
-            table.entries = {e.name: e for e in rebuild_from_root(root)}
-            table.rebuilt = bool(table.entries)
-            table._log_found = table.log_path.exists()  # a log without its table continues nothing
-            return table
+            return table._rebuilt(root)
+        except UnicodeDecodeError as exc:
+            table.problem = (f"{table.path} does not read (byte {exc.start} is not UTF-8); rebuilt from the "
+                             f"landed provider bodies (it is derived): every file is read once more, nothing "
+                             f"lands twice")
+            return table._rebuilt(root)
         lines = text.splitlines(keepends=True)
+        if lines and lines[0].rstrip("\n") == _UPSTREAM_SCHEMA:
+            table.entries = {e.name: e for e in map(_upstream_entry, lines[1:]) if e is not None}
+            table._log_found = log is not None  # a log of ours does not continue upstream's table
+            return table
         for line in lines:
             if line.startswith(_GENERATION) and line[len(_GENERATION):].strip().isdigit():
                 table.generation = int(line[len(_GENERATION):])
@@ -153,8 +186,14 @@ class SeenTable:
                 table.entries[entry.name] = entry
         table._written = "".join(line for line in lines if not line.startswith("#"))
         if log is not None:
-            table._log_found = True
-            first, _, rest = log.partition("\n")
+            table._log_found = True  # taken in, or dropped, by the next save
+            try:
+                log_text = log.decode("utf-8")
+            except UnicodeDecodeError as exc:  # what it held is found again in the landed manifests
+                table.problem = (f"{table.log_path} does not read (byte {exc.start} is not UTF-8); not applied: "
+                                 f"the bodies it names are found again in their sessions, nothing lands twice")
+                log_text = ""
+            first, _, rest = log_text.partition("\n")
             if first == f"{_LOG_LINE}{table.generation}":
                 for line in rest.splitlines(keepends=True):
                     entry = Seen.parse(line) if line.endswith("\n") else None  # a cut line is not read
@@ -162,12 +201,20 @@ class SeenTable:
                         table.entries[entry.name] = entry
         return table
 
+    def _rebuilt(self, root: StorageRoot) -> SeenTable:
+        self.entries = {e.name: e for e in rebuild_from_root(root)}
+        self.rebuilt = bool(self.entries)
+        self._log_found = self.log_path.exists()  # a log without its table continues nothing
+        if self.problem is not None:
+            self._written = None  # written again whole, even when nothing else changes
+        return self
+
     def save(self) -> None:
         """Replace ``seen.state`` atomically with the table as it is now, as the next generation,
         then remove the log it takes in (and the temporary copy a pass killed mid-write left
         behind)."""
         text = "".join(self.entries[n].line() for n in sorted(self.entries))
-        if text == self._written and not (self._log_found or self._log_ours):
+        if text == self._written and not (self._log_found or self._log_ours or self.problem):
             return  # a pass that found nothing new writes nothing
         with self._lock():
             for name in os.listdir(self.path.parent):
@@ -177,6 +224,7 @@ class SeenTable:
             write_replace(self.path, f"{_VERSION_LINE}{_GENERATION}{generation}\n{text}".encode())
             self.generation = generation
             self._written = text
+            self.problem = None
             # a log left behind by a kill here names the old generation, so it is never read again
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.log_path)
@@ -218,9 +266,34 @@ class SeenTable:
         self.entries.pop(name, None)
 
 
-def _read_if_there(path: Path) -> str | None:
+#: upstream's states, as this table holds them; a line in any other is read again from its file
+_UPSTREAM_STATES: Final = {"landed": LANDED, "changed": CONFLICT}
+
+
+def _upstream_entry(line: str) -> Seen | None:
+    """One line of upstream's table as an entry here; ``None`` for one that does not read."""
+    fields_ = line.rstrip("\n").split("\t")
+    if len(fields_) != 10 or not fields_[0]:
+        return None
+    name, size, mtime, sha, state, session, _request, call, previous, _named = (
+        "" if f == "-" else f for f in fields_)
+    role = next((r for r in ("request", "response") if name.endswith(f".{r}.json")), "")
     try:
-        return path.read_text("utf-8", "replace")
+        entry = Seen(name, role=role, size=int(size), mtime=int(mtime))
+    except ValueError:
+        return None
+    if state in _UPSTREAM_STATES and sha and session:
+        entry.state, entry.sha, entry.session = _UPSTREAM_STATES[state], sha, session
+        entry.prev = previous if role == "request" else ""
+        entry.call = call if role == "response" else ""
+    else:
+        entry.mtime = -1  # not landed: read again, and placed by this adapter's own rules
+    return entry
+
+
+def _read_if_there(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
     except FileNotFoundError:
         return None
 

@@ -2,16 +2,19 @@
 
 A line is ``{"version": "v1", "kind": K, "data": {...}}``. By kind:
 
-* ``Prompt`` (a person's input): ``from: external``, flag ``external_input``, ``id`` =
-  ``message_id``, ``time`` from ``meta.timestamp`` (epoch seconds); each ``content`` item a part:
-  ``text`` → text, ``image`` → media (kiro-cli's ``ImageBlock`` form) or unknown;
+* ``Prompt`` (a person's input): ``from: external``, ``trigger: external``, flag
+  ``external_input``, ``id`` = ``message_id``, ``time`` from ``meta.timestamp`` (epoch
+  seconds); each ``content`` item a part: ``text`` → text, ``image`` → media (kiro-cli's
+  ``ImageBlock`` form) or unknown;
 * ``AssistantMessage``: ``from: agent``, ``id`` = ``message_id``, ``model`` = ``modelId`` when
   present, no time (the line has none); ``text`` → text, ``thinking`` → reasoning (its signature
   a ``dropped`` entry), ``toolUse`` → call (``toolUseId``, ``name``, ``input``);
 * ``ToolResults``: ``from: external``; each ``toolResult`` → result (``of`` = ``toolUseId``;
   one text item → ``text``, one json item → ``data``, anything else → the content list as
   ``data``; ``failed`` from ``status`` ``error``/``success``, absent otherwise);
-* ``Clear`` and ``Compaction``: ``from: runtime``, the line as one data part;
+* ``Clear`` (the context emptied): ``from: runtime``, flag ``context_reset``, the line as one
+  data part; ``Compaction`` (the context replaced by a summary of it): the same, flags
+  ``context_reset`` and ``reset_summary``;
 * any other kind or version, and any content item of another kind: an unknown part.
 """
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from asz_adapters.kiro.parts import (
+    TRIGGER_EXTERNAL,
     call_part,
     epoch_seconds_time,
     image_block_part,
@@ -33,7 +37,8 @@ from asz_core.sessiondata import FROM_AGENT, FROM_EXTERNAL, FROM_RUNTIME, Part, 
 
 __all__ = ["CliEventDialect"]
 
-_DATA_KINDS = frozenset({"Clear", "Compaction"})
+#: the runtime's events that reset the model's context, and the flags each carries
+_RESETS = {"Clear": ["context_reset"], "Compaction": ["context_reset", "reset_summary"]}
 
 
 class CliEventDialect:
@@ -55,8 +60,8 @@ class CliEventDialect:
             return _assistant(line, data)
         if kind == "ToolResults":
             return _tool_results(line, data)
-        if kind in _DATA_KINDS:
-            return Record(from_=FROM_RUNTIME, parts=[Part.data_part(line.data_at())])
+        if kind in _RESETS:
+            return Record(from_=FROM_RUNTIME, flags=list(_RESETS[kind]), parts=[Part.data_part(line.data_at())])
         return unknown_line(line, f"event kind {kind!r} is not one this dialect describes")
 
 
@@ -66,7 +71,7 @@ def _items(data: dict[str, Any]) -> list[tuple[int, Any]]:
 
 
 def _prompt(line: SourceLine, data: dict[str, Any]) -> Record:
-    record = Record(id=string_or_none(data.get("message_id")), from_=FROM_EXTERNAL,
+    record = Record(id=string_or_none(data.get("message_id")), from_=FROM_EXTERNAL, trigger=TRIGGER_EXTERNAL,
                     flags=["external_input"])
     meta = data.get("meta")
     if isinstance(meta, dict) and type(meta.get("timestamp")) in (int, float):

@@ -3,13 +3,14 @@
 A turn is ``{"user", "assistant", "request_metadata"}``: one request to the model (the
 message it added) and the reply. The record's parts come in that order:
 
-* ``user.content`` ``{"Prompt": {"prompt"}}`` → text, and the record gets the flag
-  ``external_input``; ``{"ToolUseResults": {"tool_use_results": [...]}}`` → one result each
+* ``user.content`` ``{"Prompt": {"prompt"}}`` → text, and the record gets ``trigger: external``
+  and the flag ``external_input``; ``{"ToolUseResults": {"tool_use_results": [...]}}`` → one result each
   (``of`` = ``tool_use_id``; one ``Text`` → ``text``, one ``Json`` → ``data``, anything else
   → the content list as ``data``; ``failed`` from ``status`` ``Error``/``Success``); any other
   form → unknown;
 * ``user.images[]`` → media (kiro-cli's ``ImageBlock`` form) or unknown;
-* ``user.additional_context``, when not empty → a data part (context the runtime added);
+* ``user.additional_context``, when not empty → a data part (context the runtime added), and the
+  record gets the flag ``injected``;
 * ``assistant`` ``{"Response": {content}}`` → text; ``{"ToolUse": {content, tool_uses}}`` →
   text (when not empty), then one call per ``tool_uses`` item (``id``, ``name``, ``args``);
   any other form → unknown.
@@ -26,6 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from asz_adapters.kiro.parts import (
+    TRIGGER_EXTERNAL,
     call_part,
     epoch_ms_time,
     image_block_part,
@@ -86,6 +88,7 @@ def _user(line: SourceLine, user: dict[str, Any], record: Record) -> None:
     body = body if isinstance(body, dict) else {}
     if variant == "Prompt" and isinstance(body.get("prompt"), str):
         record.parts.append(Part.text_part(body["prompt"]))
+        record.trigger = TRIGGER_EXTERNAL
         record.flags.append("external_input")
     elif variant == "ToolUseResults" and isinstance(body.get("tool_use_results"), list):
         for i, item in enumerate(body["tool_use_results"]):
@@ -101,6 +104,7 @@ def _user(line: SourceLine, user: dict[str, Any], record: Record) -> None:
     extra = user.get("additional_context")
     if isinstance(extra, str) and extra:
         record.parts.append(Part.data_part(line.data_at("user", "additional_context")))
+        record.flags.append("injected")  # after external_input, in Session Data's order of flags
 
 
 def _result(line: SourceLine, item: dict[str, Any], path: tuple[str | int, ...]) -> Part:

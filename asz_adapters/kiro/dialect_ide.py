@@ -4,7 +4,7 @@ A line is ``{"id", "timestamp", "payload": {"type", ...}}``. Every record takes 
 line, ``time`` from ``timestamp`` (when it is RFC 3339) and ``run`` from the payload's
 ``executionId`` (the execution a turn's records share). By ``payload.type``:
 
-* ``user``: ``from: external``, flag ``external_input``; ``content`` a string → text, or a list
+* ``user``: ``from: external``, ``trigger: external``, flag ``external_input``; ``content`` a string → text, or a list
   of ``{type: text}`` / ``{type: image, data, mimeType}`` blocks → text / media; ``images[]`` →
   media; ``documents[]`` → one data part each; any other block → unknown;
 * ``assistant``: ``from: agent``; ``operationType`` ``Say``/``Print``/``Summary`` → text;
@@ -15,13 +15,15 @@ line, ``time`` from ``timestamp`` (when it is RFC 3339) and ``run`` from the pay
 * ``tool_result``: ``from: external``; result (``of`` = ``toolCallId``; a string ``content``
   → ``text``, anything else → ``data``; ``failed`` = not ``success`` when ``success`` is a
   boolean);
-* ``session_start``: ``from: runtime``, flag ``system_prompt`` (in the real 1.0.411 capture
-  its ``content`` is the system prompt), the payload as a data part;
+* ``session_start``: ``from: runtime``, flags ``injected`` and ``system_prompt`` (in the real
+  1.0.411 capture its ``content`` is the system prompt, which the runtime puts into the model's
+  context), the payload as a data part;
 * ``sub_agent_start``: ``from: runtime``, ``child`` = ``subSessionId``, the payload as data;
-* turn markers, context usage, usage summaries, approvals, pauses and compaction tombstones
-  (``turn_start``, ``turn_end``, ``session_metadata``, ``usage_summary``,
-  ``pending_interaction``, ``interaction_resolved``, ``session_event``, ``tombstone``):
-  ``from: runtime``, the payload as a data part;
+* turn markers, context usage, usage summaries, approvals and pauses (``turn_start``,
+  ``turn_end``, ``session_metadata``, ``usage_summary``, ``pending_interaction``,
+  ``interaction_resolved``, ``session_event``): ``from: runtime``, the payload as a data part;
+* a compaction tombstone (``tombstone``, where the messages compacted away were): the same, flag
+  ``context_reset``;
 * anything else: the line in an unknown part.
 """
 
@@ -31,6 +33,7 @@ from typing import Any
 
 from asz_adapters.kiro.ids import is_ide_session_id
 from asz_adapters.kiro.parts import (
+    TRIGGER_EXTERNAL,
     call_part,
     rfc3339_time,
     signature_dropped,
@@ -46,6 +49,8 @@ __all__ = ["IdeMessageDialect"]
 _DATA_TYPES = frozenset({"turn_start", "turn_end", "session_metadata", "usage_summary",
                          "pending_interaction", "interaction_resolved", "session_event",
                          "tombstone"})
+#: the data types that mark a reset of the model's context
+_RESETS = frozenset({"tombstone"})
 _TEXT_OPERATIONS = frozenset({"Say", "Print", "Summary"})
 #: What Kiro IDE 1.0 writes in place of a thought it keeps only encrypted.
 _REASONING_PLACEHOLDER = "..."
@@ -67,7 +72,8 @@ class IdeMessageDialect:
         if handler is not None:
             record = handler(line, payload)
         elif kind in _DATA_TYPES:
-            record = Record(from_=FROM_RUNTIME, parts=[Part.data_part(line.data_at("payload"))])
+            record = Record(from_=FROM_RUNTIME, flags=["context_reset"] if kind in _RESETS else [],
+                            parts=[Part.data_part(line.data_at("payload"))])
         else:
             return unknown_line(line, f"payload type {kind!r} is not one this dialect describes")
         record.id = string_or_none(value.get("id"))
@@ -77,7 +83,7 @@ class IdeMessageDialect:
 
 
 def _user(line: SourceLine, payload: dict[str, Any]) -> Record:
-    record = Record(from_=FROM_EXTERNAL, flags=["external_input"])
+    record = Record(from_=FROM_EXTERNAL, trigger=TRIGGER_EXTERNAL, flags=["external_input"])
     content = payload.get("content")
     if isinstance(content, str):
         record.parts.append(Part.text_part(content))
@@ -144,7 +150,7 @@ def _tool_result(line: SourceLine, payload: dict[str, Any]) -> Record:
 
 
 def _session_start(line: SourceLine, payload: dict[str, Any]) -> Record:
-    return Record(from_=FROM_RUNTIME, flags=["system_prompt"],
+    return Record(from_=FROM_RUNTIME, flags=["injected", "system_prompt"],
                   parts=[Part.data_part(line.data_at("payload"))])
 
 

@@ -1,6 +1,15 @@
 """Building blocks the Kiro dialects share: calls, times, images, unknown content.
 
 Every rule here is over a field's presence and type, never over what a text says.
+
+The dialects set a record's ``trigger`` and ``flags`` in Session Data's vocabulary, the one
+``claude-code/1`` uses too, since everything above an adapter reads only those names: a prompt a
+person typed is ``trigger: external`` with ``external_input``; context the runtime added is
+``injected``; the system prompt it sent is ``system_prompt``; an event that empties or replaces
+the model's context is ``context_reset``, and one that carries the summary forward
+``reset_summary``. Flags are written in Session Data's order (``context_reset``,
+``reset_summary``, ``external_input``, ``injected``, …, then ``system_prompt``,
+``tool_schemas``).
 """
 
 from __future__ import annotations
@@ -14,6 +23,7 @@ from asz_core.sessiondata import Dropped, Part, RawJSON, Record, format_instant,
 
 __all__ = [
     "SIGNATURE_WHY",
+    "TRIGGER_EXTERNAL",
     "call_part",
     "epoch_ms_time",
     "epoch_seconds_time",
@@ -26,6 +36,8 @@ __all__ = [
 ]
 
 SIGNATURE_WHY = "a provider verifies it; a reader cannot read it"
+#: the trigger of a record a person's prompt started
+TRIGGER_EXTERNAL = "external"
 #: The latest instant RFC 3339 can write (9999-12-31T23:59:59.999999999Z), in nanoseconds.
 _MAX_NANOS = 253402300799_999999999
 _IMAGE_FORMATS = {"Gif": "image/gif", "Jpeg": "image/jpeg", "Png": "image/png", "Webp": "image/webp"}

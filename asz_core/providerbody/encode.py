@@ -1,71 +1,88 @@
 """Turning one body into a ``provider_body`` record, given what its session already holds.
 
-The body is cut into pieces (:mod:`~asz_core.providerbody.pieces`). Then, from the front:
+The rules are upstream's (``spec/upstream/MAPPING-FACTS.md`` §11), so that its reader rebuilds
+every body landed here and this code lands, byte for byte, what it lands:
 
-* the longest front the body shares with one of the candidate earlier bodies the caller names
-  (complete ones, within the depth limit) becomes one ``copy`` segment;
-* each piece the session already holds becomes a ``piece`` reference by its SHA-256 (one taken
-  out to fit is held too, by the spec; one only a skeleton names is not, and lands again);
-* each new piece becomes a data part of this record and a ``part`` segment (a piece that
-  occurs twice in the body is one part named twice);
-* everything else becomes ``lit`` segments.
+1. A body that is not valid UTF-8, not valid JSON or not one object is not cut: it lands whole
+   in one unknown part (:func:`whole_record`), its only segment ``part 0``, and ``why`` says why.
+2. The body is cut into pieces (:mod:`~asz_core.providerbody.pieces`): each element of the
+   arrays the rules name (a request's tool definitions), every other long string.
+3. A request with a first message names its chain (the rules' ``chain`` of that message's
+   bytes) and may copy its front from an earlier request: its chain's tip first, then the tips
+   of other chains, most recently updated first, nine candidates at most, each within the depth
+   limit; the longest common front wins (ties to the earlier candidate), cut back to the start
+   of a piece it would split and to a character's start, and kept only when at least
+   ``min_copy`` bytes long. The copy names the base by its whole digest.
+4. Each piece: a piece this record already took → ``part`` again; one the session holds →
+   ``piece``; else a new data part and a ``part`` segment. Everything else → ``lit``.
+5. The record: ``ord`` 1, ``off`` 0, ``sha`` and ``bytes`` of the whole body, ``id``, a
+   request's ``run``, a response's ``call``, ``model``, then the parts and the manifest last.
 
-The manifest is the record's last part. Which earlier bodies are worth comparing is the
-caller's knowledge (what a runtime's message list is, and its spellings), so it is passed in.
-A body that is not one JSON object in valid UTF-8 is not cut: :func:`whole_record` lands it in
-one unknown part, with the reason.
+A data part is landed as its bytes; upstream's writer compacts it, so a piece with white space
+between its tokens does not come back whole there and its body lands whole: so it does here,
+with upstream's words.
 """
 
 from __future__ import annotations
 
 import bisect
 import hashlib
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 
+from asz_core.providerbody.errors import ProviderBodyError
 from asz_core.providerbody.manifest import CopySeg, LitSeg, Manifest, PartSeg, PieceSeg, Segment
-from asz_core.providerbody.pieces import MIN_STRING, Span, find_pieces
+from asz_core.providerbody.pieces import MIN_STRING, Span, find_pieces, is_compact
 from asz_core.providerbody.store import BodyStore
-from asz_core.sessiondata.jsonbytes import NotJSON, loads_strict
+from asz_core.sessiondata.jsonbytes import NotJSON, compact, loads_strict
 from asz_core.sessiondata.model import Part, RawJSON, Record
 
 __all__ = ["DEFAULT_DEPTH_LIMIT", "NOT_PARSED", "BodyInfo", "CutRules", "common_prefix", "encode_body", "uncuttable",
            "whole_record"]
 
 #: A body copies from one at most this many copies away from a body that copies nothing, so a
-#: reader rebuilding one body cold rebuilds at most this many others. A body whose best front is
-#: past the limit copies nothing (depth 0) but still names the pieces its session holds: the
-#: limit bounds how far copies chain, and a piece is read from its part directly.
-DEFAULT_DEPTH_LIMIT = 64
+#: reader rebuilding one body cold rebuilds at most this many others (upstream's bound).
+DEFAULT_DEPTH_LIMIT = 32
+#: How many tips of other chains a request is compared with besides its own chain's.
+OTHER_TIPS = 8
+
+#: ``why`` in upstream's words.
+NOT_UTF8 = "the body is not valid UTF-8"
+NOT_JSON = "the body is not valid JSON"
+NOT_OBJECT = "the body is not a JSON object"
 
 
 @dataclass
 class BodyInfo:
-    """What the caller knows about one body, in the format's terms."""
+    """What the caller knows about one body, in the format's terms (``None``: not carried)."""
 
     record_id: str                 #: the file name without ``.json``
     role: str                      #: ``request`` or ``response``
     src: str                       #: the file name
-    chain: str | None = None
     model: str | None = None
-    session: str | None = None
-    run: str | None = None
+    session: str | None = None     #: the session a request names
+    run: str | None = None         #: the run (prompt) a request was sent in
+    call: str | None = None        #: the provider call a response answers
+    request: str | None = None     #: the provider's id of the request a response answers
     previous_request: str | None = None
-    call: str | None = None        #: the record's ``call``: the provider call id a transcript records
-    time: str | None = None
-    from_: str | None = None
-    flags: list[str] = field(default_factory=list)
+
+
+def _no_chain(first: bytes) -> str | None:
+    return None
 
 
 @dataclass(frozen=True)
 class CutRules:
     """How bodies are cut: which arrays hold one piece per element, how long a string piece
-    is at least, how far copies may chain, and how short a front is not worth a copy."""
+    is at least, how far copies may chain, how short a front is not worth a copy, and how a
+    request's chain is named from the bytes of the first element of the ``first`` array."""
 
     arrays: tuple[tuple[str, ...], ...] = ()
     min_string: int = MIN_STRING
     depth_limit: int = DEFAULT_DEPTH_LIMIT
-    min_copy: int = 256
+    min_copy: int = 4096
+    first: tuple[str, ...] | None = None
+    chain: Callable[[bytes], str | None] = _no_chain
 
 
 #: ``uncuttable``'s ``value`` when the caller has not parsed the body.
@@ -73,29 +90,26 @@ NOT_PARSED: object = object()
 
 
 def uncuttable(body: bytes, value: object = NOT_PARSED) -> str | None:
-    """Why ``body`` cannot be cut (not one JSON object in valid UTF-8), or ``None``.
+    """Why ``body`` cannot be cut (upstream's words), or ``None``.
 
     ``value`` is the body as :func:`~asz_core.sessiondata.jsonbytes.loads_strict` parsed it,
     when the caller already did (a body it parses is valid UTF-8); ``None`` means it did not
     parse.
     """
+    if value is NOT_PARSED or value is None:
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError:
+            return NOT_UTF8
     if value is NOT_PARSED:
         try:
-            body.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            return f"the body is not valid UTF-8 ({exc.reason} at byte {exc.start})"
-        try:
             value = loads_strict(body)
-        except NotJSON as exc:
-            return f"the body is not JSON ({exc})"
-    elif value is None:
-        try:
-            body.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            return f"the body is not valid UTF-8 ({exc.reason} at byte {exc.start})"
-        return "the body is not JSON"
+        except NotJSON:
+            return NOT_JSON
+    if value is None:
+        return NOT_JSON
     if not isinstance(value, dict):
-        return "the body is JSON but not one object"
+        return NOT_OBJECT
     return None
 
 
@@ -118,67 +132,83 @@ def common_prefix(a: bytes, b: bytes) -> int:
 
 
 def _record(body: bytes, info: BodyInfo, parts: list[Part], manifest: Manifest) -> Record:
-    digest = manifest.sha256
-    return Record(ord=1, off=0, sha=digest[:12], bytes=len(body), id=info.record_id, call=info.call,
-                  from_=info.from_, time=info.time, flags=list(info.flags), model=info.model,
-                  parts=[*parts, Part.data_part(RawJSON.of(manifest.to_json()))])
+    request = info.role == "request"
+    return Record(ord=1, off=0, sha=manifest.sha256[:12], bytes=len(body), id=info.record_id,
+                  run=info.run if request else None, call=None if request else info.call,
+                  model=info.model, parts=[*parts, Part.data_part(RawJSON.of(manifest.to_json()))])
 
 
-def _manifest(body: bytes, info: BodyInfo, depth: int, segments: list[Segment],
-              reason: str | None = None) -> Manifest:
+def _manifest(body: bytes, info: BodyInfo, chain: str | None = None) -> Manifest:
     return Manifest(role=info.role, src=info.src, sha256=hashlib.sha256(body).hexdigest(),
-                    bytes=len(body), depth=depth, chain=info.chain, model=info.model,
-                    session=info.session, run=info.run, previous_request=info.previous_request,
-                    segments=segments, reason=reason)
+                    bytes=len(body), chain=chain, model=info.model, session=info.session,
+                    run=info.run, call=info.call, request=info.request,
+                    previous_request=info.previous_request)
 
 
-def whole_record(body: bytes, info: BodyInfo, reason: str) -> Record:
-    """The body whole, in one unknown part whose text (and the manifest's ``reason``) says why."""
-    return _record(body, info, [Part.unknown(body, reason)], _manifest(body, info, 0, [], reason))
+def whole_record(body: bytes, info: BodyInfo, why: str, chain: str | None = None) -> Record:
+    """The body whole, in one unknown part (base64 when it is not UTF-8) whose text, and the
+    manifest's ``why``, say why; its one segment is that part."""
+    manifest = _manifest(body, info, chain)
+    manifest.why, manifest.segments = why, [PartSeg(0)]
+    return _record(body, info, [Part.unknown(body, why)], manifest)
 
 
-def _front(body: bytes, spans: list[Span], store: BodyStore, bases: Sequence[str],
-           rules: CutRules) -> tuple[int, str, int]:
-    """``(length, base id, base depth)`` of the longest usable front, or ``(0, "", 0)``."""
-    best = (0, "", 0)
-    for base_id in bases:
-        entry = store.bodies.get(base_id)
-        if entry is None or not entry.complete or entry.manifest.depth >= rules.depth_limit:
+def _candidates(store: BodyStore, chain: str) -> list[str]:
+    """Record ids of the bodies a request of ``chain`` may copy its front from, in order."""
+    out = [store.tips[chain]] if chain in store.tips else []
+    for other in reversed(store.tips):
+        if len(out) > OTHER_TIPS:
+            break
+        if other != chain:
+            out.append(store.tips[other])
+    return out
+
+
+def _front(body: bytes, spans: list[Span], store: BodyStore, chain: str, rules: CutRules) -> CopySeg | None:
+    """The copy the body's front becomes, or ``None``."""
+    best: CopySeg | None = None
+    for base_id in _candidates(store, chain):
+        entry = store.bodies[base_id]
+        if entry.manifest.depth + 1 > rules.depth_limit:
             continue
-        length = common_prefix(body, store.body(base_id))
-        if length > best[0]:
-            best = (length, base_id, entry.manifest.depth)
-    length = best[0]
-    if length < len(body):
-        # End the front at a piece's start rather than inside it, and on a character boundary.
-        starts = [s.start for s in spans]
-        i = bisect.bisect_left(starts, length) - 1
-        if i >= 0 and spans[i].end > length:
-            length = spans[i].start
-        while length > 0 and 0x80 <= body[length] < 0xC0:
-            length -= 1
+        try:
+            base = store.body(base_id)
+        except ProviderBodyError:
+            continue
+        length = common_prefix(body, base)
+        if best is None or length > best.length:
+            best = CopySeg(base_id, entry.manifest.sha256, length)
+    if best is None:
+        return None
+    length = best.length
+    # End the front at a piece's start rather than inside it, and on a character's start: the
+    # rest is a literal string.
+    i = bisect.bisect_left([s.start for s in spans], length) - 1
+    if i >= 0 and spans[i].end > length:
+        length = spans[i].start
+    while 0 < length < len(body) and 0x80 <= body[length] < 0xC0:
+        length -= 1
     if length < rules.min_copy:
-        return 0, "", 0
-    return length, best[1], best[2]
+        return None
+    return CopySeg(best.source, best.sha256, length)
 
 
-def encode_body(body: bytes, info: BodyInfo, store: BodyStore, rules: CutRules,
-                bases: Sequence[str] = ()) -> Record:
-    """The record of ``body`` (one JSON object in valid UTF-8: check with :func:`uncuttable`).
-
-    ``bases`` are record ids of earlier bodies of the session worth copying a front from, best
-    first; ``store`` holds what the session landed before this body.
-    """
-    spans = find_pieces(body, rules.arrays, rules.min_string, store.known)
-    length, base_id, base_depth = _front(body, spans, store, bases, rules)
-    segments: list[Segment] = []
+def encode_body(body: bytes, info: BodyInfo, store: BodyStore, rules: CutRules) -> Record:
+    """The record of ``body`` (one JSON object in valid UTF-8: check with :func:`uncuttable`);
+    ``store`` holds what the session landed before this body."""
+    spans, first = find_pieces(body, rules.arrays, rules.min_string, store.known, rules.first)
+    manifest = _manifest(body, info)
+    pos = 0
+    if info.role == "request" and first is not None and first.end > first.start:
+        manifest.chain = rules.chain(body[first.start : first.end])
+        copy = _front(body, spans, store, manifest.chain, rules) if manifest.chain else None
+        if copy is not None:
+            manifest.segments.append(copy)
+            manifest.depth = store.bodies[copy.source].manifest.depth + 1
+            pos = copy.length
+    segments: list[Segment] = manifest.segments
     parts: list[Part] = []
     new_parts: dict[str, int] = {}
-    depth = 0
-    if length:
-        segments.append(CopySeg(base_id, hashlib.sha256(body[:length]).hexdigest(), length))
-        depth = base_depth + 1
-    pos = length
     for span in spans:
         if span.start < pos:
             continue
@@ -186,15 +216,27 @@ def encode_body(body: bytes, info: BodyInfo, store: BodyStore, rules: CutRules,
             segments.append(LitSeg(body[pos : span.start].decode("utf-8")))
         piece = body[span.start : span.end]
         digest = hashlib.sha256(piece).hexdigest()
-        if store.holds_piece(digest):
+        index = new_parts.get(digest)
+        if index is not None:
+            segments.append(PartSeg(index))
+        elif store.holds_piece(digest):
             segments.append(PieceSeg(digest))
         else:
-            index = new_parts.get(digest)
-            if index is None:
-                index = new_parts[digest] = len(parts)
-                parts.append(Part.data_part(RawJSON(piece)))
+            index = new_parts[digest] = len(parts)
+            parts.append(Part.data_part(RawJSON(piece)))
             segments.append(PartSeg(index))
         pos = span.end
     if pos < len(body):
         segments.append(LitSeg(body[pos:].decode("utf-8")))
-    return _record(body, info, parts, _manifest(body, info, depth, segments))
+    if not all(is_compact(bytes(p.data or b"")) for p in parts):
+        return whole_record(body, info, _not_back_whole(info, parts, segments, len(body)), manifest.chain)
+    return _record(body, info, parts, manifest)
+
+
+def _not_back_whole(info: BodyInfo, parts: list[Part], segments: list[Segment], size: int) -> str:
+    """Upstream's words for a record whose parts its writer compacts: the rebuilt size is the
+    body's less the white space taken out of each part, as often as a segment names it."""
+    lost = sum(len(parts[s.index].data or b"") - len(compact(bytes(parts[s.index].data or b"")))
+               for s in segments if isinstance(s, PartSeg))
+    return (f"the record does not rebuild the body after a round trip: providerbody: {info.record_id} "
+            f"rebuilds to {size - lost} bytes that do not match its digest")

@@ -16,14 +16,14 @@ the bodies is written only after they landed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import orjson
 
 from asz_core.providerbody.encode import NOT_PARSED, BodyInfo, CutRules, encode_body, uncuttable, whole_record
 from asz_core.providerbody.errors import ProviderBodyError
-from asz_core.providerbody.store import OK, BodyEntry, BodyStore
+from asz_core.providerbody.store import OK, BodyEntry, BodyStore, manifest_of
 from asz_core.root.landing import LandedFile, LandingFile
 from asz_core.root.storage import SessionHandle
 from asz_core.sessiondata.errors import SessionDataError
@@ -76,23 +76,27 @@ class BodyLander:
 
     # ---- one body ------------------------------------------------------------------------
 
-    def add(self, body: bytes, info: BodyInfo, bases: Sequence[str] = (), value: object = NOT_PARSED) -> LandedBody:
+    def add(self, body: bytes, info: BodyInfo, value: object = NOT_PARSED) -> LandedBody:
         """Land ``body`` after every body added before it. ``value`` is the body parsed, when the
         caller already parsed it (``None``: it is not JSON), so it is not parsed again."""
         reason = uncuttable(body, value)
         how = CUT
         record: Record | None = None
         entry: BodyEntry | None = None
+        chain: str | None = None
         line = b""
         if reason is None:
-            record = encode_body(body, info, self.store, self.rules, bases)
+            record = encode_body(body, info, self.store, self.rules)
+            if record.parts[0].k == "unknown":  # cut, it would not come back whole upstream
+                how, reason = WHOLE, manifest_of(record).why
             line = encode_record(record)
             entry, problem = self._check(line, body)
-            if problem is not None:
-                reason = f"the cut body did not come back whole ({problem})"
+            if entry is None:
+                reason = f"the record does not rebuild the body after a round trip: {problem}"
+                chain, record = manifest_of(record).chain, None
         if entry is None or record is None:
             how = WHOLE
-            record = whole_record(body, info, reason or "the body was not cut")
+            record = whole_record(body, info, reason or "the body was not cut", chain)
             line = encode_record(record)
             entry, problem = self._check(line, body)
             if entry is None:

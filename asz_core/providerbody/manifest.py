@@ -3,15 +3,21 @@
 It says what the body is (``role``, ``src``, ``sha256``, ``bytes``, the ids a view joins it by)
 and how to put it back together from ``segments``, in order:
 
-* ``{"copy": {"from": <record id>, "sha256": <front digest>, "len": n}}`` — the first ``n`` bytes
-  of an earlier body of the session;
+* ``{"copy": {"from": <record id>, "sha256": <its digest>, "len": n}}`` — the first ``n`` bytes
+  of an earlier body of the session, named by the SHA-256 of that whole body (files an earlier
+  version of this project landed name the digest of the copied front: a reader takes either);
 * ``{"lit": "<text>"}`` — bytes of the body, as text;
 * ``{"part": i}`` — the data of this record's part ``i``;
 * ``{"piece": "<sha256>"}`` — a piece the session already holds, by the digest of its bytes.
 
 References are by digest or record id, never by file and row, so ``asz repack`` can renumber.
-A body that was not cut has no segments: it is the record's one unknown part, whole, and
-``reason`` says why it was not cut.
+A body that was not cut is the record's one unknown part, whole: its only segment is
+``{"part": 0}`` and ``why`` says why it was not cut. (Files an earlier version landed name no
+segment and say why in ``reason``; a reader takes either.)
+
+Keys are written in upstream's order, the ids left out when the body does not carry them:
+``schema``, ``role``, ``src``, ``sha256``, ``bytes``, ``depth``, ``chain``, ``why``, ``model``,
+``session``, ``run``, ``call``, ``request``, ``previous_request``, ``segments``.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ __all__ = ["SCHEMA", "CopySeg", "LitSeg", "Manifest", "ManifestError", "PartSeg"
 
 SCHEMA: Final = "provider_body/1"
 _HEX = frozenset("0123456789abcdef")
+#: The keys written only when set, in the order they are written.
+_OPTIONAL: Final = ("chain", "why", "model", "session", "run", "call", "request", "previous_request")
 
 
 class ManifestError(ValueError):
@@ -32,7 +40,7 @@ class ManifestError(ValueError):
 @dataclass(frozen=True, slots=True)
 class CopySeg:
     source: str   #: the record id of the earlier body
-    sha256: str   #: SHA-256 of the copied front
+    sha256: str   #: SHA-256 of that whole body (earlier versions: of the copied front)
     length: int
 
 
@@ -64,12 +72,14 @@ class Manifest:
     bytes: int
     depth: int = 0
     chain: str | None = None
+    why: str | None = None     #: why a body landed whole instead of cut
     model: str | None = None
     session: str | None = None
     run: str | None = None
+    call: str | None = None
+    request: str | None = None
     previous_request: str | None = None
     segments: list[Segment] = field(default_factory=list)
-    reason: str | None = None  #: why a body landed whole instead of cut
 
     @property
     def copies(self) -> list[CopySeg]:
@@ -78,13 +88,11 @@ class Manifest:
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"schema": SCHEMA, "role": self.role, "src": self.src,
                                "sha256": self.sha256, "bytes": self.bytes, "depth": self.depth}
-        for key in ("chain", "model", "session", "run", "previous_request"):
+        for key in _OPTIONAL:
             value = getattr(self, key)
-            if value is not None:
+            if value:
                 out[key] = value
         out["segments"] = [_segment_json(s) for s in self.segments]
-        if self.reason is not None:
-            out["reason"] = self.reason
         return out
 
     @classmethod
@@ -101,11 +109,13 @@ class Manifest:
         if not _is_count(size) or not _is_count(depth):
             raise ManifestError("bytes and depth must be whole non-negative numbers")
         ids = {}
-        for key in ("chain", "model", "session", "run", "previous_request", "reason"):
+        for key in (*_OPTIONAL, "reason"):
             item = value.get(key)
             if item is not None and not isinstance(item, str):
                 raise ManifestError(f"{key} is not a string")
-            ids[key] = item
+            ids[key] = item or None
+        reason = ids.pop("reason")
+        ids["why"] = ids["why"] or reason  # earlier versions wrote ``reason``
         segments = value.get("segments")
         if segments is None:
             segments = []

@@ -9,7 +9,11 @@ by bytes so that reading a session in order rebuilds each body once.
 The rules are those of ``spec/session-data.txt``, "Provider bodies": references only to what
 landed earlier (or to this record's own parts); the first record with an id is the one kept; a
 piece taken out ("too large to land") is registered by its ``sha256`` like any piece, and a body
-that needs it rebuilds only from another copy of the body.
+that needs it rebuilds only from another copy of the body. A copy names its base by the digest
+of the whole base body and is one deeper than it (a record an earlier version landed named the
+digest of the copied front instead: it reads as well). The store also keeps each chain's *tip*,
+its latest request, for :mod:`~asz_core.providerbody.encode` to choose a copy's base from, as
+upstream does.
 
 A store may also know bodies and pieces *held elsewhere*: landed in the root, but not read by
 this store (:mod:`~asz_core.providerbody.summary` restores what a session holds from a summary
@@ -46,6 +50,11 @@ DAMAGED: Final = "damaged"          #: does not rebuild at all
 _RANK = {OK: 0, TOO_LARGE: 1, UNAVAILABLE: 2, DAMAGED: 3}
 
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
+#: Chains whose tip is kept; the one updated longest ago is forgotten first (upstream's bound).
+MAX_TIPS: Final = 64
+#: The most bytes a body may claim (upstream's bound): a record is small, but a damaged one could
+#: otherwise make a rebuild hold far more than any body.
+MAX_BYTES: Final = 256 * 1024 * 1024
 
 
 def manifest_of(record: Record) -> Manifest:
@@ -92,6 +101,8 @@ class BodyStore:
         #: the bytes of a body held elsewhere (checked here against its manifest)
         self.fetch: Callable[[BodyEntry], bytes] | None = None
         self.count = 0  #: records registered (what numbers the next one)
+        #: each chain's latest request (its record id), the chain updated longest ago first
+        self.tips: OrderedDict[str, str] = OrderedDict()
         self._cache: OrderedDict[str, bytes] = OrderedDict()
         self._cache_bytes = 0
         self._cache_limit = cache_bytes
@@ -149,6 +160,18 @@ class BodyStore:
                 self.piece_states.setdefault(part.sha256, UNAVAILABLE if part.state == "removed" else TOO_LARGE)
         if entry.id and entry.id not in self.bodies and entry.manifest.src:
             self.bodies[entry.id] = entry  # the first copy of a record landed twice is kept
+            self.set_tip(entry)
+
+    def set_tip(self, entry: BodyEntry) -> None:
+        """Make ``entry`` its chain's tip, when it is a request with a chain that reads (a record
+        that does not rebuild is one upstream's reader refuses, so it is no tip there)."""
+        chain = entry.manifest.chain
+        if entry.manifest.role != "request" or not chain or entry.status == DAMAGED:
+            return
+        self.tips.pop(chain, None)
+        self.tips[chain] = entry.id
+        if len(self.tips) > MAX_TIPS:
+            self.tips.popitem(last=False)
 
     def holds_piece(self, digest: str) -> bool:
         """Whether a later body may name this piece: its bytes are in the root, or it was taken
@@ -173,6 +196,10 @@ class BodyStore:
             if len(unknown) != 1:
                 return DAMAGED, "no segments, and not exactly one unknown part holding the whole body"
             return self._own_state(entry, unknown[0], skeleton)
+        if m.bytes > MAX_BYTES:
+            return DAMAGED, f"it claims {m.bytes} bytes, more than a body may ({MAX_BYTES})"
+        if not m.copies and m.depth:
+            return DAMAGED, f"depth {m.depth}, and it copies nothing"
         worst, why = OK, ""
         for seg in m.segments:
             state, problem = OK, ""
@@ -188,6 +215,8 @@ class BodyStore:
                     return DAMAGED, f"copy from {seg.source!r}, which no earlier record of the session holds"
                 if seg.length > base.manifest.bytes:
                     return DAMAGED, f"copy of {seg.length} bytes from {seg.source!r}, which has {base.manifest.bytes}"
+                if m.depth != base.manifest.depth + 1:
+                    return DAMAGED, f"depth {m.depth} over a copy from {seg.source!r}, of depth {base.manifest.depth}"
                 if base.status == DAMAGED:
                     return DAMAGED, f"copy from {seg.source!r}, which does not rebuild"
                 state, problem = base.status, f"copies from {seg.source!r}: {base.problem}"
@@ -319,17 +348,34 @@ class BodyStore:
                     data = _take(other, pos, size, seg.sha256, f"piece {seg.sha256[:12]}")
                 out += data
             else:
-                front = bases[seg.source][: seg.length] if seg.source in bases else \
-                    _take(other, pos, seg.length, seg.sha256, f"the copy from {seg.source}")
-                if len(front) != seg.length or hashlib.sha256(front).hexdigest() != seg.sha256:
-                    raise BodyDamaged(f"{entry.id}: the copy from {seg.source!r} does not match its len/sha256")
-                out += front
+                out += self._front(entry, seg, bases, other, pos)
+            if len(out) > m.bytes:  # references can name large pieces many times over: stop at once
+                raise BodyDamaged(f"{entry.id}: rebuilds past the {m.bytes} bytes it claims")
         body = bytes(out)
         if len(body) != m.bytes or hashlib.sha256(body).hexdigest() != m.sha256:
             if other is not None and body != other:
                 raise OtherCopyMismatch(f"{entry.id}: the other copy does not rebuild to the manifest's sha256")
             raise BodyDamaged(f"{entry.id}: rebuilt {len(body)} bytes do not match the manifest's bytes/sha256")
         return body
+
+    def _front(self, entry: BodyEntry, seg: CopySeg, bases: dict[str, bytes], other: bytes | None,
+               pos: int) -> bytes:
+        """The front ``seg`` copies. It names the base's whole digest (which the base's bytes were
+        checked against when built), or, in a record an earlier version landed, the front's own digest."""
+        base = self.bodies.get(seg.source)
+        whole = base is not None and base.manifest.sha256 == seg.sha256
+        if seg.source in bases:
+            front = bases[seg.source][: seg.length]
+        elif whole:  # the base is not complete: the other copy's bytes, checked with the whole body
+            if other is None:
+                raise BodyTooLarge(f"the copy from {seg.source} was taken out (too large to land); "
+                                   f"rebuild it from another copy")
+            front = other[pos : pos + seg.length]
+        else:
+            front = _take(other, pos, seg.length, seg.sha256, f"the copy from {seg.source}")
+        if len(front) != seg.length or not (whole or hashlib.sha256(front).hexdigest() == seg.sha256):
+            raise BodyDamaged(f"{entry.id}: the copy from {seg.source!r} does not match its len/sha256")
+        return front
 
     def _keep(self, record_id: str, body: bytes) -> None:
         old = self._cache.pop(record_id, None)

@@ -2,7 +2,8 @@
 into a session does not read every body it landed before.
 
 Landing a body needs, of what the session holds: each body's id, role, chain, depth, digest,
-size and whether it rebuilds (to refer to it, copy its front, or find a body landed twice); each
+size and whether it rebuilds (to refer to it, copy its front, find a body landed twice, and know
+each chain's latest request, in landing order); each
 piece's digest and whether the root holds its bytes (to refer to it); and the bytes of the few
 earlier bodies a new one copies its front from. A summary keeps all but those bytes, in
 ``<session>/index/provider_bodies`` (derived and disposable, as ``index/ids`` is), with the
@@ -98,6 +99,8 @@ def load(session_dir: Path, cache_bytes: int = DEFAULT_CACHE_BYTES) -> tuple[Bod
         store.piece_sizes.update(data["sizes"])
         store.piece_states.update(data["states"])
         store.count = int(data["count"])
+        for entry in sorted(store.bodies.values(), key=lambda e: e.index):
+            store.set_tip(entry)
         extra = data["extra"]
     except (KeyError, TypeError, ValueError):
         return None

@@ -38,8 +38,10 @@ class BodyList:
             self.repeats += 1
             return
         self._ids.add(record_id)
-        self.bodies.append(BodyRef(role=manifest.role, seq=seq, row=row, id=record_id, call=record.call,
-                                   run=manifest.run, previous_request=manifest.previous_request))
+        # upstream writes a request's call, when its adapter knows it, in the manifest only
+        self.bodies.append(BodyRef(role=manifest.role, seq=seq, row=row, id=record_id,
+                                   call=record.call or manifest.call, run=manifest.run,
+                                   previous_request=manifest.previous_request))
 
     def take(self, other: BodyList) -> None:
         """Add the bodies of a file read whole into ``other``, after those already held."""

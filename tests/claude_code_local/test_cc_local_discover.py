@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from asz_adapters.claude_code_local.dialect import SCRIPT_REASON
 from asz_adapters.claude_code_local.discover import default_source_root, scan
-from asz_adapters.claude_code_local.documents import SCRIPT_REASON
 from asz_adapters.claude_code_local.ids import RefusedId, agent_id, run_id, script_run_id, session_id
 from asz_core.context import PassSummary
 from asz_core.root.index import SessionIndex
@@ -116,7 +116,7 @@ def test_every_source_kind_lands_in_its_place(projects: Path, run_local: Callabl
     assert [(p.k, p.text) for p in record.parts] == [("unknown", SCRIPT_REASON)]
     assert record.parts[0].raw() == (projects / NOTES / WF_SESSION / "workflows" / "scripts" /
                                      f"tidy-notes-{RUN}.js").read_bytes()
-    assert (record.from_, record.batch) == ("runtime", RUN)
+    assert (record.from_, record.batch) == ("runtime", None)  # nothing but its bytes
     (meta,) = _files(asz_pass.root, AGENT_SESSION)["streams/a4c7e9f1b2d3a5c68/agent_meta"]
     (record,) = meta["records"]  # type: ignore[misc]
     assert (meta["stream"], record.child, record.label, record.from_) == (

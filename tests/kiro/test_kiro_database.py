@@ -38,7 +38,7 @@ def test_a_row_that_grows_by_one_turn_lands_one_record(asz_pass, kiro_copy, asse
     assert (last.ord, last.off) == (4, turns[-1].off + turns[-1].bytes + 1)
     assert (last.id, last.call, last.time) == ("msg-response-0004", "req-0004", "2026-07-09T04:31:00.5Z")
     assert [p.text for p in last.parts] == ["Now delete hello.txt.", "Deleted."]
-    assert last.flags == ["external_input"]
+    assert (last.trigger, last.flags) == ("external", ["external_input"])
     assert asz_pass.run().totals.records == 0
     assert_root_verifies(asz_pass.root)
 

@@ -35,7 +35,8 @@ def corpus_root(asz_pass, kiro_corpus):
 def test_ide_corpus_mapping(corpus_root):
     records = landed(corpus_root, IDE_ID)
     user, turn_start, reasoning = records[0], records[1], records[2]
-    assert (user.from_, user.flags, _kinds(user)) == ("external", ["external_input"], ["text"])
+    assert (user.from_, user.trigger, user.flags, _kinds(user)) == (
+        "external", "external", ["external_input"], ["text"])
     assert user.parts[0].text.startswith("Please summarise this project")
     assert (turn_start.from_, _kinds(turn_start), turn_start.run) == (
         "runtime", ["data"], "00000002-0000-4000-8000-000000000002")
@@ -61,13 +62,15 @@ def test_ide_corpus_mapping(corpus_root):
                           "pending_interaction", "interaction_resolved", "session_event",
                           "session_start"}
     start = records[-1]
-    assert (start.flags, start.from_) == (["system_prompt"], "runtime")
+    assert (start.flags, start.from_, start.trigger) == (["injected", "system_prompt"], "runtime", None)
+    assert all(r.trigger is None for r in records[1:])  # only the person's prompt starts a loop
     assert all(r.time is not None and r.id is not None for r in records)
 
 
 def test_cli_and_meta_corpus_mapping(corpus_root):
     prompt, reply = landed(corpus_root, CLI_ID)
     assert (prompt.from_, prompt.id, prompt.time) == ("external", "msg-user-0001", "2026-07-09T04:31:22Z")
+    assert (prompt.trigger, prompt.flags, reply.trigger, reply.flags) == ("external", ["external_input"], None, [])
     assert (reply.from_, reply.id, reply.time, reply.parts[0].text) == ("agent", "msg-asst-0001", None, "READY")
     (meta,) = landed(corpus_root, CLI_ID, kind="agent_meta")
     assert (meta.label, meta.from_, meta.time, _kinds(meta)) == ("Reply READY", "runtime", None, ["data"])
@@ -78,7 +81,7 @@ def test_cli_and_meta_corpus_mapping(corpus_root):
 
 def test_database_corpus_mapping(corpus_root):
     first, second, third = landed(corpus_root, DB_ID)
-    assert _kinds(first) == ["text", "call"] and first.flags == ["external_input"]
+    assert _kinds(first) == ["text", "call"] and (first.trigger, first.flags) == ("external", ["external_input"])
     assert (first.call, first.model, first.id, first.time) == (
         "req-0001", "auto", "msg-tooluse-0001", "2026-07-09T04:30:16.209Z")
     assert first.usage is None  # every token field is null in the capture
@@ -86,7 +89,7 @@ def test_database_corpus_mapping(corpus_root):
     assert (call.id, call.name) == ("tooluse_AAAA0001", "fs_write")
     assert call.value() == {"command": "create", "path": "/home/dev/project/hello.txt",
                             "file_text": "hello from kiro"}
-    assert _kinds(second) == ["result", "call"] and second.flags == []
+    assert _kinds(second) == ["result", "call"] and (second.trigger, second.flags) == (None, [])
     assert (second.parts[0].of, second.parts[0].text, second.parts[0].failed) == ("tooluse_AAAA0001", "", False)
     assert _kinds(third) == ["result", "text"]
     assert third.parts[0].value() == {"exit_status": "0", "stdout": "README.md\nhello.txt\n", "stderr": ""}
@@ -142,9 +145,12 @@ def test_cli_images_clear_compaction_and_unknown_kinds():
     media, unknown = record.parts
     assert (media.k, media.media, media.value()) == ("media", "image/png", base64.b64encode(png).decode())
     assert unknown.k == "unknown" and b"/tmp/x.png" in unknown.raw()
-    clear = CliEventDialect().convert(_line({"version": "v1", "kind": "Compaction", "data": {"summary": "s"}}))
-    assert (clear.from_, _kinds(clear)) == ("runtime", ["data"])
-    assert clear.parts[0].value()["kind"] == "Compaction"
+    compaction = CliEventDialect().convert(_line({"version": "v1", "kind": "Compaction", "data": {"summary": "s"}}))
+    assert (compaction.from_, _kinds(compaction)) == ("runtime", ["data"])
+    assert compaction.parts[0].value()["kind"] == "Compaction"
+    assert compaction.flags == ["context_reset", "reset_summary"]  # the context replaced by its summary
+    clear = CliEventDialect().convert(_line({"version": "v1", "kind": "Clear", "data": {}}))
+    assert (clear.from_, clear.flags, clear.trigger) == ("runtime", ["context_reset"], None)
     for value in ({"version": "v1", "kind": "Teleport", "data": {}}, {"version": "v2", "kind": "Prompt"}, [1]):
         assert _kinds(CliEventDialect().convert(_line(value))) == ["unknown"]
 
@@ -187,7 +193,7 @@ def test_ide_tool_result_failure_sub_agent_and_unknown_type():
     bad_child = _ide({"type": "sub_agent_start", "subSessionId": "../x"})
     assert bad_child.child is None
     tomb = _ide({"type": "tombstone", "kind": "summarization", "executionId": "e"})
-    assert (tomb.run, _kinds(tomb)) == ("e", ["data"])
+    assert (tomb.run, _kinds(tomb), tomb.flags) == ("e", ["data"], ["context_reset"])
     assert _kinds(_ide({"type": "telepathy"})) == ["unknown"]
     no_time = _ide({"type": "turn_end"}, timestamp="yesterday")
     assert no_time.time is None
@@ -208,7 +214,7 @@ def test_database_turn_usage_time_fallback_images_and_unknown_variants():
     assert record.parts[1].media == "image/jpeg"
     assert record.usage.to_json() == {"in": 12, "out": 3}
     assert record.time == "2026-07-09T10:00:16+05:30"  # no request start: the user's own time
-    assert (record.call, record.flags) == ("q", [])
+    assert (record.call, record.trigger, record.flags) == ("q", None, ["injected"])  # the steering it added
     assert _kinds(DatabaseTurnDialect().convert(_line({"nothing": 1}))) == ["unknown"]
 
 
@@ -221,3 +227,47 @@ def test_database_failed_results_and_tool_use_text():
     assert _kinds(record) == ["result", "text", "call"]
     assert (record.parts[0].failed, record.parts[0].text) == (True, "denied")
     assert (record.id, record.parts[2].id) == ("m", "b")
+
+
+def test_a_prompt_with_context_the_runtime_added_is_external_input_and_injected():
+    turn = {"user": {"content": {"Prompt": {"prompt": "go"}}, "additional_context": "steering: be brief"},
+            "assistant": {"Response": {"message_id": "m", "content": "ok"}}}
+    record = DatabaseTurnDialect().convert(_line(turn))
+    assert (record.trigger, record.flags, _kinds(record)) == ("external", ["external_input", "injected"],
+                                                              ["text", "data", "text"])
+
+
+# ---- trigger and flags: Session Data's words, by Kiro's rules -------------------------------
+
+_CLI = {"version": "v1"}
+_VOCABULARY = [
+    pytest.param(CliEventDialect, {**_CLI, "kind": "Prompt", "data": {"content": [{"kind": "text", "data": "hi"}]}},
+                 "external", ["external_input"], id="a kiro-cli prompt typed by a person starts a loop"),
+    pytest.param(CliEventDialect, {**_CLI, "kind": "AssistantMessage", "data": {"content": []}}, None, [],
+                 id="a kiro-cli reply is neither"),
+    pytest.param(CliEventDialect, {**_CLI, "kind": "ToolResults", "data": {"content": []}}, None, [],
+                 id="kiro-cli tool results are not a person's input"),
+    pytest.param(CliEventDialect, {**_CLI, "kind": "Clear", "data": {}}, None, ["context_reset"],
+                 id="a kiro-cli clear resets the context"),
+    pytest.param(CliEventDialect, {**_CLI, "kind": "Compaction", "data": {"summary": "s"}}, None,
+                 ["context_reset", "reset_summary"], id="a kiro-cli compaction resets the context with its summary"),
+    pytest.param(IdeMessageDialect, {"id": "i", "payload": {"type": "user", "content": "hi"}}, "external",
+                 ["external_input"], id="a kiro ide prompt typed by a person starts a loop"),
+    pytest.param(IdeMessageDialect, {"id": "i", "payload": {"type": "session_start", "content": "You are"}}, None,
+                 ["injected", "system_prompt"], id="the kiro ide system prompt is injected and named"),
+    pytest.param(IdeMessageDialect, {"id": "i", "payload": {"type": "tombstone", "kind": "summarization"}}, None,
+                 ["context_reset"], id="a kiro ide compaction tombstone resets the context"),
+    pytest.param(IdeMessageDialect, {"id": "i", "payload": {"type": "turn_end", "stopReason": "end_turn"}}, None, [],
+                 id="a kiro ide turn marker is neither"),
+    pytest.param(DatabaseTurnDialect, {"user": {"content": {"Prompt": {"prompt": "hi"}}}}, "external",
+                 ["external_input"], id="a kiro-cli database prompt starts a loop"),
+    pytest.param(DatabaseTurnDialect, {"user": {"content": {"ToolUseResults": {"tool_use_results": []}},
+                                                "additional_context": "steering"}}, None, ["injected"],
+                 id="context kiro-cli adds to a turn is injected"),
+]
+
+
+@pytest.mark.parametrize(("dialect", "value", "trigger", "flags"), _VOCABULARY)
+def test_each_kiro_rule_sets_session_datas_trigger_and_flags(dialect, value, trigger, flags):
+    record = dialect().convert(_line(value))
+    assert (record.trigger, record.flags) == (trigger, flags)

@@ -30,9 +30,6 @@ HERE = Path(__file__).resolve().parent
 WORKING = frozenset({"reproducible", "recollect_idempotent", "every_line_a_record", "parts_keep_source_bytes",
                      "discovery_ignores_noise", "pruned_sources_gone", "records_well_formed", "cross_format",
                      "provider_bodies_rebuild", "push_follows_the_wire", "records_match"})
-#: records_match also holds the claude-code/1 dialect to upstream's flags and triggers, which are
-#: being mapped as upstream's elsewhere; until then it is asserted on its own, below
-DIALECT_PENDING = frozenset({"records_match"})
 #: the checkpoint keys this project checks now
 CHECKED_KEYS = frozenset({"verify", "collect", "lose"})
 
@@ -47,8 +44,6 @@ def assert_the_split(report: ScenarioReport) -> None:
     exactly the ones that need assembly (or removal) and nothing else."""
     for o in report.outcomes:
         where = o.line(report.name)
-        if o.key in DIALECT_PENDING:
-            continue
         if o.checkpoint != "properties":
             if o.key in CHECKED_KEYS and o.status != "not implemented":
                 assert o.status == "pass", where
@@ -86,9 +81,6 @@ def test_every_shared_scenario_splits_the_same_way(corpus: Path, tmp_path: Path,
 
 
 @pytest.mark.corpus
-@pytest.mark.xfail(reason="records_match holds claude-code/1 to upstream's flags and triggers "
-                          "(external_input, launch_ack, injected, notification, ...), which the dialect "
-                          "maps as upstream's only once that work is merged", strict=False)
 def test_the_claude_code_adapter_and_the_sd_writer_land_the_same_records(corpus: Path, tmp_path: Path) -> None:
     report = check_scenario(corpus / "upstream" / "tests" / "scenarios" / "fixture.yaml",
                             CheckOptions(out=tmp_path, properties=frozenset({"records_match"})))

@@ -70,8 +70,7 @@ class Body:
     def info(self) -> BodyInfo:
         record_id = f"{self.name}.{self.role}"
         return BodyInfo(record_id=record_id, role=self.role, src=f"{record_id}.json", session=SESSION,
-                        run=self.run, previous_request=self.previous, call=self.call,
-                        from_=FROM_AGENT if self.role == "response" else FROM_RUNTIME)
+                        run=self.run, previous_request=self.previous, call=self.call)
 
 
 def request(name: str, run: str | None, previous: str | None = None, *, call: str | None = None) -> Body:

@@ -1,0 +1,187 @@
+"""The ``changes/1`` part: what an editing tool's result says it did to a file, in the model's shape.
+
+Claude Code writes, on the result of its own editing tools (Edit, Write, NotebookEdit), the file
+it changed, its content before, often its content after, and a patch. Upstream copies that into a
+``changes/1`` record, carried as one more ``data`` part after the record's others, so a view joins
+it to the call by the tool-use id the result answers. It is decided by shape alone, never by tool
+name or stream:
+
+1. the ``toolUseResult`` object read whole, and the record has a result part naming its call
+   (the first such part gives the tool-use id);
+2. the file is ``filePath`` (its before and after: ``originalFile``, ``content``), else
+   ``notebook_path`` (``original_file``, ``updated_file``); none: no part;
+3. the file was created when its before is absent or ``null``; the after is the after field when
+   present, else, for a file that existed with a non-empty ``oldString``, the before with
+   ``oldString`` replaced by ``newString`` once (everywhere when ``replaceAll``);
+4. no ``structuredPatch`` (or an empty one) and no known after: no part;
+5. ``path`` is made relative to the line's ``cwd`` when it lies under it (forward slashes; a
+   relative path starting with ``..`` is not used), else kept as written;
+6. each side: absent → ``present`` false, ``bytes`` null; else its size, SHA-256 and, when it is
+   not empty and does not end in a newline, ``no_newline_at_end``; an after that is not known →
+   ``present`` true, ``bytes`` null;
+7. hunks: the runtime's patch with its keys renamed, else a line diff of the two sides
+   (:mod:`.linediff`): ``too_large`` when a side is too long, ``binary`` when a side holds a NUL;
+   ``additions``/``deletions`` count the ``+``/``-`` lines, and are null unless the diff is
+   ``available``;
+8. the record names the session and stream the line lands in, the tool-use id (as ``id`` and
+   ``tool``), the line's ``timestamp`` and ``cwd``; one without a time, a session or a stream is
+   not a record, and no part is made.
+
+The record is encoded as upstream encodes it (:mod:`.marshal`), in its key order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Final
+
+from asz_adapters.claude_code_local.linediff import Hunk, diff_lines, split_lines
+from asz_adapters.claude_code_local.marshal import go_string, marshal
+from asz_adapters.claude_code_local.shape import NO_FIELDS, Fields
+from asz_adapters.claude_code_local.source_facts import SourceFacts
+from asz_core.sessiondata import Part, RawJSON
+
+__all__ = ["changes_part", "go_rel"]
+
+SCHEMA: Final = "changes/1"
+
+
+def changes_part(line: Fields, result: Fields, parts: list[Part], source: SourceFacts) -> Part | None:
+    """The ``changes/1`` part for a line whose ``toolUseResult`` read whole, if it says one."""
+    tool = next((part.of for part in parts if part.k == "result" and part.of), None)
+    if tool is None:
+        return None
+    path, before, after = result.text("filePath"), result.value("originalFile"), result.value("content")
+    if not path and result.text("notebook_path"):
+        path, before = result.text("notebook_path"), result.value("original_file")
+        after = result.value("updated_file")
+    if not path:
+        return None
+    created = before is None
+    before_text = None if before is None else go_string(before)
+    after_text: str | None = None
+    if after is not None:
+        after_text = go_string(after)
+    elif before_text is not None and result.text("oldString"):
+        count = -1 if result.flag("replaceAll") else 1
+        after_text = before_text.replace(go_string(result.text("oldString")),
+                                         go_string(result.text("newString")), count)
+    patch: list[Fields] = [hunk if isinstance(hunk, Fields) else NO_FIELDS
+                           for hunk in result.value("structuredPatch") or ()]
+    if not patch and after_text is None:
+        return None
+    timestamp, cwd = line.text("timestamp"), line.text("cwd")
+    if not (timestamp and source.session and source.stream):
+        return None
+    change = _file_change(_relative(go_string(path), go_string(cwd)), created, before_text, after_text, patch)
+    record: dict[str, Any] = {"schema": SCHEMA, "id": tool, "captured_by": "claude-code",
+                              "session": source.session, "stream": source.stream, "tool": tool,
+                              "time": timestamp, "basis": "runtime_reported"}
+    if cwd:
+        record["root"] = {"path": cwd}
+    record["changed_files"] = 1
+    record["changes"] = [change]
+    data = marshal(record)
+    return Part("data", data=RawJSON(data), bytes=len(data))
+
+
+def _file_change(path: str, created: bool, before: str | None, after: str | None,
+                 patch: list[Fields]) -> dict[str, Any]:
+    change: dict[str, Any] = {"path": path, "operation": "create" if created else "modify",
+                              "before": _endpoint(before), "after": _endpoint(after)}
+    hunks: list[dict[str, Any]] = []
+    additions = deletions = 0
+    diff = "available"
+    if patch:
+        for hunk in patch:
+            lines = hunk.value("lines")
+            hunks.append({"old_start": hunk.number("oldStart"), "old_lines": hunk.number("oldLines"),
+                          "new_start": hunk.number("newStart"), "new_lines": hunk.number("newLines"),
+                          "lines": None if lines is None else [go_string(text or "") for text in lines]})
+            for text in lines or ():
+                if text and text.startswith("+"):
+                    additions += 1
+                elif text and text.startswith("-"):
+                    deletions += 1
+    elif "\x00" in (before or "") or "\x00" in (after or ""):
+        diff = "binary"
+    else:
+        found = diff_lines(split_lines(before or ""), split_lines(after or ""))
+        if found is None:
+            diff = "too_large"
+        else:
+            computed, additions, deletions = found
+            hunks = [_hunk(h) for h in computed]
+    change["diff"] = diff
+    change["additions"] = additions if diff == "available" else None
+    change["deletions"] = deletions if diff == "available" else None
+    if hunks:
+        change["hunks"] = hunks
+    return change
+
+
+def _hunk(hunk: Hunk) -> dict[str, Any]:
+    return {"old_start": hunk.old_start, "old_lines": hunk.old_lines, "new_start": hunk.new_start,
+            "new_lines": hunk.new_lines, "lines": hunk.lines}
+
+
+def _endpoint(text: str | None) -> dict[str, Any]:
+    if text is None:
+        return {"present": False, "bytes": None}
+    data = text.encode("utf-8")
+    out: dict[str, Any] = {"present": True, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    if data and not data.endswith(b"\n"):
+        out["no_newline_at_end"] = True
+    return out
+
+
+def _relative(path: str, cwd: str) -> str:
+    if not cwd:
+        return path
+    rel = go_rel(cwd, path)
+    return rel if rel is not None and not rel.startswith("..") else path
+
+
+def go_clean(path: str) -> str:
+    """A path with ``.``, ``..`` and repeated slashes resolved by its text, as Go's
+    ``path.Clean`` does."""
+    rooted = path.startswith("/")
+    kept: list[str] = []
+    for name in path.split("/"):
+        if name in ("", "."):
+            continue
+        if name == "..":
+            if kept and kept[-1] != "..":
+                kept.pop()
+            elif not rooted:
+                kept.append("..")
+        else:
+            kept.append(name)
+    joined = "/".join(kept)
+    return "/" + joined if rooted else (joined or ".")
+
+
+def go_rel(base: str, target: str) -> str | None:
+    """``target`` relative to ``base``, by their text alone, as Go's ``filepath.Rel`` gives it on
+    a POSIX system; ``None`` when it cannot be (one is absolute and the other not, or ``base``
+    climbs out of where ``target`` is)."""
+    base, target = go_clean(base), go_clean(target)
+    if base == target:
+        return "."
+    if base == ".":
+        base = ""
+    if base.startswith("/") != target.startswith("/"):
+        return None
+    base_names = [name for name in base.split("/") if name]
+    target_names = [name for name in target.split("/") if name]
+    common = 0
+    while (common < len(base_names) and common < len(target_names)
+           and base_names[common] == target_names[common]):
+        common += 1
+    if common < len(base_names):
+        if base_names[common] == "..":
+            return None
+        up = "/".join([".."] * (len(base_names) - common))
+        rest = "/".join(target_names[common:])
+        return f"{up}/{rest}" if rest else up
+    return "/".join(target_names[common:])

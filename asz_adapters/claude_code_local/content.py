@@ -1,0 +1,158 @@
+"""The parts and ``dropped`` entries of a ``claude-code/1`` record: which content is read, and how.
+
+1. An ``attachment`` line → exactly one part from its ``attachment`` (its message is not read):
+   a non-empty string ``text`` → text; else a non-empty string ``content`` → text; else one data
+   part holding the attachment (``null`` included; no ``attachment`` key: a data part with
+   nothing in it).
+2. Otherwise ``message.content``: absent → no part; a string → one text part (an empty one
+   too); a list → one part per block, in order (an empty list, or ``null``, gives none); any
+   other value → one unknown part over it, ``the content is neither text nor a list of blocks``.
+3. One block → one part (the block read as :data:`~.shape.BLOCK`):
+
+   * a block that does not read (not an object, or a field of another type) → unknown, ``the
+     block is not an object``, its bytes kept;
+   * ``text`` → text; ``thinking`` → reasoning (``unavailable`` when its text is empty);
+     ``redacted_thinking`` → reasoning ``redacted`` (its ``thinking`` when it has one); either
+     one's non-empty ``signature`` → a ``dropped`` entry of its size;
+   * ``tool_use`` → call (``id``, ``name``, ``input`` as data; an MCP name split into
+     ``server``/``server_tool`` only when it splits exactly); ``server_tool_use`` → call, never
+     split;
+   * ``tool_result`` → result, ``of`` = ``tool_use_id``, ``failed`` = ``is_error`` when given
+     (``false`` too). Its text: a string content, or the non-empty ``text`` of the content's
+     blocks joined by newlines; ``bytes`` = that text's size. With no text, the content itself
+     is the data and ``bytes`` its size. When the line's ``toolUseResult`` read whole, it
+     replaces the data, and ``bytes`` stays;
+   * ``image`` → media, ``media`` = ``source.media_type``, data = ``source.data`` as one JSON
+     string, ``bytes`` = its size, whatever the source's kind;
+   * any other type (or none) → unknown, ``block type "<type>" is not one this dialect
+     describes``, its bytes kept.
+
+Every part is ``available`` unless said otherwise. A part's data taken from the source is the
+source's own JSON (compacted) through :meth:`~asz_core.collect.SourceLine.data_at`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from asz_adapters.claude_code_local.marshal import marshal
+from asz_adapters.claude_code_local.shape import ATTACHMENT_TEXT, BLOCK, Fields, read
+from asz_core.collect import SourceLine
+from asz_core.sessiondata import Dropped, Part, RawJSON, split_mcp_name
+
+__all__ = ["CONTENT_NOT_READ", "SIGNATURE_WHY", "attachment_part", "content_parts", "utf8_len"]
+
+SIGNATURE_WHY: Final = "a provider verifies it; a reader cannot read it"
+CONTENT_NOT_READ: Final = "the content is neither text nor a list of blocks"
+BLOCK_NOT_READ: Final = "the block is not an object"
+
+_Path = tuple[str | int, ...]
+
+
+def utf8_len(text: str) -> int:
+    """The size of ``text`` in UTF-8, an unpaired surrogate counted as the three bytes of the
+    U+FFFD upstream holds in its place."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _text(text: str) -> Part:
+    return Part("text", text=text or None, bytes=utf8_len(text))
+
+
+def attachment_part(line: SourceLine, record: Fields, value: dict[str, Any]) -> Part:
+    """The one part of an ``attachment`` line."""
+    if not record.has("attachment"):
+        return Part("data")
+    key = record.key("attachment")
+    attachment = read(value[key], ATTACHMENT_TEXT)
+    if attachment is not None and attachment.typed:
+        if attachment.text("text"):
+            return _text(attachment.text("text"))
+        content = attachment.value("content")
+        if isinstance(content, str) and content:
+            return _text(content)
+    data = line.data_at(key)
+    return Part("data", data=data, bytes=len(data))
+
+
+def content_parts(line: SourceLine, record: Fields, result_data: RawJSON | None) -> tuple[list[Part], list[Dropped]]:
+    """The parts of ``message.content``. ``result_data`` is the line's ``toolUseResult`` when it
+    read whole, which every result part carries as its data."""
+    message = record.sub("message")
+    if not message.has("content"):
+        return [], []
+    content = message.value("content")
+    path: _Path = (record.key("message"), message.key("content"))
+    if isinstance(content, str):
+        return [_text(content)], []
+    if content is None:
+        return [], []
+    if not isinstance(content, list):
+        return [Part.unknown(bytes(line.data_at(*path)), CONTENT_NOT_READ)], []
+    parts: list[Part] = []
+    dropped: list[Dropped] = []
+    for index, block in enumerate(content):
+        parts.append(_block_part(line, block, (*path, index), result_data, dropped))
+    return parts, dropped
+
+
+def _block_part(line: SourceLine, block: Any, path: _Path, result_data: RawJSON | None,
+                dropped: list[Dropped]) -> Part:
+    fields = read(block, BLOCK)
+    if fields is None or not fields.typed:
+        return Part.unknown(bytes(line.data_at(*path)), BLOCK_NOT_READ)
+    kind = fields.text("type")
+    if kind == "text":
+        return _text(fields.text("text"))
+    if kind in ("thinking", "redacted_thinking"):
+        thought = fields.text("thinking")
+        state = "redacted" if kind == "redacted_thinking" else "available" if thought else "unavailable"
+        signature = fields.text("signature")
+        if signature:
+            dropped.append(Dropped("reasoning signature", utf8_len(signature), SIGNATURE_WHY))
+        return Part("reasoning", text=thought or None, state=state, bytes=utf8_len(thought))
+    if kind in ("tool_use", "server_tool_use"):
+        data = line.data_at(*path, fields.key("input")) if fields.has("input") else None
+        name = fields.text("name")
+        part = Part("call", id=fields.text("id") or None, name=name or None, data=data,
+                    bytes=len(data) if data is not None else 0)
+        if kind == "tool_use":
+            part.server, part.server_tool = split_mcp_name(name)
+        return part
+    if kind == "tool_result":
+        return _result_part(line, fields, path, result_data)
+    if kind == "image":
+        source = fields.sub("source")
+        encoded = source.text("data")
+        return Part("media", media=source.text("media_type") or None,
+                    data=RawJSON(marshal(encoded)), bytes=utf8_len(encoded))
+    return Part.unknown(bytes(line.data_at(*path)), f'block type "{kind}" is not one this dialect describes')
+
+
+def _result_part(line: SourceLine, fields: Fields, path: _Path, result_data: RawJSON | None) -> Part:
+    text, size = _result_text(fields.value("content")) if fields.has("content") else ("", 0)
+    data: RawJSON | None = None
+    if not text and fields.has("content"):
+        data = line.data_at(*path, fields.key("content"))
+        size = len(data)
+    if result_data is not None:
+        data = result_data
+    failed = fields.value("is_error")
+    return Part("result", of=fields.text("tool_use_id") or None, text=text or None, data=data,
+                failed=failed if isinstance(failed, bool) else None, bytes=size)
+
+
+def _result_text(content: Any) -> tuple[str, int]:
+    """A result's text and its size; ``("", 0)`` when it has none (its size is then its data's)."""
+    if isinstance(content, str):
+        return content, utf8_len(content)
+    if isinstance(content, list):
+        blocks = [read(item, BLOCK) for item in content]
+        if all(block is not None and block.typed for block in blocks):
+            texts = [block.text("text") for block in blocks if block is not None and block.text("text")]
+            if texts:
+                joined = "\n".join(texts)
+                return joined, utf8_len(joined)
+    return "", 0

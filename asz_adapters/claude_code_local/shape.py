@@ -1,0 +1,248 @@
+"""Reading a Claude Code line's fields the way upstream reads them: typed, or not at all.
+
+Upstream decodes every line into a fixed set of typed fields and describes the line only when
+that decode succeeds. Which lines it describes therefore depends on these rules, not on what a
+line means, and this module states them once for every shape the dialect reads (a record, a
+content block, a tool result):
+
+1. A JSON object is read field by field; ``null`` reads as an object with no fields. Anything
+   else (a list, a string, a number, a boolean) does not read.
+2. A key names a field when it equals the field's name, or equals it ignoring case; of several
+   keys naming one field, the last written wins. Keys that name no field are ignored, whatever
+   they hold.
+3. A field's value must have the field's type, or be ``null`` (which leaves the field empty):
+   a string field takes a string; a boolean field ``true`` or ``false``; an integer field a
+   number with no fraction and no exponent that fits in 64 bits; a nested shape an object; a
+   list field a list whose every element has the element's type; a raw field anything. One
+   field of another type, anywhere in the shape, and the shape does not read (:attr:`Fields.typed`
+   is false; the fields that did read are still there, as upstream fills them).
+
+A field left out and a field written ``null`` read the same, as an empty value, except for a raw
+field: upstream keeps a raw ``null`` as the four bytes ``null``, so :meth:`Fields.has` is true
+for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import KeysView, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+__all__ = ["ATTACHMENT_TEXT", "BLOCK", "BOOL", "INT", "NO_FIELDS", "RAW", "RECORD", "STR", "TOOL_RESULT", "Fields",
+           "ListOf", "Shape", "read"]
+
+STR: Final = "string"
+BOOL: Final = "boolean"
+INT: Final = "integer"
+RAW: Final = "raw"
+
+_INT_MIN: Final = -(1 << 63)
+_INT_MAX: Final = (1 << 63) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class ListOf:
+    """A list field whose every element has the type ``item``."""
+
+    item: Kind
+
+
+class Shape:
+    """The typed fields of one object, by name."""
+
+    __slots__ = ("_known", "_names", "fields")
+
+    def __init__(self, fields: Mapping[str, Kind]) -> None:
+        self.fields = fields
+        self._names = frozenset(fields)
+        #: the field names and the keys met so far that name no field: keys repeat from line
+        #: to line, so each is folded once
+        self._known: set[str] = set(fields)
+
+    def name_of(self, key: str) -> str | None:
+        """The field ``key`` names: its own name, or one equal to it ignoring case."""
+        if key in self.fields:
+            return key
+        folded = key.lower()
+        return next((name for name in self.fields if name.lower() == folded), None)
+
+    def split(self, keys: KeysView[str]) -> tuple[frozenset[str] | set[str], bool]:
+        """The fields ``keys`` name by their own names, and whether another key names one
+        by a different case (then the keys must be read in order, the last one winning)."""
+        strange = keys - self._known
+        for key in strange:
+            if self.name_of(key) is not None:
+                return self._names, True
+            if len(self._known) < _MAX_KEYS:
+                self._known.add(key)
+        return keys & self._names, False
+
+
+Kind = str | Shape | ListOf
+
+#: keys remembered per shape; a source with more distinct keys than this is folded each time
+_MAX_KEYS: Final = 4096
+
+
+class Fields:
+    """What one object read as, by field name (see the module's rules).
+
+    ``values`` maps each field a key named to the value read (``None`` for ``null``; a nested
+    shape's :class:`Fields`, a list field's list); a field no key named is not in it. When
+    ``typed``, a string field's value is a ``str`` or ``None``, and so on for every type.
+    """
+
+    __slots__ = ("keys", "typed", "values")
+
+    def __init__(self, values: dict[str, Any], keys: dict[str, str] | None, typed: bool) -> None:
+        self.values = values
+        #: each field's key as the line wrote it, when one differs from the field's name
+        self.keys = keys
+        #: every field had its type (upstream's decode succeeded)
+        self.typed = typed
+
+    def has(self, name: str) -> bool:
+        """Whether a key named the field, ``null`` included."""
+        return name in self.values
+
+    def key(self, name: str) -> str:
+        """The key as the line wrote it (for taking the field's bytes)."""
+        return self.keys[name] if self.keys is not None else name
+
+    def value(self, name: str) -> Any:
+        """The field's value as read; ``None`` if empty."""
+        return self.values.get(name)
+
+    def text(self, name: str) -> str:
+        """A string field; ``""`` when empty."""
+        value = self.values.get(name)
+        return value if isinstance(value, str) else ""
+
+    def flag(self, name: str) -> bool:
+        """A boolean field; false when empty."""
+        return self.values.get(name) is True
+
+    def number(self, name: str) -> int:
+        """An integer field; 0 when empty."""
+        value = self.values.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    def sub(self, name: str) -> Fields:
+        """A nested shape; no fields when empty."""
+        value = self.values.get(name)
+        return value if isinstance(value, Fields) else NO_FIELDS
+
+    def is_object(self, name: str) -> bool:
+        """Whether a nested shape was written as an object (not ``null``, not left out)."""
+        return isinstance(self.values.get(name), Fields)
+
+
+NO_FIELDS: Final = Fields({}, None, True)
+
+
+def read(value: Any, shape: Shape) -> Fields | None:
+    """``value`` read as ``shape``; ``None`` when it is not an object or ``null``."""
+    if value is None:
+        return NO_FIELDS
+    if not isinstance(value, dict):
+        return None
+    fields = shape.fields
+    named, by_case = shape.split(value.keys())
+    if by_case:
+        return _read_in_order(value, shape)
+    values: dict[str, Any] = {}
+    typed = True
+    for name in named:
+        item, kind = value[name], fields[name]
+        if item is None or (kind is STR and isinstance(item, str)) or kind is RAW:
+            values[name] = item  # most fields, checked without a call
+            continue
+        ok, parsed = _typed(item, kind)
+        if ok or isinstance(parsed, Fields):
+            values[name] = parsed  # a nested shape keeps what did read, as upstream's does
+        typed = typed and ok  # a value of another type leaves the field as it was
+    return Fields(values, None, typed)
+
+
+def _read_in_order(value: dict[str, Any], shape: Shape) -> Fields:
+    """:func:`read` for an object some of whose keys name a field in another case: every key
+    in the order written, so that the last of those naming one field wins."""
+    fields = shape.fields
+    values: dict[str, Any] = {}
+    keys: dict[str, str] = {}
+    typed = True
+    for key, item in value.items():
+        name = shape.name_of(key)
+        if name is None:
+            continue
+        kind = fields[name]
+        if item is None or (kind is STR and isinstance(item, str)) or kind is RAW:
+            ok, parsed = True, item  # most fields, checked without a call
+        else:
+            ok, parsed = _typed(item, kind)
+        if ok or isinstance(parsed, Fields):
+            values[name] = parsed  # a nested shape keeps what did read, as upstream's does
+            keys[name] = key
+        typed = typed and ok  # a value of another type leaves the field as it was
+    return Fields(values, keys, typed)
+
+
+def _typed(value: Any, kind: Kind) -> tuple[bool, Any]:
+    """Whether ``value`` has type ``kind`` (``null`` always has), and what it reads as."""
+    if value is None:
+        return True, None
+    if isinstance(kind, str):
+        if kind == STR:
+            return isinstance(value, str), value
+        if kind == RAW:
+            return True, value
+        if kind == BOOL:
+            return isinstance(value, bool), value
+        return (isinstance(value, int) and not isinstance(value, bool)
+                and _INT_MIN <= value <= _INT_MAX), value
+    if isinstance(kind, Shape):
+        fields = read(value, kind)
+        return fields is not None and fields.typed, fields
+    if not isinstance(value, list):
+        return False, None
+    items = [_typed(item, kind.item) for item in value]
+    return all(ok for ok, _ in items), [parsed for _, parsed in items]
+
+
+_ORIGIN = Shape({"kind": STR})
+
+#: the fields upstream reads of every line
+RECORD: Final = Shape({
+    "type": STR, "uuid": STR, "parentUuid": STR, "timestamp": STR, "promptId": STR,
+    "agentId": STR, "subtype": STR, "cwd": STR, "logicalParentUuid": STR,
+    "isCompactSummary": BOOL, "isMeta": BOOL, "aiTitle": STR, "description": STR,
+    "workflowName": STR, "runId": STR, "result": RAW, "parentAgentId": STR, "origin": _ORIGIN,
+    "promptSource": STR,
+    "message": Shape({
+        "id": STR, "model": STR, "stop_reason": STR, "content": RAW,
+        "usage": Shape({"input_tokens": INT, "output_tokens": INT,
+                        "cache_read_input_tokens": INT, "cache_creation_input_tokens": INT}),
+    }),
+    "toolUseResult": RAW,
+    "attachment": Shape({"type": STR, "commandMode": STR, "origin": _ORIGIN}),
+})
+
+#: the fields upstream reads of one content block (and of each block of a result's content)
+BLOCK: Final = Shape({
+    "type": STR, "text": STR, "thinking": STR, "signature": STR, "id": STR, "name": STR,
+    "input": RAW, "tool_use_id": STR, "content": RAW, "is_error": BOOL,
+    "source": Shape({"media_type": STR, "data": STR}),
+})
+
+#: the fields upstream reads of a ``toolUseResult`` object
+TOOL_RESULT: Final = Shape({
+    "agentId": STR, "toolUseId": STR, "status": STR, "runId": STR, "transcriptDir": STR,
+    "taskId": STR, "filePath": STR, "originalFile": STR, "content": STR, "oldString": STR,
+    "newString": STR, "replaceAll": BOOL,
+    "structuredPatch": ListOf(Shape({"oldStart": INT, "oldLines": INT, "newStart": INT,
+                                     "newLines": INT, "lines": ListOf(STR)})),
+    "notebook_path": STR, "original_file": STR, "updated_file": STR,
+})
+
+#: the fields upstream reads of an attachment to find its text
+ATTACHMENT_TEXT: Final = Shape({"text": STR, "content": RAW})
