@@ -30,7 +30,7 @@ from _common import corpus, jsonl_files, table
 
 from asz_adapters.claude_code_local.dialect import ClaudeCodeDialect
 from asz_adapters.claude_code_local.source_facts import TRANSCRIPT, SourceFacts
-from asz_core.collect.lines import LineReader
+from asz_core.collect.lines import LineReader, TooLong
 from asz_core.collect.source import SourceLine, convert_line, line_sha
 from asz_core.sessiondata import Header, SessionDataWriter
 from asz_core.sessiondata.writer import encode_record
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
                 dialect = ClaudeCodeDialect(SourceFacts(TRANSCRIPT, "s", "main"))
                 with open(path, "rb") as f:
                     for n, (raw, off) in enumerate(LineReader(f.fileno(), 0).lines(), start=1):
-                        if stage < 2:
+                        if stage < 2 or isinstance(raw, TooLong):  # a line past the read limit is never held
                             continue
                         line = SourceLine(raw, n, off)
                         if stage < 3:
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         with open(path, "rb") as f:
             for raw, _ in LineReader(f.fileno(), 0).lines():
                 count += 1
-                size += len(raw) + 1
+                size += (raw.size if isinstance(raw, TooLong) else len(raw)) + 1
     stages = ["read the files into lines", "parse (SourceLine)", "convert (claude-code/1)",
               "the record's sha", "encode the record", "write it (digest, times)"]
     runs: dict[str, list[float]] = {name: [] for name in ["floor", *stages]}

@@ -485,8 +485,6 @@ def test_files_landed_before_upstreams_rules_still_read(tmp_path: Path) -> None:
     assert not [p for r in verify_root(tmp_path) for p in r.problems]
 
 
-@pytest.mark.xfail(reason="an unknown part's key order and json.Marshal escapes are the writer's (#15.2): this "
-                          "holds once that work is merged", strict=False)
 def test_a_body_landed_whole_is_the_line_upstream_writes(tmp_path: Path) -> None:
     from tests import provider_upstream as upstream
 

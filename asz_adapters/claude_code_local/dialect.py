@@ -78,19 +78,19 @@ class ClaudeCodeDialect:
     def convert(self, line: SourceLine) -> Record:
         kind = self.source.kind
         if kind == SCRIPT:
-            return Record(from_=FROM_RUNTIME, parts=[Part.unknown(line.raw, SCRIPT_REASON)])
+            return Record(from_=FROM_RUNTIME, parts=[line.unknown_part(SCRIPT_REASON)])
         if kind == MANIFEST:
             return self._manifest(line)
         fields = read(line.value, RECORD) if line.is_json else None
         if fields is None or not fields.typed:
             return Record(from_=FROM_RUNTIME, flags=damaged_flags(line.raw),
-                          parts=[Part.unknown(line.raw, NOT_JSON)])
+                          parts=[line.unknown_part(NOT_JSON)])
         return self._record(line, fields)
 
     def _manifest(self, line: SourceLine) -> Record:
         record = Record(from_=FROM_RUNTIME)
         if not line.is_json:  # upstream's writer refuses it; here its bytes are kept
-            record.parts.append(Part.unknown(line.raw, NOT_JSON))
+            record.parts.append(line.unknown_part(NOT_JSON))
             return record
         fields = read(line.value, RECORD)
         if fields is not None and fields.typed:

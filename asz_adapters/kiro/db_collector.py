@@ -36,13 +36,13 @@ from pathlib import Path
 from asz_adapters.kiro.cli_database import DatabaseUnavailable, read_value
 from asz_adapters.kiro.stream_owner import same_source
 from asz_adapters.kiro.units import DbConversation
-from asz_core.collect import LineDialect, SourceLine, line_sha
+from asz_core.collect import LineDialect, SourceLine, convert_encoded, line_sha
 from asz_core.collect.saving import mark_gone, save_state
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, AppendCursor
 from asz_core.root.layout import cursor_file, parse_file_name
 from asz_core.root.storage import SessionHandle
-from asz_core.sessiondata import Header, Record, SessionDataError, encode_record, open_file, reduce_to_fit
+from asz_core.sessiondata import Header, Record, SessionDataError, open_file, reduce_to_fit
 from asz_core.sessiondata.jsonbytes import JSONLine, NotJSON
 
 __all__ = ["ConversationCursor", "ConversationSource", "collect_conversation"]
@@ -199,14 +199,13 @@ def _files_after(directory: Path, after_seq: int) -> list[tuple[int, Path]]:
 
 def _records(source: ConversationSource, turns: list[bytes], start: int,
              offset: int) -> Iterator[tuple[Record, bytes, bytes]]:
-    """``(record, encoded, turn bytes)`` for each turn from index ``start``."""
+    """``(record, encoded, turn bytes)`` for each turn from index ``start``; a record that cannot
+    be encoded lands as its turn would if it did not decode (``convert_encoded``)."""
     for index in range(start, len(turns)):
         raw = turns[index]
-        line = SourceLine(raw, index + 1, offset)
-        record = source.dialect.convert(line) if line.is_json else line.unknown_record()
-        record.ord, record.off, record.bytes, record.sha = index + 1, offset, len(raw), line_sha(raw)
+        record, encoded, _ = convert_encoded(source.dialect, SourceLine(raw, index + 1, offset))
         offset += len(raw) + 1
-        yield record, encode_record(record), raw
+        yield record, encoded, raw
 
 
 def _land_windows(ctx: AdapterContext, session: SessionHandle, source: ConversationSource,

@@ -112,4 +112,4 @@ def unknown_at(line: SourceLine, reason: str, *path: str | int) -> Part:
 
 def unknown_line(line: SourceLine, reason: str) -> Record:
     """A record for a line the dialect cannot describe: every byte kept, with the reason."""
-    return Record(parts=[Part.unknown(line.raw, reason)])
+    return Record(parts=[line.unknown_part(reason)])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from asz_core.collect.append import AppendSource, collect_append
 from asz_core.collect.snapshot import SnapshotSource, collect_snapshot
-from asz_core.collect.source import NOT_JSON, LineDialect, SourceLine, convert_line, line_sha
+from asz_core.collect.source import NOT_JSON, LineDialect, SourceLine, convert_encoded, convert_line, line_sha
 
 __all__ = [
     "NOT_JSON",
@@ -19,6 +19,7 @@ __all__ = [
     "SourceLine",
     "collect_append",
     "collect_snapshot",
+    "convert_encoded",
     "convert_line",
     "line_sha",
 ]

@@ -9,8 +9,11 @@ Each pass, per source (upstream's ``formats/storage-root.md``, "Append cursors")
   A new inode alone is not a conflict: the tail decides;
 * otherwise the lines after the offset land, in files that end before a record that would take
   them past ``max_delta_bytes`` (as written). An unterminated last line is a write in progress and
-  waits. A single record too large for a file lands alone, reduced. At most
-  :data:`~asz_core.context.MAX_WINDOWS` files land per source per pass; the rest is pending.
+  waits (counted ``waiting`` once longer than a line is read whole). A single record too large
+  for a file lands alone, reduced; a line longer than 64 MiB (or ``max_delta_bytes``) is never
+  held, and lands as its size and digest; a record that cannot be encoded lands as a line that
+  does not decode. At most :data:`~asz_core.context.MAX_WINDOWS` files land per source per pass;
+  the rest is pending.
 
 A conflict is sticky: nothing more lands from the source, and every pass counts it, until the
 landed bytes are back. The cursor moves only after the file it covers has landed; a cursor that
@@ -23,13 +26,13 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from asz_core.collect.lines import TAIL_BYTES, LineReader
+from asz_core.collect.lines import READ_LIMIT, TAIL_BYTES, LineReader, TooLong
 from asz_core.collect.saving import save_state, stat_source
-from asz_core.collect.source import LineDialect, SourceLine, convert_line, line_sha
+from asz_core.collect.source import LineDialect, SourceLine, convert_encoded, line_sha, too_long_record
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, AppendCursor
 from asz_core.root.landing import LandingFile
@@ -202,20 +205,31 @@ def _newest_after(directory: Path, kind: str, after_seq: int) -> tuple[int, Path
 _Item = tuple[Record, bytes]
 
 
-def _records(reader: LineReader, ordinal: int, dialect: LineDialect) -> Iterator[_Item]:
+def _records(reader: LineReader, ordinal: int, dialect: LineDialect, source: Path, limit: int,
+             warn: Callable[[str], None]) -> Iterator[_Item]:
     """``(record, encoded line)`` for each complete line the reader hands out.
 
     The line's bytes and parse are let go before its record is encoded, so a line of any size is
     held about twice at once (its bytes and its parse, then its parse and its record) rather
-    than four or five times.
+    than four or five times. A line too long to read lands as its size and digest
+    (:func:`~asz_core.collect.source.too_long_record`); a record that cannot be encoded lands as
+    its line would if it did not decode (:func:`~asz_core.collect.source.convert_encoded`).
+    Both with a warning.
     """
     for raw, offset in reader.lines():
         ordinal += 1
+        if isinstance(raw, TooLong):
+            record = too_long_record(raw, ordinal, offset, reader.read_limit)
+            warn(f"{source}: line {ordinal}: {record.parts[0].text}")
+            yield record, encode_record(record)
+            continue
         line = SourceLine(raw, ordinal, offset)
-        record = convert_line(dialect, line)
-        record.ord, record.off, record.bytes, record.sha = ordinal, offset, len(raw), line_sha(raw)
-        del line, raw
-        yield record, encode_record(record)
+        del raw
+        record, encoded, why = convert_encoded(dialect, line, limit)
+        del line
+        if why is not None:
+            warn(f"{source}: line {ordinal}: {why}; it lands as a line that does not decode, its bytes kept whole")
+        yield record, encoded
 
 
 def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSource,
@@ -223,9 +237,9 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSou
     """Land the new lines in files of at most ``max_delta_bytes``; True if any landed.
     ``before`` is the source's bytes before the cursor, which the tail digest may cover."""
     limit = ctx.max_delta_bytes
-    reader = LineReader(fd, cursor.offset, before)
+    reader = LineReader(fd, cursor.offset, before, read_limit=max(READ_LIMIT, limit))
     del before
-    lines = _records(reader, cursor.ord, source.dialect)
+    lines = _records(reader, cursor.ord, source.dialect, source.path, limit, ctx.warn)
     pending = next(lines, None)
     windows = 0
     while pending is not None:
@@ -244,6 +258,12 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSou
         cursor.ord = landed.summary.last_ord
         cursor.last_seq = landed.seq
         cursor.last_uuid = last_id
+    if reader.waiting > reader.read_limit:
+        # A last line with no newline yet is a write in progress; one this long is more likely
+        # a writer that died, and it is looked through (never held) on every pass until it ends.
+        ctx.counters.waiting += 1
+        ctx.warn(f"{source.path}: its last line has no newline after {reader.waiting} bytes; it lands as "
+                 f"its size and digest once it ends, and is looked for every pass until then")
     if windows:
         # One cursor write for all of this pass's files: a crash before it only makes the
         # cursor lag, and the next pass brings it forward from the files (``_reconcile``).

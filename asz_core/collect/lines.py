@@ -5,6 +5,12 @@ time and splitting it at its newlines costs one call per block. The reader keeps
 read (about :data:`TAIL_BYTES` of them, and of a line longer than a block only its last
 :data:`TAIL_BYTES`), so the digest a cursor keeps of the bytes before its offset is the digest of
 the very bytes that were landed, with no second read that a rewrite could slip into.
+
+A line longer than a block is found first (its newline looked for a block at a time, nothing
+kept), then read with one call into one buffer of its size, so it is held once. A line longer
+than the reader's ``read_limit`` is never held: it is handed out as :class:`TooLong`, its size
+and SHA-256 taken as it streams. An unterminated last line waits, whatever its size; the reader
+says how long it is (:attr:`LineReader.waiting`), so a collector can count one that waits long.
 """
 
 from __future__ import annotations
@@ -13,13 +19,41 @@ import hashlib
 import os
 from collections import deque
 from collections.abc import Iterator
+from dataclasses import dataclass
 
-__all__ = ["BLOCK_BYTES", "TAIL_BYTES", "LineReader"]
+__all__ = ["BLOCK_BYTES", "READ_LIMIT", "TAIL_BYTES", "LineReader", "TooLong", "digest_span"]
 
 #: How much of the source before the offset the tail digest covers.
 TAIL_BYTES = 1 << 20
 #: How much is read at once; a line longer than this is read in pieces of this size.
 BLOCK_BYTES = 1 << 18
+#: The longest line read whole by default: a longer one is digested and sized as it streams.
+#: (A transcript's longest lines are pasted screenshots, a few MB.)
+READ_LIMIT = 64 << 20
+#: How much is read at once while a line too long to hold streams through the digest.
+_STREAM_BYTES = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class TooLong:
+    """A line longer than the reader's limit, never held: its size and digest (hex SHA-256 of
+    its bytes, without the newline), taken as it streamed."""
+
+    size: int
+    sha256: str
+
+
+def digest_span(fd: int, start: int, end: int) -> str:
+    """Hex SHA-256 of the bytes ``[start, end)`` of the file open as ``fd``, read in blocks."""
+    h = hashlib.sha256()
+    pos = start
+    while pos < end:
+        chunk = os.pread(fd, min(_STREAM_BYTES, end - pos), pos)
+        if not chunk:
+            raise OSError(f"the file ended at {pos}, before {end}")
+        h.update(chunk)
+        pos += len(chunk)
+    return h.hexdigest()
 
 
 class LineReader:
@@ -29,34 +63,40 @@ class LineReader:
     :meth:`tail_digest` needs when fewer bytes than that are read).
     """
 
-    def __init__(self, fd: int, offset: int, before: bytes = b"") -> None:
+    def __init__(self, fd: int, offset: int, before: bytes = b"", read_limit: int = READ_LIMIT) -> None:
         self._fd = fd
         self._offset = offset
+        #: the longest line handed out as its bytes
+        self.read_limit = read_limit
+        #: the size of the unterminated last line found (a write in progress), 0 when none
+        self.waiting = 0
         #: ``(file offset, bytes)``, ascending and disjoint: what :meth:`tail_digest` may need
         self._kept: deque[tuple[int, bytes | memoryview]] = deque()
         if before:
             self._kept.append((offset - len(before), before))
         #: the start of the last line handed out: no tail digest will end before it
         self._last_start = offset
-        #: a line longer than a block, read and not yet handed out
-        self._long = b""
 
-    def lines(self) -> Iterator[tuple[bytes, int]]:
-        """``(line without its newline, its offset)`` for each complete line. A last line
-        without its newline is a write in progress: it is not a line yet, and it waits."""
+    def lines(self) -> Iterator[tuple[bytes | TooLong, int]]:
+        """``(line without its newline, its offset)`` for each complete line; a line longer
+        than the read limit as :class:`TooLong`. A last line without its newline is a write in
+        progress: it is not a line yet, and it waits (:attr:`waiting` says how long it is)."""
         fd = self._fd
         pos = self._offset
         while True:
             block = os.pread(fd, BLOCK_BYTES, pos)
             cut = block.rfind(b"\n") + 1
             if not cut:
-                if len(block) < BLOCK_BYTES or not self._read_long_line(pos, block):
+                if len(block) < BLOCK_BYTES:
+                    self.waiting = len(block)
                     return  # the end of the file, or a line still being written
+                size = self._line_size(pos + len(block))
+                if size is None:
+                    return
                 del block
                 self._last_start = pos
-                size = len(self._long) + 1
-                yield self._take_long(), pos  # not kept in this frame while it is used
-                pos += size
+                yield self._take_long(pos, size), pos
+                pos += size + 1
                 continue
             self._keep(pos, memoryview(block)[:cut] if cut < len(block) else block)
             pieces = block.split(b"\n")
@@ -66,34 +106,40 @@ class LineReader:
                 yield raw, pos
                 pos += len(raw) + 1
             if len(block) < BLOCK_BYTES:
+                if len(block) > cut:
+                    self.waiting = len(block) - cut
                 return
 
-    def _read_long_line(self, start: int, first: bytes) -> bool:
-        """Read a line longer than a block on from ``first`` (its first block) to its newline
-        into ``_long``, without it; False if it has none yet. Of it, only its last
-        :data:`TAIL_BYTES` are kept, so a line of any size is held once here, not once more for
-        the digest."""
-        pieces = [first]
-        pos = start + len(first)
+    def _line_size(self, pos: int) -> int | None:
+        """The size of the line that starts a block before ``pos`` and runs on past it (its
+        first block held no newline), found a block at a time and nothing kept; ``None`` (and
+        :attr:`waiting` set) when it has no newline yet."""
+        start = pos - BLOCK_BYTES
         while True:
             block = os.pread(self._fd, BLOCK_BYTES, pos)
             newline = block.find(b"\n")
             if newline >= 0:
-                pieces.append(block[:newline])
-                break
-            if len(block) < BLOCK_BYTES:
-                return False
-            pieces.append(block)
+                return pos + newline - start
             pos += len(block)
-        del block
-        self._long = line = b"".join(pieces)
-        del pieces
-        last = line[-(TAIL_BYTES - 1):] + b"\n"
-        self._keep(start + len(line) + 1 - len(last), last)
-        return True
+            if len(block) < BLOCK_BYTES:
+                self.waiting = pos - start
+                return None
 
-    def _take_long(self) -> bytes:
-        line, self._long = self._long, b""
+    def _take_long(self, start: int, size: int) -> bytes | TooLong:
+        """The line of ``size`` bytes at ``start``: read in one call into one buffer of its size
+        (so held once), or, past the read limit, streamed through its digest. Of it, only its
+        last :data:`TAIL_BYTES` are kept for the tail digest."""
+        end = start + size
+        tail_start = max(start, end + 1 - TAIL_BYTES)
+        if size > self.read_limit:
+            line: bytes | TooLong = TooLong(size, digest_span(self._fd, start, end))
+            last = os.pread(self._fd, end + 1 - tail_start, tail_start)
+        else:
+            line = _read_exactly(self._fd, start, size)
+            last = line[tail_start - start:] + b"\n"
+        if len(last) != end + 1 - tail_start or not last.endswith(b"\n"):
+            raise OSError(f"the line at {start} changed while it was read")
+        self._keep(tail_start, last)
         return line
 
     def _keep(self, start: int, data: bytes | memoryview) -> None:
@@ -122,3 +168,12 @@ class LineReader:
         if covered != end - low:
             raise AssertionError(f"the bytes before {end} were not all kept ({covered} of {end - low})")
         return h.hexdigest()
+
+
+def _read_exactly(fd: int, start: int, size: int) -> bytes:
+    """``size`` bytes from ``start``, in one buffer: one ``pread`` returns them all from a regular
+    file (up to 2 GiB), so fewer means the file shrank under it."""
+    data = os.pread(fd, size, start)
+    if len(data) == size:
+        return data
+    raise OSError(f"the file ended at {start + len(data)}, in the middle of a line that ran to {start + size}")

@@ -1,8 +1,11 @@
 """Collecting a document rewritten in place (a sidecar, a manifest, a metadata file).
 
-A document is one record (``ord`` 1, ``off`` 0, ``bytes``/``sha`` over the whole document). Each
-new version — a new digest of the content with trailing newlines trimmed — lands whole as a new
-one-record file. While the file's size, mtime and inode are unchanged it is not read at all.
+A document is one record (``ord`` 1, ``off`` 0). Its payload is the file with every trailing
+``\n`` and ``\r`` trimmed, as upstream trims it: ``bytes``, ``sha``, the content digest and
+the record are all of that payload, and a document that is empty once trimmed lands nothing.
+Each new version (a new content digest) lands whole as a new one-record file. While the file's
+size, mtime and inode are unchanged it is not read at all. A document longer than a line may be
+to be read whole (:data:`~asz_core.collect.lines.READ_LIMIT`) lands as its size and digest.
 """
 
 from __future__ import annotations
@@ -13,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from asz_core.collect.append import cursor_path
+from asz_core.collect.lines import READ_LIMIT, TooLong, digest_span
 from asz_core.collect.saving import save_state, stat_source
-from asz_core.collect.source import LineDialect, SourceLine, convert_line, line_sha
+from asz_core.collect.source import LineDialect, SourceLine, convert_encoded, line_sha, too_long_record
 from asz_core.context import AdapterContext
 from asz_core.root.cursors import ACTIVE, SnapshotCursor
 from asz_core.root.layout import parse_file_name
@@ -25,7 +29,7 @@ from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.reduce import reduce_to_fit
 from asz_core.sessiondata.writer import encode_record
 
-__all__ = ["SnapshotSource", "collect_snapshot"]
+__all__ = ["SnapshotSource", "collect_snapshot", "document_payload"]
 
 _CLOSING_ROOM = 128
 
@@ -43,8 +47,9 @@ class SnapshotSource:
     batch: str | None = None
 
 
-def _content_digest(document: bytes) -> str:
-    return hashlib.sha256(document.rstrip(b"\r\n")).hexdigest()
+def document_payload(document: bytes) -> bytes:
+    """What lands of a document: its bytes without any trailing ``\n`` or ``\r``."""
+    return document.rstrip(b"\r\n")
 
 
 def collect_snapshot(ctx: AdapterContext, session: SessionHandle, source: SnapshotSource) -> None:
@@ -60,13 +65,16 @@ def collect_snapshot(ctx: AdapterContext, session: SessionHandle, source: Snapsh
     elif (cursor.state == ACTIVE and (cursor.size, cursor.mtime, cursor.ino, cursor.dev)
           == (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)):
         return
+    limit = max(READ_LIMIT, ctx.max_delta_bytes)
     try:
-        document = source.path.read_bytes()
+        document = _read_payload(source.path, st.st_size, limit)
     except OSError as exc:
         counters.unreadable += 1
         ctx.warn(f"cannot read {source.path}: {exc.strerror or exc}")
         return
-    digest = _content_digest(document)
+    if not document:
+        return  # nothing to land yet; read again next pass (an empty file costs a stat and a read)
+    digest = document.sha256 if isinstance(document, TooLong) else hashlib.sha256(document).hexdigest()
     cursor.state, cursor.size, cursor.mtime = ACTIVE, st.st_size, st.st_mtime_ns
     cursor.ino, cursor.dev = st.st_ino, st.st_dev
     if digest != cursor.content_sha256:
@@ -74,23 +82,50 @@ def collect_snapshot(ctx: AdapterContext, session: SessionHandle, source: Snapsh
         if adopted is not None:
             cursor.last_seq = adopted
         else:
-            cursor.last_seq = _land(ctx, session, source, document)
+            cursor.last_seq = _land(ctx, session, source, document, limit)
         cursor.content_sha256 = digest
     save_state(ctx, session, cursor, path)
 
 
-def _land(ctx: AdapterContext, session: SessionHandle, source: SnapshotSource, document: bytes) -> int:
-    line = SourceLine(document, 1, 0)
-    record = convert_line(source.dialect, line)
-    record.ord, record.off, record.bytes, record.sha = 1, 0, len(document), line_sha(document)
+def _read_payload(path: Path, size: int, limit: int) -> bytes | TooLong:
+    """The document's payload (:func:`document_payload`); one longer than ``limit`` as its size
+    and digest, streamed and never held."""
+    if size <= limit:
+        return document_payload(path.read_bytes())
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        end = os.fstat(fd).st_size
+        while end > 0:  # trailing line breaks, looked at from the end a block at a time
+            block = os.pread(fd, min(end, 1 << 16), end - min(end, 1 << 16))
+            kept = len(block.rstrip(b"\r\n"))
+            end -= len(block) - kept
+            if kept:
+                break
+        if end <= limit:
+            return os.pread(fd, end, 0)
+        return TooLong(end, digest_span(fd, 0, end))
+    finally:
+        os.close(fd)
+
+
+def _land(ctx: AdapterContext, session: SessionHandle, source: SnapshotSource, document: bytes | TooLong,
+          limit: int) -> int:
+    """Land the payload ``document`` as a new one-record file; its seq."""
+    if isinstance(document, TooLong):
+        record = too_long_record(document, 1, 0, limit)
+        encoded = encode_record(record)
+        ctx.warn(f"{source.path}: {record.parts[0].text}")
+    else:
+        record, encoded, why = convert_encoded(source.dialect, SourceLine(document, 1, 0), ctx.max_delta_bytes)
+        if why is not None:
+            ctx.warn(f"{source.path}: {why}; it lands as a document that does not decode, its bytes kept whole")
     header = Header(kind=source.kind, session="", src=source.src, dialect=source.dialect.name,
                     adapter=ctx.adapter_id, stream=source.stream, batch=source.batch)
     landing = session.begin(source.subdir, header)
     try:
         room = ctx.max_delta_bytes - landing.writer.size - _CLOSING_ROOM - 1
-        encoded = encode_record(record)
         if len(encoded) > room:
-            record, encoded = reduce_to_fit(record, room)
+            record, encoded = reduce_to_fit(record, room, encoded)
         landing.write(record, encoded)
         return session.commit(landing).seq
     except BaseException:
@@ -99,7 +134,7 @@ def _land(ctx: AdapterContext, session: SessionHandle, source: SnapshotSource, d
 
 
 def _landed_after(session: SessionHandle, source: SnapshotSource, after_seq: int,
-                  document: bytes) -> int | None:
+                  document: bytes | TooLong) -> int | None:
     """The seq of a file that already holds this version (landed before a crash lost the
     cursor write), so it does not land twice."""
     directory = session.path(source.subdir)
@@ -115,7 +150,8 @@ def _landed_after(session: SessionHandle, source: SnapshotSource, after_seq: int
     if not candidates:
         return None
     seq, newest = max(candidates)
-    sha = line_sha(document)
+    sha, size = ((document.sha256[:12], document.size) if isinstance(document, TooLong)
+                 else (line_sha(document), len(document)))
     try:
         with open_file(newest) as reader:
             if reader.header.get("src") != source.src:
@@ -123,7 +159,7 @@ def _landed_after(session: SessionHandle, source: SnapshotSource, after_seq: int
             records = list(reader)
     except SessionDataError:
         return None
-    if len(records) == 1 and records[0].sha == sha and records[0].bytes == len(document):
+    if len(records) == 1 and records[0].sha == sha and records[0].bytes == size:
         return seq
     return None
 

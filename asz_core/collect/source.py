@@ -11,10 +11,14 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Protocol
 
+from asz_core.collect.lines import TooLong
+from asz_core.sessiondata.errors import NotEncodable
 from asz_core.sessiondata.jsonbytes import JSONLine, NotJSON
 from asz_core.sessiondata.model import Part, RawJSON, Record
+from asz_core.sessiondata.writer import encode_record
 
-__all__ = ["DialectUndeclared", "LineDialect", "SourceLine", "convert_line", "line_sha"]
+__all__ = ["DialectUndeclared", "LineDialect", "SourceLine", "convert_encoded", "convert_line", "line_sha",
+           "reduced_unknown", "too_long_record"]
 
 #: the reason an unknown part gives for a line that is not JSON
 NOT_JSON = "the record is not valid JSON"
@@ -28,18 +32,28 @@ def line_sha(raw: bytes) -> str:
 class SourceLine:
     """One line of a source (without its newline), its place, and its parse."""
 
-    __slots__ = ("_error", "_json", "off", "ord", "raw")
+    __slots__ = ("_error", "_json", "_too_large", "off", "ord", "raw")
 
-    def __init__(self, raw: bytes, ord: int = 1, off: int = 0) -> None:
+    def __init__(self, raw: bytes, ord: int = 1, off: int = 0, *, unread: str | None = None) -> None:
         self.raw = raw
         self.ord = ord
         self.off = off
         self._json: JSONLine | None = None
-        self._error: str | None = None
+        self._error: str | None = unread
+        self._too_large = ""  # the line's SHA-256 once the collector says it cannot land whole
+        if unread is not None:
+            return  # taken as a line that does not decode, for the reason given
         try:
             self._json = JSONLine(raw)
         except NotJSON as exc:
             self._error = str(exc)
+
+    def release(self, *, keep_bytes: bool = True) -> None:
+        """Let go of the parse once the record is built, and of the bytes unless ``keep_bytes``
+        (:attr:`raw` is then empty); the line reads as one that did not parse from then on."""
+        self._json = None
+        if not keep_bytes:
+            self.raw = b""
 
     @property
     def is_json(self) -> bool:
@@ -49,6 +63,12 @@ class SourceLine:
     def value(self) -> Any:
         """The parsed line (``None`` when it is not JSON; check :attr:`is_json`)."""
         return self._json.value if self._json is not None else None
+
+    @property
+    def deep(self) -> bool:
+        """Whether a slice of the line could nest too deep inside a record (it holds more
+        containers than a part's data may: :attr:`JSONLine.deep`)."""
+        return self._json is not None and self._json.deep
 
     @property
     def error(self) -> str | None:
@@ -61,9 +81,24 @@ class SourceLine:
             raise ValueError(f"line {self.ord} is not JSON")
         return RawJSON(self._json.raw_at(*path))
 
+    def unknown_part(self, reason: str = NOT_JSON) -> Part:
+        """The part a dialect lands for bytes of this line it cannot describe: the line kept
+        whole, or, when the collector said the line is too large to land
+        (:meth:`too_large_to_land`), its size and digest only. Building the whole part first
+        would escape every control byte to six, so a dialect asks here instead of calling
+        :meth:`Part.unknown` on :attr:`raw`."""
+        if self._too_large:
+            return reduced_unknown(len(self.raw), self._too_large, reason)
+        return Part.unknown(self.raw, reason)
+
     def unknown_record(self, reason: str = NOT_JSON) -> Record:
         """The record a dialect lands for a line it cannot read: its bytes, kept whole."""
-        return Record(parts=[Part.unknown(self.raw, reason)])
+        return Record(parts=[self.unknown_part(reason)])
+
+    def too_large_to_land(self, sha256: str) -> None:
+        """Mark the line as larger than a file may hold (its SHA-256 given): its unknown parts
+        keep its size and digest, not its bytes."""
+        self._too_large = sha256
 
 
 class LineDialect(Protocol):
@@ -99,10 +134,95 @@ class DialectUndeclared(TypeError):
 def convert_line(dialect: LineDialect, line: SourceLine) -> Record:
     """``dialect``'s record for ``line``; a line that is not JSON is an unknown part unless the
     dialect says it reads such lines (``reads_non_json``)."""
-    try:
-        reads_non_json = dialect.reads_non_json
-    except AttributeError:
-        raise DialectUndeclared(dialect) from None
-    if line.is_json or reads_non_json:
+    if reads_non_json(dialect) or line.is_json:  # asked first: an undeclared dialect is refused at once
         return dialect.convert(line)
     return line.unknown_record()
+
+
+def reads_non_json(dialect: LineDialect) -> bool:
+    """Whether ``dialect`` is handed lines that are not JSON; :class:`DialectUndeclared` when it
+    does not say."""
+    try:
+        return bool(dialect.reads_non_json)
+    except AttributeError:
+        raise DialectUndeclared(dialect) from None
+
+
+def convert_encoded(dialect: LineDialect, line: SourceLine,
+                    larger_than: int | None = None) -> tuple[Record, bytes, str | None]:
+    """``line``'s record with its envelope (``ord``, ``off``, ``bytes``, ``sha``), its encoded
+    line, and why the dialect's record could not be encoded when it could not (else ``None``).
+
+    A record no writer can land (:class:`~asz_core.sessiondata.NotEncodable`: an integer past
+    64 bits, data nested too deep) would fail its source on every pass. It lands instead as the
+    line would if it did not decode, the dialect's record for such a line or one unknown part
+    of its bytes, which is what upstream lands for the case known: a number its typed decoder
+    cannot hold makes the whole line not decode.
+
+    A line longer than ``larger_than`` (a file's size: its bytes cannot land whole) is let go
+    of, bytes and parse, once its record is built, so it is never held beside its record and
+    its encoding; should that record not encode, it lands as what "Too large to land" leaves
+    of an unknown part of its bytes (:func:`reduced_unknown`). So does such a line that is not
+    JSON, which no dialect reads, without being encoded at all: a line of control bytes, which
+    escape to six bytes each, is never built six times over.
+    """
+    raw = line.raw
+    large = larger_than is not None and len(raw) > larger_than
+    digest = hashlib.sha256(raw).hexdigest() if large else ""
+    if large and not line.is_json:
+        if not reads_non_json(dialect):
+            return *_reduced_unknown_record(line, digest), None
+        line.too_large_to_land(digest)  # the dialect describes it, its bytes are never escaped
+    record = convert_line(dialect, line)
+    _envelope(record, line, digest)
+    deep = line.deep
+    line.release(keep_bytes=not large)
+    del raw
+    try:
+        return record, encode_record(record, deep=deep), None
+    except NotEncodable as exc:
+        why = str(exc)
+    if large:
+        return *_reduced_unknown_record(line, digest, record), why
+    unread = SourceLine(line.raw, line.ord, line.off, unread=why)
+    record = convert_line(dialect, unread)
+    _envelope(record, line)
+    try:
+        return record, encode_record(record), why
+    except NotEncodable:
+        record = unread.unknown_record()
+        _envelope(record, line)
+        return record, encode_record(record), why
+
+
+def _reduced_unknown_record(line: SourceLine, digest: str, envelope: Record | None = None) -> tuple[Record, bytes]:
+    """The record of ``line`` as one unknown part too large to land, its envelope from
+    ``envelope`` when the line's bytes are let go of already."""
+    record = Record(parts=[reduced_unknown(envelope.bytes if envelope else len(line.raw), digest, NOT_JSON)])
+    if envelope is None:
+        _envelope(record, line, digest)
+    else:
+        record.ord, record.off, record.bytes, record.sha = envelope.ord, envelope.off, envelope.bytes, envelope.sha
+    return record, encode_record(record)
+
+
+def reduced_unknown(size: int, sha256: str, reason: str) -> Part:
+    """An unknown part whose ``size`` bytes (digest ``sha256``) were too large to land: what
+    :func:`~asz_core.sessiondata.reduce_to_fit` leaves of one, its reason and no data."""
+    return Part("unknown", text=reason, state="too_large", bytes=size, sha256=sha256)
+
+
+def too_long_record(line: TooLong, ord: int, off: int, limit: int) -> Record:
+    """The record of a line longer than ``limit``, the most a collector reads whole: its place,
+    size and digest, and one unknown part that says so. Its bytes were never held, so nothing
+    of them is read (not even whether they are JSON)."""
+    reason = (f"the line is {line.size} bytes, more than the {limit} a line is read whole up to; "
+              f"its size and digest landed, its bytes did not")
+    return Record(ord=ord, off=off, bytes=line.size, sha=line.sha256[:12],
+                  parts=[reduced_unknown(line.size, line.sha256, reason)])
+
+
+def _envelope(record: Record, line: SourceLine, digest: str = "") -> None:
+    """Set the record's place, size and ``sha`` (from ``digest``, the line's SHA-256, if known)."""
+    record.ord, record.off, record.bytes = line.ord, line.off, len(line.raw)
+    record.sha = digest[:12] if digest else line_sha(line.raw)

@@ -2,7 +2,8 @@
 
 * :class:`SessionDataWriter` writes a header, records and the closing line with its digest;
 * :func:`open_file` / :func:`read_records` read a landed ``.sd`` or ``.sk`` strictly, one record
-  at a time, raising only :class:`SessionDataError`;
+  at a time, raising only :class:`SessionDataError`; :func:`encode_record` raises
+  :class:`NotEncodable` for a record no writer can land;
 * :class:`Record`, :class:`Part`, :class:`Dropped`, :class:`Usage`, :class:`Header` are the
   shapes (``spec/tables.md``); :class:`RawJSON` is one JSON value's exact bytes;
 * :func:`reduce_to_fit` is "Too large to land";
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from asz_core.sessiondata.errors import SessionDataError
+    from asz_core.sessiondata.errors import NotEncodable, SessionDataError
     from asz_core.sessiondata.model import (
         FROM_AGENT,
         FROM_EXTERNAL,
@@ -43,6 +44,7 @@ __all__ = [
     "Dropped",
     "FileSummary",
     "Header",
+    "NotEncodable",
     "Part",
     "RawJSON",
     "Record",
@@ -66,6 +68,7 @@ __all__ = [
 #: (a pass with nothing new needs none of them, and their dataclasses cost its start-up)
 _MODULES = {
     "SessionDataError": "errors",
+    "NotEncodable": "errors",
     **dict.fromkeys(("FROM_AGENT", "FROM_EXTERNAL", "FROM_RUNTIME", "PART_KINDS", "STATES", "Dropped", "Header",
                      "Part", "RawJSON", "Record", "Usage", "split_mcp_name"), "model"),
     **dict.fromkeys(("SessionDataFile", "check_file", "decode_record", "open_file", "read_records"), "reader"),

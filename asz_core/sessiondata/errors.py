@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["SessionDataError"]
+__all__ = ["NotEncodable", "SessionDataError"]
 
 
 class SessionDataError(ValueError):
@@ -21,3 +21,8 @@ class SessionDataError(ValueError):
         if line is not None:
             where += f"line {line}: "
         super().__init__(where + message)
+
+
+class NotEncodable(ValueError):
+    """A record no writer can land, however often it is tried (upstream's ``ErrNotEncodable``):
+    an integer past 64 bits, data nested too deep to read back inside a record."""

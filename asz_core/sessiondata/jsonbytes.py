@@ -9,8 +9,10 @@ this module never does that for source bytes unless it has proved the result is 
 * slow path (odd escapes, lone surrogates, integers past 64 bits, whitespace, duplicate keys):
   the value's span is found by scanning the line's bytes and compacted outside strings.
 
-Strings the writer encodes itself follow the spec's rule instead: ``<``, ``>`` and ``&`` literal,
-U+2028 and U+2029 escaped, lone surrogates escaped as ``\\udXXX``.
+Strings the writer encodes itself follow upstream's rules instead (:func:`encode_value`: ``<``,
+``>`` and ``&`` literal, U+2028 and U+2029 escaped, a lone surrogate written as U+FFFD), and
+the values upstream builds with ``json.Marshal`` escape ``<``, ``>`` and ``&`` too
+(:func:`marshal_value`).
 """
 
 from __future__ import annotations
@@ -25,16 +27,20 @@ import orjson
 
 __all__ = [
     "MAX_DEPTH",
+    "RECORD_DATA_DEPTH",
     "JSONLine",
     "NotJSON",
     "compact",
     "depth_exceeds",
     "encode_value",
     "loads_strict",
+    "marshal_value",
 ]
 
 #: The most objects and lists a record line may hold open at once (spec, "Reading a record").
 MAX_DEPTH = 256
+#: The deepest a part's data may nest: the record, its ``parts`` list and the part hold it.
+RECORD_DATA_DEPTH = MAX_DEPTH - 3
 
 _LINE_SEP = b"\xe2\x80\xa8"
 _PARA_SEP = b"\xe2\x80\xa9"
@@ -44,6 +50,10 @@ _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
 _NOT_OPENER = bytes(b for b in range(256) if b not in b"[{")
 _BRACKET_STEP = [1 if b in b"[{" else -1 if b in b"]}" else 0 for b in range(256)]
+
+
+#: what orjson refused, for the exact parser to try
+_REFUSED = object()
 
 
 class NotJSON(ValueError):
@@ -92,13 +102,24 @@ def loads_strict(raw: bytes) -> Any:
     surrogate escapes, integers past 64 bits). ``NaN``/``Infinity`` and over-deep nesting are
     refused. Raises :class:`NotJSON`.
     """
+    return _loads(raw)[0]
+
+
+def _loads(raw: bytes) -> tuple[Any, bool]:
+    """:func:`loads_strict`'s value, and whether ``raw`` could nest deeper than
+    :data:`RECORD_DATA_DEPTH` (:func:`_may_nest_deeper`: rare, and what a record holding a
+    slice of it must be checked for)."""
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
+        value = _REFUSED
+    if value is _REFUSED:
+        # not inside the ``except``: orjson's error holds the whole line decoded as its ``doc``
         value = _loads_slow(raw)
-    if isinstance(value, (dict, list)) and _may_nest_deeper(raw) and value_depth_exceeds(value):
+    deep = isinstance(value, (dict, list)) and _may_nest_deeper(raw, RECORD_DATA_DEPTH)
+    if deep and value_depth_exceeds(value):
         raise NotJSON(f"nested deeper than {MAX_DEPTH}")
-    return value
+    return value, deep
 
 
 def _may_nest_deeper(raw: bytes, limit: int = MAX_DEPTH) -> bool:
@@ -133,31 +154,39 @@ def compact(raw: bytes) -> bytes:
 def encode_value(value: Any) -> bytes:
     """Encode a value asz builds itself (a text, a label, a manifest) by the writer's rules.
 
-    ``<``, ``>`` and ``&`` stay literal; U+2028 and U+2029 are escaped; a lone surrogate, which
-    orjson refuses, is written as its ``\\udXXX`` escape. Never for a source's own bytes.
+    The rules of Go's encoder with HTML escaping off, which upstream's writer uses for the
+    fields it owns: ``<``, ``>`` and ``&`` stay literal; U+2028 and U+2029 are escaped; a lone
+    surrogate, which Go's decoder would have read as U+FFFD, is written as U+FFFD. An integer
+    past 64 bits raises ``orjson.JSONEncodeError``. Never for a source's own bytes.
     """
     try:
         out = orjson.dumps(value)
     except orjson.JSONEncodeError:
         return _encode_slow(value)
-    if _LINE_SEP in out or _PARA_SEP in out:
+    if not out.isascii() and (_LINE_SEP in out or _PARA_SEP in out):
         # orjson writes them raw inside strings; the writer escapes them
         out = out.replace(_LINE_SEP, b"\\u2028").replace(_PARA_SEP, b"\\u2029")
     return out
 
 
+def marshal_value(value: Any) -> bytes:
+    """Encode a value as Go's ``json.Marshal`` does: :func:`encode_value`'s rules, with ``<``,
+    ``>`` and ``&`` escaped as ``\\u003c``, ``\\u003e`` and ``\\u0026``.
+
+    Upstream builds an unknown part's string, a media part's base64 and a derived
+    ``changes/1`` record this way, so their bytes carry those escapes (they never occur in
+    JSON outside a string, so every one replaced is inside one).
+    """
+    out = encode_value(value)
+    if 0x3C in out or 0x3E in out or 0x26 in out:
+        out = out.replace(b"<", b"\\u003c").replace(b">", b"\\u003e").replace(b"&", b"\\u0026")
+    return out
+
+
 def _encode_slow(value: Any) -> bytes:
-    """The same encoding, one piece at a time, for values holding lone surrogates."""
+    """The same encoding for values holding lone surrogates: each becomes U+FFFD."""
     if isinstance(value, str):
-        pieces = [b'"']
-        last = 0
-        for m in _SURROGATE.finditer(value):
-            pieces.append(encode_value(value[last : m.start()])[1:-1])
-            pieces.append(b"\\u%04x" % ord(m.group()))
-            last = m.end()
-        pieces.append(encode_value(value[last:])[1:-1])
-        pieces.append(b'"')
-        return b"".join(pieces)
+        return encode_value(_SURROGATE.sub("\ufffd", value))
     if isinstance(value, dict):
         items = (_encode_slow(str(k)) + b":" + _encode_slow(v) for k, v in value.items())
         return b"{" + b",".join(items) + b"}"
@@ -166,7 +195,7 @@ def _encode_slow(value: Any) -> bytes:
     if isinstance(value, orjson.Fragment):
         contents = value.contents
         return contents if isinstance(contents, bytes) else contents.encode("utf-8")
-    return encode_value(value)
+    return orjson.dumps(value)
 
 
 class JSONLine:
@@ -177,11 +206,13 @@ class JSONLine:
     and indexes.
     """
 
-    __slots__ = ("_canonical", "raw", "value")
+    __slots__ = ("_canonical", "deep", "raw", "value")
 
     def __init__(self, raw: bytes) -> None:
         self.raw = raw
-        self.value = loads_strict(raw)
+        #: whether the line holds more than :data:`MAX_DEPTH` containers, so that a slice of it
+        #: put inside a record could nest too deep there (a record is checked only then)
+        self.value, self.deep = _loads(raw)
         self._canonical: bool | None = None
 
     @property

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import orjson
 
-from asz_core.sessiondata.jsonbytes import encode_value, loads_strict
+from asz_core.sessiondata.jsonbytes import encode_value, loads_strict, marshal_value
 
 __all__ = [
     "FROM_AGENT",
@@ -38,6 +38,10 @@ STATES: Final = frozenset(
 FROM_AGENT: Final = "agent"
 FROM_EXTERNAL: Final = "external"
 FROM_RUNTIME: Final = "runtime"
+#: a part's ``data`` this large, in a record of a source this large, is not handed to the encoder:
+#: :meth:`Part.to_json` puts :data:`DATA_HOLE` in its place and the writer puts the bytes in the line
+SPLICE_FROM: Final = 1 << 20
+DATA_HOLE: Final = orjson.Fragment(b"null")
 
 
 class RawJSON(bytes):
@@ -47,8 +51,15 @@ class RawJSON(bytes):
 
     @classmethod
     def of(cls, value: Any) -> RawJSON:
-        """Encode a value the adapter built, by the writer's rules."""
+        """Encode a value the adapter built, by the writer's rules (``<``, ``>``, ``&``
+        literal), as upstream encodes the fields it owns and a provider body's manifest."""
         return cls(encode_value(value))
+
+    @classmethod
+    def marshal(cls, value: Any) -> RawJSON:
+        """Encode a value as upstream's ``json.Marshal`` does (``<``, ``>``, ``&`` escaped):
+        an unknown part's string, a media part's base64, a derived ``changes/1`` record."""
+        return cls(marshal_value(value))
 
     def value(self) -> Any:
         """The parsed value."""
@@ -66,14 +77,16 @@ class Usage:
 
     def to_json(self) -> dict[str, int]:
         # Written out field by field, as Record.to_json is: a third of the records carry usage.
+        # A count of 0 is left out, as upstream leaves it out, so usage the runtime reported
+        # with nothing in it is written ``{}``.
         out: dict[str, int] = {}
-        if self.in_ is not None:
+        if self.in_:
             out["in"] = self.in_
-        if self.out is not None:
+        if self.out:
             out["out"] = self.out
-        if self.cache_read is not None:
+        if self.cache_read:
             out["cache_read"] = self.cache_read
-        if self.cache_write is not None:
+        if self.cache_write:
             out["cache_write"] = self.cache_write
         return out
 
@@ -91,6 +104,8 @@ class Dropped:
     why: str
 
     def to_json(self) -> dict[str, Any]:
+        if not self.why:
+            return {"what": self.what, "bytes": self.bytes}
         return {"what": self.what, "bytes": self.bytes, "why": self.why}
 
 
@@ -145,8 +160,7 @@ class Part:
 
     @classmethod
     def media_part(cls, media_type: str | None, base64_text: str) -> Part:
-        return cls("media", media=media_type, data=RawJSON(encode_value(base64_text)),
-                   bytes=len(base64_text))
+        return cls("media", media=media_type, data=RawJSON.marshal(base64_text), bytes=len(base64_text))
 
     @classmethod
     def data_part(cls, data: RawJSON) -> Part:
@@ -154,13 +168,14 @@ class Part:
 
     @classmethod
     def unknown(cls, raw: builtins.bytes, reason: str) -> Part:
-        """Bytes the dialect cannot describe, kept whole (base64 when not valid UTF-8)."""
+        """Bytes the dialect cannot describe, kept whole: one JSON string as ``json.Marshal``
+        writes it, or their base64 (``encoding``) when they are not valid UTF-8."""
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
             return cls("unknown", text=reason, bytes=len(raw), encoding="base64",
-                       data=RawJSON(encode_value(base64.b64encode(raw).decode("ascii"))))
-        return cls("unknown", text=reason, bytes=len(raw), data=RawJSON(encode_value(text)))
+                       data=RawJSON(b'"%s"' % base64.b64encode(raw)))
+        return cls("unknown", text=reason, bytes=len(raw), data=RawJSON.marshal(text))
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -179,32 +194,39 @@ class Part:
             return base64.b64decode(text, validate=True)
         return text.encode("utf-8")
 
-    def to_json(self) -> dict[str, Any]:
-        # Written out field by field: this runs for every part of every record landed.
+    def to_json(self, splice: bool = False) -> dict[str, Any]:
+        # Written out field by field: this runs for every part of every record landed. The
+        # keys in upstream's order; an empty string, a 0 ``bytes`` and an empty ``data`` are
+        # left out as upstream leaves them out (``failed`` is written whenever it is set).
         out: dict[str, Any] = {"k": self.k}
-        if self.id is not None:
+        if self.text:
+            out["text"] = self.text
+        if self.data:
+            # with ``splice``, a large one is put in after encoding (the writer's
+            # ``_fill_holes``): a Fragment takes a copy of it, and the encoder's buffer another
+            out["data"] = (DATA_HOLE if splice and len(self.data) >= SPLICE_FROM
+                           else orjson.Fragment(bytes(self.data)))
+        if self.id:
             out["id"] = self.id
-        if self.name is not None:
-            out["name"] = self.name
-        if self.server is not None:
-            out["server"] = self.server
-        if self.server_tool is not None:
-            out["server_tool"] = self.server_tool
-        if self.of is not None:
+        if self.of:
             out["of"] = self.of
+        if self.name:
+            out["name"] = self.name
+        if self.server:
+            out["server"] = self.server
+        if self.server_tool:
+            out["server_tool"] = self.server_tool
         if self.failed is not None:
             out["failed"] = self.failed
-        if self.media is not None:
+        if self.media:
             out["media"] = self.media
-        if self.encoding is not None:
+        if self.encoding:
             out["encoding"] = self.encoding
-        if self.text is not None:
-            out["text"] = self.text
-        if self.data is not None:
-            out["data"] = orjson.Fragment(bytes(self.data))
-        out["state"] = self.state
-        out["bytes"] = self.bytes
-        if self.sha256 is not None:
+        if self.state:
+            out["state"] = self.state
+        if self.bytes:
+            out["bytes"] = self.bytes
+        if self.sha256:
             out["sha256"] = self.sha256
         return out
 
@@ -253,48 +275,54 @@ class Record:
     parts: list[Part] = field(default_factory=list)
     dropped: list[Dropped] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        """The record as the writer lays it out; absent fields are left out."""
+    def to_json(self, splice: bool = False) -> dict[str, Any]:
+        """The record as the writer lays it out, in upstream's key order (``splice``: a part's
+        data of :data:`SPLICE_FROM` bytes or more as :data:`DATA_HOLE`, for the writer).
+
+        ``ord``, ``off`` and ``bytes`` are always written, ``sha`` whenever it is set; every
+        other field is left out when it is empty (``None``, ``""``, no flags, no parts, no
+        dropped entries). ``usage`` is written whenever the runtime reported one, ``{}`` when
+        every count in it is 0.
+        """
         # Written out field by field: this runs for every record landed.
         out: dict[str, Any] = {"ord": self.ord, "off": self.off}
         if self.sha is not None:
             out["sha"] = self.sha
         out["bytes"] = self.bytes
-        if self.id is not None:
+        if self.id:
             out["id"] = self.id
-        if self.parent is not None:
+        if self.parent:
             out["parent"] = self.parent
-        if self.call is not None:
+        if self.call:
             out["call"] = self.call
-        if self.run is not None:
+        if self.run:
             out["run"] = self.run
-        if self.continues is not None:
+        if self.continues:
             out["continues"] = self.continues
-        if self.tool is not None:
+        if self.tool:
             out["tool"] = self.tool
-        if self.child is not None:
+        if self.child:
             out["child"] = self.child
-        if self.batch is not None:
+        if self.batch:
             out["batch"] = self.batch
-        if self.label is not None:
+        if self.label:
             out["label"] = self.label
-        if self.started_by is not None:
+        if self.started_by:
             out["started_by"] = self.started_by
-        if self.from_ is not None:
+        if self.from_:
             out["from"] = self.from_
-        if self.time is not None:
+        if self.time:
             out["time"] = self.time
-        if self.trigger is not None:
+        if self.trigger:
             out["trigger"] = self.trigger
         if self.flags:
             out["flags"] = self.flags
         if self.usage is not None:
-            usage = self.usage.to_json()
-            if usage:
-                out["usage"] = usage
-        if self.model is not None:
+            out["usage"] = self.usage.to_json()
+        if self.model:
             out["model"] = self.model
-        out["parts"] = [p.to_json() for p in self.parts]
+        if self.parts:
+            out["parts"] = [p.to_json(splice) for p in self.parts]
         if self.dropped:
             out["dropped"] = [d.to_json() for d in self.dropped]
         return out
@@ -322,17 +350,26 @@ class Header:
                                "kind": self.kind, "adapter": self.adapter,
                                "dialect": self.dialect, "src": self.src,
                                "session": self.session}
-        if self.stream is not None:
+        if self.stream:
             out["stream"] = self.stream
-        if self.batch is not None:
+        if self.batch:
             out["batch"] = self.batch
         out.update(self.extra)
         return out
 
 
+#: a text is encoded this many characters at a time to be measured, so a long one is never
+#: copied whole just to count its bytes
+_MEASURE_SLICE = 1 << 20
+
+
 def _utf8_len(text: str) -> int:
     if text.isascii():  # no copy: an ASCII str's length is its UTF-8 size
         return len(text)
+    if len(text) > _MEASURE_SLICE:
+        # each code point encodes on its own, so the slices' sizes add up to the whole's
+        return sum(len(text[i:i + _MEASURE_SLICE].encode("utf-8", "surrogatepass"))
+                   for i in range(0, len(text), _MEASURE_SLICE))
     try:
         return len(text.encode("utf-8"))
     except UnicodeEncodeError:  # a lone surrogate: count it as its three-byte form

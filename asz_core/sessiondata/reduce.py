@@ -153,4 +153,4 @@ def _reduce_changes(part: Part) -> None:
     else:
         for key in ("changes", "overlaps", "gaps"):
             value.pop(key, None)
-    part.data = RawJSON.of(value)
+    part.data = RawJSON.marshal(value)  # a changes/1 record is encoded as json.Marshal encodes it

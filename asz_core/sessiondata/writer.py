@@ -12,12 +12,13 @@ from typing import Any, Protocol
 
 import orjson
 
-from asz_core.sessiondata.errors import SessionDataError
-from asz_core.sessiondata.jsonbytes import compact, encode_value
-from asz_core.sessiondata.model import Header, RawJSON, Record
+from asz_core.sessiondata.errors import NotEncodable, SessionDataError
+from asz_core.sessiondata.jsonbytes import MAX_DEPTH, compact, depth_exceeds, encode_value
+from asz_core.sessiondata.model import SPLICE_FROM, Header, RawJSON, Record
 from asz_core.sessiondata.times import parse_instant, same_sort, sorts_as_instant
 
-__all__ = ["ByteSink", "FileSummary", "SessionDataWriter", "check_header", "encode_record", "closing_line"]
+__all__ = ["ByteSink", "FileSummary", "NotEncodable", "SessionDataWriter", "check_header", "closing_line",
+           "encode_record"]
 
 #: lines shorter than this are written with their newline joined on
 _JOIN_BELOW = 1 << 16
@@ -38,25 +39,75 @@ def check_header(header: dict[str, Any]) -> None:
             raise SessionDataError(f"header: {key} is required")
 
 
-def encode_record(record: Record) -> bytes:
-    """One record as its landed line, without the newline."""
-    obj = record.to_json()
+def encode_record(record: Record, *, deep: bool = False) -> bytes:
+    """One record as its landed line, without the newline.
+
+    Raises :class:`NotEncodable` for a record no writer could land (an integer past 64 bits;
+    with ``deep``, a line nested deeper than a reader reads): trying again would fail again, so
+    a collector lands something else in its place rather than failing its source every pass.
+    ``deep`` says the record's data may nest that deep (a slice of a source line that held more
+    than :data:`~asz_core.sessiondata.jsonbytes.RECORD_DATA_DEPTH` containers): checking every
+    line would cost a scan of its bytes, for a case one line in hundreds could hold.
+    """
+    # A record whose source is large may hold a large data part: its data goes into the line
+    # after encoding (``_fill_holes``), not through the encoder. (Data as large as that from a
+    # smaller source is copied through the encoder, as every other data is.)
+    splice = record.bytes >= SPLICE_FROM
+    obj = record.to_json(splice)
     try:
         line = orjson.dumps(obj)
     except orjson.JSONEncodeError:
-        return orjson.dumps(_escape_strings(obj))  # a lone surrogate in a string we encode
-    if not line.isascii() and (_LINE_SEP in line or _PARA_SEP in line):
-        # Our own strings escape U+2028/U+2029; a source's data keeps what it wrote. (Most
-        # lines are ASCII, which is checked far faster than either is searched for.)
-        line = orjson.dumps(_escape_strings(obj))
+        line = _dumps_repaired(obj)  # a lone surrogate in a string we encode, or worse
+    else:
+        if not line.isascii() and (_LINE_SEP in line or _PARA_SEP in line):
+            # Our own strings escape U+2028/U+2029; a source's data keeps what it wrote. (Most
+            # lines are ASCII, which is checked far faster than either is searched for.)
+            line = _dumps_repaired(obj)
+    del obj
+    if splice:
+        line = _fill_holes(line, record)
     if _LF in line or _CR in line:
         # Only a part's raw data can hold a line break (whitespace between its tokens); a
-        # record is one line, so such data lands compacted, as the spec's writer does.
+        # record is one line, so such data lands compacted, as upstream's writer lands it.
         for part in record.parts:
             if part.data is not None:
                 part.data = RawJSON(compact(part.data))
-        return encode_record(record)
+        return encode_record(record, deep=deep)
+    if deep and depth_exceeds(line):
+        raise NotEncodable(f"the record nests deeper than {MAX_DEPTH} objects and lists, more than a reader reads")
     return line
+
+
+def _fill_holes(line: bytes, record: Record) -> bytes:
+    """Put each large part's data where :meth:`Part.to_json` left :data:`DATA_HOLE` for it.
+
+    Each part's ``data`` is the first ``"data":`` after the end of the previous part's: no key
+    before it in a part holds raw JSON, and a string cannot hold ``"data":`` unescaped.
+    """
+    pieces: list[bytes | memoryview] = []
+    view = memoryview(line)  # slices of it are not copies; the one join is
+    pos = done = 0  # where to look for the next part's data; what is in ``pieces`` already
+    for part in record.parts:
+        if not part.data:
+            continue
+        at = line.index(b'"data":', pos) + 7
+        if len(part.data) < SPLICE_FROM:
+            pos = at + len(part.data)
+            continue
+        pieces.append(view[done:at])
+        pieces.append(part.data)
+        pos = done = at + 4  # past the hole's ``null``
+    if not pieces:
+        return line
+    pieces.append(view[done:])
+    return b"".join(pieces)
+
+
+def _dumps_repaired(obj: dict[str, Any]) -> bytes:
+    try:
+        return orjson.dumps(_escape_strings(obj))
+    except orjson.JSONEncodeError as exc:
+        raise NotEncodable(str(exc)) from None
 
 
 def _escape_strings(value: Any) -> Any:

@@ -109,13 +109,14 @@ def test_every_source_kind_lands_in_its_place(projects: Path, run_local: Callabl
     assert (record.ord, record.off, record.label, record.batch, record.time) == (1, 0, "tidy-notes", RUN, None)
     assert record.parts[0].k == "data" and record.parts[0].value()["workflowName"] == "tidy-notes"
     source = (projects / NOTES / WF_SESSION / "workflows" / f"{RUN}.json").read_bytes()
-    assert record.bytes == len(source)  # the whole document, its indentation included
+    # the whole document, its indentation included, without its trailing newline (upstream trims it)
+    assert record.bytes == len(source.rstrip(b"\r\n")) == len(source) - 1
     (script,) = files[f"runs/{RUN}/workflow_script"]
     (record,) = script["records"]  # type: ignore[misc]
     assert script["src"] == f"{base}/workflows/scripts/tidy-notes-{RUN}.js"
     assert [(p.k, p.text) for p in record.parts] == [("unknown", SCRIPT_REASON)]
     assert record.parts[0].raw() == (projects / NOTES / WF_SESSION / "workflows" / "scripts" /
-                                     f"tidy-notes-{RUN}.js").read_bytes()
+                                     f"tidy-notes-{RUN}.js").read_bytes().rstrip(b"\r\n")
     assert (record.from_, record.batch) == ("runtime", None)  # nothing but its bytes
     (meta,) = _files(asz_pass.root, AGENT_SESSION)["streams/a4c7e9f1b2d3a5c68/agent_meta"]
     (record,) = meta["records"]  # type: ignore[misc]

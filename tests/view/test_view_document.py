@@ -33,7 +33,7 @@ def test_a_call_is_its_fragments_with_the_last_usage_and_its_tools_answered(tmp_
     main, child = doc["streams"]
     m1, m2 = main["calls"]
     assert m1["records"] == [{"seq": 1, "row": 2}, {"seq": 1, "row": 3}]
-    assert m1["usage"] == {"in": 1, "out": 9, "cache_read": 5, "cache_write": 0}
+    assert m1["usage"] == {"in": 1, "out": 9, "cache_read": 5}  # a count of zero left out (asz.view)
     assert m1["finished"] is True and m1["time"] == "2026-09-01T10:00:01Z" and m1["run"] == "P1"
     t1, t2 = m1["tool_calls"]
     assert t1["at"] == {"seq": 1, "row": 2, "block": 1} and t1["result"]["at"] == {"seq": 1, "row": 4, "block": 0}
