@@ -3,8 +3,15 @@
 The first file found among ``--config``, ``$ASZ_CONFIG``, ``./asz.yaml`` and the user config
 directory (``$XDG_CONFIG_HOME/asz/asz.yaml``, else ``~/.config/asz/asz.yaml``) is merged over the
 built-in defaults (the packaged ``asz.yaml``, which the repository root shows): mappings merge
-key by key, and a file that lists ``adapters`` replaces the default list. ``$ASZ_ROOT``
-overrides ``storage.root``. Relative paths in a file are relative to that file's directory.
+key by key, and a file's ``adapters`` merge into the default list by name
+(:func:`_merge_adapters`), so listing a third-party adapter leaves the built-in ones on.
+``$ASZ_ROOT`` overrides ``storage.root``; an empty root (the default) is the platform's data
+directory (:func:`asz_core.userdirs.data_dir`). Relative paths resolve against the working
+directory, as upstream resolves them, so one file lands in one place whoever reads it.
+
+Upstream's own ``asz.yaml`` loads: its sections and adapters this implementation does not have
+yet (:data:`UPSTREAM_ONLY_SECTIONS`, :data:`UPSTREAM_ONLY_ADAPTERS`) and ``collector.mode`` are
+each named in one warning and skipped; anything else unknown is an error.
 
 Everything is validated with ``jsonschema`` before anything runs. Each error names the file, the
 line and the key path, found by walking the YAML node tree, and says what was expected. A
@@ -24,13 +31,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from asz_core import __version__, configcache
+from asz_core import __version__, configcache, userdirs
+from asz_core.errors import ConfigError
 from asz_core.host import AdapterNotAvailable, PluginHost
 
 if TYPE_CHECKING:
     import yaml
 
-__all__ = ["AdapterEntry", "Config", "ConfigError", "load_config", "parse_duration"]
+__all__ = ["UPSTREAM_ONLY_ADAPTERS", "UPSTREAM_ONLY_SECTIONS", "AdapterEntry", "Config", "ConfigError",
+           "load_config", "parse_duration"]
 
 _DEFAULTS_NAME = "asz.yaml"
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
@@ -39,7 +48,10 @@ COLLECTOR_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "mode": {"enum": ["watch", "once"], "default": "watch"},
+        # upstream's: whether ``asz collect`` keeps collecting. Read by nothing here (``run`` is
+        # one pass; ``run --watch`` and ``schedule install`` repeat it), so it has no default and
+        # a file that sets it is told so (:func:`_upstream_notes`)
+        "mode": {"enum": ["watch", "once"]},
         "interval": {"type": "string", "pattern": r"^(?=.)(\d+h)?(\d+m)?(\d+s)?$",
                      "default": "10m"},
         "max_delta_bytes": {"type": "integer", "minimum": 4096, "default": 2097152},
@@ -67,7 +79,8 @@ CORE_SCHEMA: dict[str, Any] = {
         "storage": {
             "type": "object",
             "additionalProperties": False,
-            "properties": {"root": {"type": "string", "minLength": 1, "default": "./data"}},
+            # "": the platform's data directory for asz (asz_core.userdirs.data_dir)
+            "properties": {"root": {"type": "string", "default": ""}},
             "default": {},
         },
         "view": {
@@ -76,6 +89,15 @@ CORE_SCHEMA: dict[str, Any] = {
             "properties": {
                 "hide": {"type": "array", "uniqueItems": True,
                          "items": {"enum": ["system_prompt", "tool_schemas"]}, "default": []},
+            },
+            "default": {},
+        },
+        # installed plugins (``asz.plugins``) switched off by name: ``plugins: {otlp-push: {enabled: false}}``
+        "plugins": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "object", "additionalProperties": False,
+                "properties": {"enabled": {"type": "boolean", "default": True}},
             },
             "default": {},
         },
@@ -89,12 +111,17 @@ CORE_SCHEMA: dict[str, Any] = {
 }
 
 
-class ConfigError(Exception):
-    """The configuration cannot be used; ``problems`` lists each problem, one per line."""
-
-    def __init__(self, problems: list[str]) -> None:
-        self.problems = problems
-        super().__init__("\n".join(problems))
+#: upstream's sections this implementation does not have yet: what each is, for the warning
+UPSTREAM_ONLY_SECTIONS: dict[str, str] = {
+    "parse": "upstream's round files (Session Flow), which this asz does not build yet",
+    "metrics": "upstream's derived metrics, which this asz does not derive yet",
+}
+#: upstream's adapters this implementation does not have yet (unless one is installed)
+UPSTREAM_ONLY_ADAPTERS: dict[str, str] = {
+    "changes": "the Claude Code plugin's change records",
+    "claude-code-otlp": "a listener for Claude Code's own telemetry",
+    "langsmith-ingest": "the LangSmith tracing client's receiver",
+}
 
 
 def parse_duration(text: str) -> float:
@@ -122,10 +149,16 @@ class Config:
     source: str  #: the file it came from, or "built-in defaults"
     data: dict[str, Any]
     adapters: list[AdapterEntry] = field(default_factory=list)
+    #: what was read and skipped (upstream's sections and adapters not implemented here), one each
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def root(self) -> Path:
         return Path(self.data["storage"]["root"])
+
+    def plugin_enabled(self, name: str) -> bool:
+        """Whether the installed plugin ``name`` is on (``plugins.<name>.enabled``, default yes)."""
+        return bool(self.data.get("plugins", {}).get(name, {}).get("enabled", True))
 
     def section(self, dotted: str) -> dict[str, Any]:
         """A plugin's section, such as ``export.otlp`` (empty when absent)."""
@@ -139,8 +172,7 @@ class Config:
 
 
 def _user_config() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "asz" / "asz.yaml"
+    return Path(userdirs.config_dir()) / "asz.yaml"
 
 
 def config_candidates(explicit: str | None) -> list[Path]:
@@ -243,12 +275,57 @@ def _defaults_path() -> Path:
 
 
 def _merge(base: Any, override: Any) -> Any:
+    """``override`` over ``base``, mapping by mapping; ``adapters`` is merged by
+    :func:`_merge_adapters`, which knows the entries' names."""
     if isinstance(base, dict) and isinstance(override, dict):
         out = dict(base)
         for key, value in override.items():
-            out[key] = value if key == "adapters" else _merge(base.get(key), value)
+            out[key] = copy.deepcopy(value) if key == "adapters" else _merge(base.get(key), value)
         return out
     return copy.deepcopy(override)
+
+
+@dataclass
+class _Listed:
+    """One adapter entry after the merge, and where its lines are: the document and the index
+    of the entry there (the file's own when the file names it, else the defaults')."""
+
+    entry: Any
+    doc: _Document
+    index: int
+
+
+def _merge_adapters(defaults: _Document, doc: _Document | None) -> list[_Listed]:
+    """The file's adapter list merged into the built-in one, so that naming a third-party adapter
+    does not switch the built-in ones off (``enabled: false`` does):
+
+    1. an entry naming a built-in adapter is merged over its default entry;
+    2. the file's entries run in the file's order;
+    3. a built-in entry the file does not name keeps its place before the next built-in the file
+       names (``claude-code-provider`` stays after ``claude-code-local``), else goes at the end.
+    """
+    base = defaults.data.get("adapters") or []
+    listed = doc.data.get("adapters") if doc is not None else None
+    builtin = {d["name"]: (i, d) for i, d in enumerate(base)}
+    if doc is None or not isinstance(listed, list):
+        return [_Listed(copy.deepcopy(d), defaults, i) for i, d in enumerate(base)]
+    out: list[_Listed] = []
+    named: list[Any] = []
+    for index, entry in enumerate(listed):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        merged = _merge(builtin[name][1], entry) if isinstance(name, str) and name in builtin else entry
+        out.append(_Listed(copy.deepcopy(merged), doc, index))
+        named.append(name)
+    order = list(builtin)
+    for position, name in enumerate(order):
+        if name in named:
+            continue
+        later = [named.index(n) for n in order[position + 1:] if n in named]
+        at = min(later) if later else len(named)
+        index, entry = builtin[name]
+        out.insert(at, _Listed(copy.deepcopy(entry), defaults, index))
+        named.insert(at, name)
+    return out
 
 
 # ---- validating ----------------------------------------------------------------------------
@@ -319,13 +396,26 @@ def load_config(host: PluginHost, explicit: str | None = None) -> Config:
     key = _cache_key(host, path, defaults_bytes, file_bytes)
     cached = configcache.load(key) if key is not None else None
     if cached is not None and _same_schemas(host, cached):
-        return Config(source=cached["source"], data=cached["data"],
-                      adapters=[AdapterEntry(name, enabled, options) for name, enabled, options in cached["adapters"]])
+        entries = [AdapterEntry(name, enabled, options) for name, enabled, options in cached["adapters"]]
+        config = Config(source=cached["source"], data=cached["data"], adapters=entries,
+                        warnings=list(cached.get("warnings") or []))
+        return _with_plugin_warnings(host, config)
     config = _validate(host, path, defaults_bytes, file_bytes)
-    schemas = _adapter_schemas(host, [a.name for a in config.adapters])
+    schemas = _adapter_schemas(host, [a.name for a in config.adapters if a.enabled])
     if key is not None and schemas is not None:
         configcache.store(key, {"source": config.source, "data": config.data, "schemas": schemas,
+                                "warnings": config.warnings,
                                 "adapters": [[a.name, a.enabled, a.options] for a in config.adapters]})
+    return _with_plugin_warnings(host, config)
+
+
+def _with_plugin_warnings(host: PluginHost, config: Config) -> Config:
+    """``config`` with a warning for each plugin ``plugins`` names that is not installed (not
+    cached: the plugins installed are not among what a cached configuration is keyed by)."""
+    for name in config.data.get("plugins") or {}:
+        if name not in host.plugins:
+            config.warnings.append(f"{config.source}: plugins.{name}: no plugin of that name is installed "
+                                   f"(`asz-pipeline plugins` lists them)")
     return config
 
 
@@ -333,7 +423,7 @@ def _same_schemas(host: PluginHost, cached: dict[str, Any]) -> bool:
     """Whether the adapters a cached configuration names are installed with the schemas it was
     validated against."""
     try:
-        names = [entry[0] for entry in cached["adapters"]]
+        names = [entry[0] for entry in cached["adapters"] if entry[1]]
     except (KeyError, TypeError, IndexError):
         return False
     schemas = _adapter_schemas(host, names)
@@ -363,65 +453,112 @@ def _cache_key(host: PluginHost, path: Path | None, defaults: bytes, data: bytes
         "path": str(path.resolve()) if path is not None else None,
         "file": hashlib.sha256(data).hexdigest() if data is not None else None,
         "defaults": hashlib.sha256(defaults).hexdigest(),
-        "sections": sections, "asz_root": os.environ.get("ASZ_ROOT"),
+        "sections": sections, "asz_root": os.environ.get("ASZ_ROOT"), "data_dir": userdirs.data_dir(),
+        "adapters": host.adapter_names(),
         "cwd": os.getcwd(), "home": os.path.expanduser("~")})
+
+
+def _upstream_notes(host: PluginHost, doc: _Document) -> list[str]:
+    """Take out of ``doc`` what upstream defines and this implementation does not have yet, and
+    say so, one warning each: its sections, its adapters (when none of that name is installed),
+    and ``collector.mode``."""
+    warnings: list[str] = []
+    for section, what in UPSTREAM_ONLY_SECTIONS.items():
+        if section in doc.data:
+            line = doc.line_of((section,), key=True) or 0
+            warnings.append(f"{doc.name}:{line}: section {section!r} is {what}: skipped")
+            del doc.data[section]
+    listed = doc.data.get("adapters")
+    if isinstance(listed, list):
+        kept = []
+        for index, entry in enumerate(listed):
+            name = entry.get("name") if isinstance(entry, dict) else None
+            if name in UPSTREAM_ONLY_ADAPTERS and not _installed(host, name):
+                line = doc.line_of(("adapters", index, "name")) or 0
+                warnings.append(f"{doc.name}:{line}: adapter {name!r} is upstream's "
+                                f"({UPSTREAM_ONLY_ADAPTERS[name]}), not implemented by this asz yet: skipped")
+                continue
+            kept.append(entry)
+        doc.data["adapters"] = kept
+        modes = [doc.line_of(("adapters", i, "collector", "mode"), key=True) or 0
+                 for i, e in enumerate(listed)
+                 if isinstance(e, dict) and isinstance(e.get("collector"), dict) and "mode" in e["collector"]]
+        if modes:
+            lines = ", ".join(str(n) for n in modes)
+            warnings.append(f"{doc.name}:{lines}: collector.mode is upstream's `asz collect` setting and "
+                            f"read by nothing here: `asz-pipeline run` makes one pass, `run --watch` or "
+                            f"`schedule install` repeats it")
+    return warnings
+
+
+def _installed(host: PluginHost, name: str) -> bool:
+    try:
+        host.adapter(name)
+    except AdapterNotAvailable:
+        return False
+    return True
 
 
 def _validate(host: PluginHost, path: Path | None, defaults_bytes: bytes, file_bytes: bytes | None) -> Config:
     defaults = _parse_yaml(defaults_bytes, _DEFAULTS_LABEL)
-    doc = _parse_yaml(file_bytes, str(path)) if path is not None and file_bytes is not None else defaults
-    base_dir = path.resolve().parent if path is not None else None
-    data = _merge(defaults.data, doc.data) if path is not None else copy.deepcopy(defaults.data)
+    doc = _parse_yaml(file_bytes, str(path)) if path is not None and file_bytes is not None else None
+    warnings = _upstream_notes(host, doc) if doc is not None else []
+    data = _merge(defaults.data, doc.data) if doc is not None else copy.deepcopy(defaults.data)
 
     problems: list[tuple[int, str]] = []
     schema = _with_sections(host.config_sections())
-    problems.extend(_problems(schema, doc.data, doc))
+    problems.extend(_problems(schema, (doc or defaults).data, doc or defaults))
     _fill_defaults(schema, data)
 
     adapters: list[AdapterEntry] = []
-    adapters_from = doc if "adapters" in doc.data else defaults
     seen: set[str] = set()
-    listed = data.get("adapters")
-    for index, raw in enumerate(listed if isinstance(listed, list) else []):
-        entry_path = ("adapters", index)
+    merged = _merge_adapters(defaults, doc)
+    for item in merged:
+        raw, origin, entry_path = item.entry, item.doc, ("adapters", item.index)
         if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
             continue  # reported by the core schema
         name = raw["name"]
+        line = origin.line_of((*entry_path, "name")) or 0
         if name in seen:
-            line = adapters_from.line_of((*entry_path, "name")) or 0
-            problems.append((line, f"{adapters_from.name}:{line}: adapters[{index}].name: "
-                                   f"{name!r} is listed twice"))
+            problems.append((line, f"{origin.name}:{line}: adapters[{item.index}].name: {name!r} is listed twice"))
             continue
         seen.add(name)
-        try:
-            host.adapter(name)
-        except AdapterNotAvailable as exc:
-            line = adapters_from.line_of((*entry_path, "name")) or 0
-            problems.append((line, f"{adapters_from.name}:{line}: adapters[{index}].name: {exc}"))
-            continue
-        entry_schema = adapter_entry_schema(host, name)
-        found = list(_problems(entry_schema, raw, adapters_from, entry_path))
+        if origin is defaults and name not in host.adapter_names():
+            continue  # a built-in this host does not have (embedded, or a test's host): nothing to run
+        if raw.get("enabled") is False:
+            # switched off: not imported (a broken or unwanted adapter is switched off so), so
+            # only the options every adapter has are checked
+            entry_schema = {"type": "object", "required": ["name"], "properties": ADAPTER_BASE_PROPERTIES}
+        else:
+            try:
+                host.adapter(name)
+            except AdapterNotAvailable as exc:
+                problems.append((line, f"{origin.name}:{line}: adapters[{item.index}].name: {exc}"))
+                continue
+            entry_schema = adapter_entry_schema(host, name)
+        found = list(_problems(entry_schema, raw, origin, entry_path))
         if found:
             problems.extend(found)
             continue
         options = copy.deepcopy(raw)
         _fill_defaults(entry_schema, options)
         if options.get("source_root"):
-            options["source_root"] = _resolve(options["source_root"], base_dir
-                                              if adapters_from is doc else None)
+            options["source_root"] = _resolve(options["source_root"])
         adapters.append(AdapterEntry(name=name, enabled=options["enabled"], options=options))
+    data["adapters"] = [item.entry for item in merged
+                        if item.doc is not defaults or item.entry.get("name") in host.adapter_names()]
     if problems:
         raise ConfigError([p for _, p in sorted(problems)])
     root = os.environ.get("ASZ_ROOT") or data["storage"]["root"]
-    root_base = base_dir if (path is not None and "root" in doc.data.get("storage", {})
-                             and not os.environ.get("ASZ_ROOT")) else None
-    data["storage"]["root"] = _resolve(root, root_base)
+    data["storage"]["root"] = _resolve(root) if root else userdirs.data_dir()
     return Config(source=str(path) if path is not None else defaults.name, data=data,
-                  adapters=adapters)
+                  adapters=adapters, warnings=warnings)
 
 
-def _resolve(value: str, base: Path | None) -> str:
+def _resolve(value: str) -> str:
+    """A path as upstream resolves it: ``~`` expanded, a relative path against the working
+    directory (never the file's own: one file must land in one place, whichever asz reads it)."""
     expanded = Path(os.path.expanduser(value))
     if not expanded.is_absolute():
-        expanded = (base or Path.cwd()) / expanded
+        expanded = Path.cwd() / expanded
     return os.path.normpath(expanded)

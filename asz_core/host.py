@@ -93,6 +93,10 @@ class PluginHost:
                 self.plugins[ep.name] = self._load(ep, PLUGIN_GROUP)
         return self
 
+    def adapter_names(self) -> list[str]:
+        """The names of every installed adapter, imported or not (none is imported to answer)."""
+        return sorted({*self._adapters, *self._pending})
+
     def _load_adapter(self, name: str) -> LoadedPlugin | None:
         """The adapter called ``name``, imported now if it was not yet; ``None`` if none is."""
         ep = self._pending.pop(name, None)
@@ -146,6 +150,16 @@ class PluginHost:
                 record.module = None
                 self.pm.unregister(name=plugin_name)
         return record
+
+    def disable_plugin(self, name: str) -> None:
+        """Let the plugin ``name`` go: none of its hooks is called again (``plugins.<name>.enabled:
+        false`` in asz.yaml)."""
+        record = self.plugins.get(name)
+        if record is not None and record.loaded:
+            self.pm.unregister(name=f"{PLUGIN_GROUP}:{name}")
+            self._callers.clear()
+            record.module = None
+            record.error = "switched off in asz.yaml"
 
     # ---- adapters --------------------------------------------------------------------------
 

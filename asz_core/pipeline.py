@@ -20,6 +20,7 @@ from itertools import chain, islice
 
 from asz_core.config import Config
 from asz_core.context import AdapterContext, Clock, PassContext, QuietReporter, Reporter
+from asz_core.errors import NotStarted
 from asz_core.failures import describe_failure
 from asz_core.filters import SessionFilter
 from asz_core.host import PluginHost
@@ -33,7 +34,7 @@ from asz_core.workers import DEFAULT_FROM_SESSIONS, configured_workers, explicit
 __all__ = ["PassRefused", "describe_failure", "hold_root", "run_pass"]
 
 
-class PassRefused(RuntimeError):
+class PassRefused(NotStarted):
     """The pass could not start: the root cannot be written, or another pass holds it."""
 
 

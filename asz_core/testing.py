@@ -96,7 +96,15 @@ class PassRunner:
         self.host.register(name, module)
 
     def configure(self, **sections: Any) -> Path:
-        """Write ``asz.yaml`` from keyword sections; ``storage.root`` is the temporary root."""
+        """Write ``asz.yaml`` from keyword sections; ``storage.root`` is the temporary root.
+        ``adapters`` lists the only adapters the pass runs: every other installed one (the
+        built-in ones stay on unless switched off) is written as switched off, so a test never
+        reads the machine's own sessions."""
+        if "adapters" in sections:
+            named = {entry["name"] for entry in sections["adapters"]}
+            sections["adapters"] = [*sections["adapters"], *({"name": name, "enabled": False}
+                                                             for name in self.host.adapter_names()
+                                                             if name not in named)]
         data = {"storage": {"root": str(self.root)}, **sections}
         self.config_path.write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
         return self.config_path

@@ -10,7 +10,7 @@ belong to one kind of file (rebuilding provider bodies) come from :data:`FILE_CH
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from asz_core.providerbody.check import KIND as PROVIDER_BODY
@@ -31,10 +31,17 @@ __all__ = ["FILE_CHECKS", "Problem", "SessionReport", "verify_root", "verify_ses
 FILE_CHECKS: dict[str, FileCheck] = {PROVIDER_BODY: check_provider_body_file}
 
 
-def verify_root(root: Path, sessions: Iterable[str] | None = None) -> list[SessionReport]:
+def verify_root(root: Path, sessions: Iterable[str] | None = None,
+                progress: Callable[[int, int], None] | None = None) -> list[SessionReport]:
+    """Every session's report (or those named); ``progress(done, total)`` after each."""
     names = list(sessions) if sessions is not None else sorted(
         p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
-    return [verify_session(root, name) for name in names]
+    reports = []
+    for name in names:
+        reports.append(verify_session(root, name))
+        if progress is not None:
+            progress(len(reports), len(names))
+    return reports
 
 
 def _expected_place(root: Path, path: Path) -> tuple[str, str | None]:

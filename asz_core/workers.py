@@ -133,6 +133,9 @@ def _start_worker(host: PluginHost, actx: AdapterContext) -> None:
     import ctypes
     import signal
 
+    # Ctrl-C reaches every process of the terminal's group: the pass alone answers it (and ends
+    # its workers), so a worker does not print a traceback of its own
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() == 1:  # the pass died before the line above ran

@@ -257,6 +257,8 @@ def write_config(setup: Setup, workers: int = 1) -> None:
         if name in setup.adapters:
             entries.append({"name": name, "source_root": str(setup.corpus / source), "exclude": []})
             entries[-1]["collector"] = {"workers": workers}  # one is one: unset, many sessions fork
+        else:  # built-in adapters stay on unless switched off
+            entries.append({"name": name, "enabled": False})
     setup.config.write_text(json.dumps({"storage": {"root": str(setup.root)}, "adapters": entries}), "utf-8")
 
 

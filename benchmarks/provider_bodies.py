@@ -119,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         sessions = index_transcripts(args.transcripts, root) if args.transcripts.is_dir() else 0
         config = Path(tmp) / "asz.yaml"
         config.write_text(json.dumps({"storage": {"root": str(root)}, "adapters": [
-            {"name": "claude-code-provider", "source_root": str(args.bodies), "exclude": []}]}))
+            {"name": "claude-code-provider", "source_root": str(args.bodies), "exclude": []},
+            {"name": "claude-code-local", "enabled": False}, {"name": "kiro", "enabled": False}]}))
         host = PluginHost().load_entry_points()
         started = time.perf_counter()
         summary = run_pass(host, load_config(host, str(config)))

@@ -41,7 +41,8 @@ def _land(host: PluginHost, root: Path, bodies: Path) -> PassSummary:
     config = root.parent / f"{root.name}.json"
     config.write_text(json.dumps({"storage": {"root": str(root)}, "adapters": [
         {"name": "claude-code-provider", "source_root": str(bodies), "exclude": [],
-         "collector": {"workers": 1}}]}), "utf-8")
+         "collector": {"workers": 1}},
+        {"name": "claude-code-local", "enabled": False}, {"name": "kiro", "enabled": False}]}), "utf-8")
     return run_pass(host, load_config(host, str(config)))
 
 

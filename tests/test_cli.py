@@ -15,6 +15,10 @@ from asz_core.root.locks import FileLock
 from asz_core.testing import run_sdcheck
 
 REPO = Path(__file__).resolve().parent.parent
+#: the built-in adapters stay on beside a third-party one unless switched off; a test never
+#: reads the machine's own sessions
+BUILT_IN_OFF = "".join(f"  - name: {name}\n    enabled: false\n"
+                       for name in ("claude-code-local", "claude-code-provider", "kiro"))
 
 
 def asz(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -29,7 +33,7 @@ def workdir(tmp_path: Path) -> Path:
     (src / "alpha.jsonl").write_text('{"a":1}\n{"a":2}\n')
     (src / "beta.jsonl").write_text('{"b":1}\nnot json\n')
     (tmp_path / "asz.yaml").write_text(
-        "storage:\n  root: ./root\nadapters:\n  - name: jsonl\n    source_root: ./logs\n")
+        "storage:\n  root: ./root\nadapters:\n  - name: jsonl\n    source_root: ./logs\n" + BUILT_IN_OFF)
     return tmp_path
 
 
@@ -103,12 +107,14 @@ def test_every_subcommand_takes_config(command: str) -> None:
 
 
 def test_the_demo_of_the_readme_runs(tmp_path: Path) -> None:
-    demo = tmp_path / "demo"
+    demo = tmp_path / "examples" / "demo"  # run from the top directory, as the README does
+    demo.parent.mkdir()
     subprocess.run(["cp", "-r", str(REPO / "examples" / "demo"), str(demo)], check=True)
     subprocess.run(["rm", "-rf", str(demo / "data")], check=True)
-    done = asz("run", "--config", str(demo / "asz.yaml"))
+    done = asz("run", "--config", "examples/demo/asz.yaml", cwd=tmp_path)
     assert done.returncode == EXIT_OK, done.stderr
-    assert asz("verify", "--config", str(demo / "asz.yaml")).returncode == EXIT_OK
+    assert asz("verify", "--config", "examples/demo/asz.yaml", cwd=tmp_path).returncode == EXIT_OK
+    assert (demo / "data").is_dir()
 
 
 def test_a_closed_pipe_is_not_an_error(workdir: Path) -> None:

@@ -51,7 +51,10 @@ def _problems(host: PluginHost, path: Path) -> list[str]:
     return info.value.problems
 
 
-def test_defaults_fill_every_option(tmp_path: Path) -> None:
+def test_defaults_fill_every_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ASZ_ROOT", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "share"))
     path = _write(tmp_path, """\
         adapters:
           - name: t
@@ -59,15 +62,20 @@ def test_defaults_fill_every_option(tmp_path: Path) -> None:
         """)
     config = load_config(_host(t=_adapter({"depth": {"type": "integer", "default": 3}})), str(path))
     (entry,) = config.adapters
-    assert entry.options["collector"] == {"mode": "watch", "interval": "10m", "max_delta_bytes": 2097152}
+    assert entry.options["collector"] == {"interval": "10m", "max_delta_bytes": 2097152}
     assert entry.options["exclude"] == ["/private/tmp/**"] and entry.options["depth"] == 3
-    assert entry.options["source_root"] == str(tmp_path / "src")  # relative to the file
-    assert config.root == Path.cwd() / "data"  # the default root: relative to where asz runs
+    assert entry.options["source_root"] == str(tmp_path / "src")  # relative to the working directory
+    assert config.root == tmp_path / "share" / "asz"  # the default root: the user's data directory
 
 
-def test_root_relative_to_the_file_and_asz_root_overrides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_relative_root_resolves_against_the_working_directory_as_upstream_and_asz_root_overrides(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = _write(tmp_path, "storage:\n  root: ./landed\nadapters: []\n")
-    assert load_config(_host(), str(path)).root == tmp_path / "landed"
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.delenv("ASZ_ROOT", raising=False)
+    assert load_config(_host(), str(path)).root == elsewhere / "landed"
     monkeypatch.setenv("ASZ_ROOT", str(tmp_path / "elsewhere"))
     assert load_config(_host(), str(path)).root == tmp_path / "elsewhere"
 

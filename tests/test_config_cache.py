@@ -25,11 +25,17 @@ CONFIG = """\
       - name: claude-code-local
         source_root: projects
         exclude: []
+      - name: claude-code-provider
+        enabled: false
+      - name: kiro
+        enabled: false
     """
 
 
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ASZ_ROOT", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     return tmp_path / "cache" / "asz" / "config"
 
@@ -144,7 +150,7 @@ def test_a_named_adapter_whose_options_changed_or_that_is_gone_is_a_miss(tmp_pat
         load_config(PluginHost(), str(path))
 
 
-def test_an_adapter_the_configuration_does_not_name_is_not_imported(tmp_path: Path, cache: Path) -> None:
+def test_an_adapter_the_configuration_switches_off_is_not_imported(tmp_path: Path, cache: Path) -> None:
     path = _write(tmp_path, CONFIG)
     for _ in range(2):  # a miss, then a hit
         host = PluginHost().load_entry_points()

@@ -175,10 +175,10 @@ def test_corpus_root_arrives_whole_byte_exact_with_the_attributes(
     assert sessions == sorted(sessions, key=lambda s: (first_stamp[s], s))
 
     state = PushState.load(root)
-    taken = state.receivers[pusher_receiver(receiver)]
-    assert taken.pushed == {f: r.attributes["asz.file.digest"] for f in files
+    assert state.receivers == {pusher_receiver(receiver)}
+    assert state.pushed == {f: r.attributes["asz.file.digest"] for f in files
                             for r in receiver.records if r.file == f}
-    assert taken.rejected == set()
+    assert state.rejected == set()
     assert oct((root / "push.state").stat().st_mode & 0o777) == "0o600"
 
 
@@ -281,7 +281,8 @@ def test_a_receiver_killed_mid_push_loses_nothing_and_duplicates_nothing(
     assert code == 1 and result["errors"] == 1 and result["requests"] == 3
     before = _arrivals(first_store)
     assert before and result["files"] == len(before)
-    assert set(PushState.load(root).receivers[_receiver_name(protocol, endpoint)].pushed) == set(before)
+    state = PushState.load(root)
+    assert state.receivers == {_receiver_name(protocol, endpoint)} and set(state.pushed) == set(before)
 
     second, endpoint_again = _spawn_receiver(protocol, port, second_store)
     try:
@@ -313,7 +314,7 @@ def test_throttled_the_push_stops_and_the_rest_waits(receiver: GrpcReceiver | Ht
     assert result["errors"] == 0 and result["requests"] == 2 and receiver.seen == 2
     assert result["files"] == len(receiver.records) and result["waiting"] == len(landed(root)) - result["files"]
     assert "retry after 7s" in result["notes"][0]
-    recorded = PushState.load(root).receivers[pusher_receiver(receiver)].pushed
+    recorded = PushState.load(root).pushed
     assert set(recorded) == {r.file for r in receiver.records}
 
     code, result, _ = pusher.push()
@@ -368,7 +369,7 @@ def test_partial_success_is_taken_and_its_files_recorded_as_rejected(
     assert code == 0 and result["rejected"] == 1 and result["errors"] == 0
     assert result["files"] == len(landed(root))
     first_request = {r.file for r in receiver.requests[0]}
-    state = PushState.load(root).receivers[pusher_receiver(receiver)]
+    state = PushState.load(root)
     assert state.rejected == first_request and set(state.pushed) == set(landed(root))
     assert "rejected 1 of its" in result["notes"][0]
     text = (root / "push.state").read_text()
@@ -476,18 +477,20 @@ def test_a_skeleton_and_a_damaged_file_are_not_sent(receiver: GrpcReceiver | Htt
     assert len(sent) == len(files) - 2 == result["files"]
 
 
-def test_a_new_endpoint_gets_the_whole_root_once(pusher: Pusher, root: Path) -> None:
+def test_a_new_endpoint_is_sent_what_was_never_sent_as_upstream_does(pusher: Pusher, root: Path) -> None:
     first, second = GrpcReceiver().start(), HttpReceiver().start()
     try:
         for_receiver(pusher, first)
         assert pusher.push()[0] == 0
         for_receiver(pusher, second)
+        assert pusher.push()[1]["requests"] == 0  # push.state says what was sent, not to whom
+        state = PushState.load(root)
+        assert state.receivers == {f"grpc://{first.endpoint}"}
+        (root / "push.state").rename(root / "push.state.first")  # the documented way to send it all again
         assert pusher.push()[0] == 0
-        assert pusher.push()[1]["requests"] == 0
         assert_each_exactly_once(root, first.records)
         assert_each_exactly_once(root, second.records)
-        state = PushState.load(root)
-        assert set(state.receivers) == {f"grpc://{first.endpoint}", second.endpoint}
+        assert PushState.load(root).receivers == {second.endpoint}
     finally:
         first.stop()
         second.stop()

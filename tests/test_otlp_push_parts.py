@@ -114,37 +114,56 @@ def test_the_receiver_is_named_as_upstream_names_it(section: dict[str, object], 
 # ---- push.state ----------------------------------------------------------------------------
 
 
-def test_push_state_keeps_each_receivers_files_apart(tmp_path: Path) -> None:
+def test_push_state_is_written_as_upstream_writes_it(tmp_path: Path) -> None:
     state = PushState.load(tmp_path)
-    assert state.receivers == {}
-    state.record("grpc://a:1", [("s/streams/main/t-1.sd", "aa")], [], 1_800_000_000_123_456_789)
-    state.record("http://b:2", [("s/streams/main/t-1.sd", "aa"), ("s/streams/main/t-2.sd", "bb")],
-                 ["s/streams/main/t-2.sd"], 1_800_000_001_000_000_000)
+    assert (state.pushed, state.receivers) == ({}, set())
+    state.record("http://b:2", [("s/streams/main/t-2.sd", "bb")], ["s/streams/main/t-2.sd"], 1_800_000_000_123_456_789)
+    state.record("grpc://a:1", [("s/streams/main/t-1.sd", "aa")], [], 1_800_000_001_000_000_000)
     text = (tmp_path / "push.state").read_text()
     assert text == ("schema 1\nupdated_at 2027-01-15T08:00:01Z\n"
-                    "endpoint grpc://a:1\npushed s/streams/main/t-1.sd aa\n"
-                    "endpoint http://b:2\npushed s/streams/main/t-1.sd aa\n"
-                    "pushed s/streams/main/t-2.sd bb\nrejected s/streams/main/t-2.sd\n")
+                    "endpoint grpc://a:1\nendpoint http://b:2\n"
+                    "pushed s/streams/main/t-1.sd aa\npushed s/streams/main/t-2.sd bb\n"
+                    "rejected s/streams/main/t-2.sd\n")
     again = PushState.load(tmp_path)
-    assert again.is_pushed("grpc://a:1", "s/streams/main/t-1.sd")
-    assert not again.is_pushed("grpc://a:1", "s/streams/main/t-2.sd")
-    assert again.receivers["http://b:2"].rejected == {"s/streams/main/t-2.sd"}
+    assert again.is_pushed("s/streams/main/t-1.sd") and again.is_pushed("s/streams/main/t-2.sd")
+    assert again.rejected == {"s/streams/main/t-2.sd"}
+
+
+def test_an_upstream_push_state_with_several_receivers_reads_and_groups_as_upstream(tmp_path: Path) -> None:
+    # upstream names every receiver apart from the files: a file sent to either is sent
+    (tmp_path / "push.state").write_text(
+        "schema 1\nupdated_at 2026-09-11T10:00:00Z\n"
+        "endpoint grpc://127.0.0.1:11800\nendpoint http://oap:12800\n"
+        "pushed s/streams/main/t-1.sd aa\npushed s/streams/main/t-2.sd bb\n"
+        "rejected s/streams/main/t-2.sd\npushed no-digest\nendpoint a b c\n")
+    state = PushState.load(tmp_path)
+    assert state.receivers == {"grpc://127.0.0.1:11800", "http://oap:12800"}
+    assert state.pushed == {"s/streams/main/t-1.sd": "aa", "s/streams/main/t-2.sd": "bb"}
+    assert state.rejected == {"s/streams/main/t-2.sd"}
+    state.save()
+    assert PushState.load(tmp_path) == state  # the lines of the wrong length are a newer writer's
 
 
 def test_push_state_of_an_older_writer_without_endpoint_lines(tmp_path: Path) -> None:
     (tmp_path / "push.state").write_text("schema 1\nupdated_at 2026-01-01T00:00:00Z\n"
                                          "pushed s/streams/main/t-1.sd aa\nnewer_key x\n")
     state = PushState.load(tmp_path)
-    assert state.receivers["unknown"].pushed == {"s/streams/main/t-1.sd": "aa"}
-    assert not state.is_pushed("grpc://a:1", "s/streams/main/t-1.sd")
+    assert state.receivers == {"unknown"} and state.is_pushed("s/streams/main/t-1.sd")
+
+
+def test_a_receivers_url_password_is_never_written_to_push_state(tmp_path: Path) -> None:
+    PushState.load(tmp_path).record("https://me:s3cret@oap:12800", [("s/t.sd", "aa")], [], 1_800_000_000_000_000_000)
+    text = (tmp_path / "push.state").read_text()
+    assert "s3cret" not in text and "endpoint https://me:***@oap:12800\n" in text
 
 
 @pytest.mark.parametrize(("text", "says"), [
     ("schema 2\n", "schema '2' is not 1"),
-    ("schema 1\nendpoint x\npushed s/t.sd\n", ":3: a pushed line names a path and its SHA-256"),
+    (b"schema 1\npushed s/\xff.sd aa\n", "cannot be read"),
 ])
-def test_a_push_state_that_cannot_be_read_says_why(tmp_path: Path, text: str, says: str) -> None:
-    (tmp_path / "push.state").write_text(text)
+def test_a_push_state_that_cannot_be_read_says_why(tmp_path: Path, text: str | bytes, says: str) -> None:
+    path = tmp_path / "push.state"
+    path.write_bytes(text) if isinstance(text, bytes) else path.write_text(text)
     with pytest.raises(PushStateError, match=says):
         PushState.load(tmp_path)
 

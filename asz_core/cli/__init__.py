@@ -1,7 +1,34 @@
-"""The ``asz-pipeline`` command line."""
+"""The ``asz-pipeline`` command line.
+
+:func:`main` is the console script. Ctrl-C before the command has started anything (while
+Python imports it) ends it quietly with status 130; from then on
+:func:`asz_core.cli.main.main` answers an interrupt itself. So this module imports nothing
+until it is called.
+"""
 
 from __future__ import annotations
 
-from asz_core.cli.main import main
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from asz_core.cli.app import App
 
 __all__ = ["main"]
+
+
+def _interrupted_before_start(signum: int, frame: object) -> None:
+    import os
+
+    os.write(2, b"asz: interrupted before anything started\n")
+    os._exit(130)
+
+
+def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
+    if argv is None:  # the process's own command line: nothing has started yet
+        import signal
+
+        signal.signal(signal.SIGINT, _interrupted_before_start)
+    from asz_core.cli.main import main as run_command
+
+    return run_command(argv, app)

@@ -2,6 +2,6 @@
 
 import sys
 
-from asz_core.cli.main import main
+from asz_core.cli import main
 
 sys.exit(main())

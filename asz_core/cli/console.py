@@ -7,7 +7,7 @@ from typing import TextIO
 
 from asz_core.context import PassSummary
 
-__all__ = ["ConsoleReporter", "human_bytes", "pass_fields", "pass_line", "print_warnings"]
+__all__ = ["ConsoleReporter", "human_bytes", "pass_fields", "pass_line", "plural", "print_warnings"]
 
 #: warnings printed after a pass line without ``-v``
 SHOWN_WARNINGS = 20
@@ -20,6 +20,13 @@ def print_warnings(warnings: list[str], err: TextIO, *, verbose: bool) -> None:
         print(f"warning: {warning}", file=err)
     if len(warnings) > len(shown):
         print(f"warning: … and {len(warnings) - len(shown)} more (-v shows all)", file=err)
+
+
+def plural(n: int, noun: str) -> str:
+    """``1 session``, ``62 sessions``, ``2 bodies``."""
+    if n == 1:
+        return f"{n} {noun}"
+    return f"{n} {noun[:-1]}ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou" else f"{n} {noun}s"
 
 
 def human_bytes(n: int) -> str:

@@ -1,10 +1,20 @@
-"""``asz-pipeline``: parse the command line, run the subcommand, turn failures into exit codes."""
+"""``asz-pipeline``: parse the command line, run the subcommand, turn failures into exit codes.
+
+Every command, the built-in ones included, comes from a plugin's ``asz_add_commands``
+(:mod:`asz_core.cli.commands` is the built-in one). :func:`main` is the one place a failure
+becomes a message and an exit status: an :class:`~asz_core.errors.AszError` carries its own; a
+full file system is 3, as a pass that cannot start; another file system error is 3 with the path
+and what to check; an interrupt is 130. With ``--json`` the message is one JSON object on stdout.
+"""
 
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
+import json
 import os
+import signal
 import sys
 
 from asz_core import __version__
@@ -12,39 +22,57 @@ from asz_core import __version__
 TYPE_CHECKING = False  # not ``typing``'s: importing it costs every start-up
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import NoReturn, TextIO
 
     from asz_core.cli.app import App
 
 __all__ = ["build_parser", "main"]
 
+_CONFIG_HELP = "asz.yaml to use (else $ASZ_CONFIG, ./asz.yaml, the user config dir); before or after COMMAND"
+
+
+class _Parser(argparse.ArgumentParser):
+    """A command line that cannot be used is a ``UsageError`` (exit 2), reported by :func:`main`
+    like every other failure, so that ``--json`` gets it as JSON."""
+
+    def error(self, message: str) -> NoReturn:
+        from asz_core.errors import UsageError
+
+        raise UsageError(f"{self.prog}: {message} (--help says how)")
+
 
 def build_parser(app: App) -> argparse.ArgumentParser:
-    from asz_core.cli import commands
+    from asz_core import userdirs
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="asz-pipeline",
-        description="Collect AI coding agents' sessions into a storage root of Session Data.")
+        description="Collect AI coding agents' sessions into a storage root of Session Data.",
+        epilog=f"The storage root is storage.root in asz.yaml, else $ASZ_ROOT, else {userdirs.data_dir()} "
+               f"(`asz-pipeline config` prints the one in effect).")
     parser.add_argument("--version", action="version", version=f"asz {__version__}")
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--config", metavar="FILE",
-                        help="asz.yaml to use (else $ASZ_CONFIG, ./asz.yaml, the user config dir)")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    commands.add_all(sub, common)
+    parser.add_argument("--config", metavar="FILE", help=_CONFIG_HELP)
+    sub: argparse._SubParsersAction[argparse.ArgumentParser] = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
     app.host.add_commands(sub)
-    for action in sub.choices.values():  # plugin commands take --config too
-        if not any("--config" in a.option_strings for a in action._actions):
-            action.add_argument("--config", metavar="FILE", help="asz.yaml to use")
+    for command in sub.choices.values():
+        # --config after the command too; its default must not undo one given before it
+        given = [a for a in command._actions if "--config" in a.option_strings]
+        for action in given:
+            action.default = argparse.SUPPRESS
+        if not given:
+            command.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS, help=_CONFIG_HELP)
     return parser
 
 
 def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
-    from asz_core.cli.app import App
-
-    app = app or App()
-    parser = build_parser(app)
-    args = parser.parse_args(argv)
-    app.config_path = args.config
-    code = _run(args, app)
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    out, err = (app.out, app.err) if app is not None else (sys.stdout, sys.stderr)
+    try:
+        if argv is None:  # from here an interrupt is answered below, whatever it stops
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        code = _main(args_in, app)
+    except BaseException as exc:  # noqa: BLE001 - the one place a failure becomes an exit status
+        code = _failure(exc, json_wanted="--json" in args_in, out=out, err=err)
     if argv is None:
         # The process's own command line, so the process ends now: what is alive lives until
         # exit, and the interpreter's finalization would walk all of it again in its last
@@ -55,29 +83,52 @@ def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
     return code
 
 
-def _run(args: argparse.Namespace, app: App) -> int:
-    from asz_core.cli.app import EXIT_CONFIG, EXIT_REFUSED
-    from asz_core.config import ConfigError
-    from asz_core.pipeline import PassRefused
+def _main(argv: list[str], app: App | None) -> int:
+    from asz_core.cli import commands
+    from asz_core.cli.app import App
 
-    try:
-        return int(args.func(args, app))
-    except ConfigError as exc:
-        print("asz: the configuration cannot be used:", file=app.err)
-        for problem in exc.problems:
-            print(f"  {problem}", file=app.err)
-        return EXIT_CONFIG
-    except PassRefused as exc:
-        print(f"asz: {exc}", file=app.err)
-        return EXIT_REFUSED
-    except KeyboardInterrupt:
-        print("asz: interrupted; what landed is complete, the rest lands next pass", file=app.err)
-        return 130
-    except BrokenPipeError:
+    app = app or App()
+    commands.register(app.host)
+    args = build_parser(app).parse_args(argv)
+    app.config_path = args.config
+    return int(args.func(args, app))
+
+
+def _failure(exc: BaseException, *, json_wanted: bool, out: TextIO, err: TextIO) -> int:
+    """The message and exit status of a command that ended with ``exc``."""
+    from asz_core.errors import EXIT_REFUSED, AszError
+
+    if isinstance(exc, SystemExit):  # --help, --version
+        return exc.code if isinstance(exc.code, int) else 0
+    if isinstance(exc, BrokenPipeError):
         # the reader went away (``asz-pipeline sources | head``): not an error of ours, and
         # Python must not complain again when it flushes stdout on exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    if isinstance(exc, KeyboardInterrupt):
+        kind, code, problems = "interrupted", 130, []
+        message = "interrupted; what landed is complete, the rest lands next pass"
+    elif isinstance(exc, AszError):
+        kind, code, message, problems = exc.kind, exc.exit_code, exc.message, exc.problems
+    elif isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        kind, code, problems = "full", EXIT_REFUSED, []
+        message = (f"no space left on the device ({exc.filename or 'the storage root'}): nothing landed "
+                   f"was changed; free some space and run again")
+    elif isinstance(exc, OSError):
+        kind, code, problems = "unreadable", EXIT_REFUSED, []
+        where = f" {exc.filename}" if exc.filename else ""
+        message = (f"cannot use{where}: {exc.strerror or exc}; check that it exists and that its owner "
+                   f"and mode let you read it")
+    else:
+        raise exc
+    if json_wanted:
+        print(json.dumps({"error": {"kind": kind, "exit": code, "message": message, "problems": problems}}),
+              file=out)
+    else:
+        print(f"asz: {message}", file=err)
+        for problem in problems:
+            print(f"  {problem}", file=err)
+    return code
 
 
 if __name__ == "__main__":

@@ -153,16 +153,18 @@ def write_config(out: Path, scenario: Scenario, opts: BuildOptions) -> Path:
         _, _, kept = text.partition(_YOURS + "\n")
     make_dirs(out)
     cc = opts.format == "claude-code"
-    mode = "watch" if opts.watch else "once"
     interval = "5s" if opts.watch else "10m"
     budget = opts.max_delta_bytes or 2097152
+    # absolute: a relative path resolves against the working directory (as upstream's does), and
+    # the file is read with --config from anywhere
+    where = out.resolve()
 
     def adapter(name: str, enabled: bool, source: str) -> str:
-        return (f"  - name: {name}\n    enabled: {'true' if enabled else 'false'}\n    source_root: {source}\n"
-                f"    exclude: []\n    collector: {{mode: {mode}, interval: {interval}, max_delta_bytes: {budget}}}\n")
+        return (f"  - name: {name}\n    enabled: {'true' if enabled else 'false'}\n    source_root: {where / source}\n"
+                f"    exclude: []\n    collector: {{interval: {interval}, max_delta_bytes: {budget}}}\n")
 
     text = (f"{_WRITTEN_BY}\n# scenario: {scenario.path.name}, format {opts.format}\n"
-            f"storage:\n  root: .\nadapters:\n"
+            f"storage:\n  root: {where}\nadapters:\n"
             + adapter("claude-code-local", cc, SOURCE_DIR)
             + adapter("claude-code-provider", cc, f"{SOURCE_DIR}/{BODIES_DIR}")  # idle while no body is written
             + adapter("kiro", False, "_source/kiro")

@@ -52,7 +52,10 @@ def land_bodies(p: Plan, root: Path, clock_ns: int) -> list[str]:
             os.utime(path, ns=(body.at * 1_000_000, body.at * 1_000_000))
         config = scratch / "asz.yaml"
         config.write_text(f"storage:\n  root: {root}\nadapters:\n  - name: claude-code-provider\n"
-                          f"    source_root: {scratch / 'bodies'}\n    exclude: []\n", "utf-8")
+                          f"    source_root: {scratch / 'bodies'}\n    exclude: []\n"
+                          # the other built-in adapters stay on unless switched off: never the machine's own
+                          "  - name: claude-code-local\n    enabled: false\n  - name: kiro\n    enabled: false\n",
+                          "utf-8")
         host = PluginHost().load_entry_points()
         summary = run_pass(host, load_config(host, str(config)), clock=lambda: clock_ns, reporter=QuietReporter())
         problems = [str(e) for e in summary.errors]

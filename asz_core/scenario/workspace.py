@@ -110,6 +110,10 @@ class Workspace:
         if target.exists():
             remove_tree(target)
         shutil.copytree(self.out, target, symlinks=True, ignore=shutil.ignore_patterns(".lock"))
+        config = target / "asz.yaml"
+        if config.exists():  # it names its directory by absolute path: now the copy's
+            config.write_bytes(config.read_bytes().replace(str(self.out.resolve()).encode(),
+                                                           str(target.resolve()).encode()))
         return target
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from asz_core.config import parse_duration
+from asz_core.redact import redact_url
 
 __all__ = ["SCHEMA", "SECTION", "OtlpConfig", "default_instance_id"]
 
@@ -106,8 +107,32 @@ class OtlpConfig:
 
     @property
     def receiver(self) -> str:
-        """The receiver as ``push.state`` names it: ``grpc://host:port``, ``grpcs://host:port``
-        with ``tls``, or the HTTP base URL without a trailing slash."""
+        """The receiver as ``push.state`` names it and every line printed shows it:
+        ``grpc://host:port``, ``grpcs://host:port`` with ``tls``, or the HTTP base URL without a
+        trailing slash, its password (if any) redacted."""
         if self.protocol == "http":
-            return self.endpoint.rstrip("/")
+            return redact_url(self.endpoint.rstrip("/"))
         return f"{'grpcs' if self.tls else 'grpc'}://{self.endpoint}"
+
+    def plain_text_secret(self) -> str | None:
+        """Why this configuration sends a secret (a header, a URL's password) unencrypted to
+        another machine, or ``None``."""
+        secret = "export.otlp.headers" if self.headers else ""
+        if self.protocol == "http":
+            scheme, _, rest = self.endpoint.partition("://")
+            if "@" in rest.split("/", 1)[0]:
+                secret = secret or "the password in export.otlp.endpoint"
+            if not secret or scheme.lower() != "http" or _loopback(rest.split("/", 1)[0].rsplit("@", 1)[-1]):
+                return None
+            return (f"{secret} go to {self.receiver} over plain http://, readable by anyone on the way; "
+                    f"use an https:// endpoint")
+        if not secret or self.tls or _loopback(self.endpoint):
+            return None
+        return f"{secret} go to {self.receiver} unencrypted (tls: false), readable by anyone on the way; set tls: true"
+
+
+def _loopback(hostport: str) -> bool:
+    """Whether ``host:port`` is this machine (a secret sent there crosses no network)."""
+    host = hostport.rsplit(":", 1)[0] if hostport.count(":") == 1 else hostport.rpartition("]")[0] or hostport
+    host = host.strip("[]").lower()
+    return host == "localhost" or host.startswith("127.") or host == "::1"

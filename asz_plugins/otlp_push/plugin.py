@@ -24,8 +24,10 @@ from typing import TYPE_CHECKING, Any
 from asz_core import hookimpl
 from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, App
 from asz_core.context import PassContext, PassSummary
+from asz_core.errors import ConfigError
 from asz_core.host import PluginHost
 from asz_core.pipeline import hold_root
+from asz_core.redact import redact_text
 from asz_core.root.storage import StorageRoot
 from asz_plugins.otlp_push.config import SCHEMA, SECTION, OtlpConfig
 from asz_plugins.otlp_push.limiter import WireBudget
@@ -88,8 +90,14 @@ def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
     if wait > 0:
         ctx.reporter.warn(f"{NAME}: {cfg.receiver} asked to wait; the next push is in {wait:.0f}s")
         return
-    from asz_plugins.otlp_push.push import PushResult, push_root
-
+    plain = cfg.plain_text_secret()
+    if plain:
+        ctx.reporter.warn(f"{NAME}: {plain}")
+    try:
+        PushResult, push_root = _push_machinery()
+    except OtlpNotInstalled as exc:
+        ctx.error(NAME, str(exc))
+        return
     try:
         result = push_root(ctx.root.path, cfg, runtime_of=_runtimes(ctx.adapter_info),
                            budget=_budget(cfg), clock=ctx.clock)
@@ -99,9 +107,9 @@ def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
     _remember_throttle(result)
     print(f"{result.line()} -> {result.receiver}", file=sys.stderr)
     for note in result.notes:
-        ctx.reporter.warn(f"{NAME}: {note}")
+        ctx.reporter.warn(f"{NAME}: {redact_text(note)}")
     for error in result.errors:
-        ctx.error(NAME, error)  # in the summary the pass finishes after this hook
+        ctx.error(NAME, redact_text(error))  # in the summary the pass finishes after this hook
 
 
 @hookimpl
@@ -112,8 +120,6 @@ def asz_add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
                     "one OTLP log record per file, session by session. Refuses to run "
                     "without export.otlp.endpoint. Exit 1 on errors; a receiver that "
                     "throttles leaves the rest for the next push.")
-    p.add_argument("--config", metavar="FILE",
-                   help="asz.yaml to use (else $ASZ_CONFIG, ./asz.yaml, the user config dir)")
     p.add_argument("--json", action="store_true", help="print the push line as one JSON object")
     p.add_argument("--wait", action="store_true",
                    help="if a pass holds the root, wait for it instead of failing")
@@ -134,8 +140,10 @@ def run_push(args: argparse.Namespace, app: App) -> int:
         print(f"asz: export.otlp.logs is false in {config.source}, so push has nothing to send",
               file=app.err)
         return EXIT_CONFIG
-    from asz_plugins.otlp_push.push import push_root
-
+    plain = cfg.plain_text_secret()
+    if plain:
+        print(f"warning: {plain}", file=app.err)
+    _, push_root = _push_machinery()
     with hold_root(StorageRoot(config.root), wait=args.wait, doing="push"):
         result = push_root(config.root, cfg, runtime_of=runtime_resolver(app.host))
     if args.json:
@@ -143,7 +151,23 @@ def run_push(args: argparse.Namespace, app: App) -> int:
     else:
         print(f"{result.line()} -> {result.receiver}", file=app.out)
         for error in result.errors:
-            print(f"error: {error}", file=app.err)
+            print(f"error: {redact_text(error)}", file=app.err)
         for note in result.notes:
-            print(f"note: {note}", file=app.err)
+            print(f"note: {redact_text(note)}", file=app.err)
     return EXIT_FAILED if result.failed else EXIT_OK
+
+
+class OtlpNotInstalled(ConfigError):
+    """``export.otlp`` is set, and the packages that speak OTLP are not installed (exit 2)."""
+
+
+def _push_machinery() -> tuple[type[PushResult], Callable[..., PushResult]]:
+    """The push, imported now; ``OtlpNotInstalled`` says what to install when it cannot be."""
+    try:
+        from asz_plugins.otlp_push.push import PushResult, push_root
+    except ImportError as exc:
+        raise OtlpNotInstalled([
+            f"export.otlp.endpoint is set, but the OTLP packages are not installed ({exc}): "
+            f"pip install 'asz[otlp]' (opentelemetry-proto, grpcio, googleapis-common-protos), or "
+            f"empty export.otlp.endpoint"]) from None
+    return PushResult, push_root

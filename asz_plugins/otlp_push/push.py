@@ -1,4 +1,4 @@
-"""One push: every landed file a receiver has not taken, session by session, in seq order.
+"""One push: every landed file not sent yet, session by session, in seq order.
 
 Sessions go in the order they were first landed (the earliest stamp among their files), so
 during a long first push sessions become complete at the receiver one after another. Within a
@@ -6,7 +6,7 @@ session files go in seq order. Files are grouped into requests of at most ``batc
 file bytes; a file larger than that goes alone. A file is recorded in ``push.state`` only after
 the request carrying it was taken, so anything short of that — a timeout, a refused connection,
 a receiver killed mid-request — leaves it for the next push, and nothing recorded is ever sent
-to that receiver again.
+again (``push.state`` records what was sent, as upstream's does, not to which receiver).
 
 Listing what is pending only lists directories and looks names up in ``push.state``; a file is
 read (once through the strict reader, once for its bytes) only when it is about to be sent, so
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from asz_core.cli.console import human_bytes
+from asz_core.redact import redact_text
 from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import StorageRoot, landed_files
 from asz_core.sessiondata import SessionDataError
@@ -31,8 +32,6 @@ from asz_plugins.otlp_push.limiter import WireBudget
 from asz_plugins.otlp_push.records import Body, LandedInfo, Resources, build_request, describe, read_body
 from asz_plugins.otlp_push.state import PushState, PushStateError
 from asz_plugins.otlp_push.transport import SendFailed, Throttled, Transport
-from asz_plugins.otlp_push.transport_grpc import GrpcTransport
-from asz_plugins.otlp_push.transport_http import HttpTransport
 
 __all__ = ["PushResult", "make_transport", "push_root"]
 
@@ -74,12 +73,17 @@ class PushResult:
                 "errors": len(self.errors), "waiting": self.waiting, "throttled": self.throttled,
                 "retry_after_s": self.retry_after_s, "paused_s": round(self.paused_s, 3),
                 "elapsed_s": round(self.elapsed_s, 3), "failed": self.failed,
-                "errors_list": self.errors, "notes": self.notes}
+                "errors_list": [redact_text(e) for e in self.errors],
+                "notes": [redact_text(n) for n in self.notes]}
 
 
 def make_transport(cfg: OtlpConfig) -> Transport:
     if cfg.protocol == "http":
+        from asz_plugins.otlp_push.transport_http import HttpTransport
+
         return HttpTransport(cfg.endpoint, cfg.headers, cfg.timeout_s)
+    from asz_plugins.otlp_push.transport_grpc import GrpcTransport  # grpc only when it is the protocol
+
     return GrpcTransport(cfg.endpoint, tls=cfg.tls, headers=cfg.headers, timeout_s=cfg.timeout_s)
 
 
@@ -93,7 +97,7 @@ class _Session:
     others: list[Path]  #: the session's files already taken, read only for a time if needed
 
 
-def _sessions(root: Path, state: PushState, receiver: str) -> list[_Session]:
+def _sessions(root: Path, state: PushState) -> list[_Session]:
     """Every session with something to send, the one landed first first; names only."""
     out = []
     for session in StorageRoot(root).sessions():
@@ -106,7 +110,7 @@ def _sessions(root: Path, state: PushState, receiver: str) -> list[_Session]:
                 continue  # a skeleton is a local stand-in for removed content: never sent
             stamps.append(name.stamp)
             relpath = path.relative_to(root).as_posix()
-            if state.is_pushed(receiver, relpath):
+            if state.is_pushed(relpath):
                 others.append(path)
             else:
                 pending.append((seq, path))
@@ -138,7 +142,7 @@ class _Pusher:
 
     def run(self) -> PushResult:
         perf = time.perf_counter()
-        sessions = _sessions(self.root, self.state, self.receiver)
+        sessions = _sessions(self.root, self.state)
         total = sum(len(s.pending) for s in sessions)
         try:
             for batch in self._batches(sessions):

@@ -1,6 +1,6 @@
-"""``push.state`` in the storage root: which landed files each receiver has taken.
+"""``push.state`` in the storage root: which landed files were sent, and to which receivers.
 
-The upstream's ``key value`` lines::
+Upstream's ``key value`` lines, read and grouped as upstream reads them::
 
     schema 1
     updated_at 2026-09-11T10:00:00Z
@@ -8,13 +8,19 @@ The upstream's ``key value`` lines::
     pushed <session>/streams/main/transcript-20260911T095959.000000000Z-000001.sd 9f2c…
     rejected <session>/streams/main/transcript-20260911T095959.000000000Z-000001.sd
 
-``pushed`` and ``rejected`` lines belong to the ``endpoint`` line above them, so a file is sent
-once per receiver: pointing ``export.otlp`` at a new receiver sends it the whole root. (A file
-the upstream wrote with one receiver reads the same; ``pushed`` lines before any ``endpoint``
-line belong to a receiver named ``unknown``, as the upstream names it.) A file is added only
-after the request carrying it succeeded, and the whole file is replaced atomically each time,
-so a crash leaves the previous state: at worst a file is sent again, never one marked sent that
-no receiver took.
+1. ``pushed`` lines say what was sent (path → SHA-256 as sent), whichever receiver took it:
+   a file is sent once per root. ``endpoint`` lines name every receiver files went to; they say
+   nothing about which file went where (a state with two cannot tell). ``rejected`` names a file
+   a receiver took while rejecting some of its records; it is not sent again either.
+2. A line is read only when it has its kind's number of fields (``pushed`` three, ``endpoint``
+   and ``rejected`` two), wherever it sits; anything else is a newer writer's and passed over.
+3. Files recorded with no ``endpoint`` line were sent to a receiver named ``unknown``.
+4. Saving writes every kind, sorted: the endpoints, then pushed, then rejected lines; a receiver
+   named with a URL password is written with it redacted (:mod:`asz_core.redact`).
+5. A file is added only after the request carrying it succeeded, and the whole file is replaced
+   atomically each time, so a crash leaves the previous state: at worst a file is sent again,
+   never one marked sent that no receiver took. To send a root to a new receiver from the start,
+   move ``push.state`` aside.
 """
 
 from __future__ import annotations
@@ -23,10 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from asz_core.redact import redact_url
 from asz_core.root.durable import write_replace
 from asz_core.sessiondata import format_instant
 
-__all__ = ["STATE_NAME", "PushState", "PushStateError", "ReceiverState"]
+__all__ = ["STATE_NAME", "UNKNOWN_RECEIVER", "PushState", "PushStateError"]
 
 STATE_NAME: Final = "push.state"
 SCHEMA: Final = "1"
@@ -38,19 +45,13 @@ class PushStateError(ValueError):
 
 
 @dataclass
-class ReceiverState:
-    """What one receiver has taken: path → SHA-256, and the files it partly rejected."""
-
-    pushed: dict[str, str] = field(default_factory=dict)
-    rejected: set[str] = field(default_factory=set)
-
-
-@dataclass
 class PushState:
     """``push.state`` of one root, read whole (it holds one short line per file)."""
 
     path: Path
-    receivers: dict[str, ReceiverState] = field(default_factory=dict)
+    pushed: dict[str, str] = field(default_factory=dict)
+    receivers: set[str] = field(default_factory=set)
+    rejected: set[str] = field(default_factory=set)
     updated_at: str = ""
 
     @classmethod
@@ -65,58 +66,42 @@ class PushState:
         except (OSError, UnicodeDecodeError) as exc:
             raise PushStateError(f"{path}: cannot be read ({exc}); move it aside to send "
                                  f"every file again") from None
-        current: ReceiverState | None = None
         for number, line in enumerate(text.splitlines(), start=1):
-            key, _, value = line.partition(" ")
-            if not key:
-                continue
-            if key == "schema":
-                if value != SCHEMA:
-                    raise PushStateError(f"{path}:{number}: schema {value!r} is not {SCHEMA}, which "
-                                         f"this asz writes; a newer asz wrote it, use that one")
-            elif key == "updated_at":
-                state.updated_at = value
-            elif key == "endpoint":
-                current = state.receivers.setdefault(value, ReceiverState())
-            elif key in ("pushed", "rejected"):
-                if current is None:
-                    current = state.receivers.setdefault(UNKNOWN_RECEIVER, ReceiverState())
-                relpath, _, digest = value.partition(" ")
-                if not relpath or (key == "pushed" and not digest):
-                    raise PushStateError(f"{path}:{number}: a {key} line names a path"
-                                         f"{' and its SHA-256' if key == 'pushed' else ''}")
-                if key == "pushed":
-                    current.pushed[relpath] = digest
-                else:
-                    current.rejected.add(relpath)
-            # any other key is a newer writer's: kept out of what this one reads, as upstream does
+            fields = line.split()
+            kind = fields[0] if fields else ""
+            if kind == "schema" and fields[1:] != [SCHEMA]:
+                raise PushStateError(f"{path}:{number}: schema {' '.join(fields[1:])!r} is not {SCHEMA}, "
+                                     f"which this asz writes; a newer asz wrote it, use that one")
+            if kind == "updated_at" and len(fields) == 2:
+                state.updated_at = fields[1]
+            elif kind == "pushed" and len(fields) == 3:
+                state.pushed[fields[1]] = fields[2]
+            elif kind == "endpoint" and len(fields) == 2:
+                state.receivers.add(fields[1])
+            elif kind == "rejected" and len(fields) == 2:
+                state.rejected.add(fields[1])
+        if state.pushed and not state.receivers:
+            state.receivers.add(UNKNOWN_RECEIVER)
         return state
 
-    def receiver(self, name: str) -> ReceiverState:
-        """What ``name`` has taken (an empty record for a receiver never sent to)."""
-        return self.receivers.setdefault(name, ReceiverState())
-
-    def is_pushed(self, receiver: str, relpath: str) -> bool:
-        taken = self.receivers.get(receiver)
-        return taken is not None and relpath in taken.pushed
+    def is_pushed(self, relpath: str) -> bool:
+        return relpath in self.pushed
 
     def record(self, receiver: str, pushed: list[tuple[str, str]], rejected: list[str],
                now_ns: int) -> None:
-        """Note what a successful request carried, then save: the only way a file is marked."""
-        taken = self.receiver(receiver)
-        taken.pushed.update(pushed)
-        taken.rejected.update(rejected)
+        """Note what a successful request to ``receiver`` carried, then save: the only way a
+        file is marked."""
+        self.pushed.update(pushed)
+        self.rejected.update(rejected)
+        self.receivers.add(redact_url(receiver))
         self.updated_at = format_instant(now_ns - now_ns % 1_000_000_000)
         self.save()
 
     def render(self) -> bytes:
         lines = [f"schema {SCHEMA}", f"updated_at {self.updated_at}"]
-        for name, taken in self.receivers.items():
-            if not taken.pushed and not taken.rejected:
-                continue
-            lines.append(f"endpoint {name}")
-            lines.extend(f"pushed {p} {d}" for p, d in taken.pushed.items())
-            lines.extend(f"rejected {p}" for p in sorted(taken.rejected))
+        lines.extend(f"endpoint {name}" for name in sorted(self.receivers))
+        lines.extend(f"pushed {p} {self.pushed[p]}" for p in sorted(self.pushed))
+        lines.extend(f"rejected {p}" for p in sorted(self.rejected))
         return ("\n".join(lines) + "\n").encode("utf-8")
 
     def save(self) -> None:

@@ -63,7 +63,9 @@ def session(corpus: Path, tmp_path: Path) -> tuple[Path, Path]:
     shutil.copyfile(corpus / "claude-code" / "projects" / SLUG / f"{SESSION}.jsonl", transcript)
     config = tmp_path / "asz.yaml"
     config.write_text(yaml.safe_dump({"storage": {"root": str(tmp_path / "root")}, "adapters": [
-        {"name": "claude-code-local", "source_root": str(tmp_path / "projects"), "exclude": []}]}))
+        {"name": "claude-code-local", "source_root": str(tmp_path / "projects"), "exclude": []},
+        # the other built-in adapters stay on unless switched off: never the machine's own sessions
+        {"name": "claude-code-provider", "enabled": False}, {"name": "kiro", "enabled": False}]}))
     return transcript, config
 
 

@@ -20,6 +20,7 @@ def test_the_demo_lands_its_kiro_session(tmp_path, monkeypatch, assert_root_veri
     if not any(ep.name == "jsonl" for ep in entry_points(group="asz.adapters")):
         pytest.skip("the demo also runs the example jsonl adapter, which is not installed here")
     monkeypatch.setenv("ASZ_ROOT", str(tmp_path / "root"))
+    monkeypatch.chdir(DEMO.parent.parent)  # the demo's paths are the top directory's
     out = io.StringIO()
     assert main(["run", "--config", str(DEMO / "asz.yaml")], app=App(out=out, err=out)) == 0, out.getvalue()
     (transcript,) = (tmp_path / "root" / SESSION / "streams" / "main").glob("transcript-*.sd")

@@ -52,7 +52,8 @@ def test_the_list_names_every_session_with_its_counts(corpus_root: Path, tmp_pat
     landed = sum(check_file(p)[1] for p in corpus_root.glob("*/provider_body/*.sd"))
     assert sum(r["provider_bodies"] for r in rows) == landed > 0
     text = asz(config)
-    assert text.returncode == EXIT_OK and text.stdout.decode().endswith(f"view: sessions={len(rows)}\n")
+    assert text.returncode == EXIT_OK
+    assert text.stdout.decode().endswith(f"view: root={corpus_root} sessions={len(rows)}\n")
     assert all(r["id"].encode() in text.stdout for r in rows)
 
 
@@ -98,8 +99,9 @@ def test_each_error_says_what_and_exits_non_zero(corpus_root: Path, tmp_path: Pa
         ((["_provider"]), EXIT_FAILED, b"cannot name a session"),
         (([session, "--body", f"{transcript}:1"]), EXIT_FAILED, b"is not a provider body"),
         (([session, "--body", "999:1"]), EXIT_FAILED, b"is not a provider body"),
-        (([session, "--body", "two"]), EXIT_FAILED, b"is not SEQ:ROW"),
-        (([session, "--body", "2:1:0"]), EXIT_FAILED, b"names a part"),
+        (([session, "--body", "two"]), EXIT_CONFIG, b"is not SEQ:ROW"),  # a bad command line
+        (([session, "--body", "abc"]), EXIT_CONFIG, b"a body is named SEQ:ROW"),
+        (([session, "--body", "2:1:0"]), EXIT_CONFIG, b"names a part"),
         (([session, "--hide", "secrets"]), EXIT_CONFIG, b"'secrets' is not one of system_prompt, tool_schemas"),
         ((["--body", "2:1"]), EXIT_CONFIG, b"--body needs a SESSION"),
     ]

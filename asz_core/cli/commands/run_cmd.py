@@ -8,6 +8,7 @@ import time
 
 from asz_core.cli.app import EXIT_FAILED, EXIT_OK, App
 from asz_core.cli.console import ConsoleReporter, pass_line, print_warnings
+from asz_core.cli.options import duration
 from asz_core.config import parse_duration
 from asz_core.context import PassSummary
 from asz_core.pipeline import PassRefused, run_pass
@@ -15,15 +16,17 @@ from asz_core.pipeline import PassRefused, run_pass
 __all__ = ["add"]
 
 
-def add(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("run", parents=[common], help="run a pass: land what is new",
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("run", help="run a pass: land what is new",
                        description="Run one pass over every enabled adapter, in the order "
                                    "asz.yaml lists them. Exit 1 on conflicts, pending or errors.")
     p.add_argument("--watch", action="store_true", help="keep running passes")
-    p.add_argument("--interval", metavar="DURATION",
+    p.add_argument("--interval", metavar="DURATION", type=duration,
                    help="time between passes with --watch (e.g. 30s, 10m); "
                         "default: the smallest collector.interval of the enabled adapters")
-    p.add_argument("--dry-run", action="store_true", help="read and count, land nothing")
+    p.add_argument("--dry-run", action="store_true",
+                   help="read and count, land nothing (provider bodies whose transcripts this pass "
+                        "would land first are counted as waiting)")
     # every pass runs in full now; scripts written when a quiet pass could be repeated still work
     p.add_argument("--full", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--json", action="store_true", help="print the pass line as one JSON object")
@@ -33,7 +36,10 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argpar
     p.set_defaults(func=run)
 
 
-def _report(args: argparse.Namespace, app: App, summary: PassSummary, reporter: ConsoleReporter) -> None:
+def _report(args: argparse.Namespace, app: App, summary: PassSummary, reporter: ConsoleReporter,
+            shown_before: set[str] | None = None) -> None:
+    """The pass line, its errors, and its warnings; with ``shown_before`` (``--watch``) only the
+    warnings the last pass did not have, so a standing one is said once and again when it changes."""
     reporter.clear()
     if args.json:
         print(json.dumps({**summary.as_dict(), "warnings": reporter.warnings}),
@@ -43,13 +49,17 @@ def _report(args: argparse.Namespace, app: App, summary: PassSummary, reporter: 
         for error in summary.errors:
             print(f"error: {error}", file=app.err)
         if not args.verbose:  # with -v they were printed as they happened
-            print_warnings(reporter.warnings, app.err, verbose=False)
+            new = [w for w in reporter.warnings if shown_before is None or w not in shown_before]
+            print_warnings(new, app.err, verbose=False)
+        if summary.dry_run and summary.fields().get("bodies_waiting"):
+            print("note: a dry run lands no transcript, so provider bodies whose session's transcripts "
+                  "this pass would land count as waiting", file=app.err)
     app.out.flush()
 
 
 def _interval(args: argparse.Namespace, app: App) -> float:
-    if args.interval:
-        return parse_duration(args.interval)
+    if args.interval is not None:
+        return float(args.interval)
     intervals = [parse_duration(a.options["collector"]["interval"])
                  for a in app.config.adapters if a.enabled]
     return min(intervals, default=600.0)
@@ -57,17 +67,25 @@ def _interval(args: argparse.Namespace, app: App) -> float:
 
 def run(args: argparse.Namespace, app: App) -> int:
     config = app.config
+    app.require_plugins()
+    if not config.root.exists() and not args.dry_run:
+        print(f"asz: landing into a new storage root, {config.root}", file=app.err)
     if not args.watch:
         reporter = ConsoleReporter(app.err, verbose=args.verbose)
         summary = run_pass(app.host, config, reporter=reporter, dry_run=args.dry_run, wait=args.wait)
         _report(args, app, summary, reporter)
         return EXIT_FAILED if summary.failed else EXIT_OK
     interval = _interval(args, app)
+    shown: set[str] = set()
+    refused = ""
     while True:
         reporter = ConsoleReporter(app.err, verbose=args.verbose)
         try:
             summary = run_pass(app.host, config, reporter=reporter, dry_run=args.dry_run, wait=True)
-            _report(args, app, summary, reporter)
+            _report(args, app, summary, reporter, shown_before=shown)
+            shown, refused = set(reporter.warnings), ""
         except PassRefused as exc:
-            print(f"asz: {exc}; trying again in {interval:g}s", file=app.err)
+            if str(exc) != refused:  # said once, not every interval
+                print(f"asz: {exc}; trying again every {interval:g}s", file=app.err)
+            refused = str(exc)
         time.sleep(interval)

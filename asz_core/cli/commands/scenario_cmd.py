@@ -12,8 +12,8 @@ from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, App
 __all__ = ["add"]
 
 
-def add(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("scenario", parents=[common], help="build a scenario's files, or check one",
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("scenario", help="build a scenario's files, or check one",
                        description="Turn a scenario (a conversation described in YAML) into the files a "
                                    "real session leaves, or run it as a test against its NAME.expect.yaml.")
     what = p.add_subparsers(dest="scenario_command", metavar="build|check", required=True)

@@ -9,6 +9,7 @@ from collections import Counter
 from typing import Any
 
 from asz_core.cli.app import EXIT_FAILED, EXIT_OK, App
+from asz_core.cli.console import plural
 from asz_core.context import AdapterContext, PassContext
 from asz_core.pipeline import describe_failure
 from asz_core.plugin import Found
@@ -17,8 +18,8 @@ from asz_core.root.storage import StorageRoot
 __all__ = ["add"]
 
 
-def add(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("sources", parents=[common], help="show what each adapter finds",
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("sources", help="show what each adapter finds",
                        description="Ask each enabled adapter what it finds (directories, counts, "
                                    "sessions named), without reading sources whole or landing.")
     p.add_argument("--json", action="store_true")
@@ -69,9 +70,9 @@ def run(args: argparse.Namespace, app: App) -> int:
         if "error" in item:
             print(f"{item['adapter']}: error: {item['error']}", file=app.out)
             continue
-        counts = ", ".join(f"{n} {k}" for k, n in sorted(item["found"].items())) or "nothing"
+        counts = ", ".join(plural(n, k) for k, n in sorted(item["found"].items())) or "nothing"
         where = ", ".join(item["source_dirs"])
-        print(f"{item['adapter']} ({where}): {counts}; {item['sources']} source files", file=app.out)
+        print(f"{item['adapter']} ({where}): {counts}; {plural(item['sources'], 'source file')}", file=app.out)
         for unit in item["units"] if args.sessions else []:
             extra = " ".join(f"{k}={v}" for k, v in unit.items()
                              if k not in ("kind", "key", "session", "path") and v not in (None, "", {}))

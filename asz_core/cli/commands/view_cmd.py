@@ -14,6 +14,7 @@ import json
 from typing import IO, Any, cast
 
 from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, App
+from asz_core.cli.rootcheck import require_root
 
 __all__ = ["add"]
 
@@ -22,18 +23,31 @@ __all__ = ["add"]
 _HIDEABLE_HELP = "system_prompt, tool_schemas"
 
 
-def add(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("view", parents=[common], help="show a session's streams and calls",
+def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("view", help="show a session's streams and calls",
                        description="With no SESSION, list the root's sessions. With SESSION, show its "
                                    "asz.view document: streams, calls, each call's provider bodies "
                                    "joined. With --body SEQ:ROW, print one provider body's exact bytes.")
     p.add_argument("session", nargs="?", metavar="SESSION", help="the session to show")
-    p.add_argument("--body", metavar="SEQ:ROW", help="print the provider body landed at SEQ:ROW")
+    p.add_argument("--body", metavar="SEQ:ROW", type=_body_ref, help="print the provider body landed at SEQ:ROW")
     p.add_argument("--hide", metavar="FLAGS", action="append",
                    help=f"withhold steps with these flags ({_HIDEABLE_HELP}; comma-separated, "
                         f"or none); overrides view.hide")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=run)
+
+
+def _body_ref(text: str) -> str:
+    """``--body 3:1``: checked as the command line is read, so a malformed one is exit 2."""
+    from asz_core.sessiondata.address import Address
+
+    try:
+        address = Address.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{exc}; a body is named SEQ:ROW, such as 3:1") from None
+    if address.block is not None:
+        raise argparse.ArgumentTypeError(f"{text!r} names a part; a body is named SEQ:ROW, such as 3:1")
+    return text
 
 
 def _hide(args: argparse.Namespace, app: App) -> tuple[str, ...]:
@@ -71,10 +85,11 @@ def run(args: argparse.Namespace, app: App) -> int:
         print(f"asz: {exc}", file=app.err)
         return EXIT_CONFIG
     root = app.config.root
+    if args.session is None and args.body is not None:
+        print("asz: --body needs a SESSION", file=app.err)
+        return EXIT_CONFIG
+    require_root(root, "view")
     if args.session is None:
-        if args.body is not None:
-            print("asz: --body needs a SESSION", file=app.err)
-            return EXIT_CONFIG
         return _list(args, app)
     try:
         session = Session(root, args.session, hide=hide)
@@ -104,16 +119,18 @@ def _list(args: argparse.Namespace, app: App) -> int:
     from asz_core.view import list_sessions
 
     root = app.config.root
-    rows = list_sessions(root) if root.is_dir() else []
+    rows = list_sessions(root)
     if args.json:
-        _write(app, _dumps({"sessions": rows}) + b"\n")
+        _write(app, _dumps({"root": str(root), "sessions": rows}) + b"\n")
         return EXIT_OK
     for row in rows:
         span = f"{row.get('first_time', '-')} {row.get('last_time', '-')}"
         label = row.get("label", "")
         print(f"{row['id']}  {span}  streams={row['streams']} calls={row['calls']} "
               f"bodies={row['provider_bodies']}  {label}".rstrip(), file=app.out)
-    print(f"view: sessions={len(rows)}", file=app.out)
+    print(f"view: root={root} sessions={len(rows)}", file=app.out)
+    if not rows:
+        print(f"note: no session has landed in {root} yet; `asz-pipeline run` lands them", file=app.err)
     return EXIT_OK
 
 
