@@ -101,6 +101,12 @@ CORE_SCHEMA: dict[str, Any] = {
             },
             "default": {},
         },
+        "parse": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"max_round_bytes": {"type": "integer", "minimum": 1, "default": 2097152}},
+            "default": {},
+        },
         "adapters": {
             "type": "array",
             "items": {"type": "object", "required": ["name"],
@@ -113,7 +119,6 @@ CORE_SCHEMA: dict[str, Any] = {
 
 #: upstream's sections this implementation does not have yet: what each is, for the warning
 UPSTREAM_ONLY_SECTIONS: dict[str, str] = {
-    "parse": "upstream's round files (Session Flow), which this asz does not build yet",
     "metrics": "upstream's derived metrics, which this asz does not derive yet",
 }
 #: upstream's adapters this implementation does not have yet (unless one is installed)

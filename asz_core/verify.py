@@ -44,6 +44,15 @@ def verify_root(root: Path, sessions: Iterable[str] | None = None,
     return reports
 
 
+def _check_round_chain(root: Path, session: str, report: SessionReport) -> None:
+    """The session's round chain (its conversation is the session): digests, links, seq
+    contiguity, and every landed file a round consumed (a lost one named by round and seq)."""
+    from asz_core.assembly.chaincheck import check_chain
+
+    for problem in check_chain(root, session):
+        report.problems.append(Problem(session, problem.kind, problem.path, problem.message))
+
+
 def _expected_place(root: Path, path: Path) -> tuple[str, str | None]:
     """The group (``streams/x``, ``runs/y``, ``provider_body``) and stream a path implies."""
     rel = path.relative_to(root).parts
@@ -73,7 +82,7 @@ class _Chain:
         if record.ord != self.want_ord:
             self.pending.append(Problem(self.report.session, "ord gap", str(path),
                                         f"row {row}: ord {record.ord}, expected {self.want_ord}"))
-        elif record.off != self.want_off:
+        if record.off != self.want_off:
             self.pending.append(Problem(self.report.session, "byte gap", str(path),
                                         f"row {row}: off {record.off}, expected {self.want_off}"))
         self.seen[record.ord] = (record.off, record.sha)
@@ -140,6 +149,7 @@ def verify_session(root: Path, session: str) -> SessionReport:
         report.counts[name.kind] += 1
     for chain in chains.values():
         chain.finish()
+    _check_round_chain(root, session, report)
     if report.repeats:
         report.notes.append(f"{report.repeats} record(s) landed more than once (a crash between "
                             f"landing and the cursor write); readers keep the first copy")

@@ -23,7 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from asz_core.scenario import props_push, props_records, props_source  # noqa: F401 - they register
+from asz_core.scenario import (  # noqa: F401 - they register
+    keys_assembly,
+    props_assembly,
+    props_push,
+    props_records,
+    props_source,
+)
 from asz_core.scenario.expect import load_expectations
 from asz_core.scenario.keys import KEY_CHECKERS, NotImplementedYet, apply_losses
 from asz_core.scenario.model import Scenario, ScenarioError, load_scenario
@@ -133,6 +139,9 @@ def _checkpoints(ws: Workspace, scenario: Scenario, report: ScenarioReport) -> N
         if summary is not None and (summary.totals.errors or summary.totals.conflicts):
             errors = "; ".join(str(e) for e in summary.errors) or f"{summary.totals.conflicts} conflict(s)"
             report.outcomes.append(Outcome(ws.format, name, "collect", "fail", "a clean pass", errors))
+        parsed = ws.parse()
+        if parsed.outcome:
+            report.outcomes.append(Outcome(ws.format, name, "parse", "fail", "a round chain", parsed.message))
         want = ws.expect.checkpoints.get(name, {})
         for problem in apply_losses(ws, want.get("lose")):
             report.outcomes.append(Outcome(ws.format, name, "lose", "fail", _show(want.get("lose")), problem))

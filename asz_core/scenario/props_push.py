@@ -8,7 +8,8 @@ build wrote plus an ``export.otlp`` block naming the receiver (one file per requ
    file is: its bytes as the body, its SHA-256, its lines, its path, kind, session, stream, the
    range of its records' times, and the runtime that produced it as the service (``Claude
    Code`` for a ``claude-code`` build, ``Mock Agent`` for an ``sd`` build's own files); every
-   kind ``push.kinds`` names is among them.
+   kind ``push.kinds`` names is among them. Then each round of the chain, after every landed
+   file, in round order, as ``sf`` with what a list of conversations shows off its header.
 3. A third push sends nothing.
 4. Every body written back to its path gives the same files, and ``verify`` finds in them what
    it finds in the root, but for end gaps (a cursor stays in the root and never travels).
@@ -21,6 +22,7 @@ import io
 import json
 from pathlib import Path
 
+from asz_core.assembly.chain import Chain
 from asz_core.scenario.properties import Property, register
 from asz_core.scenario.receiver import Receiver
 from asz_core.scenario.workspace import Workspace, remove_tree
@@ -80,7 +82,11 @@ def _over(ws: Workspace, copy: Path, protocol: str) -> list[str]:
         _push(ws, config)
         if len(rx.requests) != before:
             problems.append(f"a third push sent {len(rx.requests) - before} request(s); it had nothing to send")
+    chain = Chain(copy, ws.session)
+    rounds = {rf.path.relative_to(copy).as_posix(): rf for rf in chain.files()}
     names = [str(r.attributes.get("asz.file")) for r in taken]
+    problems.extend(_rounds_sent(ws, copy, taken, rounds, len(landed)))
+    names = [n for n in names if n not in rounds]
     if sorted(names) != sorted(landed):
         missing = sorted(set(landed) - set(names))
         extra = sorted(n for n in set(names) if names.count(n) > 1 or n not in landed)
@@ -115,12 +121,38 @@ def _over(ws: Workspace, copy: Path, protocol: str) -> list[str]:
             problems.append(f"{name}: attributes {json.dumps(got)}, expected {json.dumps(want)}")
         if record.resource.get("service.name") != runtime:
             problems.append(f"{name}: service.name is {record.resource.get('service.name')!r}, expected {runtime!r}")
+    if rounds:
+        kinds.add("round")
     for kind in ws.expect.push_kinds:
-        if kind in ("round",):
-            continue  # rounds are assembly's, and travel once it writes them
         if kind not in kinds:
             problems.append(f"push.kinds names {kind}, and no {kind} file was sent")
     problems.extend(_written_back(ws, copy, taken))
+    return problems
+
+
+def _rounds_sent(ws: Workspace, copy: Path, taken: list, rounds: dict, files: int) -> list[str]:  # type: ignore[type-arg]
+    """Every round once, after every landed file, in round order, saying what it is."""
+    problems = []
+    sent = [(i, r) for i, r in enumerate(taken) if r.attributes.get("asz.file") in rounds]
+    if sorted(str(r.attributes.get("asz.file")) for _, r in sent) != sorted(rounds):
+        problems.append(f"sent {len(sent)} round(s) for {len(rounds)} in the chain")
+    if any(i < files for i, _ in sent):
+        problems.append("a round was sent before the landed files of its session")
+    numbers = [r.attributes.get("asz.round") for _, r in sent]
+    if numbers != sorted(numbers, key=lambda n: int(n) if isinstance(n, int) else 0):
+        problems.append(f"rounds were sent out of order: {numbers}")
+    for _, record in sent:
+        name = str(record.attributes.get("asz.file"))
+        data = (copy / name).read_bytes()
+        header = json.loads(data.split(b"\n", 1)[0])
+        want = {"asz.format": "sf", "asz.format.version": "sf/1", "asz.file.kind": "round",
+                "asz.file.digest": hashlib.sha256(data).hexdigest(), "asz.lines": data.count(b"\n"),
+                "asz.session": ws.session, "asz.conversation": header["conversation"],
+                "asz.round": header["round"], "asz.conversation.talks": header["talks"],
+                "asz.conversation.unresolved": header["unresolved"]}
+        got = {k: record.attributes.get(k) for k in want}
+        if record.body != data or got != want:
+            problems.append(f"{name}: attributes {json.dumps(got)}, expected {json.dumps(want)}")
     return problems
 
 

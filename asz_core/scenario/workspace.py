@@ -60,6 +60,8 @@ class Workspace:
     passes: int = 0
     #: what ``lose`` deleted so far, relative to the root
     lost: list[str] = field(default_factory=list)
+    #: what the last :meth:`parse` did (``None`` before the first)
+    last_parse: Any = None
 
     @property
     def runtime(self) -> bool:
@@ -100,6 +102,17 @@ class Workspace:
         self.passes += 1
         moment = ((self.plan.at + self.plan.span_ms()) if self.plan else self.at_ms) + 60_000 * self.passes
         return run_pass(self.host, config, clock=lambda: moment * 1_000_000, reporter=QuietReporter())
+
+    def parse(self, root: Path | None = None) -> Any:
+        """Parse the session into its round chain, as a pass's parse does; kept as :attr:`last_parse`."""
+        from asz_core.assembly.parse import DEFAULT_MAX_ROUND_BYTES, parse_session
+
+        result = parse_session(root or self.out, self.session,
+                               max_round_bytes=self.expect.max_round_bytes or DEFAULT_MAX_ROUND_BYTES,
+                               now="2026-01-01T00:00:00Z")
+        if root is None:
+            self.last_parse = result
+        return result
 
     def landed(self, root: Path | None = None) -> list[LandedRecords]:
         return read_landed(root or self.out, self.session)

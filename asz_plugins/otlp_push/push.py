@@ -2,7 +2,8 @@
 
 Sessions go in the order they were first landed (the earliest stamp among their files), so
 during a long first push sessions become complete at the receiver one after another. Within a
-session files go in seq order. Files are grouped into requests of at most ``batch_bytes`` of
+session files go in seq order, then the rounds of its chain in round order (``asz.format sf``),
+so a receiver holds a round's files before the round. Files are grouped into requests of at most ``batch_bytes`` of
 file bytes; a file larger than that goes alone. A file is recorded in ``push.state`` only after
 the request carrying it was taken, so anything short of that — a timeout, a refused connection,
 a receiver killed mid-request — leaves it for the next push, and nothing recorded is ever sent
@@ -22,14 +23,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from asz_core.assembly.chain import Chain
 from asz_core.cli.console import human_bytes
 from asz_core.redact import redact_text
 from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import StorageRoot, landed_files
-from asz_core.sessiondata import SessionDataError
+from asz_core.sessiondata import SessionDataError, open_file, parse_instant
 from asz_plugins.otlp_push.config import OtlpConfig
 from asz_plugins.otlp_push.limiter import WireBudget
-from asz_plugins.otlp_push.records import Body, LandedInfo, Resources, build_request, describe, read_body
+from asz_plugins.otlp_push.records import (
+    Body,
+    LandedInfo,
+    Resources,
+    build_request,
+    describe,
+    describe_round,
+    read_body,
+)
 from asz_plugins.otlp_push.state import PushState, PushStateError
 from asz_plugins.otlp_push.transport import SendFailed, Throttled, Transport
 
@@ -95,6 +105,8 @@ class _Session:
     first_stamp: str
     pending: list[tuple[int, Path]]
     others: list[Path]  #: the session's files already taken, read only for a time if needed
+    #: the session's rounds not yet taken, in round order: sent after its files
+    rounds: list[Path] = field(default_factory=list)
 
 
 def _sessions(root: Path, state: PushState) -> list[_Session]:
@@ -114,9 +126,11 @@ def _sessions(root: Path, state: PushState) -> list[_Session]:
                 others.append(path)
             else:
                 pending.append((seq, path))
-        if pending:
+        rounds = [rf.path for rf in Chain(root, session).files()
+                  if not state.is_pushed(rf.path.relative_to(root).as_posix())]
+        if pending or rounds:
             pending.sort()
-            out.append(_Session(session, min(stamps), pending, others))
+            out.append(_Session(session, min(stamps, default=""), pending, others, rounds))
     out.sort(key=lambda s: (s.first_stamp, s.id))
     return out
 
@@ -143,7 +157,7 @@ class _Pusher:
     def run(self) -> PushResult:
         perf = time.perf_counter()
         sessions = _sessions(self.root, self.state)
-        total = sum(len(s.pending) for s in sessions)
+        total = sum(len(s.pending) + len(s.rounds) for s in sessions)
         try:
             for batch in self._batches(sessions):
                 bodies = []
@@ -196,6 +210,23 @@ class _Pusher:
         if any(i.through_ns is None for i in infos) and not times:
             self.session_time[session.id] = self._latest_of(session.others)
         yield from infos
+        # then its rounds: a receiver rebuilds a session once it holds both
+        adapter = next((i.adapter for i in infos), "") or self._adapter_of(session.others)
+        for path in session.rounds:
+            try:
+                yield describe_round(self.root, path, adapter)
+            except (SessionDataError, OSError) as exc:
+                self._damaged(exc)
+
+    def _adapter_of(self, paths: list[Path]) -> str:
+        """The adapter that landed a session's files already sent (a round's service is its runtime)."""
+        for path in paths:
+            try:
+                with open_file(path) as landed:
+                    return str(landed.header.get("adapter") or "")
+            except (SessionDataError, OSError):
+                continue
+        return ""
 
     def _latest_of(self, paths: list[Path]) -> int | None:
         """The latest record time among files already sent (for a file with no time of its own)."""
@@ -213,6 +244,8 @@ class _Pusher:
         """The file's last record time; a file with none (a child's meta file) takes its
         session's latest, which is inside the session's range and cannot go stale; 0 (unknown
         to OTLP) when the session has no time at all."""
+        if info.round is not None:  # the session's last activity as of the round: its head is newest
+            return parse_instant(info.round.get("session_through_time")) or info.through_ns or 0
         if info.through_ns is not None:
             return info.through_ns
         return self.session_time.get(info.session) or 0

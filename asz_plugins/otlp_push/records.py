@@ -23,7 +23,7 @@ from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from asz_core import __version__
 from asz_core.sessiondata import SessionDataError, format_instant, open_file, parse_instant
 
-__all__ = ["Body", "LandedInfo", "Resources", "build_request", "describe", "read_body"]
+__all__ = ["Body", "LandedInfo", "Resources", "build_request", "describe", "describe_round", "read_body"]
 
 FORMAT = "sd"
 SCOPE_NAME = "asz"
@@ -46,6 +46,8 @@ class LandedInfo:
     lines: int              #: header, records and closing line
     from_ns: int | None     #: earliest record time
     through_ns: int | None  #: latest record time
+    #: a round's header (``asz.format`` ``sf``); ``None`` for a landed file
+    round: dict[str, Any] | None = None
 
     @property
     def adapter_name(self) -> str:
@@ -95,6 +97,23 @@ def describe(root: Path, path: Path) -> LandedInfo:
         schema=str(header["schema"]), adapter=str(header.get("adapter") or ""),
         stream=_text(header.get("stream")), run=_text(header.get("batch")),
         size=path.stat().st_size, lines=records + 2, from_ns=first, through_ns=last)
+
+
+def describe_round(root: Path, path: Path, adapter: str) -> LandedInfo:
+    """Read a round strictly (``SessionDataError`` when a reader must reject it); ``adapter`` is
+    the one that landed its session's files, whose runtime is the round's service too."""
+    from asz_core.assembly.flow import RoundError, read_round
+
+    data = path.read_bytes()
+    try:
+        header = read_round(data).header
+    except RoundError as exc:
+        raise SessionDataError(f"is a round a reader rejects: {exc}", path=str(path)) from None
+    return LandedInfo(
+        path=path, relpath=path.relative_to(root).as_posix(), session=str(header["session"]), seq=0,
+        kind="round", schema=str(header["schema"]), adapter=adapter, stream=None, run=None,
+        size=len(data), lines=data.count(b"\n"), from_ns=parse_instant(header.get("from_time")),
+        through_ns=parse_instant(header.get("through_time")), round=header)
 
 
 def _text(value: object) -> str | None:
@@ -149,9 +168,34 @@ class Resources:
         ])
 
 
+def _round_attributes(body: Body) -> list[tuple[str, Any]]:
+    """A round's attributes: what it is, and what a list of conversations shows as of it,
+    copied off its header, so a receiver lists conversations without folding."""
+    info, h = body.info, body.info.round or {}
+    out: list[tuple[str, Any]] = [
+        ("asz.format", "sf"), ("asz.format.version", info.schema), ("asz.file", info.relpath),
+        ("asz.file.kind", "round"), ("asz.file.digest", body.sha256), ("asz.lines", info.lines),
+        ("asz.session", info.session), ("asz.conversation", str(h.get("conversation", ""))),
+        ("asz.round", int(h.get("round", 0))),
+    ]
+    for key, attr in (("from_time", "asz.from_time"), ("through_time", "asz.through_time"),
+                      ("session_from_time", "asz.session.from_time"),
+                      ("session_through_time", "asz.session.through_time"), ("title", "asz.conversation.title")):
+        if isinstance(h.get(key), str) and h[key]:
+            out.append((attr, h[key]))
+    for key in ("talks", "steps", "streams", "segments", "unresolved"):
+        if type(h.get(key)) is int:
+            out.append((f"asz.conversation.{key}", h[key]))
+    return out
+
+
 def log_record(body: Body, *, time_ns: int, observed_ns: int) -> LogRecord:
     """The record of one file: body = its bytes; attributes say what the file is."""
     info = body.info
+    if info.round is not None:
+        return LogRecord(time_unix_nano=time_ns, observed_time_unix_nano=observed_ns,
+                         body=AnyValue(string_value=body.data),  # type: ignore[arg-type]
+                         attributes=[_kv(k, v) for k, v in _round_attributes(body)])
     attributes: list[tuple[str, Any]] = [
         ("asz.format", FORMAT),
         ("asz.format.version", info.schema),

@@ -10,6 +10,8 @@ from asz_core.cli.commands import (
     completion_cmd,
     config_cmd,
     conflicts_cmd,
+    conversation_cmd,
+    parse_cmd,
     plugins_cmd,
     run_cmd,
     scenario_cmd,
@@ -25,8 +27,8 @@ __all__ = ["NAME", "asz_add_commands", "register"]
 #: the name the built-in commands are registered under, as a plugin of the host
 NAME = "asz-pipeline"
 
-_COMMANDS = (run_cmd, sources_cmd, verify_cmd, view_cmd, conflicts_cmd, plugins_cmd, config_cmd, schedule_cmd,
-             scenario_cmd, completion_cmd)
+_COMMANDS = (run_cmd, parse_cmd, sources_cmd, verify_cmd, view_cmd, conversation_cmd, conflicts_cmd, plugins_cmd,
+             config_cmd, schedule_cmd, scenario_cmd, completion_cmd)
 
 
 @hookimpl(tryfirst=True)  # listed before any plugin's

@@ -57,6 +57,16 @@ def _report(args: argparse.Namespace, app: App, summary: PassSummary, reporter: 
     app.out.flush()
 
 
+def _parse(args: argparse.Namespace, app: App) -> int:
+    """Each pass ends with a parse, as upstream's collect does: a session with nothing newly
+    landed is not read, so a quiet pass stays quiet."""
+    from asz_core.cli.commands.parse_cmd import parse_and_report
+
+    if not app.config.root.is_dir():
+        return EXIT_OK
+    return parse_and_report(app, None, app.err, quiet=not args.verbose)
+
+
 def _interval(args: argparse.Namespace, app: App) -> float:
     if args.interval is not None:
         return float(args.interval)
@@ -74,7 +84,10 @@ def run(args: argparse.Namespace, app: App) -> int:
         reporter = ConsoleReporter(app.err, verbose=args.verbose)
         summary = run_pass(app.host, config, reporter=reporter, dry_run=args.dry_run, wait=args.wait)
         _report(args, app, summary, reporter)
-        return EXIT_FAILED if summary.failed else EXIT_OK
+        code = EXIT_FAILED if summary.failed else EXIT_OK
+        if not args.dry_run:
+            code = max(code, _parse(args, app))
+        return code
     interval = _interval(args, app)
     shown: set[str] = set()
     refused = ""
@@ -84,6 +97,8 @@ def run(args: argparse.Namespace, app: App) -> int:
             summary = run_pass(app.host, config, reporter=reporter, dry_run=args.dry_run, wait=True)
             _report(args, app, summary, reporter, shown_before=shown)
             shown, refused = set(reporter.warnings), ""
+            if not args.dry_run:
+                _parse(args, app)
         except PassRefused as exc:
             if str(exc) != refused:  # said once, not every interval
                 print(f"asz: {exc}; trying again every {interval:g}s", file=app.err)

@@ -1,0 +1,166 @@
+"""A conversation's round chain on disk: ``_conversations/<id>/`` (storage-root, "The chain").
+
+::
+
+    conversation.state           the head: a cache, outside every digest
+    .lock                        one parser per chain
+    rounds/r000001-<digest12>.sf immutable, read-only
+
+The rounds directory is the authority: a crash between publishing a round and saving the state
+leaves a round the state does not name, so the head is found by listing. Publishing is the
+landing's promise for rounds: a temporary file, fsynced, made read-only, installed by a rename
+that never replaces, then the directory fsynced; under the lock a round that does not follow
+the head is refused. An empty file under a round's name is a reservation (no round is ever
+empty): it is not a round, and one older than a minute is removed by the next publication.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from asz_core.assembly.flow import Fold, Round, RoundError, read_round
+from asz_core.root import faults
+from asz_core.root.durable import fsync_dir, install_noreplace, make_dirs, temp_name, write_replace
+from asz_core.root.locks import FileLock
+
+__all__ = ["CONVERSATIONS", "Chain", "ChainBusy", "RoundFile"]
+
+CONVERSATIONS = "_conversations"
+_ROUND_NAME = re.compile(r"^r(\d{6,})-([0-9a-f]{12})\.sf$")
+_RESERVATION_AGE_S = 60
+
+
+class ChainBusy(RuntimeError):
+    """Another parser holds the chain's lock; this one writes nothing."""
+
+
+@dataclass(frozen=True)
+class RoundFile:
+    number: int
+    digest12: str
+    path: Path
+
+
+class Chain:
+    def __init__(self, root: Path, conversation: str) -> None:
+        self.conversation = conversation
+        self.dir = root / CONVERSATIONS / conversation
+        self.rounds_dir = self.dir / "rounds"
+        self.state_path = self.dir / "conversation.state"
+
+    def exists(self) -> bool:
+        return self.dir.is_dir()
+
+    def lock(self) -> FileLock:
+        """The chain's lock, taken without waiting (:class:`ChainBusy` when held)."""
+        make_dirs(self.dir)
+        return FileLock(self.dir / ".lock", describe=True)
+
+    def files(self) -> list[RoundFile]:
+        """The round files in round order; reservations (empty files) are not rounds."""
+        try:
+            names = os.listdir(self.rounds_dir)
+        except FileNotFoundError:
+            return []
+        out = []
+        for name in names:
+            m = _ROUND_NAME.match(name)
+            if m is None:
+                continue
+            path = self.rounds_dir / name
+            try:
+                if path.stat().st_size == 0:
+                    continue
+            except FileNotFoundError:
+                continue
+            out.append(RoundFile(int(m.group(1)), m.group(2), path))
+        return sorted(out, key=lambda f: f.number)
+
+    def read(self, rf: RoundFile) -> Round:
+        rnd = read_round(rf.path.read_bytes())
+        if rnd.number != rf.number:
+            raise RoundError(f"{rf.path.name}: the header says round {rnd.number}")
+        if not rnd.digest.startswith(rf.digest12):
+            raise RoundError(f"{rf.path.name}: the round digests to {rnd.digest[:12]}")
+        return rnd
+
+    def fold(self) -> Fold:
+        """Every round in order, folded; ``RoundError`` at the first that cannot be taken."""
+        fold = Fold()
+        for rf in self.files():
+            fold.take(self.read(rf))
+        return fold
+
+    def publish(self, number: int, digest: str, data: bytes) -> Path:
+        """Install round ``number`` (the caller holds the lock); refused unless it follows the head."""
+        files = self.files()
+        head = files[-1].number if files else 0
+        if number != head + 1:
+            raise RoundError(f"cannot publish round {number}: the chain's head is round {head}")
+        created = make_dirs(self.rounds_dir)
+        self._sweep_reservations(number)
+        final = self.rounds_dir / f"r{number:06d}-{digest[:12]}.sf"
+        temp = temp_name(final)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as sink:
+                faults.checkpoint("temp-write")
+                sink.write(data)
+                sink.flush()
+                faults.checkpoint("temp-fsync")
+                os.fsync(sink.fileno())
+                faults.checkpoint("temp-readonly")
+                os.fchmod(sink.fileno(), 0o400)
+            faults.checkpoint("install")
+            install_noreplace(temp, final)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp)
+            raise
+        fsync_dir(self.rounds_dir)
+        for directory in created:
+            fsync_dir(directory.parent)
+        return final
+
+    def sweep(self) -> None:
+        """Under the lock, before anything is read: a killed writer's temporary round (or state)
+        goes."""
+        for directory in (self.rounds_dir, self.dir):
+            with contextlib.suppress(FileNotFoundError):
+                for name in os.listdir(directory):
+                    if name.startswith(".tmp-"):
+                        with contextlib.suppress(FileNotFoundError):
+                            (directory / name).unlink()
+
+    def _sweep_reservations(self, number: int) -> None:
+        """Under the lock: a temporary file is a crashed writer's (nothing of it was ever a
+        round), and an empty round file older than a minute a reservation nobody completed."""
+        prefix = f"r{number:06d}-"
+        with contextlib.suppress(FileNotFoundError):
+            for name in os.listdir(self.rounds_dir):
+                path = self.rounds_dir / name
+                if name.startswith(".tmp-"):
+                    with contextlib.suppress(FileNotFoundError):
+                        path.unlink()
+                    continue
+                if not name.startswith(prefix):
+                    continue
+                with contextlib.suppress(FileNotFoundError):
+                    st = path.stat()
+                    if st.st_size == 0 and time.time() - st.st_mtime > _RESERVATION_AGE_S:
+                        path.unlink()
+
+    def save_state(self, fold: Fold, now: str) -> None:
+        """The head as upstream's ``conversation.state`` writes it; a cache, rebuilt by listing."""
+        h = fold.head or {}
+        text = (f"schema       1\nconversation {self.conversation}\nhead         {fold.rounds}\n"
+                f"head_digest  {fold.digest}\nthrough_seq  {fold.through_seq}\n"
+                f"input_digest {fold.input_digest}\nparser       {h.get('parser', '')}\n"
+                f"policy       {h.get('policy', '')}\nupdated_at   {now}\n")
+        # a cache rebuilt by listing the rounds whenever it is wrong: no fsync is owed to it
+        write_replace(self.state_path, text.encode(), derived=True)
