@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from asz_core import __version__, configcache, userdirs
 from asz_core.errors import ConfigError
 from asz_core.host import AdapterNotAvailable, PluginHost
+from asz_core.retention.schema import RETENTION_SCHEMA
 
 if TYPE_CHECKING:
     import yaml
@@ -80,7 +81,9 @@ CORE_SCHEMA: dict[str, Any] = {
             "type": "object",
             "additionalProperties": False,
             # "": the platform's data directory for asz (asz_core.userdirs.data_dir)
-            "properties": {"root": {"type": "string", "default": ""}},
+            "properties": {"root": {"type": "string", "default": ""},
+                           # when landed files give way to skeletons (asz_core.retention)
+                           "retention": RETENTION_SCHEMA},
             "default": {},
         },
         "view": {

@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+import pluggy
+
 from asz_core.filters import SessionFilter
 from asz_core.root.settled import SettledSessions
 from asz_core.tally import AdapterCounters, PassError, PassSummary, PassTally, SessionOutcome
@@ -115,6 +117,8 @@ class PassContext:
     config: ConfigSections | None = None
     #: what an installed adapter says about itself (``asz_adapter_info``), by its name
     adapter_info: Callable[[str], AdapterInfo | None] = _no_adapter
+    #: every plugin's hooks, for an observer that asks the others a question (``asz_receipts``)
+    hooks: pluggy.HookRelay | None = None
     #: where the pass's results go (the pass finishes it into the summary after ``asz_pass_end``)
     tally: PassTally = field(default_factory=PassTally, repr=False)
 

@@ -30,9 +30,12 @@ import pluggy
 
 if TYPE_CHECKING:
     import argparse
+    from pathlib import Path
 
-    from asz_core.context import AdapterContext, PassContext
+    from asz_core.context import AdapterContext, ConfigSections, PassContext
+    from asz_core.glossary import Glossary
     from asz_core.plugin import AdapterInfo, Found, SessionClaim
+    from asz_core.retention.receipts import Receipts
     from asz_core.root.landing import LandedFile
     from asz_core.root.storage import SessionHandle
     from asz_core.tally import PassSummary
@@ -105,6 +108,17 @@ def asz_land(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -
     """
 
 
+@hookspec
+def asz_glossary() -> list[Glossary]:  # type: ignore[empty-body]
+    """The vocabulary of each dialect the adapter reads: what its runtime calls every name the
+    model uses, and where it records it (:class:`~asz_core.glossary.Glossary`).
+
+    Called only by ``asz-pipeline glossary`` (and what else shows a glossary), never by a pass,
+    so the data may be imported inside the hook. Keep it beside the dialect code that reads
+    those names: a rename in the runtime then changes both in one place. Optional.
+    """
+
+
 # ---- plugins -------------------------------------------------------------------------------
 
 
@@ -125,6 +139,17 @@ def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
     """The pass is over; ``summary`` holds its counts and errors. Runs even after errors. A
     failure to report goes to ``ctx.error(name, message)``: the pass's summary, finished after
     this hook, counts it and fails."""
+
+
+
+@hookspec(firstresult=True)
+def asz_receipts(config: ConfigSections, root: Path) -> Receipts | None:
+    """What the receiver this configuration sends to has confirmed of ``root``'s landed files
+    (:class:`~asz_core.retention.receipts.Receipts`), for retention to decide which may go.
+
+    Implemented by the plugin that sends files and records what its receiver took; ``None``
+    when it sends nothing under this configuration. With no answer, nothing is confirmed.
+    """
 
 
 @hookspec

@@ -71,7 +71,8 @@ def run_pass(host: PluginHost, config: Config, *, clock: Clock = time.time_ns,
                               f"{exc.strerror or exc}; set storage.root (or $ASZ_ROOT) to a "
                               f"directory you own") from None
     ctx = PassContext(root=root, clock=clock, dry_run=dry_run, reporter=reporter or QuietReporter(),
-                      started_ns=started, config=config, adapter_info=host.adapter_info)
+                      started_ns=started, config=config, adapter_info=host.adapter_info,
+                      hooks=host.pm.hook)
     with hold_root(root, wait=wait, doing="run"):
         host.pass_start(ctx)
         for entry in config.adapters:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from asz_core.providerbody.check import KIND as PROVIDER_BODY
 from asz_core.providerbody.check import check_provider_body_file
@@ -101,6 +102,16 @@ class _Chain:
                 f"the cursor says ord {cursor.ord} at byte {cursor.offset}"))
 
 
+def _check_removed(report: SessionReport, path: Path, header: dict[str, Any], count: int) -> None:
+    """A skeleton's ``removed`` header describes the landed file it stands for: as many records."""
+    removed = header.get("removed")
+    if not isinstance(removed, dict) or removed.get("records") != count:
+        report.problems.append(Problem(report.session, "skeleton", str(path),
+                                       f"holds {count} record(s) but its removed header says "
+                                       f"{removed.get('records') if isinstance(removed, dict) else 'nothing'}"))
+    report.counts["removed"] += 1
+
+
 def verify_session(root: Path, session: str) -> SessionReport:
     report = SessionReport(session)
     session_dir = root / session
@@ -109,9 +120,14 @@ def verify_session(root: Path, session: str) -> SessionReport:
         return report
     seen_seq: dict[int, Path] = {}
     chains: dict[tuple[str, str], _Chain] = {}
-    for seq, path in sorted(landed_files(session_dir)):
+    files = sorted(landed_files(session_dir))
+    # a skeleton beside its landed file is a removal in progress: the landed file is read (retention)
+    whole = {(seq, path.parent) for seq, path in files if path.suffix == ".sd"}
+    for seq, path in files:
         name = parse_file_name(path.name)
         assert name is not None
+        if name.skeleton and (seq, path.parent) in whole:
+            continue
         if seq in seen_seq:
             report.problems.append(Problem(session, "seq twice", str(path), f"seq {seq} is also {seen_seq[seq]}"))
         seen_seq[seq] = path
@@ -144,6 +160,8 @@ def verify_session(root: Path, session: str) -> SessionReport:
         if disagree:
             report.problems.append(Problem(session, "misplaced", str(path),
                                            f"header {', '.join(disagree)} disagree(s) with where the file is"))
+        if name.skeleton:
+            _check_removed(report, path, header, count)
         report.files += 1
         report.records += count
         report.counts[name.kind] += 1

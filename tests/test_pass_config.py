@@ -25,4 +25,5 @@ def test_pass_end_sees_the_configuration_the_pass_ran_with(asz_pass: PassRunner)
     asz_pass.host.register("sees-config", observer, adapter=False)
     asz_pass.configure(adapters=[])
     asz_pass.run()
-    assert observer.seen == [{"root": str(asz_pass.root)}]
+    assert observer.seen == [{"root": str(asz_pass.root),
+                              "retention": {"metadata_only_after": -1, "local_only": False}}]

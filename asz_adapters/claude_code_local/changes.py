@@ -88,7 +88,9 @@ def changes_part(line: Fields, result: Fields, parts: list[Part], source: Source
 def _file_change(path: str, created: bool, before: str | None, after: str | None,
                  patch: list[Fields]) -> dict[str, Any]:
     change: dict[str, Any] = {"path": path, "operation": "create" if created else "modify",
-                              "before": _endpoint(before), "after": _endpoint(after)}
+                              "before": _endpoint(before),
+                              # an after not known is a file that is there, of unknown bytes
+                              "after": _endpoint(after) if after is not None else {"present": True, "bytes": None}}
     hunks: list[dict[str, Any]] = []
     additions = deletions = 0
     diff = "available"

@@ -246,7 +246,9 @@ def _scan_agents(col: _Collector, session: str, slug: str, directory: Path | str
             continue
         stream = col.checked_id(session, path, slug, agent_id, agent)
         if stream is not None:
-            col.add(session, kind, path, src, slug, stream, run)
+            # upstream files a workflow's child under no run (header and records name none): only
+            # the run's journal, manifest and script are the run's; the child is joined by them
+            col.add(session, kind, path, src, slug, stream, None)
 
 
 def _scan_workflows(col: _Collector, session: str, slug: str, directory: Path, base: str) -> None:

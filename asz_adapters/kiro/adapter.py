@@ -25,6 +25,7 @@ from asz_core.plugin import AdapterInfo, Found, SessionClaim
 
 if TYPE_CHECKING:
     from asz_core.context import AdapterContext
+    from asz_core.glossary import Glossary
     from asz_core.root.storage import SessionHandle
 
 __all__ = ["VERSION"]
@@ -111,3 +112,10 @@ def asz_land(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -
     from asz_adapters.kiro.land import land_claim
 
     land_claim(ctx, claim, session)
+
+
+@hookimpl
+def asz_glossary() -> list[Glossary]:
+    from asz_adapters.kiro.glossary import GLOSSARIES  # only the glossary command reads it
+
+    return list(GLOSSARIES)

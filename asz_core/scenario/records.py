@@ -60,8 +60,9 @@ def _usage(u: tuple[int, int, int, int]) -> Usage:
 
 
 def event_record(p: Plan, e: Event) -> Record:
+    # a workflow child's records name no batch of their own: upstream files the child under no run
     r = Record(id=e.id or None, parent=e.parent or None, run=e.run or None,
-               time=None if e.at is None else format_ms(e.at), batch=e.batch or None)
+               time=None if e.at is None else format_ms(e.at))
     handler = _HANDLERS[e.kind]
     handler(p, e, r)
     return r

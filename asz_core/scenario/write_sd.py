@@ -62,7 +62,8 @@ def write_sd(p: Plan, root: Path) -> list[Path]:
         live = [s for s in p.streams if not s.lost]
         for s in live:
             land(f"streams/{s.id}", "transcript",
-                 _header("transcript", f"{src}/streams/{s.id}", stream=s.id, batch=s.batch or None),
+                 # a workflow's child is filed under no run, as upstream files it
+                 _header("transcript", f"{src}/streams/{s.id}", stream=s.id),
                  by_stream.get(s.id, []))
         for s in live:
             if not s.batch:

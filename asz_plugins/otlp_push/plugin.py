@@ -33,8 +33,12 @@ from asz_plugins.otlp_push.config import SCHEMA, SECTION, OtlpConfig
 from asz_plugins.otlp_push.limiter import WireBudget
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from asz_core.config import Config
     from asz_core.plugin import AdapterInfo
     from asz_plugins.otlp_push.push import PushResult
+    from asz_plugins.otlp_push.receipts import PushReceipts
 
 __all__ = ["asz_add_commands", "asz_config_sections", "asz_pass_end", "runtime_resolver"]
 
@@ -110,6 +114,17 @@ def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
         ctx.reporter.warn(f"{NAME}: {redact_text(note)}")
     for error in result.errors:
         ctx.error(NAME, redact_text(error))  # in the summary the pass finishes after this hook
+
+
+@hookimpl
+def asz_receipts(config: Config, root: Path) -> PushReceipts | None:
+    """What the receiver of ``export.otlp`` has taken, for retention (``push.state``)."""
+    section = config.section(SECTION)
+    if not OtlpConfig.sends(section):
+        return None
+    from asz_plugins.otlp_push.receipts import PushReceipts
+
+    return PushReceipts.load(OtlpConfig.from_section(section), root)
 
 
 @hookimpl

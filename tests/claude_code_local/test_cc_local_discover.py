@@ -95,8 +95,9 @@ def test_every_source_kind_lands_in_its_place(projects: Path, run_local: Callabl
                              "streams/ab1c2d3e4f5a6b7c8/transcript", "streams/main/transcript"]
     base = f"{NOTES}/{WF_SESSION}"
     (child,) = files["streams/ab1c2d3e4f5a6b7c8/transcript"]
-    assert (child["src"], child["stream"], child["batch"]) == (
-        f"{base}/subagents/workflows/{RUN}/agent-ab1c2d3e4f5a6b7c8.jsonl", "ab1c2d3e4f5a6b7c8", RUN)
+    # filed under the run, yet not the run's (as upstream files it): its journal joins them
+    assert (child["src"], child["stream"], child.get("batch")) == (
+        f"{base}/subagents/workflows/{RUN}/agent-ab1c2d3e4f5a6b7c8.jsonl", "ab1c2d3e4f5a6b7c8", None)
     (journal,) = files[f"runs/{RUN}/journal"]
     assert (journal["src"], journal.get("stream"), journal["batch"]) == (
         f"{base}/subagents/workflows/{RUN}/journal.jsonl", None, RUN)

@@ -564,9 +564,10 @@ row("a manifest without a runId is batched by its run", {"workflowName": "tidy"}
 row("a manifest whose fields do not read has no label and no batch", {"workflowName": 5},
     {"from": "runtime", "parts": [whole({"workflowName": 5})]}, where="manifest", place="wf_3c")
 WORKFLOW_CHILD = "a0f0f0f0f0f0f0f0f"
-row("a workflow child's line is batched by its run", user("check the links", agentId=WORKFLOW_CHILD),
-    {"from": "external", "batch": RUN, "parts": [text("check the links")]}, where="child", place=WORKFLOW_CHILD)
-row("a tool result's run names a workflow child's batch before the child's own run",
+row("a workflow child's line is not batched by the run it is filed under",
+    user("check the links", agentId=WORKFLOW_CHILD),
+    {"from": "external", "parts": [text("check the links")]}, where="child", place=WORKFLOW_CHILD)
+row("a tool result's run names a workflow child's line's batch",
     user([{"type": "tool_result", "tool_use_id": "toolu_w", "content": "ok"}], toolUseResult={"runId": "wf_9"}),
     {"from": "external", "batch": "wf_9", "parts": [result("toolu_w", text="ok", data={"runId": "wf_9"}, bytes=2)]},
     where="child", place=WORKFLOW_CHILD)

@@ -11,12 +11,18 @@ from asz_core.cli.commands import (
     config_cmd,
     conflicts_cmd,
     conversation_cmd,
+    export_cmd,
+    glossary_cmd,
     parse_cmd,
     plugins_cmd,
+    repack_cmd,
+    retain_cmd,
     run_cmd,
     scenario_cmd,
     schedule_cmd,
+    serve_cmd,
     sources_cmd,
+    usage_cmd,
     verify_cmd,
     view_cmd,
 )
@@ -27,8 +33,9 @@ __all__ = ["NAME", "asz_add_commands", "register"]
 #: the name the built-in commands are registered under, as a plugin of the host
 NAME = "asz-pipeline"
 
-_COMMANDS = (run_cmd, parse_cmd, sources_cmd, verify_cmd, view_cmd, conversation_cmd, conflicts_cmd, plugins_cmd,
-             config_cmd, schedule_cmd, scenario_cmd, completion_cmd)
+_COMMANDS = (run_cmd, parse_cmd, sources_cmd, verify_cmd, view_cmd, conversation_cmd, serve_cmd, usage_cmd,
+             export_cmd, conflicts_cmd, plugins_cmd, config_cmd, schedule_cmd, scenario_cmd, completion_cmd,
+             glossary_cmd, retain_cmd, repack_cmd)
 
 
 @hookimpl(tryfirst=True)  # listed before any plugin's

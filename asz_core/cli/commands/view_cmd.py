@@ -147,6 +147,10 @@ def _print_document(doc: dict[str, Any], app: App) -> None:
     if "hide" in session:
         print(f"  withheld: {', '.join(session['hide'])} (no provider bodies listed)", file=out)
     print("  " + " ".join(f"{k}={v}" for k, v in summary.items()), file=out)
+    removed = [f for f in doc.get("files", []) if f.get("skeleton")]
+    if removed:  # retention: the structure stays, the content of these files is gone
+        print(f"  removed: the content of {len(removed)} of {len(doc['files'])} file(s) "
+              f"(seq {', '.join(str(f['seq']) for f in removed)}); only their skeletons remain", file=out)
     for stream in doc["streams"]:
         parent = f" parent={stream['parent']}" if "parent" in stream else ""
         gap = " gap (no bodies joined)" if stream.get("gap") else ""
