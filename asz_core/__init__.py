@@ -23,7 +23,7 @@ __version__ = "0.1.0"
 
 def __getattr__(name: str) -> Any:
     # ``hookimpl`` (and with it pluggy) is imported when a plugin first asks for it, not with the
-    # package: a run that repeats a quiet pass (asz_core.quietpass) imports no plugin machinery.
+    # package: a command that loads no plugin (``--version``) does not pay for it.
     if name == "hookimpl":
         from asz_core.plugin import hookimpl
 

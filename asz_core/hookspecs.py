@@ -13,12 +13,8 @@ claim at a time) holds one session at a time, whatever the size of the corpus; r
 works the same and holds them all.
 
 **Plugins** (group ``asz.plugins``) observe passes (``asz_pass_start``, ``asz_file_landed``,
-``asz_pass_end``) and may add commands. Every loaded plugin sees every pass that runs.
-
-**Both** may implement ``asz_pass_repeatable``: a pass that changed nothing is then recorded, and
-the next ``run`` that finds nothing changed repeats its report without loading any plugin
-(:mod:`asz_core.quietpass`). Until every adapter and observer taking part implements it, every
-pass runs in full.
+``asz_pass_end``) and may add configuration sections and commands. Every loaded plugin sees
+every pass that runs. What happens in a pass, step by step, is in ``docs/architecture.md``.
 
 Implement a hook by decorating a function of your module with :data:`asz_core.hookimpl`; a
 module needs only the hooks it uses. The parameter names are the contract: pluggy passes
@@ -36,13 +32,13 @@ if TYPE_CHECKING:
     import argparse
     from pathlib import Path
 
-    from asz_core.config import Config
-    from asz_core.context import AdapterContext, PassContext, PassSummary
+    from asz_core.context import AdapterContext, ConfigSections, PassContext
     from asz_core.glossary import Glossary
     from asz_core.plugin import AdapterInfo, Found, SessionClaim
     from asz_core.retention.receipts import Receipts
     from asz_core.root.landing import LandedFile
     from asz_core.root.storage import SessionHandle
+    from asz_core.tally import PassSummary
 
 hookspec = pluggy.HookspecMarker("asz")
 
@@ -75,8 +71,10 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:  # type: ignore[empty-
     """Find what the adapter's sources hold now, without reading them whole.
 
     Return (or yield) one :class:`~asz_core.plugin.Found` per unit the adapter lands by (a
-    session, a body file, a store it does not read yet). Discovery should only list and stat: a
-    pass that finds nothing new must cost little more than that. A generator is walked once, by
+    session, a body file, a store it does not read yet). Give each unit the ``directory`` its
+    session belongs to, and the host applies ``include``/``exclude``: units it leaves out never
+    reach ``asz_claim``. Discovery should only list and stat: a pass that finds nothing new must
+    cost little more than that. A generator is walked once, by
     the pass's ``asz_claim``, while earlier sessions land. ``asz-pipeline sources`` shows what
     this finds without landing anything.
     """
@@ -86,11 +84,15 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:  # type: ignore[empty-
 def asz_claim(ctx: AdapterContext, found: Iterable[Found]) -> Iterable[SessionClaim]:  # type: ignore[empty-body]
     """Decide which session each found unit belongs to, and which to land now.
 
-    ``found`` is what ``asz_discover`` returned, to walk once (make a list of it to walk it
-    again). Apply the session filter here (``ctx.session_filter``), and count what cannot be
-    placed yet as waiting and what cannot be read as unreadable (``ctx.counters``). Return (or
-    yield) one :class:`~asz_core.plugin.SessionClaim` per session to land; each is landed under
-    that session's lock as soon as it is yielded. Units left out are simply not landed this pass.
+    ``found`` is what ``asz_discover`` returned, less the units the session filter leaves out,
+    to walk once (make a list of it to walk it again). Count what cannot be placed yet as
+    waiting and what cannot be read as unreadable (``ctx.counters``). Return (or yield) one
+    :class:`~asz_core.plugin.SessionClaim` per session to land; each is landed under that
+    session's lock as soon as it is yielded. Units left out are simply not landed this pass.
+
+    A claim that lists its sources in ``settled_by`` gets the host's settled protocol: a
+    session whose sources and cursors stat as the pass that settled it left them is counted,
+    not locked or landed (:class:`~asz_core.plugin.SettledBy`).
     """
 
 
@@ -99,9 +101,10 @@ def asz_land(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -
     """Land what ``claim`` holds into ``session``, which the host has locked.
 
     Write through ``session.begin``/``session.commit`` or the collectors of
-    :mod:`asz_core.collect`, and move a cursor only after the file it covers has landed. An
-    exception here is reported with the adapter's name and the session, counts as an error,
-    and does not stop other sessions or adapters.
+    :mod:`asz_core.collect`, and move a cursor only after the file it covers has landed. What
+    ``ctx`` counts, warns and fails meanwhile is this session's outcome, merged by the pass once
+    this returns (:mod:`asz_core.land`). An exception here is reported with the adapter's name
+    and the session, counts as an error, and does not stop other sessions or adapters.
     """
 
 
@@ -126,39 +129,26 @@ def asz_pass_start(ctx: PassContext) -> None:
 
 @hookspec
 def asz_file_landed(ctx: PassContext, adapter: str, landed: LandedFile) -> None:
-    """``adapter`` has just installed ``landed`` in the root (not called in a dry run)."""
+    """``adapter`` has installed ``landed`` in the root (not called in a dry run). Called in the
+    pass's own process, in the order the adapter claimed its sessions, once the session that
+    landed it is done (wherever it landed). An exception here is that session's error."""
 
 
 @hookspec
 def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
-    """The pass is over; ``summary`` holds its counts and errors. Runs even after errors."""
+    """The pass is over; ``summary`` holds its counts and errors. Runs even after errors. A
+    failure to report goes to ``ctx.error(name, message)``: the pass's summary, finished after
+    this hook, counts it and fails."""
+
 
 
 @hookspec(firstresult=True)
-def asz_receipts(config: Config, root: Path) -> Receipts | None:
+def asz_receipts(config: ConfigSections, root: Path) -> Receipts | None:
     """What the receiver this configuration sends to has confirmed of ``root``'s landed files
     (:class:`~asz_core.retention.receipts.Receipts`), for retention to decide which may go.
 
     Implemented by the plugin that sends files and records what its receiver took; ``None``
     when it sends nothing under this configuration. With no answer, nothing is confirmed.
-    """
-
-
-# ---- both ----------------------------------------------------------------------------------
-
-
-@hookspec
-def asz_pass_repeatable(ctx: PassContext) -> bool:  # type: ignore[empty-body]
-    """This pass changed nothing (it landed nothing, and nothing is pending, busy or failed).
-    Would the next one, if it finds every watched file as this one leaves it, do and report
-    exactly the same? Return ``True`` to let it repeat this pass's report without running.
-
-    An adapter can say so when its outcome is decided by the files under the paths it passed to
-    ``ctx.watch`` (it must name every path outside the root it reads) and by
-    the root; when the outcome will change with time alone (a file too young to read), it calls
-    ``ctx.recheck_at(when_ns)`` as well. An observer can say so when it would do nothing new on
-    such a pass (a push with nothing left to send). Not implementing this hook, or returning
-    ``False``, keeps every pass a full one: the safe default.
     """
 
 

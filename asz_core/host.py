@@ -4,8 +4,7 @@ Nothing else in asz touches ``pm.hook``. An adapter's module is imported when so
 asks for that adapter (the configuration names it, a pass runs it, ``plugins`` lists every one),
 not at start-up: a pass imports only the adapters its configuration names. Only adapter hooks
 are called on adapters (:mod:`asz_core.hookspecs`), so an adapter not imported misses nothing;
-plugins (``asz.plugins``) observe every pass and are imported at start-up (except by a run that
-repeats a quiet pass, :mod:`asz_core.quietpass`, which imports no plugin at all).
+plugins (``asz.plugins``) observe every pass and are imported at start-up.
 
 pluggy calls a hook's implementations newest first and entry points come in no set order,
 while ``asz.yaml`` fixes the order adapters run in, so the adapter hooks are called one named
@@ -27,10 +26,11 @@ from asz_core import entrypoints, hookspecs
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
 
 if TYPE_CHECKING:
-    from asz_core.context import AdapterContext, PassContext, PassSummary
+    from asz_core.context import AdapterContext, PassContext
     from asz_core.entrypoints import EntryPointSpec
     from asz_core.root.landing import LandedFile
     from asz_core.root.storage import SessionHandle
+    from asz_core.tally import PassSummary
 
 __all__ = ["ADAPTER_GROUP", "PLUGIN_GROUP", "AdapterNotAvailable", "LoadedPlugin", "PluginHost"]
 
@@ -51,7 +51,8 @@ class LoadedPlugin:
     entry_point: str
     distribution: str = ""
     version: str = ""
-    module: Any = None
+    #: the module (or object) whose hooks are registered; ``None`` when it did not load
+    module: object | None = None
     error: str = ""
     info: AdapterInfo | None = None
 
@@ -70,7 +71,7 @@ class PluginHost:
         #: adapters found among the entry points and not imported yet
         self._pending: dict[str, EntryPointSpec] = {}
         self.plugins: dict[str, LoadedPlugin] = {}
-        self._callers: dict[tuple[str, str], Any] = {}
+        self._callers: dict[tuple[str, str], pluggy.HookCaller] = {}
 
     @property
     def adapters(self) -> dict[str, LoadedPlugin]:
@@ -116,7 +117,7 @@ class PluginHost:
             return record
         return self._register(record, module)
 
-    def register(self, name: str, module: Any, *, adapter: bool = True) -> LoadedPlugin:
+    def register(self, name: str, module: object, *, adapter: bool = True) -> LoadedPlugin:
         """Register an object directly (tests, embedding); as an entry point would be."""
         group = ADAPTER_GROUP if adapter else PLUGIN_GROUP
         record = LoadedPlugin(name=name, group=group,
@@ -127,7 +128,7 @@ class PluginHost:
         (self._adapters if adapter else self.plugins)[name] = record
         return record
 
-    def _register(self, record: LoadedPlugin, module: Any) -> LoadedPlugin:
+    def _register(self, record: LoadedPlugin, module: object) -> LoadedPlugin:
         plugin_name = f"{record.group}:{record.name}"
         self._callers.clear()  # a subset caller lists the plugins it leaves out
         try:
@@ -175,11 +176,11 @@ class PluginHost:
                                       f"{record.error}")
         return record
 
-    def _caller(self, name: str, hook: str) -> Any:
+    def _caller(self, name: str, hook: str) -> pluggy.HookCaller:
         self._load_adapter(name)  # its hooks registered before a caller of them is made
         return self._caller_of(f"{ADAPTER_GROUP}:{name}", hook)
 
-    def _caller_of(self, plugin_name: str, hook: str) -> Any:
+    def _caller_of(self, plugin_name: str, hook: str) -> pluggy.HookCaller:
         """``hook`` as implemented by the one plugin registered as ``plugin_name``."""
         key = (plugin_name, hook)
         caller = self._callers.get(key)
@@ -189,17 +190,25 @@ class PluginHost:
             self._callers[key] = caller
         return caller
 
+    def adapter_info(self, name: str) -> AdapterInfo | None:
+        """What the installed adapter ``name`` says about itself; ``None`` if none loads."""
+        record = self._load_adapter(name)
+        return record.info if record is not None else None
+
     def options_schema(self, name: str) -> dict[str, Any]:
-        return self._caller(name, "asz_options_schema")() or {}
+        schema: dict[str, Any] | None = self._caller(name, "asz_options_schema")()
+        return schema or {}
 
     def discover(self, name: str, ctx: AdapterContext) -> Iterable[Found]:
         """What the adapter found: a list, or a generator that finds as it is walked."""
-        return self._caller(name, "asz_discover")(ctx=ctx) or ()
+        found: Iterable[Found] | None = self._caller(name, "asz_discover")(ctx=ctx)
+        return found or ()
 
     def claim(self, name: str, ctx: AdapterContext, found: Iterable[Found]) -> Iterable[SessionClaim]:
         """The adapter's claims: a list, or a generator that claims as it is walked (the pass
         lands each claim before it asks for the next)."""
-        return self._caller(name, "asz_claim")(ctx=ctx, found=found) or ()
+        claims: Iterable[SessionClaim] | None = self._caller(name, "asz_claim")(ctx=ctx, found=found)
+        return claims or ()
 
     def land(self, name: str, ctx: AdapterContext, claim: SessionClaim,
              session: SessionHandle) -> None:
@@ -215,30 +224,6 @@ class PluginHost:
 
     def pass_end(self, ctx: PassContext, summary: PassSummary) -> None:
         self.pm.hook.asz_pass_end(ctx=ctx, summary=summary)
-
-    def _observers(self) -> set[str]:
-        """The registered names of the plugins that observe passes."""
-        hooks = (self.pm.hook.asz_pass_start, self.pm.hook.asz_file_landed, self.pm.hook.asz_pass_end)
-        return {impl.plugin_name for hook in hooks for impl in hook.get_hookimpls()}
-
-    def repeatable(self, record: LoadedPlugin) -> bool | None:
-        """Whether ``record`` lets a quiet pass be repeated (implements ``asz_pass_repeatable``);
-        ``None`` for a plugin that takes no part in passes."""
-        name = f"{record.group}:{record.name}"
-        if record.group != ADAPTER_GROUP and name not in self._observers():
-            return None
-        return any(impl.plugin_name == name for impl in self.pm.hook.asz_pass_repeatable.get_hookimpls())
-
-    def pass_repeatable(self, ctx: PassContext, adapters: Iterable[str]) -> bool:
-        """Whether every plugin taking part in this pass (the ``adapters`` it ran, and every
-        plugin observing passes) implements ``asz_pass_repeatable`` and says yes."""
-        taking_part = {f"{ADAPTER_GROUP}:{name}" for name in adapters} | self._observers()
-        saying = {impl.plugin_name for impl in self.pm.hook.asz_pass_repeatable.get_hookimpls()}
-        if not taking_part <= saying:
-            return False
-        # pluggy leaves ``None`` out of a hook's results: only an explicit ``True`` says yes
-        return all(self._caller_of(name, "asz_pass_repeatable")(ctx=ctx) == [True]
-                   for name in sorted(taking_part))
 
     def config_sections(self) -> dict[str, dict[str, Any]]:
         sections: dict[str, dict[str, Any]] = {}

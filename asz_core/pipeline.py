@@ -1,60 +1,41 @@
-"""One pass: every enabled adapter, in the order ``asz.yaml`` lists them, discover → claim → land.
+"""One pass: every enabled adapter, in the order ``asz.yaml`` lists them, discover → claim →
+land → outcome → tally → observers.
 
-The root is locked for the whole pass. An adapter that raises is reported with its name (and the
+The root is locked for the whole pass. For each adapter, what discovery finds goes, less what
+``include``/``exclude`` leave out, to the adapter's claims; each claim is landed as it comes
+(:func:`asz_core.land.land_claim`, here or in worker processes), unless the settled table says
+nothing of it changed; each landing's outcome is merged into the pass's tally in claim order.
+Once every adapter has run, the observers see the summary (``asz_pass_end``), and the summary
+is finished with what they recorded. An adapter that raises is reported with its name (and the
 session, when it was landing one) and the pass goes on with the next session or adapter; the
 pass then fails. A session another writer holds is counted busy and tried next pass.
 """
 
 from __future__ import annotations
 
-import errno
 import time
 from collections.abc import Iterable, Iterator, Sized
 from contextlib import contextmanager
 from itertools import chain, islice
 
 from asz_core.config import Config
-from asz_core.context import (
-    AdapterContext,
-    AdapterCounters,
-    Clock,
-    PassContext,
-    PassSummary,
-    QuietReporter,
-    Reporter,
-)
+from asz_core.context import AdapterContext, Clock, PassContext, QuietReporter, Reporter
 from asz_core.errors import NotStarted
+from asz_core.failures import describe_failure
+from asz_core.filters import SessionFilter
 from asz_core.host import PluginHost
+from asz_core.land import land_claim
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
-from asz_core.quietpass import PassStamps
-from asz_core.root.layout import RefusedId
 from asz_core.root.locks import LockBusy
 from asz_core.root.storage import StorageRoot
-from asz_core.workers import (
-    DEFAULT_FROM_SESSIONS,
-    configured_workers,
-    explicit_workers,
-    land_in_workers,
-    land_one,
-)
+from asz_core.tally import AdapterCounters, PassSummary, SessionOutcome
+from asz_core.workers import DEFAULT_FROM_SESSIONS, configured_workers, explicit_workers, land_in_workers
 
 __all__ = ["PassRefused", "describe_failure", "hold_root", "run_pass"]
 
 
 class PassRefused(NotStarted):
     """The pass could not start: the root cannot be written, or another pass holds it."""
-
-
-def describe_failure(exc: BaseException) -> str:
-    """A message that says what went wrong and what to do about it."""
-    if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
-        return (f"no space left on the device ({exc.filename or 'while landing'}): nothing landed "
-                f"before was changed; free some space and run the pass again")
-    if isinstance(exc, PermissionError):
-        return f"permission denied: {exc.filename or exc}; check the owner and mode of that path"
-    if isinstance(exc, RefusedId):
-        return f"refused: {exc}"
-    return f"{type(exc).__name__}: {exc}"
 
 
 @contextmanager
@@ -79,11 +60,8 @@ def hold_root(root: StorageRoot, *, wait: bool, doing: str) -> Iterator[None]:
 
 def run_pass(host: PluginHost, config: Config, *, clock: Clock = time.time_ns,
              reporter: Reporter | None = None, dry_run: bool = False,
-             wait: bool = False, stamp: bool = False) -> PassSummary:
-    """Run one pass and return its summary. ``PassRefused`` if it cannot start.
-
-    With ``stamp``, a pass that changed nothing and that every plugin taking part calls
-    repeatable leaves its stamps in ``summary.stamps``, for :func:`asz_core.quietpass.record`."""
+             wait: bool = False) -> PassSummary:
+    """Run one pass and return its summary. ``PassRefused`` if it cannot start."""
     started = clock()
     perf = time.perf_counter()
     root = StorageRoot(config.root, pass_started_ns=started, dry_run=dry_run)
@@ -94,112 +72,142 @@ def run_pass(host: PluginHost, config: Config, *, clock: Clock = time.time_ns,
             raise PassRefused(f"the storage root {config.root} cannot be written: "
                               f"{exc.strerror or exc}; set storage.root (or $ASZ_ROOT) to a "
                               f"directory you own") from None
-    ctx = PassContext(root=root, host=host, clock=clock, dry_run=dry_run,
-                      reporter=reporter or QuietReporter(), started_ns=started, config=config,
-                      watched=set() if stamp and not dry_run else None)
+    ctx = PassContext(root=root, clock=clock, dry_run=dry_run, reporter=reporter or QuietReporter(),
+                      started_ns=started, config=config, adapter_info=host.adapter_info,
+                      hooks=host.pm.hook)
     with hold_root(root, wait=wait, doing="run"):
         host.pass_start(ctx)
         for entry in config.adapters:
             if entry.enabled:
                 _run_adapter(host, ctx, entry.name, entry.options)
-        totals = AdapterCounters()
-        for counters in ctx.counters.values():
-            totals.add(counters)
-        totals.sessions = len(ctx.sessions_claimed)  # a session two adapters land counts once
-        summary = PassSummary(totals=totals, by_adapter=dict(ctx.counters), labels=ctx.labels,
-                              errors=ctx.errors, started_ns=started,
-                              elapsed_s=time.perf_counter() - perf, dry_run=dry_run)
+        elapsed = time.perf_counter() - perf
         try:
-            host.pass_end(ctx, summary)
+            host.pass_end(ctx, ctx.tally.summary(started_ns=started, elapsed_s=elapsed, dry_run=dry_run))
         except Exception as exc:  # noqa: BLE001 - an observer must not lose the summary
             ctx.error("pass_end", describe_failure(exc))
-            summary.totals.errors += 1
-        if ctx.watched is not None and _changed_nothing(summary):
-            enabled = [entry.name for entry in config.adapters if entry.enabled]
-            if host.pass_repeatable(ctx, enabled):
-                summary.stamps = PassStamps.take(ctx.watched, str(root.path), ctx.recheck_ns)
-        return summary
-
-
-def _changed_nothing(summary: PassSummary) -> bool:
-    """Whether the pass landed nothing and left nothing for the next one to do or retry."""
-    t = summary.totals
-    return not (t.landed or t.pending or t.busy or t.errors or summary.errors)
+        # finished after the observers: a failure one of them recorded fails the pass too
+        return ctx.tally.summary(started_ns=started, elapsed_s=elapsed, dry_run=dry_run)
 
 
 def _run_adapter(host: PluginHost, ctx: PassContext, name: str, options: dict[str, object]) -> None:
     """Discover, claim and land one adapter's sessions, one claim at a time: each claim is landed
-    (or counted unchanged) as the adapter yields it and then let go, so that an adapter whose
-    hooks are generators holds one session at a time, not the whole corpus."""
-    record = host.adapter(name)
-    assert record.info is not None
-    ctx.counters[name] = AdapterCounters()
-    ctx.labels[name] = record.info.counter_labels
-    actx = AdapterContext(name=name, options=dict(options), pass_ctx=ctx,
-                          version=record.info.version)
+    (or counted unchanged) as the adapter yields it, its outcome merged and then let go, so that
+    an adapter whose hooks are generators holds one session at a time, not the whole corpus."""
+    info = host.adapter(name).info
+    assert info is not None
+    ctx.tally.labels[name] = info.counter_labels
+    counters = ctx.tally.adapter(name)
+    actx = AdapterContext(name=name, options=dict(options), pass_ctx=ctx, version=info.version)
     try:
-        found = _Counted(host.discover(name, actx), actx.counters)
+        found = _Admitted(host.discover(name, actx), counters, actx.session_filter)
         claims = host.claim(name, actx, found)
     except Exception as exc:  # noqa: BLE001 - one adapter failing does not stop the others
         ctx.error(name, describe_failure(exc))
         return
     # A list says how many sessions there are to land; a generator does not (progress shows 0).
-    total = sum(1 for c in claims if c.unchanged is None) if isinstance(claims, Sized) else 0
+    total = 0
+    if isinstance(claims, Sized):
+        for claim in claims:
+            _judge_settled(actx, claim)
+        total = sum(1 for claim in claims if claim.unchanged is None)
     claimed: set[str] = set()
-    to_land, workers = _processes(record.info, actx, _to_land(ctx, actx, name, claims, claimed), total)
+    to_land, workers = _processes(info, actx, _to_land(actx, claims, claimed), total)
+    outcomes: Iterable[SessionOutcome]
     if workers > 1:
-        land_in_workers(host, actx, name, to_land, total, workers, describe_failure)
+        outcomes = land_in_workers(host, actx, to_land, workers)
     else:
-        for done, claim in enumerate(to_land, start=1):
-            ctx.reporter.progress(name, done, total)
-            land_one(host, actx, name, claim, describe_failure)
+        outcomes = (land_claim(host, actx, claim) for claim in to_land)
+    for done, outcome in enumerate(outcomes, start=1):
+        _merge(host, actx, outcome)
+        ctx.reporter.progress(name, done, total)
     try:
         found.drain()  # units the claim hook did not walk are found all the same
     except Exception as exc:  # noqa: BLE001
         ctx.error(name, describe_failure(exc))
-    actx.counters.sessions = len(claimed)
+    counters.sessions = len(claimed)
     actx.save_settled()
 
 
-class _Counted(Iterator[Found]):
-    """What discovery yields, handed to the claim hook and counted (``found``) as it is walked."""
+class _Admitted(Iterator[Found]):
+    """What discovery yields, handed to the claim hook: counted (``found``) as it is walked,
+    less the units whose ``directory`` the session filter does not admit."""
 
-    def __init__(self, found: Iterable[Found], counters: AdapterCounters) -> None:
+    def __init__(self, found: Iterable[Found], counters: AdapterCounters, admits: SessionFilter) -> None:
         self.source = iter(found)
         self.counters = counters
+        self.admits = admits.admits_directory
+        self.everything = not (admits.include or admits.exclude)
 
     def __next__(self) -> Found:
-        item = next(self.source)
-        self.counters.found += 1
-        return item
+        while True:
+            item = next(self.source)
+            self.counters.found += 1
+            if self.everything or item.directory is None or self.admits(item.directory):
+                return item
 
     def drain(self) -> None:
         for _ in self:
             pass
 
 
-def _to_land(ctx: PassContext, actx: AdapterContext, name: str, claims: Iterable[SessionClaim],
-             claimed: set[str]) -> Iterator[SessionClaim]:
-    """The claims to land, as the adapter yields them; those it judged unchanged are counted
-    here and not landed. An exception from the adapter's discovery or claim ends its claims
-    (what landed before stays landed) and is reported as the adapter's error."""
+def _to_land(actx: AdapterContext, claims: Iterable[SessionClaim], claimed: set[str]) -> Iterator[SessionClaim]:
+    """The claims to land, as the adapter yields them. Those that the adapter judged unchanged,
+    or that declare what settles them and the settled table says are as the last pass left them,
+    are counted here and not landed. An exception from the adapter's discovery or claim ends its
+    claims (what landed before stays landed) and is reported as the adapter's error."""
+    sessions = actx.pass_ctx.tally.sessions
     try:
         for claim in claims:
             claimed.add(claim.session)
-            ctx.sessions_claimed.add(claim.session)
+            sessions.add(claim.session)
+            _judge_settled(actx, claim)
             if claim.unchanged is not None:
                 _count_unchanged(actx.counters, claim.unchanged)
             else:
                 yield claim
     except Exception as exc:  # noqa: BLE001 - one adapter failing does not stop the others
-        ctx.error(name, describe_failure(exc))
+        actx.pass_ctx.error(actx.name, describe_failure(exc))
+
+
+def _judge_settled(actx: AdapterContext, claim: SessionClaim) -> None:
+    """Mark ``claim`` unchanged when it declares what settles it and the settled table says
+    every source and cursor stats as the pass that settled it left them (never in a dry run)."""
+    if claim.unchanged is None and claim.settled_by is not None and not actx.dry_run:
+        claim.unchanged = actx.settled.unchanged(claim.session, [s.source for s in claim.settled_by])
+
+
+def _merge(host: PluginHost, actx: AdapterContext, outcome: SessionOutcome) -> None:
+    """Take one session's outcome into the pass, as if it had landed here and now: its counts
+    and errors into the tally, its warnings to the reporter, its landed files announced to the
+    observers, its settled entry into the table, and what the adapter handed back applied."""
+    ctx, name = actx.pass_ctx, actx.name
+    ctx.tally.add_outcome(name, outcome)
+    for message in outcome.warnings:
+        ctx.reporter.warn(message)
+    for landed in outcome.landed:
+        ctx.tally.file_landed(name, landed)
+        if not landed.dry_run:
+            try:
+                host.file_landed(ctx, name, landed)
+            except Exception as exc:  # noqa: BLE001 - an observer's failure is the session's
+                ctx.error(name, describe_failure(exc), outcome.session)
+    if outcome.settled is not None:
+        actx.settled.put(outcome.session, outcome.settled)
+    elif outcome.settles:
+        actx.settled.forget(outcome.session)
+    for apply, value in outcome.handed_back:
+        try:
+            apply(actx, value)
+        except Exception as exc:  # noqa: BLE001 - as the session's own failure would be
+            ctx.error(name, describe_failure(exc), outcome.session)
+            break  # the session's later calls depended on this one
 
 
 def _processes(info: AdapterInfo, actx: AdapterContext, to_land: Iterator[SessionClaim],
                total: int) -> tuple[Iterator[SessionClaim], int]:
     """How many processes land ``to_land`` (``total`` of them, 0 if not known), and the claims to
     land: one process unless the adapter allows more and the pass lands for real."""
-    if not info.parallel_sessions or actx.pass_ctx.dry_run:
+    if not info.parallel_sessions or actx.dry_run:
         return to_land, 1
     known = total
     from_sessions = info.parallel_from or DEFAULT_FROM_SESSIONS
@@ -217,7 +225,7 @@ def _look_ahead(claims: Iterator[SessionClaim], most: int) -> tuple[Iterator[Ses
 
 
 def _count_unchanged(counters: AdapterCounters, unchanged: dict[str, int]) -> None:
-    """Add what landing a session the adapter judged unchanged would have counted."""
+    """Add what landing a session judged unchanged would have counted."""
     for key in ("sources", "gone"):
         value = unchanged.get(key, 0)
         if isinstance(value, int) and value > 0:

@@ -3,7 +3,7 @@
 A minimal adapter module::
 
     from asz_core import hookimpl
-    from asz_core.plugin import AdapterInfo, Found, SessionClaim
+    from asz_core.plugin import AdapterInfo, Found, SessionClaim, SettledBy
 
     @hookimpl
     def asz_adapter_info():
@@ -11,23 +11,19 @@ A minimal adapter module::
 
     @hookimpl
     def asz_discover(ctx):
-        ctx.watch(str(home))     # every path read outside the root (see asz_pass_repeatable)
         for sid, path in ...:   # a generator: the pass holds one session at a time
-            yield Found(kind="session", key=sid, session=sid, payload=path)
+            yield Found(kind="session", key=sid, session=sid, payload=path,
+                        directory=str(path.parent))  # include/exclude: applied by the host
 
     @hookimpl
     def asz_claim(ctx, found):
         for f in found:          # walked once; each claim lands before the next is asked for
-            if ctx.session_filter.admits(...):
-                yield SessionClaim(f.session, [f])
+            yield SessionClaim(f.session, [f], settled_by=[
+                SettledBy(str(f.payload), "streams/main", "transcript")])
 
     @hookimpl
     def asz_land(ctx, claim, session):
         collect_append(ctx, session, AppendSource(...))
-
-    @hookimpl
-    def asz_pass_repeatable():  # optional: what lands is decided by the watched files alone,
-        return True             # so a run finding them unchanged may repeat the last report
 
 and an entry point in its ``pyproject.toml``::
 
@@ -45,7 +41,7 @@ from typing import Any
 
 import pluggy
 
-__all__ = ["AdapterInfo", "Found", "SessionClaim", "hookimpl"]
+__all__ = ["AdapterInfo", "Found", "SessionClaim", "SettledBy", "hookimpl"]
 
 #: Marks a function as the implementation of an asz hook (see :mod:`asz_core.hookspecs`).
 hookimpl = pluggy.HookimplMarker("asz")
@@ -88,6 +84,29 @@ class Found:
     path: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
     payload: Any = None
+    #: the source directory the unit's session belongs to, as ``include``/``exclude`` match it
+    #: (``-home-me-project`` or ``/home/me/project``): a unit with one is claimed only when the
+    #: filter admits it, and the host leaves the others out before ``asz_claim`` sees them
+    #: (``sources`` lists them, marked ``excluded``). ``None``: the adapter filters itself.
+    directory: str | None = None
+
+
+@dataclass(slots=True)
+class SettledBy:
+    """One source of a claim, and the cursor that says how far it has landed.
+
+    A claim that lists every one of its sources this way (``SessionClaim.settled_by``) takes
+    part in the settled protocol, which the host runs: once a landing has taken each source to
+    its end (an append cursor at the source's size and inode, a snapshot cursor on its size,
+    mtime and inode) and counted nothing unsettling, the host notes the session settled, with
+    an ``lstat`` of each source and cursor; a later pass that claims it with the same sources
+    and finds every one stat the same counts it without locking or landing it.
+    """
+
+    source: str            #: the source's path, as discovery listed it
+    subdir: str            #: the place it lands in, such as ``streams/main``
+    kind: str              #: the landed file kind (``transcript``, ``agent_meta``): names its cursor
+    append: bool = True    #: read by the append collector (else the snapshot collector)
 
 
 @dataclass
@@ -96,7 +115,10 @@ class SessionClaim:
 
     session: str
     found: list[Found] = field(default_factory=list)
-    #: Set by an adapter that knows from a stat alone that landing this session would land
-    #: nothing (:class:`~asz_core.root.settled.SettledSessions`): the counters landing it would
+    #: Every source of the session, for the host's settled protocol (:class:`SettledBy`);
+    #: ``None``: the session is landed every pass it is claimed.
+    settled_by: list[SettledBy] | None = None
+    #: Set by the host (or an adapter that keeps its own notes, ``AdapterContext.settled``) when
+    #: a stat alone says landing this session would land nothing: the counters landing it would
     #: have added. The pass adds them and neither locks the session nor calls ``asz_land``.
     unchanged: dict[str, int] | None = None

@@ -6,13 +6,17 @@ Fixtures:
 * ``asz_pass`` — a :class:`PassRunner`: write an ``asz.yaml``, register adapters (installed ones
   load from their entry points; others can be registered as modules), run passes;
 * ``assert_root_verifies`` — reads the root with ``verify`` and, where the independent checker
-  ``sdcheck`` is available (``$ASZ_SDCHECK`` or ``../shared/tools/sdcheck``), with it too.
+  ``sdcheck`` is available (``$ASZ_SDCHECK`` or ``../shared/tools/sdcheck``), with it too;
+* ``assert_lands_known_parts`` — fails when some dialect in the root landed records and not
+  one part of them that is not ``unknown``: a dialect whose lines never reach it, or that reads
+  none of them, lands a root that verifies and holds nothing anyone can read.
 
     def test_my_adapter(asz_pass, assert_root_verifies, tmp_path):
         asz_pass.configure(adapters=[{"name": "my-agent", "source_root": str(tmp_path / "src")}])
         summary = asz_pass.run()
         assert summary.totals.records == 3
         assert_root_verifies(asz_pass.root)
+        assert_lands_known_parts(asz_pass.root)
 """
 
 from __future__ import annotations
@@ -32,9 +36,10 @@ from asz_core.config import Config, load_config
 from asz_core.context import PassSummary, QuietReporter
 from asz_core.host import PluginHost
 from asz_core.pipeline import run_pass
+from asz_core.sessiondata import open_file
 from asz_core.verify import verify_root
 
-__all__ = ["PassRunner", "find_sdcheck", "run_sdcheck"]
+__all__ = ["PassRunner", "dialects_landing_only_unknown", "find_sdcheck", "run_sdcheck"]
 
 
 def find_sdcheck() -> Path | None:
@@ -58,6 +63,21 @@ def run_sdcheck(root: Path) -> dict[str, Any] | None:
                           text=True, check=False)
     result: dict[str, Any] = json.loads(done.stdout)
     return result
+
+
+def dialects_landing_only_unknown(root: Path) -> dict[str, int]:
+    """Each dialect named by the root's landed files whose records hold no part but ``unknown``,
+    with how many records it landed."""
+    records: dict[str, int] = {}
+    known: set[str] = set()
+    for path in sorted(root.glob("*/*/*/*.sd")) + sorted(root.glob("*/provider_body/*.sd")):
+        with open_file(path) as landed:
+            dialect = str(landed.header.get("dialect", ""))
+            for record in landed:
+                records[dialect] = records.get(dialect, 0) + 1
+                if any(part.k != "unknown" for part in record.parts):
+                    known.add(dialect)
+    return {dialect: count for dialect, count in records.items() if dialect not in known}
 
 
 class PassRunner:
@@ -117,4 +137,16 @@ def assert_root_verifies() -> Callable[[Path], None]:
         verdict = run_sdcheck(root)
         if verdict is not None:
             assert verdict["ok"], "sdcheck found:\n" + "\n".join(verdict["problems"])
+    return check
+
+
+@pytest.fixture
+def assert_lands_known_parts() -> Callable[[Path], None]:
+    def check(root: Path) -> None:
+        unknown_only = dialects_landing_only_unknown(root)
+        assert not unknown_only, "\n".join(
+            f"dialect {dialect} landed {count} record(s) and every part of them is unknown: "
+            f"does it say reads_non_json = True for a source that is not JSON, and does its "
+            f"convert() put what it reads into parts (Part.data_part, text, tool calls)?"
+            for dialect, count in sorted(unknown_only.items()))
     return check

@@ -20,19 +20,21 @@ landed after the cursor was read lies past it, which is a lagging cursor, not da
 from __future__ import annotations
 
 import os
-from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from asz_core.providerbody.check import KIND as PROVIDER_BODY
+from asz_core.providerbody.check import check_provider_body_file
 from asz_core.root import confined
 from asz_core.root.cursors import AppendCursor, CursorUnreadable, parse_pairs
 from asz_core.root.durable import read_small
-from asz_core.root.layout import PREFIX_KIND, parse_file_name
+from asz_core.root.layout import CURSOR_SUFFIX, PREFIX_KIND, parse_file_name
 from asz_core.root.storage import landed_files, landed_files_in
+from asz_core.session_report import FileCheck, Problem, SessionReport
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Record
 from asz_core.sessiondata.reader import open_file
@@ -40,49 +42,14 @@ from asz_core.sessiondata.reader import open_file
 __all__ = ["FILE_CHECKS", "Problem", "SessionReport", "verify_root", "verify_session"]
 
 
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong in a session: ``kind`` names it (``damaged``, ``ord gap``, ...)."""
-
-    session: str
-    kind: str
-    path: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.kind}: {self.message}"
-
-
-@dataclass
-class SessionReport:
-    session: str
-    files: int = 0
-    records: int = 0
-    repeats: int = 0           #: records landed more than once (not damage)
-    notes: list[str] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-    counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-    #: what a :data:`FILE_CHECKS` check keeps from one file of the session to the next (a check
-    #: whose records refer to earlier files of the session, such as provider bodies)
-    state: dict[str, Any] = field(default_factory=dict)
-
-
-#: Checks for the records of one file kind: ``check(report, path, records)``; registered by the
-#: modules that know that kind (e.g. provider bodies), so verify itself stays generic.
-FileCheck = Callable[[SessionReport, Path, list[tuple[bytes, Record]]], None]
-FILE_CHECKS: dict[str, FileCheck] = {}
-
-
-def _load_builtin_checks() -> None:
-    """Register the checks of the kinds ``asz_core`` itself defines (imported here, not at the
-    top, because those modules register into :data:`FILE_CHECKS`)."""
-    import asz_core.providerbody.check  # noqa: F401 - registers the provider_body check
+#: Checks for the records of one file kind, each from the module that knows that kind, so verify
+#: itself stays generic: listed here, not registered by importing a module.
+FILE_CHECKS: dict[str, FileCheck] = {PROVIDER_BODY: check_provider_body_file}
 
 
 def verify_root(root: Path, sessions: Iterable[str] | None = None,
                 progress: Callable[[int, int], None] | None = None) -> list[SessionReport]:
     """Every session's report (or those named); ``progress(done, total)`` after each."""
-    _load_builtin_checks()
     confined.enter(root)
     names = list(sessions) if sessions is not None else sorted(
         entry.name for entry in confined.scandir(root)
@@ -126,7 +93,7 @@ def _read_cursors(report: SessionReport, session_dir: Path) -> dict[tuple[str, s
                 report.problems.append(Problem(report.session, "link", str(directory), str(exc)))
                 continue
             for entry in sorted(entries, key=lambda e: e.name):
-                if not entry.name.endswith(".cursor") or entry.name.startswith("."):
+                if not entry.name.endswith(CURSOR_SUFFIX) or entry.name.startswith("."):
                     continue
                 path = directory / entry.name
                 try:
@@ -137,7 +104,7 @@ def _read_cursors(report: SessionReport, session_dir: Path) -> dict[tuple[str, s
                     continue
                 if cursor is None:
                     continue
-                prefix = entry.name[: -len(".cursor")]
+                prefix = entry.name[: -len(CURSOR_SUFFIX)]
                 out[(f"{group}/{place}", PREFIX_KIND.get(prefix, prefix))] = _CursorSays(
                     path, cursor.last_seq, cursor.ord, cursor.offset)
     return out
@@ -263,7 +230,6 @@ def _check_removed(report: SessionReport, path: Path, header: dict[str, Any], co
 
 
 def verify_session(root: Path, session: str) -> SessionReport:
-    _load_builtin_checks()
     report = SessionReport(session)
     session_dir = root / session
     confined.enter(root)

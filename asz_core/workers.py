@@ -7,15 +7,17 @@ lock, exactly as it would in the pass's process: the same steps in the same orde
 and every guarantee about a crash at any instant, is the same. What differs is only who does it
 and when the pass hears of it:
 
-* a worker is a fork of the pass (same host, configuration, root, clock and pass stamp), so the
-  landed files are named as one process would name them;
+* a worker is a fork of the pass (same host, configuration, root, clock and pass stamp), given
+  the host and the adapter's context when it starts (``initializer``), so the landed files are
+  named as one process would name them;
 * claims are pickled to a worker as one frees up (so a claim's payload must pickle), a few at a
   time when sessions land quickly (:func:`_per_task`), and the pass takes the next claims from
   the adapter only then: it holds a few sessions, not all;
-* what a worker lands is reported back and announced by the pass (``asz_file_landed``
-  observers run in the pass's process, as they would serially), with its counters, warnings,
-  errors, the sessions it noted settled, and what the adapter handed back to the pass
-  (``AdapterContext.hand_back``), applied in the pass's process;
+* a worker lands a claim with the same :func:`asz_core.land.land_claim` as the pass's process
+  and sends back what it returns, the session's :class:`~asz_core.tally.SessionOutcome`; the
+  pass merges outcomes in claim order (it announces the landed files, so ``asz_file_landed``
+  observers run in the pass's process, records the settled entry and applies what the adapter
+  handed back), exactly as it merges those of sessions landed in its own process;
 * a worker dies with the pass (``PR_SET_PDEATHSIG``), so a pass killed with -9 leaves no worker
   writing behind it; a worker that dies alone fails the pass with an error naming the sessions
   it did not report, which land next pass (their cursors never moved past what landed).
@@ -32,37 +34,33 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections import deque
+from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from asz_core.context import AdapterContext, PassError, QuietReporter
+from asz_core.context import AdapterContext
+from asz_core.failures import describe_failure
 from asz_core.host import PluginHost
+from asz_core.land import land_claim
 from asz_core.plugin import SessionClaim
-from asz_core.root.locks import LockBusy
+from asz_core.tally import SessionOutcome
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from asz_core.root.landing import LandedFile
-
 __all__ = ["DEFAULT_FROM_SESSIONS", "DEFAULT_MOST", "DEFAULT_PER_CPU", "configured_workers", "explicit_workers",
-           "land_in_workers", "land_one"]
+           "land_in_workers"]
 
-#: counted by the pass when it announces each landed file, never by the worker
-_ANNOUNCED = ("landed", "records", "bytes")
 _PR_SET_PDEATHSIG = 1
 
 
 #: With no number configured, a pass lands in worker processes only with at least this many
-#: sessions to land: starting the workers costs about 50 ms, a session 3-10 ms.
+#: sessions to land: starting the workers costs far more than landing one small session
+#: (figures: benchmarks/README.md, "Figures behind the code's constants").
 DEFAULT_FROM_SESSIONS = 32
 #: ... in this many for each CPU the pass may use: a session's landing waits for the disk
-#: (three fsyncs, 1-2 ms on the development VM) as well as using a CPU, and a second process
-#: on the CPU lands meanwhile. On 2 vCPUs, 4 workers against 2 (interleaved, fresh roots): the
-#: 100mb preset's transcripts 2.9-3.6 -> 2.1-2.3 s, many-small 5.5-6.8 -> 4.3-6.3 s.
+#: (three fsyncs) as well as using a CPU, and a second process on the CPU lands meanwhile.
 DEFAULT_PER_CPU = 2
 #: ... and in at most this many.
 DEFAULT_MOST = 4
@@ -101,53 +99,37 @@ def explicit_workers(options: dict[str, Any]) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def land_one(host: PluginHost, actx: AdapterContext, name: str, claim: SessionClaim,
-             describe: Any) -> None:
-    """Land one claim under its session's lock, counting a busy session and an error as a pass
-    does (``describe`` turns an exception into the message)."""
-    try:
-        with actx.open_session(claim.session) as session:
-            host.land(name, actx, claim, session)
-    except LockBusy:
-        actx.counters.busy += 1
-    except Exception as exc:  # noqa: BLE001 - isolate each session's failure
-        actx.pass_ctx.error(name, describe(exc), claim.session)
-
-
-@dataclass
-class _Report:
-    """What a worker did with one claim, and how long it took."""
-
-    counters: dict[str, int]
-    landed: list[LandedFile]
-    warnings: list[str]
-    errors: list[PassError]
-    settled: dict[str, Any] = field(default_factory=dict)
-    seconds: float = 0.0
-    session: str = ""
-    #: ``AdapterContext.hand_back``'s calls, to run in the pass
-    handed_back: list[tuple[Callable[[AdapterContext, Any], None], Any]] = field(default_factory=list)
-
-
-# The pass's objects, set before the workers are forked (they inherit them; nothing is pickled
-# but each claim, sent as a worker frees up, and its report).
-_state: tuple[PluginHost, AdapterContext, str, Any] | None = None
 #: tasks sent ahead to each worker: enough to keep it busy, few enough that the pass holds a
 #: handful of sessions' claims at a time, not every one
 _AHEAD = 2
-#: A task (the claims sent to a worker at once) should take about this long. Each task costs
-#: the pass about 0.5 ms of CPU (pickling, the pool's queues, threads and futures), which is a
-#: sixth of a small session's landing; a few claims per task make it small, and a task this
-#: short still lets the workers finish close together. The time is the worker's wall time, which
-#: with two workers per CPU and three fsyncs a session is 5-15 ms for a small one: at 20 ms
-#: tasks held one or two claims and the pass spent 0.65-0.99 s of CPU on 2,000 (many-small), at
-#: 60 ms 0.40-0.49 s.
+#: tasks landed but not merged yet, because one sent before them is still landing (outcomes are
+#: merged in claim order), beyond which no more are sent until it is in
+_MOST_WAITING = 16
+#: A task (the claims sent to a worker at once) should take about this long: each task costs
+#: the pass a little CPU (pickling, the pool's queues, threads and futures), so a few claims per
+#: task keep it small, and a task this short still lets the workers finish close together
+#: (figures: benchmarks/README.md, "Figures behind the code's constants").
 _TASK_SECONDS = 0.05
 #: ... and holds at most this many claims.
 _MOST_PER_TASK = 16
 
 
-def _die_with_the_pass() -> None:
+class _Worker:
+    """What a worker process lands with: given once, when the process starts."""
+
+    def __init__(self, host: PluginHost, actx: AdapterContext) -> None:
+        self.host = host
+        self.actx = actx
+
+
+#: this process's :class:`_Worker`, in a worker process only (a task is a module-level function,
+#: which is how the pool finds it in the worker)
+_worker: _Worker | None = None
+
+
+def _start_worker(host: PluginHost, actx: AdapterContext) -> None:
+    """A worker's first step: die with the pass, and keep what it lands with."""
+    global _worker
     import ctypes
     import signal
 
@@ -158,35 +140,12 @@ def _die_with_the_pass() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() == 1:  # the pass died before the line above ran
         os._exit(1)
+    _worker = _Worker(host, actx)
 
 
-def _land_task(claims: list[SessionClaim]) -> list[_Report]:
-    return [_land_in_worker(claim) for claim in claims]
-
-
-def _land_in_worker(claim: SessionClaim) -> _Report:
-    assert _state is not None
-    host, actx, name, describe = _state
-    ctx = actx.pass_ctx
-    reporter = QuietReporter()
-    ctx.reporter = reporter
-    ctx.deferred_landed = []
-    before = actx.counters.as_dict()
-    errors_before = len(ctx.errors)
-    settled = actx._settled
-    if settled is not None:
-        settled.held = {}  # what this session records or forgets goes back to the pass
-    handed_back: list[tuple[Callable[[AdapterContext, Any], None], Any]] = []
-    actx._handed_back = handed_back
-    started = time.perf_counter()
-    land_one(host, actx, name, claim, describe)
-    seconds = time.perf_counter() - started
-    after = actx.counters.as_dict()
-    return _Report(counters={k: after[k] - before[k] for k in after if k not in _ANNOUNCED},
-                   landed=[f for _, f in ctx.deferred_landed], warnings=reporter.warnings,
-                   errors=ctx.errors[errors_before:],
-                   settled=(settled.held or {}) if settled is not None else {}, seconds=seconds,
-                   session=claim.session, handed_back=handed_back)
+def _land_task(claims: list[SessionClaim]) -> list[SessionOutcome]:
+    assert _worker is not None, "a task runs only in a worker process"
+    return [land_claim(_worker.host, _worker.actx, claim) for claim in claims]
 
 
 def _per_task(seconds: float, landed: int) -> int:
@@ -197,91 +156,67 @@ def _per_task(seconds: float, landed: int) -> int:
     return max(1, min(_MOST_PER_TASK, int(_TASK_SECONDS * landed / max(seconds, 1e-6))))
 
 
-def land_in_workers(host: PluginHost, actx: AdapterContext, name: str, claims: Iterable[SessionClaim],
-                    total: int, workers: int, describe: Any) -> None:
-    """Land ``claims`` in ``workers`` forked processes, announcing and counting what each did.
-    Claims are taken from ``claims`` as workers free up (``total`` of them, 0 if not known)."""
+def _lost(task: list[SessionClaim], message: str) -> list[SessionOutcome]:
+    """The outcome of each claim of ``task`` whose worker did not report: ``message``, its error."""
+    return [SessionOutcome(claim.session, errors=[message]) for claim in task]
+
+
+_DIED = ("a worker process died before reporting this session; what landed of it is complete "
+         "and the rest lands next pass")
+
+
+def land_in_workers(host: PluginHost, actx: AdapterContext, claims: Iterable[SessionClaim],
+                    workers: int) -> Iterator[SessionOutcome]:
+    """Land ``claims`` in ``workers`` forked processes and yield each one's outcome, in the order
+    of ``claims``. Claims are taken from ``claims`` as workers free up."""
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import Future as Done
     from concurrent.futures.process import BrokenProcessPool
 
-    global _state
-    ctx = actx.pass_ctx
-    settled = actx.settled if not ctx.dry_run else None  # loaded before the fork: workers share it
-    _state = (host, actx, name, describe)
-    done = 0
+    upcoming = iter(claims)
+    sent: deque[tuple[Future[list[SessionOutcome]], list[SessionClaim]]] = deque()
+    reported: set[Future[list[SessionOutcome]]] = set()
     landed = 0  # claims reported, and the seconds they took: how many the next task holds
     seconds = 0.0
-    upcoming = iter(claims)
-    pending: dict[Future[list[_Report]], list[SessionClaim]] = {}
 
-    def lost(claim: SessionClaim) -> None:
-        ctx.error(name, "a worker process died before reporting this session; what landed of it "
-                        "is complete and the rest lands next pass", claim.session)
+    def outcomes(future: Future[list[SessionOutcome]], task: list[SessionClaim]) -> list[SessionOutcome]:
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            return _lost(task, _DIED)
+        except Exception as exc:  # noqa: BLE001 - a report that cannot come back
+            return _lost(task, describe_failure(exc))
 
-    def send(count: int) -> None:
-        """Send the next ``count`` tasks; once the pool is broken, every claim left is lost."""
-        while count > 0:
+    def send(pool: ProcessPoolExecutor) -> None:
+        """Send tasks until each worker has :data:`_AHEAD` (once the pool is broken, each claim
+        sent is lost)."""
+        while sum(not f.done() for f, _ in sent) < workers * _AHEAD and len(sent) < workers * _AHEAD + _MOST_WAITING:
             task = list(islice(upcoming, _per_task(seconds, landed)))
             if not task:
                 return
             try:
-                pending[pool.submit(_land_task, task)] = task
-                count -= 1
+                future = pool.submit(_land_task, task)
             except BrokenProcessPool:
-                for claim in task:
-                    lost(claim)
+                future = Done()
+                future.set_result(_lost(task, _DIED))
+            sent.append((future, task))
 
-    try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
-                                 initializer=_die_with_the_pass) as pool:
-            send(workers * _AHEAD)
-            while pending:
-                # at most workers x _AHEAD are pending, so each wait looks at a few futures
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    task = pending.pop(future)
-                    try:
-                        reports = future.result()
-                    except BrokenProcessPool:
-                        reports = None
-                        for claim in task:
-                            lost(claim)
-                    except Exception as exc:  # noqa: BLE001 - a report that cannot come back
-                        reports = None
-                        for claim in task:
-                            ctx.error(name, describe(exc), claim.session)
-                    if reports is not None:
-                        landed += len(reports)
-                        seconds += sum(report.seconds for report in reports)
-                    send(1)
-                    for report in reports or ():
-                        _merge(actx, name, report, settled, describe)
-                    done += len(task)
-                    ctx.reporter.progress(name, done, total)
-    finally:
-        _state = None
-
-
-def _merge(actx: AdapterContext, name: str, report: _Report, settled: Any, describe: Any) -> None:
-    ctx = actx.pass_ctx
-    counters = actx.counters
-    for key, value in report.counters.items():
-        setattr(counters, key, getattr(counters, key) + value)
-    ctx.errors.extend(report.errors)
-    for message in report.warnings:
-        ctx.reporter.warn(message)
-    for landed in report.landed:
-        ctx.file_landed(name, landed)
-    if settled is not None:
-        for session, entry in report.settled.items():
-            if entry is None:
-                settled.forget(session)
-            else:
-                settled.put(session, entry)
-    for apply, value in report.handed_back:
-        try:
-            apply(actx, value)
-        except Exception as exc:  # noqa: BLE001 - as the session's own failure would be
-            ctx.error(name, describe(exc), report.session)
-            break  # as in one process, where the failure ends the session's landing
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
+                             initializer=_start_worker, initargs=(host, actx)) as pool:
+        while True:
+            send(pool)
+            if not sent:
+                return
+            if not sent[0][0].done():
+                wait([f for f, _ in sent if not f.done()], return_when=FIRST_COMPLETED)
+            for future, _ in sent:
+                if future.done() and future not in reported and future.exception() is None:
+                    reported.add(future)
+                    done = future.result()
+                    landed += len(done)
+                    seconds += sum(outcome.seconds for outcome in done)
+            while sent and sent[0][0].done():
+                future, task = sent.popleft()
+                reported.discard(future)
+                yield from outcomes(future, task)

@@ -24,9 +24,8 @@ started from a bare launcher):
   with ``collector.workers`` (``--workers``, default the CPUs up to 4) so claude-code-local's
   sessions land in that many processes (its peak RSS: the largest of the pass and its workers);
 * **no-op pass**: ``asz-pipeline run`` again, nothing new, whole process, beside a Python process
-  that only lists the source directories and stats every file in them: the run that repeats the
-  confirmed quiet pass (``asz_core.quietpass``), and a full pass (``--full``) that runs every
-  adapter over the settled sessions;
+  that only lists the source directories and stats every file in them: every adapter runs over
+  the settled sessions;
 * **incremental pass**: after ``corpus.py grow`` appends 1 % (whole lines, to 5 % of the
   sessions), ``asz-pipeline run``, beside the floor of just the appended bytes;
 * **claude-code-log** (PyPI), the peer: ``--all-projects`` over the same transcripts to HTML,
@@ -395,14 +394,8 @@ def measure(setup: Setup, repeat: int, with_peer: bool, workers: int, peer_repea
     summary = json.loads(cold.out.splitlines()[0])
     stat_run = repeated(repeat, lambda: run_child([sys.executable, "-c", STAT_PROCESS,
                                                    *map(str, setup.source_roots())]))
-    # the first no-op pass is recorded as quiet, the second confirms it; from the third, a run
-    # repeats their report (asz_core.quietpass): what a timer running asz on idle agents meets
-    noop_full = repeated(repeat, lambda: asz(setup, "--full"))
-    asz(setup)
-    noop = repeated(repeat, lambda: asz(setup))
+    noop = repeated(repeat, lambda: asz(setup))  # what a timer running asz on idle agents meets
     noop_summary = json.loads(noop.out.splitlines()[0])
-    if not noop_summary.get("repeated"):
-        raise RuntimeError(f"the no-op pass was not repeated from the quiet ones: {noop.out[:500]}")
     grown: list[dict[str, object]] = []
 
     def grow() -> None:
@@ -441,10 +434,7 @@ def measure(setup: Setup, repeat: int, with_peer: bool, workers: int, peer_repea
     ratio = noop.wall / stat_run.wall
     row("no-op pass (whole process)", noop.wall, None, noop.rss, f"{ratio:.1f}x the stats",
         f"≤ 5x: {'met' if ratio <= 5 else 'NOT met'}")
-    row("no-op pass (inside the check)", noop.inner, None, None)
-    row("no-op pass --full (whole process)", noop_full.wall, None, noop_full.rss,
-        f"{noop_full.wall / stat_run.wall:.1f}x the stats")
-    row("no-op pass --full (inside the pass)", noop_full.inner, None, None)
+    row("no-op pass (inside the pass)", noop.inner, None, None)
     row(f"floor of the 1 % appended ({grown_bytes / MB:.2f} MB)", floor_1.inner, grown_bytes / MB, floor_1.rss)
     row("incremental pass (inside the pass)", incremental.inner, grown_bytes / MB, incremental.rss,
         f"{floor_1.inner / incremental.inner:.0%} of the floor's speed")

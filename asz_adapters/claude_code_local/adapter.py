@@ -14,10 +14,11 @@ files, as Session Data.
   all are marked, the settled table notes it, so later passes count it from a stat of each of
   its cursors and sources (:mod:`.gone`).
 
-Discovery reads no source. A session whose sources and cursors all stat as they did when a pass
-last left it settled is claimed as ``unchanged`` (:class:`~asz_core.root.settled.SettledSessions`):
-it is neither locked nor landed, so a pass that finds nothing new costs the directory listings,
-a stat per source and cursor, and one read of the settled table.
+Discovery reads no source. Each claim lists its sources (``settled_by``), so a session whose
+sources and cursors all stat as they did when a pass last left it settled is counted by the
+host (:class:`~asz_core.plugin.SettledBy`): it is neither locked nor landed, so a pass that
+finds nothing new costs the directory listings, a stat per source and cursor, and one read of
+the settled table.
 """
 
 from __future__ import annotations
@@ -28,17 +29,18 @@ from typing import TYPE_CHECKING, Any
 
 from asz_adapters.claude_code_local.about import DIALECT
 from asz_adapters.claude_code_local.discover import (
+    JOURNAL,
+    TRANSCRIPT,
     Projects,
     Refused,
     SessionSources,
     default_source_root,
-    default_source_root_inputs,
     list_projects,
     session_sources,
 )
 from asz_adapters.claude_code_local.gone import Pruned, mark_gone, pruned_sessions
 from asz_core import hookimpl
-from asz_core.plugin import AdapterInfo, Found, SessionClaim
+from asz_core.plugin import AdapterInfo, Found, SessionClaim, SettledBy
 
 if TYPE_CHECKING:
     from asz_core.context import AdapterContext
@@ -48,6 +50,8 @@ if TYPE_CHECKING:
 __all__ = ["VERSION"]
 
 VERSION = "0.1.0"
+#: the kinds read by the append collector (the others are documents, read by the snapshot one)
+_APPENDED = (TRANSCRIPT, JOURNAL)
 
 
 def _source_root(ctx: AdapterContext) -> Path:
@@ -67,19 +71,8 @@ def asz_options_schema() -> dict[str, Any]:
 
 
 @hookimpl
-def asz_pass_repeatable() -> bool:
-    # What lands is decided by the transcripts under the watched projects directory and by the
-    # cursors in the root; nothing waits on the clock (a partial last line waits for its end).
-    return True
-
-
-@hookimpl
 def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
     configured = _source_root(ctx)
-    ctx.watch(str(configured))
-    if not ctx.source_root:
-        for decides in default_source_root_inputs():  # a directory created moves the default
-            ctx.watch(str(decides), tree=False)
     root = configured.resolve()
     ctx.source_dirs.append(str(root))
     if not root.is_dir():
@@ -147,10 +140,8 @@ def asz_claim(ctx: AdapterContext, found: Iterable[Found]) -> Iterable[SessionCl
         for refused in sources.refused:
             _count_refused(ctx, refused)
         if sources.files:
-            claim = SessionClaim(sources.session, [item])
-            if not ctx.dry_run:
-                claim.unchanged = ctx.settled.unchanged(sources.session, [f.location for f in sources.files])
-            yield claim
+            yield SessionClaim(sources.session, [item], settled_by=[
+                SettledBy(f.location, f.subdir, f.kind, append=f.kind in _APPENDED) for f in sources.files])
     yield from _pruned(ctx, discovered)
 
 

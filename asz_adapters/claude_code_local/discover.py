@@ -41,6 +41,7 @@ from pathlib import Path
 
 from asz_adapters.claude_code_local.ids import RefusedId, agent_id, is_session_id, run_id, script_run_id
 from asz_core.root.cursors import AppendCursor
+from asz_core.root.layout import cursor_file
 
 __all__ = [
     "AGENT_META",
@@ -54,7 +55,6 @@ __all__ = [
     "SessionSources",
     "SourceFile",
     "default_source_root",
-    "default_source_root_inputs",
     "list_projects",
     "scan",
     "session_sources",
@@ -83,12 +83,6 @@ def default_source_root() -> Path:
     if xdg and (Path(xdg) / "claude").is_dir():
         return Path(xdg) / "claude" / "projects"
     return Path.home() / ".claude" / "projects"
-
-
-def default_source_root_inputs() -> list[Path]:
-    """The directories whose existence :func:`default_source_root` decides by."""
-    xdg = os.environ.get("XDG_CONFIG_HOME")
-    return [Path(xdg) / "claude"] if xdg and not os.environ.get("CLAUDE_CONFIG_DIR") else []
 
 
 @dataclass
@@ -396,7 +390,7 @@ def _landed_main_directory(landed_root: Path | None, session: str) -> str | None
     if landed_root is None:
         return None
     try:
-        cursor = AppendCursor.load(landed_root / session / "streams" / "main" / "transcript.cursor")
+        cursor = AppendCursor.load(cursor_file(landed_root / session, "streams/main", TRANSCRIPT))
     except (OSError, ValueError):
         return None
     if cursor is None or not cursor.source:

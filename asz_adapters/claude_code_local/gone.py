@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 from asz_adapters.claude_code_local.discover import JOURNAL, TRANSCRIPT
 from asz_adapters.claude_code_local.ids import is_session_id
 from asz_core.root import places as shared
-from asz_core.root.layout import KIND_PREFIX
+from asz_core.root.layout import cursor_file
 from asz_core.root.places import LandedPlace, SessionPlaces
 
 if TYPE_CHECKING:
@@ -160,6 +160,6 @@ def _note(settled: SettledSessions, session_dir: Path, key_root: str, directory:
     and recorded source, as they are now."""
     files: list[Path] = []
     for place in found.places:
-        files.append(session_dir / place.subdir / f"{KIND_PREFIX.get(place.kind, place.kind)}.cursor")
+        files.append(cursor_file(session_dir, place.subdir, place.kind))
         files.append(source_root / place.source)
     settled.note(found.session, [_PRUNED_KEY, key_root, directory], files, {"gone": found.marked})

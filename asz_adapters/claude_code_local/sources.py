@@ -29,16 +29,8 @@ from asz_core.root.storage import SessionHandle
 __all__ = ["land_session"]
 
 
-#: a session that counted any of these while landing is not settled: it is landed next pass too
-_UNSETTLED = ("conflicts", "pending", "unreadable", "waiting", "busy", "errors")
-
-
 def land_session(ctx: AdapterContext, sources: SessionSources, session: SessionHandle) -> None:
-    """Land every source of ``sources`` into ``session`` (held), then update its index, and
-    note the session settled when everything it has landed to its end."""
-    if not ctx.dry_run:
-        ctx.settled.forget(session.id)
-    before = ctx.counters.as_dict()
+    """Land every source of ``sources`` into ``session`` (held), then update its index."""
     transcripts: list[tuple[SourceFile, ClaudeCodeDialect]] = []
     for source in sources.files:
         dialect = ClaudeCodeDialect(facts_of(session.id, source))
@@ -56,13 +48,6 @@ def land_session(ctx: AdapterContext, sources: SessionSources, session: SessionH
         mark_gone(ctx, session, sources.root, place)
     if not ctx.dry_run and session.landed:
         _index(session, sources, transcripts)
-    if not ctx.dry_run:
-        after = ctx.counters.as_dict()
-        if all(after[key] == before[key] for key in _UNSETTLED):
-            ctx.settled.record(session.id, session.dir,
-                               [(f.path, cursor_path(session, f.subdir, f.kind), f.kind in (TRANSCRIPT, JOURNAL))
-                                for f in sources.files],
-                               {key: after[key] - before[key] for key in ("sources", "gone")})
 
 
 def facts_of(session: str, source: SourceFile) -> SourceFacts:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from asz_adapters.claude_code_provider.about import DIALECT
 from asz_adapters.claude_code_provider.claims import claim
-from asz_adapters.claude_code_provider.discover import PASS_NOTE, discover, pass_state
+from asz_adapters.claude_code_provider.discover import discover, pass_state
 from asz_adapters.claude_code_provider.seen import SeenTable
 from asz_core import hookimpl
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
@@ -49,19 +49,12 @@ def asz_options_schema() -> dict[str, Any]:
 
 
 @hookimpl
-def asz_pass_repeatable() -> bool:
-    # Decided by the body files in the watched directory and by the root (the seen table, the
-    # landed transcripts); a body too young to judge asks for a recheck (``claims``).
-    return True
-
-
-@hookimpl
 def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
     table = SeenTable.load(ctx.root)
     if table.problem is not None:
         ctx.warn(table.problem)
     state, found = discover(ctx, table)
-    ctx.pass_ctx.notes[PASS_NOTE] = state
+    ctx.keep(state)
     return found
 
 

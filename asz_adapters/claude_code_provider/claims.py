@@ -148,8 +148,6 @@ def claim(ctx: AdapterContext, state: ProviderPass) -> list[SessionClaim]:
             continue
         if not e.json:
             young = now - e.mtime < WRITE_GRACE_NS
-            if young:  # unreadable once old enough, with no byte of it changed
-                ctx.recheck_at(e.mtime + WRITE_GRACE_NS)
             e.state, e.why = (WAITING, "partial") if young else (UNREADABLE, "not-json")
             (waiting if young else unreadable)[e.why] += 1
             continue
@@ -178,8 +176,6 @@ def claim(ctx: AdapterContext, state: ProviderPass) -> list[SessionClaim]:
             waiting[e.why] += 1
         else:
             placed[session].append(bf)
-    if sources.looked:
-        ctx.watch(str(sources.projects))  # a transcript appearing there changes what is excluded
     counters.waiting += sum(waiting.values())
     counters.unreadable += sum(unreadable.values())
     for label, counts in (("waiting", waiting), ("unreadable", unreadable)):

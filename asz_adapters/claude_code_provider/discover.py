@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from asz_adapters.claude_code_local.discover import default_source_root, default_source_root_inputs
+from asz_adapters.claude_code_local.discover import default_source_root
 from asz_adapters.claude_code_provider import names
 from asz_adapters.claude_code_provider.seen import (
     CHANGED,
@@ -35,7 +35,6 @@ from asz_core.sessiondata.jsonbytes import NotJSON, loads_strict
 __all__ = ["BodyFile", "ProviderPass", "claude_dir", "discover", "pass_state", "read_ids", "source_dir"]
 
 _SUBPATH: Final = ("asz", "provider-bodies")
-PASS_NOTE: Final = "claude-code-provider.pass"
 #: The most a body may be: ``asz_core.providerbody.store.MAX_BYTES`` (upstream's bound), written
 #: again so that a pass with nothing to land does not load the provider-body package (a test
 #: holds the two equal). A larger file is unreadable, and never read.
@@ -49,8 +48,6 @@ def source_dir(ctx: AdapterContext) -> Path:
     never read two Claude Code directories."""
     if ctx.source_root:
         return Path(ctx.source_root).expanduser()
-    for decides in default_source_root_inputs():  # a directory created moves the default
-        ctx.watch(str(decides), tree=False)
     return claude_dir().joinpath(*_SUBPATH)
 
 
@@ -80,9 +77,8 @@ class ProviderPass:
 
 
 def pass_state(ctx: AdapterContext) -> ProviderPass | None:
-    """The pass's :class:`ProviderPass`, which discovery left in the pass's notes."""
-    state = ctx.pass_ctx.notes.get(PASS_NOTE)
-    return state if isinstance(state, ProviderPass) else None
+    """The pass's :class:`ProviderPass`, which discovery kept (``AdapterContext.keep``)."""
+    return ctx.kept(ProviderPass)
 
 
 def read_ids(entry: Seen, body: bytes) -> str:
@@ -144,7 +140,6 @@ def _look(bf: BodyFile, st: os.stat_result, ctx: AdapterContext) -> None:
 def discover(ctx: AdapterContext, table: SeenTable) -> tuple[ProviderPass, list[Found]]:
     """Every body file in the source directory, and one unit per session the requests name."""
     directory = source_dir(ctx)
-    ctx.watch(str(directory))
     ctx.source_dirs.append(str(directory))
     state = ProviderPass(directory, table)
     try:

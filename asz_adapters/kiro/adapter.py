@@ -60,14 +60,10 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
     paths = resolve_paths(ctx.source_root, ctx.options)
     found: list[Found] = []
     ctx.source_dirs.append(f"{paths.cli_sessions} (kiro-cli sessions)")
-    ctx.watch(str(paths.cli_sessions))
     found.extend(discover_cli_sessions(paths.cli_sessions))
     ctx.source_dirs.append(f"{paths.ide_sessions} (kiro-ide sessions)")
-    ctx.watch(str(paths.ide_sessions))
     found.extend(discover_ide_sessions(paths.ide_sessions))
     for database in paths.databases:
-        for part in ("", "-wal", "-journal"):  # a commit in WAL mode changes only the -wal file
-            ctx.watch(f"{database}{part}")
         if not database.is_file():
             if paths.databases_from != "default":
                 ctx.warn(f"no kiro-cli database at {database} ({paths.databases_from})")
@@ -83,7 +79,6 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
         if listing.problem is not None:
             if listing.busy:
                 ctx.counters.waiting += 1
-                ctx.recheck_at(ctx.now_ns())  # a lock can go with no byte of the files changed
             else:
                 ctx.counters.unreadable += 1
             ctx.warn(f"{database} {listing.problem}; its conversations are tried again next pass")
@@ -91,7 +86,6 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
             found.append(_listed_in_full(database, sum(f.kind == KIND for f in listing.found)))
         found.extend(listing.found)
     for storage in paths.global_storage:
-        ctx.watch(str(storage))
         if storage.is_dir():
             ctx.source_dirs.append(f"{storage} (kiro-ide stores before 1.0, not read)")
             found.extend(discover_legacy_stores(storage))
@@ -103,13 +97,6 @@ def _listed_in_full(database: Path, conversations: int) -> Found:
     return Found(kind=DATABASE_KIND, key=str(database), sources=0, path=str(database),
                  detail={"generation": "kiro-cli-db/1", "conversations": conversations},
                  payload=ListedDatabase(database))
-
-
-@hookimpl
-def asz_pass_repeatable() -> bool:
-    # Decided by the files under the watched session directories and databases and by the root;
-    # a database another process holds locked asks for a recheck (``asz_discover``).
-    return True
 
 
 @hookimpl

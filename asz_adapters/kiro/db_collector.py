@@ -40,7 +40,7 @@ from asz_core.collect import LineDialect, SourceLine, convert_encoded, line_sha
 from asz_core.collect.saving import load_cursor, mark_gone, save_state
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, AppendCursor
-from asz_core.root.layout import parse_file_name
+from asz_core.root.layout import cursor_file, parse_file_name
 from asz_core.root.storage import SessionHandle
 from asz_core.sessiondata import Header, Record, SessionDataError, open_file, reduce_to_fit
 from asz_core.sessiondata.jsonbytes import JSONLine, NotJSON
@@ -80,7 +80,7 @@ def collect_conversation(ctx: AdapterContext, session: SessionHandle, source: Co
     """Land the turns of ``source`` that have not landed yet."""
     counters = ctx.counters
     unit = source.unit
-    path = session.dir / source.subdir / f"{_KIND}.cursor"
+    path = cursor_file(session.dir, source.subdir, _KIND)
     cursor = load_cursor(ctx, ConversationCursor, path)  # one that does not read: rebuilt, with a warning
     counters.sources += 1
     if (cursor is not None and cursor.state == ACTIVE

@@ -45,6 +45,7 @@ class CliEventDialect:
     """Converts one Kiro CLI event line (see the module's docstring for the rules)."""
 
     name = "kiro-cli/1"
+    reads_non_json = False  #: a line that is not JSON lands as an unknown part
 
     def convert(self, line: SourceLine) -> Record:
         value = line.value

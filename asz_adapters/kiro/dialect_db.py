@@ -49,6 +49,7 @@ class DatabaseTurnDialect:
     """Converts one turn of a kiro-cli conversation (see the module's docstring)."""
 
     name = "kiro-cli-db/1"
+    reads_non_json = False  #: a line that is not JSON lands as an unknown part
 
     def convert(self, line: SourceLine) -> Record:
         turn = line.value

@@ -60,6 +60,7 @@ class IdeMessageDialect:
     """Converts one Kiro IDE message line (see the module's docstring for the rules)."""
 
     name = "kiro-ide/1"
+    reads_non_json = False  #: a line that is not JSON lands as an unknown part
 
     def convert(self, line: SourceLine) -> Record:
         value = line.value

@@ -16,6 +16,7 @@ __all__ = ["CliMetaDialect", "IdeMetaDialect"]
 
 class _MetaDialect:
     name = ""
+    reads_non_json = False  #: a line that is not JSON lands as an unknown part
 
     def __init__(self, child: str | None = None) -> None:
         self.child = child  #: the child stream this document describes; None for ``main``

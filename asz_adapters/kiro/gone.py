@@ -37,10 +37,9 @@ from typing import TYPE_CHECKING
 
 from asz_adapters.kiro.ids import is_cli_session_id, is_ide_session_id
 from asz_adapters.kiro.landed_sessions import LandedSessions
-from asz_adapters.kiro.placement import directory_of
 from asz_adapters.kiro.settled import META, TRANSCRIPT
 from asz_adapters.kiro.stream_owner import DB_MARK
-from asz_adapters.kiro.units import MAIN, DbConversation, Unit
+from asz_adapters.kiro.units import MAIN, DbConversation, Unit, directory_of
 from asz_core.plugin import Found, SessionClaim
 from asz_core.root.cursors import SOURCE_GONE
 from asz_core.root.places import LandedPlace, pruned_sessions, session_places

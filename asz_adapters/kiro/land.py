@@ -16,37 +16,28 @@ from asz_adapters.kiro.dialect_ide import IdeMessageDialect
 from asz_adapters.kiro.dialect_meta import CliMetaDialect, IdeMetaDialect
 from asz_adapters.kiro.gone import GoneWalk, mark_places_gone
 from asz_adapters.kiro.paths import resolve_paths
-from asz_adapters.kiro.settled import TRANSCRIPT, settled_sources
+from asz_adapters.kiro.settled import META, TRANSCRIPT
 from asz_adapters.kiro.stream_owner import DB_MARK, foreign_source
-from asz_adapters.kiro.units import MAIN, CliBundle, DbConversation, IdeSession, Unit
+from asz_adapters.kiro.units import MAIN, CliBundle, DbConversation, IdeSession
 from asz_core.collect import AppendSource, SnapshotSource, collect_append, collect_snapshot
-from asz_core.collect.append import cursor_path
 from asz_core.context import AdapterContext
 from asz_core.plugin import SessionClaim
+from asz_core.root.layout import cursor_file
 from asz_core.root.storage import SessionHandle
 
 __all__ = ["land_claim"]
 
-#: a session that counted any of these while landing is not settled: it is landed next pass too
-_UNSETTLED = ("conflicts", "pending", "unreadable", "waiting", "busy", "errors")
-
-
 def land_claim(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -> None:
     """Land every unit of ``claim``: logs and metadata through the collectors, the database's
-    conversations turn by turn; then note the session settled when everything it has landed to
-    its end (:mod:`~asz_adapters.kiro.settled`)."""
-    if not ctx.dry_run:
-        ctx.settled.forget(session.id)
-    before = ctx.counters.as_dict()
+    conversations turn by turn, then the places none of them covered that are gone. A place
+    that cannot be judged this pass keeps the session from being settled."""
     home = resolve_paths(ctx.source_root, ctx.options).home
-    units: list[Unit] = []
-    decided = True
     for item in claim.found:
         unit = item.payload
         if isinstance(unit, GoneWalk):  # after the units: the places none of them covered
-            decided = mark_places_gone(ctx, session, unit) and decided
+            if not mark_places_gone(ctx, session, unit):
+                ctx.undecided()
             continue
-        units.append(unit)
         if isinstance(unit, CliBundle):
             _land_log_and_meta(ctx, session, home, unit.stream, unit.jsonl, unit.meta,
                                CliEventDialect(), CliMetaDialect(_child(unit.stream)))
@@ -60,15 +51,6 @@ def land_claim(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle)
                 collect_conversation(ctx, session, ConversationSource(
                     unit=unit, src=src, subdir=subdir, stream=unit.stream,
                     dialect=DatabaseTurnDialect()))
-    sources = settled_sources(units)
-    if sources is None or not units or not decided or ctx.dry_run:
-        return  # a session deleted whole is noted settled by claim once all of it is marked
-    after = ctx.counters.as_dict()
-    if all(after[key] == before[key] for key in _UNSETTLED):
-        ctx.settled.record(session.id, session.dir,
-                           [(path, cursor_path(session, subdir, kind), kind == TRANSCRIPT)
-                            for path, subdir, kind in sources],
-                           {key: after[key] - before[key] for key in ("sources", "gone")})
 
 
 def _land_log_and_meta(ctx: AdapterContext, session: SessionHandle, home: Path, stream: str,
@@ -76,21 +58,21 @@ def _land_log_and_meta(ctx: AdapterContext, session: SessionHandle, home: Path, 
                        meta_dialect: CliMetaDialect | IdeMetaDialect) -> None:
     subdir = f"streams/{stream}"
     src = _relative(log, home)
-    cursor = session.dir / subdir / "transcript.cursor"
+    cursor = cursor_file(session.dir, subdir, TRANSCRIPT)
     # A log that is gone is still handed to the collector when it landed here, so it is
     # counted gone; a log that never landed here and is absent is simply not there yet.
     ours = cursor.exists() and foreign_source(cursor, src) is None
     if (log.exists() and not _refused(ctx, session, subdir, src)) or (not log.exists() and ours):
         collect_append(ctx, session, AppendSource(path=log, src=src, subdir=subdir,
-                                                  kind="transcript", dialect=dialect, stream=stream))
-    if meta.exists() or (session.dir / subdir / "meta.cursor").exists():
+                                                  kind=TRANSCRIPT, dialect=dialect, stream=stream))
+    if meta.exists() or cursor_file(session.dir, subdir, META).exists():
         collect_snapshot(ctx, session, SnapshotSource(path=meta, src=_relative(meta, home),
-                                                      subdir=subdir, kind="agent_meta",
+                                                      subdir=subdir, kind=META,
                                                       dialect=meta_dialect, stream=stream))
 
 
 def _refused(ctx: AdapterContext, session: SessionHandle, subdir: str, src: str) -> bool:
-    owner = foreign_source(session.dir / subdir / "transcript.cursor", src)
+    owner = foreign_source(cursor_file(session.dir, subdir, TRANSCRIPT), src)
     if owner is None:
         return False
     ctx.counters.unreadable += 1

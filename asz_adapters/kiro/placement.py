@@ -25,14 +25,14 @@ from pathlib import Path
 from asz_adapters.kiro.cli_sessions import read_cli_meta
 from asz_adapters.kiro.ide_sessions import read_workspace, sub_agent_children
 from asz_adapters.kiro.ids import cli_session_id, ide_session_id, is_cli_session_id, is_ide_session_id
-from asz_adapters.kiro.settled import settled_sources
-from asz_adapters.kiro.units import MAIN, CliBundle, DbConversation, IdeSession, RefusedDirectory, Unit
+from asz_adapters.kiro.settled import TRANSCRIPT, settled_sources
+from asz_adapters.kiro.units import MAIN, CliBundle, DbConversation, IdeSession, RefusedDirectory, Unit, directory_of
 from asz_core.context import AdapterContext
 from asz_core.plugin import Found, SessionClaim
 from asz_core.root.cursors import AppendCursor
-from asz_core.root.layout import RefusedId
+from asz_core.root.layout import RefusedId, cursor_file
 
-__all__ = ["claim_sessions", "directory_of"]
+__all__ = ["claim_sessions"]
 
 
 def claim_sessions(ctx: AdapterContext, found: Iterable[Found]) -> list[SessionClaim]:
@@ -59,12 +59,9 @@ def claim_sessions(ctx: AdapterContext, found: Iterable[Found]) -> list[SessionC
         if not admitted:
             ctx.counters.excluded += 1
             continue
-        claim = SessionClaim(session, [item for _, item in members])
-        sources = settled_sources(u for u, _ in members)
-        if sources is not None and not ctx.dry_run:
-            # settled since the last pass, by a stat of each file: counted, not locked or landed
-            claim.unchanged = ctx.settled.unchanged(session, [str(path) for path, _, _ in sources])
-        claims.append(claim)
+        # settled since the last pass, by a stat of each file: counted, not locked or landed
+        claims.append(SessionClaim(session, [item for _, item in members],
+                                   settled_by=settled_sources(u for u, _ in members)))
     return claims
 
 
@@ -171,12 +168,12 @@ def _ide_parents(ctx: AdapterContext, units: list[tuple[Unit, Found]], root: Pat
         if session.cwd is not None and not session_filter.admits_directory(session.cwd):
             continue  # its lines are never read, so they are not scanned either
         if landed_main(session.id):
-            cursor_file = root / session.id / "streams" / MAIN / "transcript.cursor"
+            landed_at: Path | None = cursor_file(root / session.id, f"streams/{MAIN}", TRANSCRIPT)
         elif session.id in parents:
-            cursor_file = root / parents[session.id] / "streams" / session.id / "transcript.cursor"
+            landed_at = cursor_file(root / parents[session.id], f"streams/{session.id}", TRANSCRIPT)
         else:
-            cursor_file = None
-        cursor = AppendCursor.load(cursor_file) if cursor_file is not None else None
+            landed_at = None
+        cursor = AppendCursor.load(landed_at) if landed_at is not None else None
         for child in sub_agent_children(session.messages, cursor.offset if cursor else 0):
             if child != session.id:
                 parents.setdefault(child, session.id)
@@ -204,13 +201,3 @@ def _place(ctx: AdapterContext, unit: Unit, parents: dict[str, str],
 def _landing_order(member: tuple[Unit, Found]) -> tuple[int, int, str]:
     unit = member[0]
     return (0 if unit.stream == MAIN else 1, 1 if isinstance(unit, DbConversation) else 0, unit.id)
-
-
-def directory_of(session: str, members: list[Unit]) -> str | None:
-    """The directory ``session`` is judged by: its main unit's, else any member's."""
-    main = [u for u in members if u.id == session and u.stream == MAIN]
-    for unit in main + members:
-        directory = unit.key if isinstance(unit, DbConversation) else unit.cwd
-        if directory:
-            return directory
-    return None

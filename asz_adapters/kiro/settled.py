@@ -8,9 +8,9 @@ a session holding one is landed every pass, as before.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 
 from asz_adapters.kiro.units import CliBundle, IdeSession, Unit
+from asz_core.plugin import SettledBy
 
 __all__ = ["TRANSCRIPT", "META", "settled_sources"]
 
@@ -19,10 +19,10 @@ TRANSCRIPT = "transcript"
 META = "agent_meta"
 
 
-def settled_sources(units: Iterable[Unit]) -> list[tuple[Path, str, str]] | None:
-    """``(source, stream directory, kind)`` of every file of ``units``, in landing order; ``None``
+def settled_sources(units: Iterable[Unit]) -> list[SettledBy] | None:
+    """Every file of ``units``, in landing order, as the settled protocol takes them; ``None``
     when one of them is not a file pair (a database conversation)."""
-    out: list[tuple[Path, str, str]] = []
+    out: list[SettledBy] = []
     for unit in units:
         if isinstance(unit, CliBundle):
             log = unit.jsonl
@@ -31,6 +31,6 @@ def settled_sources(units: Iterable[Unit]) -> list[tuple[Path, str, str]] | None
         else:
             return None
         subdir = f"streams/{unit.stream}"
-        out.append((log, subdir, TRANSCRIPT))
-        out.append((unit.meta, subdir, META))
+        out.append(SettledBy(str(log), subdir, TRANSCRIPT))
+        out.append(SettledBy(str(unit.meta), subdir, META, append=False))
     return out

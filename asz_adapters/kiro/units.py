@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["MAIN", "CliBundle", "DbConversation", "IdeSession", "Unit"]
+__all__ = ["MAIN", "CliBundle", "DbConversation", "IdeSession", "Unit", "directory_of"]
 
 MAIN = "main"
 
@@ -73,3 +73,13 @@ class DbConversation:
 
 
 Unit = CliBundle | IdeSession | DbConversation
+
+
+def directory_of(session: str, members: list[Unit]) -> str | None:
+    """The directory ``session`` is judged by: its main unit's, else any member's."""
+    main = [u for u in members if u.id == session and u.stream == MAIN]
+    for unit in main + members:
+        directory = unit.key if isinstance(unit, DbConversation) else unit.cwd
+        if directory:
+            return directory
+    return None

@@ -7,7 +7,19 @@ from typing import TextIO
 
 from asz_core.context import PassSummary
 
-__all__ = ["ConsoleReporter", "human_bytes", "pass_fields", "pass_line", "plural"]
+__all__ = ["ConsoleReporter", "human_bytes", "pass_fields", "pass_line", "plural", "print_warnings"]
+
+#: warnings printed after a pass line without ``-v``
+SHOWN_WARNINGS = 20
+
+
+def print_warnings(warnings: list[str], err: TextIO, *, verbose: bool) -> None:
+    """The warnings after a pass line: all of them with ``-v``, else the first few."""
+    shown = warnings if verbose else warnings[:SHOWN_WARNINGS]
+    for warning in shown:
+        print(f"warning: {warning}", file=err)
+    if len(warnings) > len(shown):
+        print(f"warning: … and {len(warnings) - len(shown)} more (-v shows all)", file=err)
 
 
 def plural(n: int, noun: str) -> str:

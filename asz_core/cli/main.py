@@ -19,7 +19,7 @@ import sys
 
 from asz_core import __version__
 
-TYPE_CHECKING = False  # not ``typing``'s: a repeated pass imports nothing it need not
+TYPE_CHECKING = False  # not ``typing``'s: importing it costs every start-up
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import NoReturn, TextIO
@@ -84,15 +84,6 @@ def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
 
 
 def _main(argv: list[str], app: App | None) -> int:
-    if app is None:
-        # Before any plugin, configuration or pass machinery is imported: a ``run`` that finds
-        # nothing changed since the last two passes, which changed nothing and agreed, repeats
-        # their report (asz_core.quietpass).
-        from asz_core.cli.repeat import repeat_quiet_pass
-
-        repeated = repeat_quiet_pass(argv)
-        if repeated is not None:
-            return repeated
     from asz_core.cli import commands
     from asz_core.cli.app import App
 

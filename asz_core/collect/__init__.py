@@ -1,7 +1,7 @@
 """Collectors: the shared mechanism by which adapters read sources into landed files.
 
 An adapter says what its sources are and how a line reads in its dialect; the collectors apply
-the cursor rules (DESIGN.md, "The storage root"), cut files by written size, land them and move
+the cursor rules (upstream's ``formats/storage-root.md``, "Cursors"), cut files by written size, land them and move
 the cursors — the same way for every runtime.
 """
 

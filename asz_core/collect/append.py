@@ -1,6 +1,6 @@
 """Collecting a source that only grows by whole lines (a transcript, a journal, an event log).
 
-Each pass, per source (DESIGN.md, "Append cursor"):
+Each pass, per source (upstream's ``formats/storage-root.md``, "Append cursors"):
 
 * the file is gone → the cursor says ``source_gone``; what landed stays;
 * it is shorter than the cursor's offset → ``conflict`` (truncated);
@@ -36,7 +36,7 @@ from asz_core.collect.source import LineDialect, SourceLine, convert_encoded, li
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, AppendCursor
 from asz_core.root.landing import LandingFile
-from asz_core.root.layout import KIND_PREFIX, parse_file_name
+from asz_core.root.layout import cursor_name, parse_file_name
 from asz_core.root.storage import SessionHandle, landed_files_in
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Header, Record
@@ -68,7 +68,8 @@ class AppendSource:
 
 
 def cursor_path(session: SessionHandle, subdir: str, kind: str) -> Path:
-    return session.path(subdir, f"{KIND_PREFIX.get(kind, kind)}.cursor")
+    """The cursor of ``kind`` in the place ``subdir`` of the held ``session``."""
+    return session.path(subdir, cursor_name(kind))
 
 
 def _bytes_before(fd: int, offset: int) -> bytes:

@@ -15,12 +15,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from asz_core.collect.append import cursor_path
 from asz_core.collect.lines import READ_LIMIT, TooLong, digest_span
 from asz_core.collect.saving import load_cursor, save_state, stat_source
 from asz_core.collect.source import LineDialect, SourceLine, convert_encoded, line_sha, too_long_record
 from asz_core.context import AdapterContext
 from asz_core.root.cursors import ACTIVE, SnapshotCursor
-from asz_core.root.layout import KIND_PREFIX, parse_file_name
+from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import SessionHandle, landed_files_in
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Header
@@ -54,7 +55,7 @@ def document_payload(document: bytes) -> bytes:
 def collect_snapshot(ctx: AdapterContext, session: SessionHandle, source: SnapshotSource) -> None:
     """Land ``source`` again if its content changed since the version that last landed."""
     counters = ctx.counters
-    path = session.path(source.subdir, f"{KIND_PREFIX.get(source.kind, source.kind)}.cursor")
+    path = cursor_path(session, source.subdir, source.kind)
     cursor = load_cursor(ctx, SnapshotCursor, path)
     st = stat_source(ctx, session, cursor, path, source.path)
     if st is None:

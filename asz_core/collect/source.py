@@ -17,8 +17,8 @@ from asz_core.sessiondata.jsonbytes import JSONLine, NotJSON
 from asz_core.sessiondata.model import Part, RawJSON, Record
 from asz_core.sessiondata.writer import encode_record
 
-__all__ = ["LineDialect", "SourceLine", "convert_encoded", "convert_line", "line_sha", "reduced_unknown",
-           "too_long_record"]
+__all__ = ["DialectUndeclared", "LineDialect", "SourceLine", "convert_encoded", "convert_line", "line_sha",
+           "reduced_unknown", "too_long_record"]
 
 #: the reason an unknown part gives for a line that is not JSON
 NOT_JSON = "the record is not valid JSON"
@@ -104,23 +104,48 @@ class SourceLine:
 class LineDialect(Protocol):
     """Converts one line of a source into one record. ``name`` is e.g. ``claude-code/1``.
 
-    A line that is not JSON lands as one unknown part (:meth:`SourceLine.unknown_record`)
-    without reaching :meth:`convert`, unless the dialect sets ``reads_non_json = True``: a
-    dialect for sources that are not JSON at all (a program, a log) then describes their bytes
-    itself (see :func:`convert_line`).
+    ``reads_non_json`` must be said, either way. ``False``: a line that is not JSON (a damaged
+    or partial line of a JSON source) lands as one unknown part (:meth:`SourceLine.unknown_record`)
+    without reaching :meth:`convert`. ``True``: every line reaches :meth:`convert`, and a
+    dialect for sources that are not JSON at all (a program, a log) describes their bytes
+    itself. A dialect that says neither is refused on the first line it is given
+    (:class:`DialectUndeclared`): left to a default, a dialect for a plain-text source would
+    never be called and every line would land as an unknown part without a word.
     """
 
     name: str
+    reads_non_json: bool
 
     def convert(self, line: SourceLine) -> Record: ...
+
+
+class DialectUndeclared(TypeError):
+    """A dialect that does not say whether it reads lines that are not JSON."""
+
+    def __init__(self, dialect: object) -> None:
+        name = getattr(dialect, "name", None) or type(dialect).__name__
+        super().__init__(
+            f"dialect {name} does not say whether it reads lines that are not JSON: set "
+            f"reads_non_json = True on it to be handed every line (a source that is not JSON), "
+            f"or reads_non_json = False to land a line that is not JSON as an unknown part "
+            f"without calling it")
 
 
 def convert_line(dialect: LineDialect, line: SourceLine) -> Record:
     """``dialect``'s record for ``line``; a line that is not JSON is an unknown part unless the
     dialect says it reads such lines (``reads_non_json``)."""
-    if line.is_json or getattr(dialect, "reads_non_json", False):
+    if reads_non_json(dialect) or line.is_json:  # asked first: an undeclared dialect is refused at once
         return dialect.convert(line)
     return line.unknown_record()
+
+
+def reads_non_json(dialect: LineDialect) -> bool:
+    """Whether ``dialect`` is handed lines that are not JSON; :class:`DialectUndeclared` when it
+    does not say."""
+    try:
+        return bool(dialect.reads_non_json)
+    except AttributeError:
+        raise DialectUndeclared(dialect) from None
 
 
 def convert_encoded(dialect: LineDialect, line: SourceLine,
@@ -145,7 +170,7 @@ def convert_encoded(dialect: LineDialect, line: SourceLine,
     large = larger_than is not None and len(raw) > larger_than
     digest = hashlib.sha256(raw).hexdigest() if large else ""
     if large and not line.is_json:
-        if not getattr(dialect, "reads_non_json", False):
+        if not reads_non_json(dialect):
             return *_reduced_unknown_record(line, digest), None
         line.too_large_to_land(digest)  # the dialect describes it, its bytes are never escaped
     record = convert_line(dialect, line)

@@ -1,6 +1,6 @@
 """``verify`` for provider bodies: every landed body rebuilt and compared with its ``sha256``.
 
-Registered in :data:`asz_core.verify.FILE_CHECKS` for the kind ``provider_body``. Files come in
+Listed in :data:`asz_core.verify.FILE_CHECKS` for the kind ``provider_body``. Files come in
 seq order, so one :class:`~asz_core.providerbody.store.BodyStore` per session (kept in the
 session's report) sees every record after those it may refer to. A body that does not rebuild,
 or whose record's ``bytes``/``sha`` disagree with its manifest, is damage; a body with a piece
@@ -13,10 +13,10 @@ from pathlib import Path
 
 from asz_core.providerbody.errors import ProviderBodyError
 from asz_core.providerbody.store import DAMAGED, OK, TOO_LARGE, BodyStore
+from asz_core.session_report import Problem, SessionReport
 from asz_core.sessiondata.model import Record
-from asz_core.verify import FILE_CHECKS, Problem, SessionReport
 
-__all__ = ["check_provider_body_file"]
+__all__ = ["KIND", "check_provider_body_file"]
 
 KIND = "provider_body"
 
@@ -54,5 +54,3 @@ def check_provider_body_file(report: SessionReport, path: Path, rows: list[tuple
     else:
         report.state[KIND + ".note"] = len(report.notes)
         report.notes.append(text)
-
-FILE_CHECKS[KIND] = check_provider_body_file

@@ -78,7 +78,6 @@ class Cursor:
     last_seq: int = 0
     updated_at: str = ""
 
-    SUFFIX: ClassVar[str] = ".cursor"
     #: each field's name and whether it holds an int, per class (see :meth:`_fields`)
     _field_ints: ClassVar[dict[str, bool] | None] = None
 

@@ -63,7 +63,7 @@ class LandingFile:
         #: directories this landing created; their parents need an fsync too
         self.created_dirs: list[Path] = []
         if dry_run:
-            self.writer = SessionDataWriter(_CountingSink(), header)  # type: ignore[arg-type]
+            self.writer = SessionDataWriter(_CountingSink(), header)
             return
         self.created_dirs = make_dirs(self.directory)
         self._temp = temp_name(self.final)

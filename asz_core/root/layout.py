@@ -1,6 +1,6 @@
 """Names inside a storage root, and the checks that keep a source from naming a path outside it.
 
-The layout is the upstream's (DESIGN.md, "The storage root")::
+The layout is the upstream's (its "Storage Root" format, ``formats/storage-root.md``)::
 
     <root>/<session>/streams/<stream>/<kind>-<stamp>-<seq>.sd
     <root>/<session>/runs/<run>/<kind>-<stamp>-<seq>.sd
@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 __all__ = [
+    "CURSOR_SUFFIX",
     "FILE_NAME",
     "KIND_PREFIX",
     "PREFIX_KIND",
     "LandedName",
     "RefusedId",
     "check_id",
+    "cursor_file",
+    "cursor_name",
     "file_name",
     "parse_file_name",
 ]
@@ -32,6 +36,8 @@ KIND_PREFIX: Final = {
     "workflow_script": "script",
 }
 PREFIX_KIND: Final = {prefix: kind for kind, prefix in KIND_PREFIX.items()}
+#: a cursor's file name is its place's prefix for the kind (``transcript``, ``meta``) and this
+CURSOR_SUFFIX: Final = ".cursor"
 
 # Matched whole (``fullmatch``), never anchored with ``$``: ``$`` also matches before a trailing
 # newline, so ``"<id>\n"`` would pass for an id and name a directory with a line break.
@@ -65,6 +71,17 @@ def check_kind(kind: str) -> str:
 def file_name(kind: str, stamp: str, seq: int) -> str:
     """``<kind>-<stamp>-<seq>.sd`` with the upstream's prefixes and a seq of at least 6 digits."""
     return f"{KIND_PREFIX.get(kind, kind)}-{stamp}-{seq:06d}.sd"
+
+
+def cursor_name(kind: str) -> str:
+    """The file name of the cursor of a place's ``kind`` of source: ``transcript.cursor``,
+    ``meta.cursor`` (upstream's prefixes, as landed files use)."""
+    return f"{KIND_PREFIX.get(kind, kind)}{CURSOR_SUFFIX}"
+
+
+def cursor_file(session_dir: Path, subdir: str, kind: str) -> Path:
+    """Where the cursor of ``kind`` in the place ``subdir`` (``streams/main``) of a session is."""
+    return session_dir / subdir / cursor_name(kind)
 
 
 @dataclass(frozen=True, slots=True)

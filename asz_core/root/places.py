@@ -21,7 +21,7 @@ from pathlib import Path
 from asz_core.root import confined
 from asz_core.root.cursors import SOURCE_GONE, parse_pairs
 from asz_core.root.durable import read_small
-from asz_core.root.layout import PREFIX_KIND
+from asz_core.root.layout import CURSOR_SUFFIX, PREFIX_KIND
 
 __all__ = ["IsGone", "LandedPlace", "Owns", "SessionPlaces", "landed_places", "pruned_sessions", "session_places"]
 
@@ -70,9 +70,9 @@ def landed_places(session_dir: Path, owns: Owns,
             except (FileNotFoundError, NotADirectoryError, confined.LinkRefused):
                 continue
             for file in files:
-                if not file.endswith(".cursor"):
+                if not file.endswith(CURSOR_SUFFIX):
                     continue
-                prefix = file[: -len(".cursor")]
+                prefix = file[: -len(CURSOR_SUFFIX)]
                 kind = PREFIX_KIND.get(prefix, prefix)
                 if (subdir, kind) in skip:
                     continue

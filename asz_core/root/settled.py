@@ -42,8 +42,9 @@ import orjson
 
 from asz_core.root.cursors import ACTIVE, AppendCursor, SnapshotCursor
 from asz_core.root.durable import read_table, write_replace
+from asz_core.root.layout import CURSOR_SUFFIX
 
-__all__ = ["SETTLED_PREFIX", "SettledSessions"]
+__all__ = ["SETTLED_PREFIX", "SettledEntry", "SettledSessions", "settled_entry"]
 
 #: the table's name in the root is this, the adapter's name, ``.state``: a dot file, which no
 #: reader takes for a session
@@ -53,6 +54,8 @@ _FORMAT = 1
 _SPILL_BYTES = 1 << 16
 #: an lstat reduced to what changes when a file is written, replaced or touched
 _Stamp = list[int]
+#: one session's entry: ``sources`` (its key), ``files`` (each ``[path, stamp]``), ``counters``
+SettledEntry = dict[str, Any]
 
 
 def _names(directory: str) -> list[str]:
@@ -90,6 +93,27 @@ def _stamp(path: str) -> _Stamp | None:
     return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
 
 
+def settled_entry(session_dir: Path, sources: Sequence[tuple[Path, Path, bool]],
+                  counters: Mapping[str, int]) -> SettledEntry | None:
+    """``session_dir``'s entry, if the session is settled: ``sources`` are ``(source, its
+    cursor, append?)`` as discovery listed them, ``counters`` what landing it counted. The
+    check and the recorded lstat of each source are one and the same ``lstat``, so a source
+    that grows meanwhile is never recorded as landed. ``None``: a source is not landed to its
+    end. Made under the session's lock, by whichever process landed it."""
+    files: list[list[Any]] = []
+    for source, cursor_path, append in sources:
+        stamp = _stamp(str(source))
+        if stamp is None or not _landed_to(cursor_path, stamp, append):
+            return None
+        files.append([str(source), stamp])
+    for directory in _cursor_dirs(session_dir):
+        for name in _names(directory):
+            if name.endswith(CURSOR_SUFFIX):
+                cursor = os.path.join(directory, name)
+                files.append([cursor, _stamp(cursor)])
+    return {"sources": [str(s[0]) for s in sources], "files": files, "counters": dict(counters)}
+
+
 class SettledSessions:
     """One adapter's table of settled sessions, loaded once per pass."""
 
@@ -97,7 +121,7 @@ class SettledSessions:
         self.path = path
         self.version = version
         #: the entries as the table was loaded, less those recorded or forgotten since
-        self.entries: dict[str, Any] = entries or {}
+        self.entries: dict[str, SettledEntry] = entries or {}
         self.changed = False
         #: entries recorded this pass: each session's line in ``_spill`` and then ``_pending``
         #: (the last one counts)
@@ -106,8 +130,6 @@ class SettledSessions:
         #: the lines recorded since the last write to ``_spill``
         self._pending = bytearray()
         self._lines = 0
-        #: in a worker process: entries recorded here, handed back to the pass (``held``)
-        self.held: dict[str, Any] | None = None
 
     @classmethod
     def load(cls, root: Path, adapter: str, version: str) -> SettledSessions:
@@ -144,32 +166,18 @@ class SettledSessions:
 
     def record(self, session: str, session_dir: Path, sources: Sequence[tuple[Path, Path, bool]],
                counters: Mapping[str, int]) -> bool:
-        """Note ``session`` settled, if it is: ``sources`` are ``(source, its cursor, append?)``
-        as discovery listed them. The check and the recorded lstat of each source are one and
-        the same ``lstat``, so a source that grows meanwhile is never recorded as landed."""
-        files: list[list[Any]] = []
-        for source, cursor_path, append in sources:
-            stamp = _stamp(str(source))
-            if stamp is None or not _landed_to(cursor_path, stamp, append):
-                self.forget(session)
-                return False
-            files.append([str(source), stamp])
-        for directory in _cursor_dirs(session_dir):
-            for name in _names(directory):
-                if name.endswith(".cursor"):
-                    cursor = os.path.join(directory, name)
-                    files.append([cursor, _stamp(cursor)])
-        self.put(session, {"sources": [str(s[0]) for s in sources], "files": files,
-                           "counters": dict(counters)})
+        """Note ``session`` settled if it is (:func:`settled_entry`), else forget it."""
+        entry = settled_entry(session_dir, sources, counters)
+        if entry is None:
+            self.forget(session)
+            return False
+        self.put(session, entry)
         return True
 
-    def put(self, session: str, entry: dict[str, Any]) -> None:
-        """Note ``entry`` as ``session``'s (recorded here, or by a worker process)."""
+    def put(self, session: str, entry: SettledEntry) -> None:
+        """Note ``entry`` as ``session``'s (made by :func:`settled_entry` where it landed)."""
         self.changed = True
         self.entries.pop(session, None)
-        if self.held is not None:
-            self.held[session] = entry
-            return
         self._pending += orjson.dumps(session) + b":" + orjson.dumps(entry) + b"\n"
         self._recorded[session] = self._lines
         self._lines += 1
@@ -177,8 +185,8 @@ class SettledSessions:
             self._spill_pending()
 
     def _spill_pending(self) -> None:
-        """Move the pending lines to ``_spill``: a write every :data:`_SPILL_BYTES`, where a
-        write (and a seek) per session cost a cold pass about 0.1 ms each in the pass's process."""
+        """Move the pending lines to ``_spill``: a write every :data:`_SPILL_BYTES`, not one (and a
+        seek) per session, which a cold pass would pay in the pass's process for every session."""
         if self._spill is None:
             import tempfile  # only a pass that records many: a no-op pass does not load it
 
@@ -191,16 +199,24 @@ class SettledSessions:
     def forget(self, session: str) -> None:
         if self.entries.pop(session, None) is not None or self._recorded.pop(session, None) is not None:
             self.changed = True
-        if self.held is not None:
-            self.held[session] = None
 
     def save(self) -> None:
         """Write the table if it changed; a table that cannot be written is simply not kept."""
         if not self.changed:
             return
+        self._remove_leftovers()
         with contextlib.suppress(OSError):
             write_replace(self.path, self._table(), derived=True)
         self.changed = False
+
+    def _remove_leftovers(self) -> None:
+        """Remove the temporary files of this table that a pass killed while saving it left
+        (``temp_name``'s): the pass saving it holds the root's lock, so no writer of them lives."""
+        ending = "-" + self.path.name
+        for name in _names(str(self.path.parent)):
+            if name.startswith(".tmp-") and name.endswith(ending):
+                with contextlib.suppress(OSError):
+                    os.unlink(self.path.parent / name)
 
     def _table(self) -> Iterator[bytes]:
         """The table's JSON, a session at a time: those loaded, then those recorded."""

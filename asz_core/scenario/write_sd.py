@@ -21,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from asz_core.root.cursors import ACTIVE, AppendCursor
+from asz_core.root.layout import cursor_name
 from asz_core.root.storage import SessionHandle, StorageRoot
 from asz_core.scenario.model import ScenarioError
 from asz_core.scenario.plan import Plan
@@ -90,7 +91,7 @@ def _header(kind: str, src: str, *, stream: str | None = None, batch: str | None
 def _land(session: SessionHandle, subdir: str, prefix: str, header: Header, records: list[Record],
           at: str) -> bool:
     """Land the records past the cursor in one file and move the cursor; ``False`` if none."""
-    cursor_path = session.path(subdir, f"{prefix}.cursor")
+    cursor_path = session.path(subdir, cursor_name(prefix))
     cursor = AppendCursor.load(cursor_path) or AppendCursor(source=header.src)
     fresh = records[cursor.ord:]
     if not fresh:

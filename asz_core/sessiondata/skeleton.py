@@ -142,7 +142,7 @@ def write_skeleton(landed: str, sink: BinaryIO, removal: Removal) -> FileSummary
                                "receiver": removal.receiver, "owner": removal.owner}
     provider_body = head["kind"] == "provider_body"
     with gzip.GzipFile(fileobj=sink, mode="wb", mtime=0) as zipped:
-        writer = SessionDataWriter(zipped, header)  # type: ignore[arg-type]
+        writer = SessionDataWriter(zipped, header)
         for record in open_file(landed):
             writer.write(skeleton_record(record, provider_body=provider_body))
         return writer.close()

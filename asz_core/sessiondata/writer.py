@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any, Protocol
 
 import orjson
 
@@ -17,7 +17,8 @@ from asz_core.sessiondata.jsonbytes import MAX_DEPTH, compact, depth_exceeds, en
 from asz_core.sessiondata.model import SPLICE_FROM, Header, RawJSON, Record
 from asz_core.sessiondata.times import parse_instant, same_sort, sorts_as_instant
 
-__all__ = ["FileSummary", "NotEncodable", "SessionDataWriter", "check_header", "closing_line", "encode_record"]
+__all__ = ["ByteSink", "FileSummary", "NotEncodable", "SessionDataWriter", "check_header", "closing_line",
+           "encode_record"]
 
 #: lines shorter than this are written with their newline joined on
 _JOIN_BELOW = 1 << 16
@@ -155,10 +156,16 @@ class FileSummary:
     last_bytes: int
 
 
+class ByteSink(Protocol):
+    """Where a writer's bytes go: a binary file, a gzip stream, a counter for a dry run."""
+
+    def write(self, data: bytes, /) -> object: ...
+
+
 class SessionDataWriter:
     """Streams one Session Data file into ``sink`` (a binary file opened for writing)."""
 
-    def __init__(self, sink: BinaryIO, header: Header) -> None:
+    def __init__(self, sink: ByteSink, header: Header) -> None:
         head = header.to_json()
         check_header(head)
         self._sink = sink

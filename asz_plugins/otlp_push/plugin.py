@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from asz_core.config import Config
+    from asz_core.plugin import AdapterInfo
     from asz_plugins.otlp_push.push import PushResult
     from asz_plugins.otlp_push.receipts import PushReceipts
 
@@ -52,11 +53,13 @@ _budgets: dict[tuple[str, int], WireBudget] = {}
 def runtime_resolver(host: PluginHost) -> Callable[[str], str]:
     """Adapter name → its runtime's display name (``AdapterInfo.runtime``); an adapter not
     installed here is named by its own name."""
+    return _runtimes(host.adapter_info)
+
+
+def _runtimes(adapter_info: Callable[[str], AdapterInfo | None]) -> Callable[[str], str]:
     def runtime_of(adapter: str) -> str:
-        record = host.adapters.get(adapter)
-        if record is not None and record.info is not None and record.info.runtime:
-            return record.info.runtime
-        return adapter
+        info = adapter_info(adapter)
+        return info.runtime if info is not None and info.runtime else adapter
     return runtime_of
 
 
@@ -98,22 +101,19 @@ def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
         PushResult, push_root = _push_machinery()
     except OtlpNotInstalled as exc:
         ctx.error(NAME, str(exc))
-        summary.totals.errors += 1
         return
     try:
-        result = push_root(ctx.root.path, cfg, runtime_of=runtime_resolver(ctx.host),
+        result = push_root(ctx.root.path, cfg, runtime_of=_runtimes(ctx.adapter_info),
                            budget=_budget(cfg), clock=ctx.clock)
     except Exception as exc:  # noqa: BLE001 - a push failing must not lose the pass's summary
         result = PushResult(cfg.receiver, started_ns=ctx.clock())
         result.errors.append(f"{type(exc).__name__}: {exc}")
     _remember_throttle(result)
-    ctx.notes[NAME] = result
     print(f"{result.line()} -> {result.receiver}", file=sys.stderr)
     for note in result.notes:
         ctx.reporter.warn(f"{NAME}: {redact_text(note)}")
     for error in result.errors:
-        ctx.error(NAME, redact_text(error))
-        summary.totals.errors += 1
+        ctx.error(NAME, redact_text(error))  # in the summary the pass finishes after this hook
 
 
 @hookimpl
@@ -125,17 +125,6 @@ def asz_receipts(config: Config, root: Path) -> PushReceipts | None:
     from asz_plugins.otlp_push.receipts import PushReceipts
 
     return PushReceipts.load(OtlpConfig.from_section(section), root)
-
-
-@hookimpl
-def asz_pass_repeatable(ctx: PassContext) -> bool:
-    """Yes when this pass pushed nothing and left nothing to push (or pushes are off): a pass
-    finding the root as this one left it would push nothing either."""
-    if ctx.config is None or not OtlpConfig.sends(ctx.config.section(SECTION)):
-        return True
-    result = ctx.notes.get(NAME)
-    return (result is not None and not result.files and not result.waiting and not result.errors
-            and not result.throttled)
 
 
 @hookimpl

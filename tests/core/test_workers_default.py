@@ -86,8 +86,9 @@ def test_a_stream_of_claims_is_counted_up_to_the_threshold(asz_pass: PassRunner,
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     calls: list[tuple[int, list[str]]] = []
 
-    def record(host, actx, name, claims, total, workers, describe):  # type: ignore[no-untyped-def]
+    def record(host, actx, claims, workers):  # type: ignore[no-untyped-def]
         calls.append((workers, [c.session for c in claims]))
+        return []
 
     monkeypatch.setattr(pipeline, "land_in_workers", record)
     asz_pass.register("streaming_parallel", _streaming_parallel_adapter(sessions, parallel_from))

@@ -1,6 +1,6 @@
-"""``AdapterContext.hand_back``: what an adapter landing in worker processes gives the pass runs
-in the pass's own process, in order, after the session's report; landing in the pass's process
-it runs at once. An exception from it is the session's error, not the pass's end."""
+"""``AdapterContext.hand_back``: what an adapter gives the pass while a session lands runs in the
+pass's own process, in order, when the pass merges the session's outcome, wherever the session
+landed. An exception from it is the session's error, not the pass's end."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from asz_core.context import AdapterContext
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
 from asz_core.testing import PassRunner
 
-NOTE = "hand-back-test"
 SESSIONS = [f"s-{i}" for i in range(6)]
 FAILING = "s-4"
 
@@ -25,10 +24,12 @@ def _apply(ctx: AdapterContext, value: tuple[str, int, int]) -> None:
     session, step, pid = value
     if session == FAILING and step == 1:
         raise RuntimeError("the pass could not apply this")
-    ctx.pass_ctx.notes.setdefault(NOTE, []).append((session, step, pid, os.getpid()))
+    applied = ctx.kept(list)
+    assert applied is not None
+    applied.append((session, step, pid, os.getpid()))
 
 
-def _adapter() -> types.ModuleType:
+def _adapter(applied: list[tuple[str, int, int, int]]) -> types.ModuleType:
     module = types.ModuleType("handing_back")
 
     @hookimpl
@@ -37,6 +38,7 @@ def _adapter() -> types.ModuleType:
 
     @hookimpl
     def asz_discover(ctx):  # type: ignore[no-untyped-def]
+        ctx.keep(applied)  # the adapter's own state in the pass, where ``_apply`` adds to it
         return [Found(kind="session", key=s, session=s) for s in SESSIONS]
 
     @hookimpl
@@ -60,19 +62,9 @@ def test_what_a_session_hands_back_runs_in_the_pass(asz_pass: PassRunner, monkey
         pytest.skip("workers fork on Linux only")
     monkeypatch.delenv("ASZ_WORKERS", raising=False)
     notes: list[tuple[str, int, int, int]] = []
-    seen: dict[str, object] = {}
-
-    @hookimpl
-    def asz_pass_end(ctx, summary):  # type: ignore[no-untyped-def]
-        seen.update(ctx.notes)
-
-    observer = types.ModuleType("observer")
-    observer.asz_pass_end = asz_pass_end  # type: ignore[attr-defined]
-    asz_pass.host.pm.register(observer, name="observer")
-    asz_pass.register("handing_back", _adapter())
+    asz_pass.register("handing_back", _adapter(notes))
     asz_pass.configure(adapters=[{"name": "handing_back", "collector": {"workers": workers}}])
     summary = asz_pass.run()
-    notes = seen[NOTE]  # type: ignore[assignment]
     here = os.getpid()
     assert all(applied_in == here for _, _, _, applied_in in notes)
     handed_from = {pid for _, _, pid, _ in notes}

@@ -16,9 +16,7 @@ __all__ = ["add"]
 def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("plugins", help="list adapters and plugins",
                        description="List installed adapters and plugins: version, distribution, "
-                                   "entry point, whether asz.yaml enables them and in which order, "
-                                   "and whether they let a run repeat a quiet pass (no: every "
-                                   "pass they take part in runs in full).")
+                                   "entry point, whether asz.yaml enables them and in which order.")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
 
@@ -50,7 +48,6 @@ def _rows(app: App) -> tuple[list[dict[str, Any]], str]:
             "enabled": enabled if is_adapter else record.loaded and not off,
             "order": position,
             "status": status,
-            "repeats": app.host.repeatable(record) if record.loaded else None,
         })
     rows.sort(key=lambda r: (r["type"] != "adapter", r["order"] is None, r["order"] or 0, r["name"]))
     return rows, note
@@ -61,10 +58,9 @@ def run(args: argparse.Namespace, app: App) -> int:
     if args.json:
         print(json.dumps({"plugins": rows, "note": note or None}), file=app.out)
     else:
-        heads = ("order", "type", "name", "version", "distribution", "entry point", "enabled", "repeats", "status")
-        shown = {True: "yes", False: "no", None: "-"}
+        heads = ("order", "type", "name", "version", "distribution", "entry point", "enabled", "status")
         table = [(str(r["order"] or "-"), r["type"], r["name"], r["version"], r["distribution"],
-                  r["entry_point"], "yes" if r["enabled"] else "no", shown[r["repeats"]], r["status"])
+                  r["entry_point"], "yes" if r["enabled"] else "no", r["status"])
                  for r in rows]
         widths = [max(len(h), *(len(t[i]) for t in table)) if table else len(h)
                   for i, h in enumerate(heads)]

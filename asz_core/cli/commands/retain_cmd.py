@@ -37,7 +37,7 @@ def run(args: argparse.Namespace, app: App) -> int:
         return EXIT_OK
     try:
         with hold_root(StorageRoot(config.root), wait=args.wait, doing="retain"):
-            result = retain_configured(app.host, config, time.time_ns(), dry_run=args.dry_run,
+            result = retain_configured(app.host.pm.hook, config, time.time_ns(), dry_run=args.dry_run,
                                        sessions=args.sessions or None)
     except PassRefused as exc:
         print(f"retain: {exc}", file=app.err)

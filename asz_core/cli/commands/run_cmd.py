@@ -6,12 +6,10 @@ import argparse
 import json
 import time
 
-from asz_core import quietpass
 from asz_core.cli.app import EXIT_FAILED, EXIT_OK, App
-from asz_core.cli.console import ConsoleReporter, pass_fields, pass_line
+from asz_core.cli.console import ConsoleReporter, pass_line, print_warnings
 from asz_core.cli.options import duration
-from asz_core.cli.repeat import print_warnings, run_options
-from asz_core.config import config_files, parse_duration
+from asz_core.config import parse_duration
 from asz_core.context import PassSummary
 from asz_core.pipeline import PassRefused, run_pass
 
@@ -29,9 +27,8 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--dry-run", action="store_true",
                    help="read and count, land nothing (provider bodies whose transcripts this pass "
                         "would land first are counted as waiting)")
-    p.add_argument("--full", action="store_true",
-                   help="run every adapter even if nothing changed since the last pass, which "
-                        "was quiet (by default its report is repeated)")
+    # every pass runs in full now; scripts written when a quiet pass could be repeated still work
+    p.add_argument("--full", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--json", action="store_true", help="print the pass line as one JSON object")
     p.add_argument("--wait", action="store_true",
                    help="if another pass holds the root, wait for it instead of failing")
@@ -45,7 +42,7 @@ def _report(args: argparse.Namespace, app: App, summary: PassSummary, reporter: 
     warnings the last pass did not have, so a standing one is said once and again when it changes."""
     reporter.clear()
     if args.json:
-        print(json.dumps({**summary.as_dict(), "warnings": reporter.warnings, "repeated": False}),
+        print(json.dumps({**summary.as_dict(), "warnings": reporter.warnings}),
               file=app.out)
     else:
         print(pass_line(summary), file=app.out)
@@ -58,19 +55,6 @@ def _report(args: argparse.Namespace, app: App, summary: PassSummary, reporter: 
             print("note: a dry run lands no transcript, so provider bodies whose session's transcripts "
                   "this pass would land count as waiting", file=app.err)
     app.out.flush()
-
-
-def _keep_for_next(args: argparse.Namespace, summary: PassSummary, reporter: ConsoleReporter,
-                   code: int) -> None:
-    """Record a pass that changed nothing, for the next ``run`` of this command line to repeat
-    (``asz_core.quietpass``); forget the last one after any other pass."""
-    key = quietpass.run_key(run_options(args.config))
-    if summary.stamps is None:
-        quietpass.forget(key)
-        return
-    report = {"json": {**summary.as_dict(), "warnings": reporter.warnings}, "fields": pass_fields(summary),
-              "started_ns": summary.started_ns}
-    quietpass.record(key, summary.stamps, config_files(args.config), report, code)
 
 
 def _parse(args: argparse.Namespace, app: App) -> int:
@@ -98,12 +82,10 @@ def run(args: argparse.Namespace, app: App) -> int:
         print(f"asz: landing into a new storage root, {config.root}", file=app.err)
     if not args.watch:
         reporter = ConsoleReporter(app.err, verbose=args.verbose)
-        summary = run_pass(app.host, config, reporter=reporter, dry_run=args.dry_run, wait=args.wait,
-                           stamp=not args.dry_run)
+        summary = run_pass(app.host, config, reporter=reporter, dry_run=args.dry_run, wait=args.wait)
         _report(args, app, summary, reporter)
         code = EXIT_FAILED if summary.failed else EXIT_OK
         if not args.dry_run:
-            _keep_for_next(args, summary, reporter, code)
             code = max(code, _parse(args, app))
         return code
     interval = _interval(args, app)

@@ -12,6 +12,7 @@ from asz_core.cli.app import EXIT_FAILED, EXIT_OK, App
 from asz_core.cli.console import plural
 from asz_core.context import AdapterContext, PassContext
 from asz_core.pipeline import describe_failure
+from asz_core.plugin import Found
 from asz_core.root.storage import StorageRoot
 
 __all__ = ["add"]
@@ -26,11 +27,19 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
+def _excluded(actx: AdapterContext, found: Found) -> dict[str, bool]:
+    """``excluded``, for a unit whose directory ``include``/``exclude`` leave out (the pass
+    leaves it out before the adapter claims)."""
+    if found.directory is None or actx.session_filter.admits_directory(found.directory):
+        return {}
+    return {"excluded": True}
+
+
 def run(args: argparse.Namespace, app: App) -> int:
     config = app.config
     now = time.time_ns()
     ctx = PassContext(root=StorageRoot(config.root, pass_started_ns=now, dry_run=True),
-                      host=app.host, dry_run=True, started_ns=now)
+                      dry_run=True, started_ns=now, adapter_info=app.host.adapter_info)
     report: list[dict[str, Any]] = []
     status = EXIT_OK
     for entry in config.adapters:
@@ -52,7 +61,7 @@ def run(args: argparse.Namespace, app: App) -> int:
             "found": dict(kinds),
             "sources": sum(f.sources for f in found),
             "units": [{"kind": f.kind, "key": f.key, "session": f.session, "sources": f.sources,
-                       "path": f.path, **f.detail} for f in found],
+                       "path": f.path, **f.detail, **_excluded(actx, f)} for f in found],
         })
     if args.json:
         print(json.dumps({"adapters": report}), file=app.out)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
+
 from asz_core.collect import NOT_JSON, SourceLine, convert_line
+from asz_core.collect.source import DialectUndeclared
 from asz_core.sessiondata import Part, Record
 
 
 class _JsonOnly:
     name = "test/1"
+    reads_non_json = False
 
     def convert(self, line: SourceLine) -> Record:
         return Record(from_="runtime", parts=[Part.data_part(line.data_at())])
@@ -34,3 +38,19 @@ def test_a_dialect_that_reads_non_json_describes_the_bytes_itself() -> None:
 
 def test_json_lines_reach_the_dialect_either_way() -> None:
     assert convert_line(_JsonOnly(), SourceLine(b'{"a":1}')).parts[0].data == b'{"a":1}'
+
+
+class _Undeclared:
+    """A dialect written for a log that is not JSON, which forgot to say so."""
+
+    name = "plain-log/1"
+
+    def convert(self, line: SourceLine) -> Record:
+        return Record(from_="runtime", parts=[Part.unknown(line.raw, "a log line")])
+
+
+def test_a_dialect_that_does_not_say_whether_it_reads_non_json_is_refused_with_a_message() -> None:
+    with pytest.raises(DialectUndeclared, match=r"plain-log/1.*reads_non_json = True"):
+        convert_line(_Undeclared(), SourceLine(b"12:00 started"))
+    with pytest.raises(DialectUndeclared):  # refused on a JSON line as well: on the first one it meets
+        convert_line(_Undeclared(), SourceLine(b'{"a":1}'))

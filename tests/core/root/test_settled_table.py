@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from asz_core.root import settled
+from asz_core.root.cursors import AppendCursor
 from asz_core.root.settled import SettledSessions
 
 
@@ -36,12 +37,19 @@ def test_recorded_entries_are_saved_with_the_loaded_ones_last_one_counting(tmp_p
     assert third.entries == {"s0": _entry(0), "s1": _entry(11), "s3": _entry(3), "s4": _entry(44)}
 
 
-def test_a_worker_hands_back_what_it_recorded_and_forgot(tmp_path: Path) -> None:
-    table = SettledSessions.load(tmp_path, "cc", "1.0")
-    table.held = {}
-    table.put("s0", _entry(0))
-    table.forget("s1")
-    assert table.held == {"s0": _entry(0), "s1": None}
+def test_an_entry_is_made_only_for_sources_landed_to_their_end(tmp_path: Path) -> None:
+    source = tmp_path / "a.jsonl"
+    source.write_bytes(b'{"a":1}\n')
+    st = source.stat()
+    session_dir = tmp_path / "root" / "s0"
+    cursor = session_dir / "streams" / "main" / "transcript.cursor"
+    cursor.parent.mkdir(parents=True)
+    AppendCursor(source="a.jsonl", dev=st.st_dev, ino=st.st_ino, offset=st.st_size - 1).save(cursor)
+    assert settled.settled_entry(session_dir, [(source, cursor, True)], {"sources": 1}) is None
+    AppendCursor(source="a.jsonl", dev=st.st_dev, ino=st.st_ino, offset=st.st_size).save(cursor)
+    entry = settled.settled_entry(session_dir, [(source, cursor, True)], {"sources": 1})
+    assert entry is not None and entry["sources"] == [str(source)]
+    assert [path for path, _ in entry["files"]] == [str(source), str(cursor)]  # the cursor is stamped too
 
 
 def test_entries_spilled_in_blocks_and_pending_are_saved_in_order_last_one_counting(

@@ -3,14 +3,19 @@
 This is the template for third-party adapters. It shows the whole contract:
 
 * ``asz_adapter_info`` and ``asz_options_schema`` describe the adapter and its options;
-* ``asz_discover`` lists sources (cheaply: names and stats only);
-* ``asz_claim`` decides which session each belongs to and applies the session filter;
+* ``asz_discover`` lists sources (cheaply: names and stats only), giving each unit the
+  ``directory`` its session belongs to: the host applies ``include``/``exclude`` to it;
+* ``asz_claim`` decides which session each belongs to, and lists each claim's sources in
+  ``settled_by``: the host then counts a session whose source and cursor stat as the pass that
+  settled it left them, without locking or landing it (a pass with nothing new costs a stat
+  per file);
 * both are generators: the pass lands each claim as it is yielded, so it holds one session at a
   time however many there are (returning lists works too, and holds them all);
 * ``asz_land`` hands each source to the host's collector with a dialect, which converts one
-  line into one record. Cursors, file cutting, conflicts and crash safety are the host's;
-* ``ctx.watch`` and ``asz_pass_repeatable`` let a run that finds nothing changed
-  under ``source_root`` repeat the last quiet pass's report instead of running the adapter.
+  line into one record. Cursors, file cutting, conflicts and crash safety are the host's, and
+  what ``ctx`` counts and warns while a session lands is that session's outcome;
+* the dialect says whether it reads lines that are not JSON (``reads_non_json``); one that
+  does not say is refused on its first line.
 """
 
 from __future__ import annotations
@@ -23,18 +28,24 @@ from typing import Any
 from asz_core import hookimpl
 from asz_core.collect import AppendSource, SourceLine, collect_append
 from asz_core.context import AdapterContext
-from asz_core.plugin import AdapterInfo, Found, SessionClaim
+from asz_core.plugin import AdapterInfo, Found, SessionClaim, SettledBy
 from asz_core.root.storage import SessionHandle
 from asz_core.sessiondata import FROM_RUNTIME, Part, Record
 
 VERSION = "0.1.0"
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+#: where each file lands in its session, and as what kind (which also names its cursor)
+_PLACE = "streams/main"
+_KIND = "transcript"
 
 
 class JsonlDialect:
     """``jsonl/1``: each line's JSON as one data part; the host lands non-JSON lines as unknown."""
 
     name = "jsonl/1"
+    #: a line that is not JSON lands as an unknown part, kept whole, without reaching ``convert``
+    #: (a dialect for sources that are not JSON says ``True`` and describes the bytes itself)
+    reads_non_json = False
 
     def convert(self, line: SourceLine) -> Record:
         value = line.value
@@ -55,18 +66,11 @@ def asz_options_schema() -> dict[str, Any]:
 
 
 @hookimpl
-def asz_pass_repeatable() -> bool:
-    # what lands is decided by the files under the watched source_root and the cursors alone
-    return True
-
-
-@hookimpl
 def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
     if not ctx.source_root:
         ctx.warn("source_root is not set; this adapter has no default directory")
         return []
     root = Path(ctx.source_root)
-    ctx.watch(str(root))
     ctx.source_dirs.append(str(root))
     return _found(root, ctx.options["pattern"])
 
@@ -74,7 +78,8 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
 def _found(root: Path, pattern: str) -> Iterator[Found]:
     for path in sorted(root.glob(pattern)):
         if path.is_file():
-            yield Found(kind="session", key=path.stem, session=path.stem, path=str(path), payload=path)
+            yield Found(kind="session", key=path.stem, session=path.stem, path=str(path), payload=path,
+                        directory=str(path.parent))
 
 
 @hookimpl
@@ -84,9 +89,7 @@ def asz_claim(ctx: AdapterContext, found: Iterable[Found]) -> Iterable[SessionCl
             ctx.counters.unreadable += 1
             ctx.warn(f"{item.path}: {item.session!r} cannot be a session id; file not landed")
             continue
-        if not ctx.session_filter.admits_directory(str(Path(item.path or "").parent)):
-            continue
-        yield SessionClaim(item.session, [item])
+        yield SessionClaim(item.session, [item], settled_by=[SettledBy(str(item.payload), _PLACE, _KIND)])
 
 
 @hookimpl
@@ -95,5 +98,5 @@ def asz_land(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -
     for item in claim.found:
         path: Path = item.payload
         collect_append(ctx, session, AppendSource(
-            path=path, src=path.relative_to(root).as_posix(), subdir="streams/main",
-            kind="transcript", stream="main", dialect=JsonlDialect()))
+            path=path, src=path.relative_to(root).as_posix(), subdir=_PLACE,
+            kind=_KIND, stream="main", dialect=JsonlDialect()))
