@@ -6,7 +6,10 @@ For one session (conversation-assembly, "The round chain"):
 2. Take the chain's lock before reading anything (a second parser writes nothing).
 3. Fold the chain; refuse one built by another parser or policy, or for another session.
 4. Fix the watermark at the highest landed sequence; refuse when the chain covers more than is
-   landed. Nothing above the previous watermark: no round, and no landed file is read.
+   landed. Nothing above the previous watermark: no round, and no landed file is read. A chain
+   whose head round already names this parser, policy and session at the watermark is known to
+   be up to date from that round's first line alone, before any lock or fold: every ``run`` ends
+   with a parse, so after a pass that landed nothing each session costs a listing and one line.
 5. Assemble the whole session up to the watermark and write the difference from the fold:
    changed or new entities, a tombstone for what is gone, ``resolved`` for an open reference
    no longer produced. A round is written whenever evidence advanced, even with no entity.
@@ -18,6 +21,7 @@ For one session (conversation-assembly, "The round chain"):
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -132,7 +136,12 @@ def parse_session(root: Path, session: str, *, conversation: str | None = None,
     out = SessionParse(session)
     chain = Chain(root, conversation)
     session_dir = root / session
-    if not chain.exists() and not landed_seqs(session_dir):
+    seqs = landed_seqs(session_dir)
+    if not chain.exists() and not seqs:
+        return out
+    watermark = max(seqs.keys() | cached_seqs(session_dir), default=0)
+    if _head_is_at(chain, session, watermark):
+        out.through_seq = watermark
         return out
     try:
         with chain.lock():
@@ -143,6 +152,24 @@ def parse_session(root: Path, session: str, *, conversation: str | None = None,
     except (RoundError, ChainBusy, ParseError) as exc:
         out.outcome, out.message = "refused", f"{session}: {exc}"
     return out
+
+
+def _head_is_at(chain: Chain, session: str, watermark: int) -> bool:
+    """Whether the chain's head round, read from its header line only, is this parser's and
+    policy's round of ``session`` through ``watermark``. Nothing is written on a yes, so a head
+    that is damaged or a chain another parser is extending at this instant is only ever a no:
+    the locked path then folds and decides, as without this check."""
+    files = chain.files()
+    if not files or watermark <= 0:
+        return False
+    try:
+        with open(files[-1].path, "rb") as f:
+            header = json.loads(f.readline())
+    except (OSError, ValueError):
+        return False
+    return (isinstance(header, dict) and header.get("t") == "header" and header.get("round") == files[-1].number
+            and header.get("through_seq") == watermark and header.get("session") == session
+            and (header.get("parser"), header.get("policy")) == (PARSER, POLICY))
 
 
 def _parse_locked(chain: Chain, session_dir: Path, session: str, conversation: str, budget: int,
