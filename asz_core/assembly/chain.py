@@ -81,6 +81,20 @@ class Chain:
             out.append(RoundFile(int(m.group(1)), m.group(2), path))
         return sorted(out, key=lambda f: f.number)
 
+    def head_name(self) -> tuple[int, str] | None:
+        """The highest-numbered round name and its number, from one listing: a quick look that
+        stats nothing, so the name may be a reservation (:meth:`files` is the authority)."""
+        try:
+            names = os.listdir(self.rounds_dir)
+        except FileNotFoundError:
+            return None
+        best: tuple[int, str] | None = None
+        for name in names:
+            m = _ROUND_NAME.match(name)
+            if m is not None and (best is None or int(m.group(1)) > best[0]):
+                best = (int(m.group(1)), name)
+        return best
+
     def read(self, rf: RoundFile) -> Round:
         rnd = read_round(rf.path.read_bytes())
         if rnd.number != rf.number:

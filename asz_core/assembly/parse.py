@@ -7,9 +7,9 @@ For one session (conversation-assembly, "The round chain"):
 3. Fold the chain; refuse one built by another parser or policy, or for another session.
 4. Fix the watermark at the highest landed sequence; refuse when the chain covers more than is
    landed. Nothing above the previous watermark: no round, and no landed file is read. A chain
-   whose head round already names this parser, policy and session at the watermark is known to
-   be up to date from that round's first line alone, before any lock or fold: every ``run`` ends
-   with a parse, so after a pass that landed nothing each session costs a listing and one line.
+   whose intact head round already names this parser, policy and session at the watermark is
+   known to be up to date from that round alone, before any lock or fold: every ``run`` ends
+   with a parse, so after a pass that landed nothing each session costs a listing and one read.
 5. Assemble the whole session up to the watermark and write the difference from the fold:
    changed or new entities, a tombstone for what is gone, ``resolved`` for an open reference
    no longer produced. A round is written whenever evidence advanced, even with no entity.
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -137,7 +138,7 @@ def parse_session(root: Path, session: str, *, conversation: str | None = None,
     chain = Chain(root, conversation)
     session_dir = root / session
     seqs = landed_seqs(session_dir)
-    if not chain.exists() and not seqs:
+    if not seqs and not chain.exists():
         return out
     watermark = max(seqs.keys() | cached_seqs(session_dir), default=0)
     if _head_is_at(chain, session, watermark):
@@ -155,19 +156,30 @@ def parse_session(root: Path, session: str, *, conversation: str | None = None,
 
 
 def _head_is_at(chain: Chain, session: str, watermark: int) -> bool:
-    """Whether the chain's head round, read from its header line only, is this parser's and
-    policy's round of ``session`` through ``watermark``. Nothing is written on a yes, so a head
-    that is damaged or a chain another parser is extending at this instant is only ever a no:
-    the locked path then folds and decides, as without this check."""
-    files = chain.files()
-    if not files or watermark <= 0:
+    """Whether the chain's head round is intact (its bytes digest to its name) and is this
+    parser's and policy's round of ``session`` through ``watermark``. Nothing is written on a
+    yes, so a head that is damaged, an empty reservation, or a chain another parser is extending
+    at this instant is only ever a no: the locked path then folds and decides, as without this
+    check. An earlier round damaged under an intact head is left to ``verify`` and to the next
+    parse that has something to write."""
+    head = chain.head_name()
+    if head is None or watermark <= 0:
+        return False
+    number, name = head
+    try:
+        with open(os.path.join(chain.rounds_dir, name), "rb") as f:
+            data = f.read()
+    except OSError:
+        return False
+    cut = data.rfind(b"\n", 0, len(data) - 1) + 1  # the commit is the last line
+    digest12 = name.rsplit("-", 1)[1][:12]
+    if not data.endswith(b"\n") or cut <= 0 or not hashlib.sha256(data[:cut]).hexdigest().startswith(digest12):
         return False
     try:
-        with open(files[-1].path, "rb") as f:
-            header = json.loads(f.readline())
-    except (OSError, ValueError):
+        header = json.loads(data[:data.index(b"\n")])
+    except ValueError:
         return False
-    return (isinstance(header, dict) and header.get("t") == "header" and header.get("round") == files[-1].number
+    return (isinstance(header, dict) and header.get("t") == "header" and header.get("round") == number
             and header.get("through_seq") == watermark and header.get("session") == session
             and (header.get("parser"), header.get("policy")) == (PARSER, POLICY))
 
