@@ -64,8 +64,8 @@ def run(args: argparse.Namespace, app: App) -> int:
     if args.json:
         print(json.dumps({"dest": args.dest, "sessions": [vars(r) for r in rows]}), file=app.out)
     else:
-        print(f"{'session':<40} {'in':>5} {'out':>5} {'records':>8} {'bytes':>10}", file=app.out)
+        print(f"{'session':<40} {'in':>5} {'out':>5} {'records':>8} {'bytes':>10} {'rounds':>6}", file=app.out)
         for r in rows:
-            line = f"{r.session:<40} {r.files_in:>5} {r.files_out:>5} {r.records:>8} {r.bytes:>10}"
+            line = f"{r.session:<40} {r.files_in:>5} {r.files_out:>5} {r.records:>8} {r.bytes:>10} {r.rounds:>6}"
             print(line + (f"  refused: {r.refused}" if r.refused else ""), file=app.out)
     return EXIT_FAILED if any(r.refused for r in rows) else EXIT_OK
