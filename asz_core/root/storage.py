@@ -85,6 +85,14 @@ class StorageRoot:
         self.path = path
         self.dry_run = dry_run
         self.pass_started_ns = pass_started_ns
+        #: in a dry run, the highest seq each session would hold (nothing is on disk to scan),
+        #: so a later adapter's files number as the real pass numbers them
+        self.dry_seq: dict[str, int] = {}
+
+    def note_dry_landed(self, landed: LandedFile) -> None:
+        """Remember a file a dry run would have landed (its seq, for the session's next file)."""
+        if landed.seq > self.dry_seq.get(landed.session, 0):
+            self.dry_seq[landed.session] = landed.seq
 
     # The pass's time as landed files name it, made when the first file lands: a pass that lands
     # nothing does not load the Session Data library for it.
@@ -196,7 +204,7 @@ class SessionHandle:
             self._lock = FileLock(self.dir / ".lock")
             self._lock.acquire()
         try:
-            self._next_seq = self._scan() + 1
+            self._next_seq = max(self._scan(), self.root.dry_seq.get(self.id, 0)) + 1
         except BaseException:
             self.__exit__()
             raise
