@@ -44,7 +44,9 @@ SESSION = "8f4d493a-14e9-4f80-b905-a5af06d253c2"
 SESSIONS = ("8f4d493a-14e9-4f80-b905-a5af06d253c2", "839f0678-4dbc-4aa5-a37c-10f12406d23f",
             "93feae2d-9738-4b3d-a7dd-b03bacf0ed76", "db54f5d0-c338-4a49-a9ff-612173df821b",
             "de3b8b19-5bc0-4a2a-934a-1b6806567e25", "a9dda813-73e3-49f8-a718-68315200e497")
-SEEDS_QUICK, SEEDS = 1, 60
+#: the slow lane's seed count: 16 keeps .ci/run inside its time; every one of 60 passed when the
+#: index/ sweep landed (seeds 41 and 44 had found it), so raise it for a long soak
+SEEDS_QUICK, SEEDS = 1, 16
 STEPS = (*faults.STEPS, APPEND_STEP)
 
 
