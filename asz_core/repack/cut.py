@@ -17,6 +17,10 @@ own, whole). The rules, in order:
 5. Each cursor is carried with its ``last_seq`` moved to the new file that holds the last record
    of the old one, after those files are durable, so collection continues into ``DEST``.
 6. The session's id index holds ids only, no file positions: it is carried as it is.
+7. The round chains are built again by a parse over ``DEST``'s landed files: a round binds the
+   files it read by digest and names records by file and row, and both changed, so the source's
+   rounds cannot be carried; the new chain describes the same conversation at the new positions.
+   A session whose parse is refused keeps its records, and its row says why.
 Root-level state (``push.state``, the settled tables, the provider's ``seen`` table) is not
 carried: it names old paths, and each is derived again, or starts afresh for a new root.
 """
@@ -30,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from asz_core.assembly.parse import DEFAULT_MAX_ROUND_BYTES, parse_root
 from asz_core.retention.plan import session_files
 from asz_core.root.cursors import format_pairs, parse_pairs
 from asz_core.root.durable import write_replace
@@ -58,6 +63,7 @@ class SessionRepack:
     files_out: int = 0
     records: int = 0
     bytes: int = 0  #: of the records' landed lines, each with its newline
+    rounds: int = 0  #: of the chain built again in ``DEST``
     refused: str = ""
 
 
@@ -96,9 +102,10 @@ def _check_order(files: dict[int, dict[str, Path]]) -> str:
 
 
 def repack_root(source: Path, dest: Path, budget: Callable[[dict[str, Any]], int], now_ns: int,
-                sessions: list[str] | None = None) -> list[SessionRepack]:
+                sessions: list[str] | None = None, *,
+                max_round_bytes: int = DEFAULT_MAX_ROUND_BYTES) -> list[SessionRepack]:
     """Repack ``sessions`` (all) of ``source`` into ``dest``; ``budget(header)`` is the largest
-    file for the records of a file with that header."""
+    file for the records of a file with that header, ``max_round_bytes`` the parse's."""
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise RepackRefused(f"{dest} is not empty; repack writes only into a new or empty directory")
     if dest.resolve() == source.resolve():
@@ -108,7 +115,19 @@ def repack_root(source: Path, dest: Path, budget: Callable[[dict[str, Any]], int
     rows = []
     for session in sessions if sessions is not None else list(StorageRoot(source).sessions()):
         rows.append(_repack_session(source / session, store, session, budget))
+    _rebuild_chains(dest, rows, max_round_bytes)
     return rows
+
+
+def _rebuild_chains(dest: Path, rows: list[SessionRepack], max_round_bytes: int) -> None:
+    """Rule 7: parse every repacked session into a new chain in ``dest``."""
+    by_session = {r.session: r for r in rows if not r.refused}
+    for parsed in parse_root(dest, sorted(by_session), max_round_bytes=max_round_bytes):
+        row = by_session[parsed.session]
+        row.rounds = len(parsed.rounds)
+        if parsed.outcome:
+            row.refused = (f"its records are in DEST but its chain is not: {parsed.message}; "
+                           f"run `asz-pipeline parse` there once the cause is fixed")
 
 
 def _repack_session(session_dir: Path, store: StorageRoot, session: str,

@@ -10,6 +10,9 @@
   without its change records (or provider bodies), with the same ids, folds to the same nodes,
   parents and relations; an id built from a landed position is compared by the record it
   stands on, since other files landing in between shift positions.
+* ``repack_keeps_structure``: the root repacked under the smallest budget into a new root holds
+  every record's line byte for byte in each stream's order, verifies as the root does, folds to
+  the same structure (positions named by record), and its provider bodies still rebuild.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import dataclasses
 import os
 import re
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,10 +32,16 @@ from asz_core.assembly.chain import Chain
 from asz_core.assembly.chaincheck import check_chain
 from asz_core.assembly.evidence import landed_seqs, load_session
 from asz_core.assembly.flow import Fold, RoundError
-from asz_core.assembly.parse import parse_session
+from asz_core.assembly.parse import DEFAULT_MAX_ROUND_BYTES, parse_session
+from asz_core.repack import repack_root
+from asz_core.repack.structure import fold_structure
+from asz_core.retention.plan import session_files
 from asz_core.scenario.model import Agent, Scenario, Step
 from asz_core.scenario.properties import Property, register
+from asz_core.scenario.props_records import provider_bodies_rebuild
 from asz_core.scenario.workspace import Workspace, remove_tree
+from asz_core.sessiondata.reader import open_file
+from asz_core.verify import verify_root
 
 __all__: list[str] = []
 
@@ -208,6 +218,58 @@ def provider_bodies_leave_the_fold(ws: Workspace) -> list[str]:
     return _without(ws, "nobodies", ws.scenario, _drop_bodies)
 
 
+# ---- a repack keeps the structure ----------------------------------------------------------
+
+SMALLEST_BUDGET = 4096  #: the smallest ``max_delta_bytes`` a configuration accepts
+
+
+def _record_lines(session_dir: Path) -> dict[str, list[bytes]]:
+    """``<stream directory>:<kind>`` → every record's landed line, in seq order."""
+    out: dict[str, list[bytes]] = {}
+    files = session_files(session_dir)
+    for seq in sorted(files):
+        path = files[seq].get("sd") or files[seq]["sk"]
+        with open_file(path) as reader:
+            key = f"{path.parent.relative_to(session_dir).as_posix()}:{reader.header['kind']}"
+            out.setdefault(key, []).extend(line for line, _ in reader.raw_records())
+    return out
+
+
+def _problems(root: Path, session: str) -> list[str]:
+    return sorted(p.kind for r in verify_root(root, [session]) for p in r.problems)
+
+
+def repack_keeps_structure(ws: Workspace) -> list[str]:
+    dest = ws.out.parent / f"{ws.out.name}-repacked"
+    if dest.exists():
+        remove_tree(dest)
+    try:
+        rows = repack_root(ws.out, dest, lambda _: SMALLEST_BUDGET, time.time_ns(), [ws.session],
+                           max_round_bytes=ws.expect.max_round_bytes or DEFAULT_MAX_ROUND_BYTES)
+        out = [f"the repack refused the session: {r.refused}" for r in rows if r.refused]
+        before, after = _record_lines(ws.out / ws.session), _record_lines(dest / ws.session)
+        out += [f"{k}: {len(before.get(k, []))} records became {len(after.get(k, []))}, or their bytes changed"
+                for k in sorted(before.keys() | after.keys()) if before.get(k) != after.get(k)]
+        for path in (dest / ws.session).rglob("*.sd"):  # only a record over the budget makes a larger file
+            if path.stat().st_size > SMALLEST_BUDGET and _count(path) > 1:
+                out.append(f"{path.name} is {path.stat().st_size} bytes with more than one record")
+        if (was := _problems(ws.out, ws.session)) != (now := _problems(dest, ws.session)):
+            out.append(f"verify found {was or 'nothing'} in the root and {now or 'nothing'} in the repack")
+        out += fold_structure(ws.out, ws.session).differences(fold_structure(dest, ws.session))
+        if ws.scenario.provider_bodies:
+            moved = dataclasses.replace(ws, out=dest)
+            out += [f"after the repack, {p}" for p in provider_bodies_rebuild(moved)]
+        return out[:12]
+    finally:
+        if dest.exists():
+            remove_tree(dest)
+
+
+def _count(path: Path) -> int:
+    with open_file(path) as reader:
+        return sum(1 for _ in reader.raw_records())
+
+
 def _has_changes(ws: Workspace) -> bool:
     def walk(steps: list[Any]) -> bool:
         for s in steps:
@@ -222,6 +284,7 @@ register(Property("fold_equals_parse", fold_equals_parse))
 register(Property("immutable_rounds", immutable_rounds))
 register(Property("bundle", bundle))
 register(Property("header_matches_fold", header_matches_fold))
+register(Property("repack_keeps_structure", repack_keeps_structure))
 register(Property("changes_leave_the_fold", changes_leave_the_fold, applies=_has_changes,
                   why_not="the scenario changes no file"))
 register(Property("provider_bodies_leave_the_fold", provider_bodies_leave_the_fold,

@@ -21,7 +21,8 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                                    "directory DEST with no file larger than the adapter's "
                                    "collector.max_delta_bytes (or --max-delta-bytes): every record "
                                    "keeps its bytes and order, cursors are carried so collection "
-                                   "continues into DEST. Use it after changing max_delta_bytes.")
+                                   "continues into DEST, and the conversations are parsed again "
+                                   "there. Use it after changing max_delta_bytes.")
     p.add_argument("dest", metavar="DEST", help="a new or empty directory")
     p.add_argument("sessions", nargs="*", metavar="SESSION", help="only these sessions")
     p.add_argument("--max-delta-bytes", type=int, metavar="N",
@@ -52,7 +53,8 @@ def run(args: argparse.Namespace, app: App) -> int:
     try:
         with hold_root(StorageRoot(config.root), wait=args.wait, doing="repack"):
             rows = repack_root(config.root, Path(args.dest), budget, time.time_ns(),
-                               sessions=args.sessions or None)
+                               sessions=args.sessions or None,
+                               max_round_bytes=int(config.section("parse").get("max_round_bytes") or 2 << 20))
     except PassRefused as exc:
         print(f"repack: {exc}", file=app.err)
         return EXIT_REFUSED
@@ -62,8 +64,8 @@ def run(args: argparse.Namespace, app: App) -> int:
     if args.json:
         print(json.dumps({"dest": args.dest, "sessions": [vars(r) for r in rows]}), file=app.out)
     else:
-        print(f"{'session':<40} {'in':>5} {'out':>5} {'records':>8} {'bytes':>10}", file=app.out)
+        print(f"{'session':<40} {'in':>5} {'out':>5} {'records':>8} {'bytes':>10} {'rounds':>6}", file=app.out)
         for r in rows:
-            line = f"{r.session:<40} {r.files_in:>5} {r.files_out:>5} {r.records:>8} {r.bytes:>10}"
+            line = f"{r.session:<40} {r.files_in:>5} {r.files_out:>5} {r.records:>8} {r.bytes:>10} {r.rounds:>6}"
             print(line + (f"  refused: {r.refused}" if r.refused else ""), file=app.out)
     return EXIT_FAILED if any(r.refused for r in rows) else EXIT_OK

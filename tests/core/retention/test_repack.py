@@ -13,7 +13,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from asz_core.assembly.chain import Chain
 from asz_core.repack import RepackRefused, repack_root
+from asz_core.repack.structure import fold_structure
 from asz_core.retention.plan import session_files
 from asz_core.retention.policy import RetentionPolicy
 from asz_core.retention.receipts import NO_RECEIVER
@@ -63,11 +65,13 @@ def landed(asz_pass: PassRunner, projects: Path) -> Path:
 def test_a_root_repacked_under_the_smallest_budget_holds_every_record_byte_identical(
         asz_pass: PassRunner, landed: Path, tmp_path: Path,
         assert_root_verifies: Callable[[Path], None]) -> None:
+    assert _asz("parse", "--config", str(landed)).returncode == 0
     dest = tmp_path / "dest"
     done = _asz("repack", "--config", str(landed), str(dest), "--max-delta-bytes", str(SMALLEST), "--json")
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)["sessions"]
     assert len(rows) == 3 and all(r["files_out"] > r["files_in"] for r in rows if r["bytes"] > 2 * SMALLEST)
+    assert all(r["rounds"] >= 1 and not r["refused"] for r in rows), rows
     assert _chains(dest) == _chains(asz_pass.root)
     assert sum(r["records"] for r in rows) == sum(len(v) for v in _chains(dest).values())
     for path in dest.rglob("*.sd"):  # only a record larger than the budget makes a larger file
@@ -75,6 +79,26 @@ def test_a_root_repacked_under_the_smallest_budget_holds_every_record_byte_ident
     assert_root_verifies(dest)
     for session in (p for p in asz_pass.root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
         assert _conversation(build_document(dest / session.name)) == _conversation(build_document(session))
+
+
+def test_a_repacked_root_folds_to_the_same_conversations_at_new_positions(
+        asz_pass: PassRunner, landed: Path, tmp_path: Path,
+        assert_root_verifies: Callable[[Path], None]) -> None:
+    assert _asz("parse", "--config", str(landed)).returncode == 0
+    dest = tmp_path / "dest"
+    rows = repack_root(asz_pass.root, dest, lambda _: SMALLEST, time.time_ns())
+    assert [r.refused for r in rows] == ["", "", ""] and all(r.rounds for r in rows)
+    assert_root_verifies(dest)  # verify reads the new chains against the new files
+    moved = 0
+    for row in rows:
+        before, after = Chain(asz_pass.root, row.session).fold(), Chain(dest, row.session).fold()
+        assert after.head is not None and after.head["through_seq"] == max(session_files(dest / row.session))
+        # the same entities of the same kinds under the same parents, the same relations, once
+        # every position is named by the record it points at
+        assert fold_structure(dest, row.session) == fold_structure(asz_pass.root, row.session)
+        assert len(after.nodes) == len(before.nodes) and len(after.relations) == len(before.relations)
+        moved += len(set(after.nodes) ^ set(before.nodes))
+    assert moved, "no id names a position: the comparison above did not need to name records"
 
 
 def test_collection_continues_into_the_repacked_root(asz_pass: PassRunner, landed: Path, projects: Path,
@@ -115,7 +139,9 @@ def test_a_retained_root_repacks_its_skeletons_whole_and_one_session_alone(
     rows = repack_root(asz_pass.root, dest, lambda _: SMALLEST, time.time_ns(),
                        sessions=["ef21e42a-0206-4578-8b08-8a767d47f5fd", "a6357d32-308a-4030-84d4-59744b5438d1"])
     assert [r.refused for r in rows] == ["", ""]
-    assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == sorted(r.session for r in rows)
+    names = sorted(r.session for r in rows)
+    assert sorted(p.name for p in dest.iterdir() if not p.name.startswith((".", "_"))) == names
+    assert sorted(p.name for p in (dest / "_conversations").iterdir()) == names
     assert {k: v for k, v in _chains(asz_pass.root).items() if k[0] in {r.session for r in rows}} == _chains(dest)
     assert list(dest.rglob("*.sk"))
     assert_root_verifies(dest)
