@@ -13,7 +13,7 @@ the adapter discovers and claims, to the adapter's counters in the tally.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -121,6 +121,16 @@ class PassContext:
     hooks: pluggy.HookRelay | None = None
     #: where the pass's results go (the pass finishes it into the summary after ``asz_pass_end``)
     tally: PassTally = field(default_factory=PassTally, repr=False)
+    #: in a dry run, the ids index lines (:class:`~asz_core.root.index.SessionIndex`) the pass
+    #: would have appended, by session and key: a dry run writes no index, so an adapter that
+    #: runs later in the pass reads these beside the landed ones, and counts what the pass lands
+    would_index: dict[str, dict[str, set[str]]] = field(default_factory=dict, repr=False)
+
+    def index_would_add(self, session: str, pairs: Iterable[tuple[str, str]]) -> None:
+        """Note ``(key, value)`` lines a dry run would have appended to ``session``'s index."""
+        keys = self.would_index.setdefault(session, {})
+        for key, value in pairs:
+            keys.setdefault(key, set()).add(value)
 
     def error(self, source: str, message: str, session: str | None = None) -> None:
         """Record a failure of ``source`` (an adapter's or a plugin's name): it is listed after

@@ -186,7 +186,9 @@ def _merge(host: PluginHost, actx: AdapterContext, outcome: SessionOutcome) -> N
         ctx.reporter.warn(message)
     for landed in outcome.landed:
         ctx.tally.file_landed(name, landed)
-        if not landed.dry_run:
+        if landed.dry_run:
+            ctx.root.note_dry_landed(landed)
+        else:
             try:
                 host.file_landed(ctx, name, landed)
             except Exception as exc:  # noqa: BLE001 - an observer's failure is the session's

@@ -48,6 +48,7 @@ class AdapterCounters:
     waiting: int = 0      #: units that cannot be placed yet; tried again every pass
     unreadable: int = 0   #: units that cannot be read
     excluded: int = 0     #: units the session filter leaves out (shown when the adapter labels it)
+    retired: int = 0      #: units a person gave up on, never changed (shown when the adapter labels it)
 
     def add(self, other: AdapterCounters) -> None:
         for f in fields(self):
@@ -176,7 +177,7 @@ class PassSummary:
                "busy": t.busy, "pending": t.pending, "errors": t.errors}
         for adapter, counters in self.by_adapter.items():
             labels = self.labels.get(adapter, {})
-            for key in ("waiting", "unreadable", *(k for k in labels if k == "excluded")):
+            for key in ("waiting", "unreadable", *(k for k in labels if k in ("excluded", "retired"))):
                 label = labels.get(key, key)
                 out[label] = out.get(label, 0) + getattr(counters, key)
         return out

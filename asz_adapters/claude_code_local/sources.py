@@ -46,8 +46,8 @@ def land_session(ctx: AdapterContext, sources: SessionSources, session: SessionH
                 dialect=dialect, stream=source.stream, batch=source.run))
     for place in landed_places(session.dir, skip={source.place for source in sources.files}):
         mark_gone(ctx, session, sources.root, place)
-    if not ctx.dry_run and session.landed:
-        _index(session, sources, transcripts)
+    if session.landed:
+        _index(ctx, session, sources, transcripts)
 
 
 def facts_of(session: str, source: SourceFile) -> SourceFacts:
@@ -56,9 +56,10 @@ def facts_of(session: str, source: SourceFile) -> SourceFacts:
     return SourceFacts(kind=source.kind, session=session, stream=source.stream or "", run=source.run or "")
 
 
-def _index(session: SessionHandle, sources: SessionSources,
+def _index(ctx: AdapterContext, session: SessionHandle, sources: SessionSources,
            transcripts: list[tuple[SourceFile, ClaudeCodeDialect]]) -> None:
-    """Append to the session's ids index what this pass landed and the index lacks."""
+    """Append to the session's ids index what this pass landed and the index lacks; in a dry
+    run, hand those lines to the pass instead (the provider adapter reads them there)."""
     index = SessionIndex(session.dir)
     known = index.load()
     pairs: list[tuple[str, str]] = []
@@ -68,9 +69,9 @@ def _index(session: SessionHandle, sources: SessionSources,
         if not dialect.calls:
             continue
         # A line converted but not landed (the pass stopped at its window limit) lands next
-        # pass; the cursor says how far this one got.
-        cursor = AppendCursor.load(cursor_path(session, source.subdir, TRANSCRIPT))
-        landed_ord = cursor.ord if cursor is not None else 0
+        # pass; how far this one got is the cursor's ordinal, or in a dry run (no cursor is
+        # written) the last ordinal of the files it would have landed from the source.
+        landed_ord = _landed_ord(ctx, session, source.subdir)
         for key, found in (("call", dialect.calls), ("request", dialect.requests)):
             seen = known.get(key, set())
             for ordinal, value in found:
@@ -78,4 +79,25 @@ def _index(session: SessionHandle, sources: SessionSources,
                     seen.add(value)
                     pairs.append((key, value))
             known[key] = seen
-    index.add(pairs)
+    if ctx.dry_run:
+        if pairs:
+            ctx.hand_back(_would_index, (session.id, pairs))
+    else:
+        index.add(pairs)
+
+
+def _landed_ord(ctx: AdapterContext, session: SessionHandle, subdir: str) -> int:
+    cursor = AppendCursor.load(cursor_path(session, subdir, TRANSCRIPT))
+    landed_ord = cursor.ord if cursor is not None else 0
+    if ctx.dry_run:
+        directory = session.path(subdir)
+        for landed in session.landed:
+            if landed.kind == TRANSCRIPT and landed.path.parent == directory:
+                landed_ord = max(landed_ord, landed.summary.last_ord)
+    return landed_ord
+
+
+def _would_index(ctx: AdapterContext, value: tuple[str, list[tuple[str, str]]]) -> None:
+    """In the pass's own process: note a dry run's index lines for the adapters after this one."""
+    session, pairs = value
+    ctx.pass_ctx.index_would_add(session, pairs)

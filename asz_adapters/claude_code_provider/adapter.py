@@ -8,6 +8,7 @@ finds its session in the same pass. It never deletes or changes a source file.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Final
 
@@ -39,8 +40,15 @@ def asz_adapter_info() -> AdapterInfo:
     # the pass (``land.record_landed``, ``_session_landed``), which alone writes the table.
     return AdapterInfo(version=VERSION, runtime="Claude Code", dialects=(DIALECT,),
                        counter_labels={"waiting": "bodies_waiting", "unreadable": "bodies_unreadable",
-                                       "excluded": "bodies_excluded"},
+                                       "excluded": "bodies_excluded", "retired": "bodies_retired"},
                        parallel_sessions=True, parallel_from=PARALLEL_FROM)
+
+
+@hookimpl
+def asz_add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from asz_adapters.claude_code_provider.command import add_bodies_command  # the CLI only when asked
+
+    add_bodies_command(subparsers)
 
 
 @hookimpl

@@ -15,7 +15,9 @@
 A file that is not one JSON value waits while it was written less than two minutes ago (Claude
 Code writes a body with no temporary file) and is unreadable after that. A landed file whose
 bytes changed is a conflict, every pass, until the landed bytes are back. Waiting and unreadable
-files never fail the pass; each pass warns once per reason with how many files it holds.
+files never fail the pass; each pass warns once per reason with how many files it holds. A file
+its owner retired (:mod:`~asz_adapters.claude_code_provider.retired`) that would wait or be
+unreadable is counted ``retired`` instead, with no warning; one that can be placed lands.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Final
 
 from asz_adapters.claude_code_provider import names
 from asz_adapters.claude_code_provider.discover import BodyFile, ProviderPass
+from asz_adapters.claude_code_provider.retired import RetiredBodies
 from asz_adapters.claude_code_provider.seen import (
     CONFLICT,
     EXCLUDED,
@@ -125,7 +128,7 @@ def claim(ctx: AdapterContext, state: ProviderPass) -> list[SessionClaim]:
         if table.entries[name].state == LANDED:
             counters.gone += 1  # deleted after it landed, as the spec suggests doing
         table.drop(name)
-    transcripts = Transcripts(ctx.root.path)
+    transcripts = Transcripts(ctx.root.path, ctx.pass_ctx.would_index)
     sources = SourceProjects(local_projects(ctx))
     by_prev, times = _request_index(files)
     near = _RequestTimes(times)
@@ -134,6 +137,15 @@ def claim(ctx: AdapterContext, state: ProviderPass) -> list[SessionClaim]:
     waiting: Counter[str] = Counter()
     unreadable: Counter[str] = Counter()
     placed: dict[str, list[BodyFile]] = defaultdict(list)
+    retired = RetiredBodies.load(ctx.root.path)
+
+    def stuck(e: Seen, counts: Counter[str], why: str) -> None:
+        """Count a file that waits or is unreadable under ``why``, or as retired."""
+        if retired.holds(e.name, e.size, e.mtime):
+            counters.retired += 1
+        else:
+            counts[why] += 1
+
     for bf in files:
         e = bf.seen
         if e.state == CONFLICT:
@@ -144,26 +156,26 @@ def claim(ctx: AdapterContext, state: ProviderPass) -> list[SessionClaim]:
         if e.state == LANDED:
             continue
         if e.state == UNREADABLE and e.why in _NOT_READ:
-            unreadable[e.why] += 1
+            stuck(e, unreadable, e.why)
             continue
         if not e.json:
             young = now - e.mtime < WRITE_GRACE_NS
             e.state, e.why = (WAITING, "partial") if young else (UNREADABLE, "not-json")
-            (waiting if young else unreadable)[e.why] += 1
+            stuck(e, waiting if young else unreadable, e.why)
             continue
         if e.role == names.REQUEST:
             if not e.session:
                 if bf.problem:
                     ctx.warn(f"{bf.path}: {bf.problem}")
                 e.state = UNREADABLE if e.why == "refused" else WAITING
-                (unreadable if e.why == "refused" else waiting)[e.why or "no-session"] += 1
+                stuck(e, unreadable if e.why == "refused" else waiting, e.why or "no-session")
                 continue
             session = e.session
         else:
             found_session, why = _response_session(e, by_prev, near, transcripts)
             if found_session is None:
                 e.state, e.why, e.session = WAITING, why, ""
-                waiting[why] += 1
+                stuck(e, waiting, why)
                 continue
             session = e.session = found_session
         directories = transcripts.directories(session)
@@ -173,7 +185,7 @@ def claim(ctx: AdapterContext, state: ProviderPass) -> list[SessionClaim]:
             counters.excluded += 1
         elif not directories:
             e.state, e.why = WAITING, "no-directory"
-            waiting[e.why] += 1
+            stuck(e, waiting, e.why)
         else:
             placed[session].append(bf)
     counters.waiting += sum(waiting.values())

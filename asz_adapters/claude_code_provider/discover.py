@@ -46,8 +46,13 @@ def source_dir(ctx: AdapterContext) -> Path:
     same rule as ``claude-code-local``'s transcripts (``CLAUDE_CONFIG_DIR``, else
     ``XDG_CONFIG_HOME/claude`` when that directory exists, else ``~/.claude``), so that the two
     never read two Claude Code directories."""
-    if ctx.source_root:
-        return Path(ctx.source_root).expanduser()
+    return source_dir_of(ctx.source_root)
+
+
+def source_dir_of(source_root: str) -> Path:
+    """:func:`source_dir` for a configured ``source_root`` (empty: the default)."""
+    if source_root:
+        return Path(source_root).expanduser()
     return claude_dir().joinpath(*_SUBPATH)
 
 

@@ -33,6 +33,10 @@ names the generation of the ``seen.state`` it continues; a log left by a pass ki
 ``seen.state`` was replaced and before the log was removed names an older generation and is
 ignored, and a line a kill cut short (no newline) is ignored. A landed entry the log lost is
 found again in the session's manifests (the body is marked landed, not landed again).
+
+Both are read without following a link (:mod:`~asz_core.root.confined`): a ``seen.state``
+planted as a link is refused and the table rebuilt from the landed manifests, a ``seen.log``
+so planted is refused and not applied; the next save replaces the link, never its target.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ from pathlib import Path
 from typing import Final
 
 from asz_core.root import confined, faults
-from asz_core.root.durable import make_dirs, open_private, write_replace
+from asz_core.root.durable import make_dirs, open_private, read_small, write_replace
 from asz_core.root.locks import FileLock
 from asz_core.root.storage import StorageRoot
 
@@ -161,12 +165,22 @@ class SeenTable:
         try:
             if table.path.parent.is_dir():
                 with table._lock():
-                    raw = table.path.read_bytes()
-                    log = _read_if_there(table.log_path)
+                    raw = _read_refusing_links(table.path)
+                    try:
+                        log = _read_refusing_links(table.log_path)
+                    except confined.LinkRefused as exc:  # dropped by the next save, link and all
+                        table.problem = f"{exc}; not applied: the bodies it names are found again in their sessions"
+                        log = b""
             else:
+                raise FileNotFoundError(table.path)
+            if raw is None:
                 raise FileNotFoundError(table.path)
             text = raw.decode("utf-8")
         except FileNotFoundError:
+            return table._rebuilt(root)
+        except _StateLinkRefused as exc:
+            table.problem = (f"{exc}; rebuilt from the landed provider bodies (it is derived): every file is "
+                             f"read once more, nothing lands twice")
             return table._rebuilt(root)
         except UnicodeDecodeError as exc:
             table.problem = (f"{table.path} does not read (byte {exc.start} is not UTF-8); rebuilt from the "
@@ -291,11 +305,18 @@ def _upstream_entry(line: str) -> Seen | None:
     return entry
 
 
-def _read_if_there(path: Path) -> bytes | None:
+class _StateLinkRefused(confined.LinkRefused):
+    """``seen.state`` itself is a link (one above it, ``_provider/``, is refused as it is)."""
+
+
+def _read_refusing_links(path: Path) -> bytes | None:
+    """The file's bytes, ``None`` when there is none; a link at its name is refused."""
     try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
+        return read_small(path)
+    except confined.LinkRefused:
+        if os.path.islink(path):
+            raise _StateLinkRefused(path) from None
+        raise
 
 
 def rebuild_from_root(root: StorageRoot) -> Iterator[Seen]:
@@ -303,15 +324,20 @@ def rebuild_from_root(root: StorageRoot) -> Iterator[Seen]:
     each). Its mtime is unknown (0), so the next look at the file reads and checks it once."""
     # the reader and provider-body manifests load only for a rebuild, not on every pass
     from asz_core.providerbody import ManifestError, manifest_of, provider_body_files
-    from asz_core.sessiondata import SessionDataError, open_file
+    from asz_core.providerbody.reader import open_landed
+    from asz_core.sessiondata import SessionDataError
 
     names: set[str] = set()
     for session in root.sessions():
-        for _, path in provider_body_files(root.path / session):
+        try:
+            files = provider_body_files(root.path / session)
+        except confined.LinkRefused:
+            continue  # a linked ``provider_body/``: the session's landing is refused, naming it
+        for _, path in files:
             try:
-                with open_file(path) as landed:
+                with open_landed(path) as landed:
                     records = list(landed)
-            except SessionDataError:
+            except (SessionDataError, confined.LinkRefused):
                 continue  # verify reports it; its bodies stay unknown and are compared on landing
             for record in records:
                 try:

@@ -6,11 +6,14 @@ index (:class:`~asz_core.root.index.SessionIndex`): ``call <message id>``, ``dir
 A session that has landed files but no index has its call ids read from the files themselves;
 one whose index names no directory is judged by the directories its landed transcripts'
 headers name (``src`` starts with the project directory), as for a session whose transcripts
-were pruned since they landed.
+were pruned since they landed. In a dry run nothing is appended to an index; the lines the
+pass would have appended (``PassContext.would_index``) are read beside the landed ones, so a dry
+run places the bodies the real pass would.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from asz_core.root.index import SessionIndex, rebuild_calls
@@ -25,8 +28,9 @@ _TRANSCRIPT = "transcript"
 class Transcripts:
     """Lookups into a root's sessions, each session read at most once per pass."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, would_index: Mapping[str, Mapping[str, set[str]]] | None = None) -> None:
         self.root = root
+        self.would_index = would_index or {}
         self._index: dict[str, dict[str, set[str]]] = {}
         self._calls: dict[str, set[str]] = {}
         self._dirs: dict[str, set[str]] = {}
@@ -42,6 +46,8 @@ class Transcripts:
         if cached is None:
             directory = self._session_dir(session)
             cached = SessionIndex(directory).load() if directory is not None else {}
+            for key, values in self.would_index.get(session, {}).items():
+                cached.setdefault(key, set()).update(values)
             self._index[session] = cached
         return cached
 
@@ -56,6 +62,7 @@ class Transcripts:
                 cached = set(self._ids(session).get("call", ()))
             else:
                 cached = rebuild_calls(directory)
+            cached |= self.would_index.get(session, {}).get("call", set())
             self._calls[session] = cached
         return cached
 

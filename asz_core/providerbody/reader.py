@@ -6,6 +6,10 @@ schemas land once, in the session's first provider file). So to rebuild a body i
 ``provider_body`` files with sequence N or lower, in order, once, and keeps what they hold: a
 later body needs only the files not read yet. A file is taken in only after it has been read
 to its closing line and its digest checked.
+
+Nothing inside the root is trusted: the ``provider_body`` directory and each file in it are
+opened without following a link (:mod:`~asz_core.root.confined`). A linked directory is
+:class:`~asz_core.root.confined.LinkRefused`; a file that is a link is not a landed file.
 """
 
 from __future__ import annotations
@@ -17,10 +21,11 @@ from pathlib import Path
 from asz_core.providerbody.errors import BodyNotFound
 from asz_core.providerbody.landing import SUBDIR
 from asz_core.providerbody.store import DEFAULT_CACHE_BYTES, BodyEntry, BodyStore
+from asz_core.root import confined
 from asz_core.root.layout import parse_file_name
-from asz_core.sessiondata.reader import open_file
+from asz_core.sessiondata.reader import SessionDataFile, open_file
 
-__all__ = ["ProviderBodies", "provider_body_files"]
+__all__ = ["ProviderBodies", "open_landed", "provider_body_files"]
 
 
 def provider_body_files(session_dir: Path) -> list[tuple[int, Path]]:
@@ -28,17 +33,23 @@ def provider_body_files(session_dir: Path) -> list[tuple[int, Path]]:
     to its skeleton while both are there."""
     directory = session_dir / SUBDIR
     try:
-        names = os.listdir(directory)
-    except FileNotFoundError:
+        entries = confined.scandir(directory)
+    except (FileNotFoundError, NotADirectoryError):
         return []
     chosen: dict[int, Path] = {}
-    for name in names:
-        parsed = parse_file_name(name)
-        if parsed is None or parsed.kind != "provider_body":
+    for entry in entries:
+        parsed = parse_file_name(entry.name)
+        if parsed is None or parsed.kind != "provider_body" or entry.is_link:
             continue
         if parsed.seq not in chosen or not parsed.skeleton:
-            chosen[parsed.seq] = directory / name
+            chosen[parsed.seq] = directory / entry.name
     return sorted(chosen.items())
+
+
+def open_landed(path: Path) -> SessionDataFile:
+    """A landed file of the root opened for reading without following a link on the way to it
+    (:class:`~asz_core.root.confined.LinkRefused` if there is one)."""
+    return open_file(path, fd=confined.open_path(path, os.O_RDONLY))
 
 
 class ProviderBodies:
@@ -80,7 +91,7 @@ class ProviderBodies:
 
     def _take_in(self, seq: int, path: Path) -> None:
         skeleton = path.name.endswith(".sk")
-        with open_file(path) as landed:
+        with open_landed(path) as landed:
             records = list(landed)  # the whole file is checked before any of it is used
         for row, record in enumerate(records, start=1):
             entry = self.store.add(record, seq=seq, row=row, skeleton=skeleton)

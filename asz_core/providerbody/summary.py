@@ -30,7 +30,7 @@ import orjson
 from asz_core.providerbody.manifest import Manifest
 from asz_core.providerbody.reader import provider_body_files
 from asz_core.providerbody.store import DEFAULT_CACHE_BYTES, BodyEntry, BodyStore
-from asz_core.root.durable import make_dirs, write_replace
+from asz_core.root.durable import make_dirs, read_small, write_replace
 
 __all__ = ["load", "save", "summary_path"]
 
@@ -80,7 +80,8 @@ def load(session_dir: Path, cache_bytes: int = DEFAULT_CACHE_BYTES) -> tuple[Bod
     """A store holding, elsewhere, what the session's files hold, and the caller's ``extra``,
     when the summary is there and its files are the session's, unchanged; else ``None``."""
     try:
-        data = orjson.loads(summary_path(session_dir).read_bytes())
+        raw = read_small(summary_path(session_dir))  # a link is refused: a miss, as a bad summary is
+        data = orjson.loads(raw) if raw is not None else None
     except (OSError, orjson.JSONDecodeError):
         return None
     if not isinstance(data, dict) or data.get("format") != _FORMAT or data.get("files") != _files(session_dir):

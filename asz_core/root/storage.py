@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 __all__ = ["LockBusy", "SessionHandle", "StorageRoot", "landed_files", "landed_files_in", "sweep_temporaries"]
 
 _SESSION_SUBDIRS = ("streams", "runs")
+#: directories of a session holding files of the root's own written through a temporary file
+#: (``index/provider_bodies``), beside those of landed files and cursors: swept with them
+_SESSION_NOTE_DIRS = ("index",)
 
 
 def landed_files(session_dir: Path) -> Iterator[tuple[int, Path]]:
@@ -64,7 +67,7 @@ def sweep_temporaries(directory: Path) -> None:
     """Remove the ``.tmp-*`` files a killed writer left in ``directory``."""
     try:
         names = confined.listdir(directory)
-    except (FileNotFoundError, NotADirectoryError):
+    except (FileNotFoundError, NotADirectoryError, confined.LinkRefused):
         return
     for name in names:
         if name.startswith(".tmp-"):
@@ -85,6 +88,14 @@ class StorageRoot:
         self.path = path
         self.dry_run = dry_run
         self.pass_started_ns = pass_started_ns
+        #: in a dry run, the highest seq each session would hold (nothing is on disk to scan),
+        #: so a later adapter's files number as the real pass numbers them
+        self.dry_seq: dict[str, int] = {}
+
+    def note_dry_landed(self, landed: LandedFile) -> None:
+        """Remember a file a dry run would have landed (its seq, for the session's next file)."""
+        if landed.seq > self.dry_seq.get(landed.session, 0):
+            self.dry_seq[landed.session] = landed.seq
 
     # The pass's time as landed files name it, made when the first file lands: a pass that lands
     # nothing does not load the Session Data library for it.
@@ -196,7 +207,7 @@ class SessionHandle:
             self._lock = FileLock(self.dir / ".lock")
             self._lock.acquire()
         try:
-            self._next_seq = self._scan() + 1
+            self._next_seq = max(self._scan(), self.root.dry_seq.get(self.id, 0)) + 1
         except BaseException:
             self.__exit__()
             raise
@@ -242,7 +253,8 @@ class SessionHandle:
             self._created.clear()
 
     def _scan(self) -> int:
-        """The highest seq on disk; removes temporary files a crash left behind.
+        """The highest seq on disk; removes temporary files a crash left behind, in every
+        directory of the session the root writes them in (its file directories, ``index/``).
 
         The session directory is listed first, and only the file directories it holds are
         looked into: a new session (only its ``.lock``) costs one listing, not a listing and
@@ -269,6 +281,10 @@ class SessionHandle:
                 except (FileNotFoundError, NotADirectoryError):
                     continue
                 highest = max(highest, self._scan_names(subdir, names))
+        if not self.root.dry_run:
+            for name in _SESSION_NOTE_DIRS:
+                if name in top:
+                    sweep_temporaries(self.dir / name)
         return highest
 
     def _scan_names(self, subdir: Path, names: list[str]) -> int:

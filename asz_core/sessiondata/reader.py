@@ -134,11 +134,14 @@ class SessionDataFile:
     The file is closed when iteration ends, or by :meth:`close` / a ``with`` block.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, fd: int | None = None) -> None:
         self.path = str(path)
-        # Closed by close(), on every path: the file outlives this call, so no ``with``.
-        opener = gzip.open if self.path.endswith(".sk") else open
-        self._stream: IO[bytes] = cast(IO[bytes], opener(path, "rb"))
+        # Closed by close(), on every path: the file outlives this call, so no ``with``. ``fd``
+        # is ``path`` already opened by the caller (a storage root's reader, which opens it
+        # without following a link) and is owned by this file from now on.
+        self._raw: IO[bytes] = open(path if fd is None else fd, "rb")  # noqa: SIM115
+        self._stream: IO[bytes] = (cast(IO[bytes], gzip.GzipFile(fileobj=self._raw, mode="rb"))
+                                   if self.path.endswith(".sk") else self._raw)
         self._hash = hashlib.sha256()
         self.closing: dict[str, Any] | None = None
         try:
@@ -157,10 +160,10 @@ class SessionDataFile:
             except SessionDataError as exc:
                 raise SessionDataError(exc.reason, path=self.path, line=1) from None
         except (OSError, EOFError) as exc:
-            self._stream.close()
+            self.close()
             raise SessionDataError(f"cannot read: {exc}", path=self.path) from None
         except BaseException:
-            self._stream.close()
+            self.close()
             raise
         self.header: dict[str, Any] = header
 
@@ -172,6 +175,7 @@ class SessionDataFile:
 
     def close(self) -> None:
         self._stream.close()
+        self._raw.close()  # a ``GzipFile`` leaves the file it reads open
 
     def __iter__(self) -> Iterator[Record]:
         try:
@@ -233,9 +237,10 @@ class SessionDataFile:
         return True
 
 
-def open_file(path: str | Path) -> SessionDataFile:
-    """Open a landed ``.sd`` (or ``.sk``) file; ``SessionDataError`` if its header is bad."""
-    return SessionDataFile(path)
+def open_file(path: str | Path, *, fd: int | None = None) -> SessionDataFile:
+    """Open a landed ``.sd`` (or ``.sk``) file (or read ``fd``, ``path`` opened already);
+    ``SessionDataError`` if its header is bad."""
+    return SessionDataFile(path, fd=fd)
 
 
 def read_records(path: str | Path) -> Iterator[Record]:

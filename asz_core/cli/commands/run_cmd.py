@@ -51,9 +51,6 @@ def _report(args: argparse.Namespace, app: App, summary: PassSummary, reporter: 
         if not args.verbose:  # with -v they were printed as they happened
             new = [w for w in reporter.warnings if shown_before is None or w not in shown_before]
             print_warnings(new, app.err, verbose=False)
-        if summary.dry_run and summary.fields().get("bodies_waiting"):
-            print("note: a dry run lands no transcript, so provider bodies whose session's transcripts "
-                  "this pass would land count as waiting", file=app.err)
     app.out.flush()
 
 

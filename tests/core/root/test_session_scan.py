@@ -60,3 +60,34 @@ def test_the_highest_seq_of_any_file_directory_counts_and_crash_leftovers_go(tmp
     _touch(tmp_path / "root" / "s2" / "runs" / "r2" / file_name("journal", STAMP, 12))
     _touch(tmp_path / "root" / "s3" / "provider_body" / file_name("provider_body", STAMP, 2))
     assert (_next_seq(root, "s2"), _next_seq(root, "s3")) == (13, 3)
+
+
+def test_a_temporary_file_a_killed_pass_left_in_index_goes_when_the_session_is_opened(tmp_path: Path) -> None:
+    root = StorageRoot(tmp_path / "root")
+    root.ensure()
+    session = tmp_path / "root" / "s1"
+    _touch(session / "provider_body" / file_name("provider_body", STAMP, 2))
+    leftover = session / "index" / ".tmp-000000000004-provider_bodies"
+    _touch(leftover)
+    _touch(session / "index" / "provider_bodies")
+    # the assembly cache's directory is swept by the holder of its own lock, not by a landing
+    theirs = session / "index" / "assembly" / ".tmp-000000000005-2.json"
+    _touch(theirs)
+
+    assert _next_seq(root, "s1") == 3
+    assert not leftover.exists()
+    assert (session / "index" / "provider_bodies").exists() and theirs.exists()
+
+
+def test_a_linked_index_is_not_swept_through(tmp_path: Path) -> None:
+    root = StorageRoot(tmp_path / "root")
+    root.ensure()
+    elsewhere = tmp_path / "elsewhere"
+    outside = elsewhere / ".tmp-000000000006-provider_bodies"
+    _touch(outside)
+    (tmp_path / "root" / "s1").mkdir()
+    (tmp_path / "root" / "s1" / "index").symlink_to(elsewhere)
+
+    with root.open_session("s1"):  # (landing into it is refused: ``test_root_links``)
+        pass
+    assert outside.exists()

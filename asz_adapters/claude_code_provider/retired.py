@@ -1,0 +1,78 @@
+"""``<root>/_provider/retired``: body files a person has given up placing.
+
+A body file no pass can place (a response no transcript records, a file that will never be one
+JSON value) would be counted waiting or unreadable, with a warning, on every pass forever. Its
+owner retires it with ``asz-pipeline bodies --retire FILE``:
+
+* the file itself is never changed, moved or deleted, and nothing landed is touched;
+* the table records its name with the size and mtime it had when retired; while it still has
+  them, a pass counts it ``bodies_retired`` (no warning) instead of waiting or unreadable;
+* a retired file whose size or mtime changed is no longer retired: it is tried again as any
+  other, so retiring can never hide bytes the file gains later;
+* a landed file is never retired (it has nothing left to wait for).
+
+Unlike ``seen.state`` this table is not derived (it is a person's decision, and the root is the
+only place it is kept), so it is replaced atomically and durably. Lines: ``name size mtime_ns``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from asz_adapters.claude_code_provider.seen import DIRECTORY
+from asz_core.root.durable import make_dirs, read_small, write_replace
+
+__all__ = ["FILE", "RetiredBodies"]
+
+FILE: Final = "retired"
+_HEADER: Final = "# body files retired by `asz-pipeline bodies --retire`: name size mtime_ns\n"
+
+
+@dataclass(frozen=True)
+class _Mark:
+    size: int
+    mtime: int
+
+
+class RetiredBodies:
+    """The retired table of a root."""
+
+    def __init__(self, root: Path) -> None:
+        self.path = root / DIRECTORY / FILE
+        self.marks: dict[str, _Mark] = {}
+
+    @classmethod
+    def load(cls, root: Path) -> RetiredBodies:
+        """The table (empty when there is none, or a line does not read: such a line is skipped,
+        and its file is only counted waiting again)."""
+        table = cls(root)
+        try:
+            data = read_small(table.path)
+        except OSError:
+            data = None
+        for line in (data or b"").decode("utf-8", "replace").splitlines():
+            words = line.split()
+            if len(words) != 3 or words[0].startswith("#"):
+                continue
+            try:
+                table.marks[words[0]] = _Mark(int(words[1]), int(words[2]))
+            except ValueError:
+                continue
+        return table
+
+    def holds(self, name: str, size: int, mtime: int) -> bool:
+        """Whether ``name`` is retired with this size and mtime (its bytes as they were retired)."""
+        return self.marks.get(name) == _Mark(size, mtime)
+
+    def retire(self, path: Path) -> None:
+        """Record ``path`` (a body file) as it is now; ``OSError`` if it cannot be stat-ed."""
+        st = os.lstat(path)
+        self.marks[path.name] = _Mark(st.st_size, st.st_mtime_ns)
+
+    def save(self) -> None:
+        make_dirs(self.path.parent)
+        lines = [_HEADER, *(f"{name} {m.size} {m.mtime}\n" for name, m in sorted(self.marks.items()))]
+        write_replace(self.path, "".join(lines).encode("utf-8"))
