@@ -8,12 +8,11 @@ and sequence); and, when all are there, its input digest recomputed from them.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from asz_core.assembly.chain import Chain
-from asz_core.assembly.evidence import landed_seqs
+from asz_core.assembly.evidence import landed_digest, landed_seqs
 from asz_core.assembly.flow import Round, RoundError
 from asz_core.assembly.parse import input_digest
 
@@ -28,14 +27,6 @@ class ChainProblem:
     message: str
     round: int = 0
     seq: int = 0
-
-
-def _digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def check_chain(root: Path, conversation: str, session: str | None = None) -> list[ChainProblem]:
@@ -72,7 +63,7 @@ def check_chain(root: Path, conversation: str, session: str | None = None) -> li
             problems.append(ChainProblem("lost file", where, f"round {rf.number} consumed landed seq {seq}, "
                                          f"which is no longer on disk", rf.number, seq))
         if not lost:
-            digests = [_digest(seqs[s]) for s in range(h["from_seq"], h["through_seq"] + 1)]
+            digests = [landed_digest(seqs[s]) for s in range(h["from_seq"], h["through_seq"] + 1)]
             if input_digest(prev_input, digests) != h["input_digest"]:
                 problems.append(ChainProblem("input digest", where, f"round {rf.number}: the landed files it "
                                              f"consumed (seq {h['from_seq']}..{h['through_seq']}) no longer "

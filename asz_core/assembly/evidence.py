@@ -205,16 +205,41 @@ def _lines(path: Path) -> tuple[bytes, list[bytes]]:
     return data, data.split(b"\n")
 
 
+def _removed_digest(header: dict[str, object]) -> str:
+    """The digest a skeleton's header records of the landed file it stands for ("" if none)."""
+    removed = header.get("removed")
+    return _str(removed, "digest") if isinstance(removed, dict) else ""
+
+
+def landed_digest(path: Path) -> str:
+    """The SHA-256 a round's input digest binds for ``path``: the landed file's whole bytes, or,
+    for a skeleton, the digest its header records of the file it replaced (Session Data,
+    "Skeletons"), so a chain still verifies once retention has removed the content."""
+    if path.suffix == ".sk":
+        _, lines = _lines(path)
+        try:
+            header = orjson.loads(lines[0]) if lines else {}
+        except orjson.JSONDecodeError:
+            header = {}
+        return _removed_digest(header) if isinstance(header, dict) else ""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def read_landed(seq: int, path: Path) -> LandedEvidence:
     """Read one landed file into entries (rules 1, 2 and 4)."""
     data, lines = _lines(path)
-    digest = hashlib.sha256(data).hexdigest()
     try:
         header = orjson.loads(lines[0]) if lines else {}
     except orjson.JSONDecodeError:
         header = {}
     if not isinstance(header, dict):
         header = {}
+    # a skeleton binds the digest of the landed file it replaced, as that file did
+    digest = _removed_digest(header) if path.suffix == ".sk" else hashlib.sha256(data).hexdigest()
     file_kind = _FILE_KINDS.get(_str(header, "kind"), "")
     stream, file_batch = _str(header, "stream"), _str(header, "batch")
     entries: list[Entry] = []

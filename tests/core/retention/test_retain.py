@@ -290,3 +290,28 @@ def test_a_provider_body_only_a_skeleton_holds_is_reported_removed_not_damaged(
     assert not report.problems and report.counts["provider_body_unavailable"] >= len(requests)
     assert any("kept only as skeletons" in note for note in report.notes)
     assert_root_verifies(asz_pass.root)
+
+
+def test_round_chains_still_verify_once_their_files_are_skeletons_and_a_new_round_binds_one(
+        asz_pass: PassRunner, projects: Path, assert_root_verifies: Callable[[Path], None]) -> None:
+    from asz_core.assembly.parse import parse_root
+
+    configure(asz_pass, projects, after=-1)  # land, then parse: the rounds bind the .sd files
+    assert not asz_pass.run().failed
+    root = asz_pass.root
+    assert parse_root(root, None) and _files(root, ".sf")
+    configure(asz_pass, projects, local_only=True)
+    assert not asz_pass.run().failed
+    assert _files(root, ".sd") == [] and _files(root, ".sk")
+    # a round's input digest binds the landed file's digest, which its skeleton keeps
+    assert_root_verifies(root)
+    line = (b'{"type":"user","uuid":"0f0f0f0f-0000-4000-8000-000000000001","sessionId":"s",'
+            b'"message":{"role":"user","content":"one more"}}\n')
+    with next(projects.rglob("*.jsonl")).open("ab") as fh:  # a new file lands beside skeletons
+        fh.write(line)
+    configure(asz_pass, projects, after=-1)
+    assert not asz_pass.run().failed
+    before = len(_files(root, ".sf"))
+    assert not [r for r in parse_root(root, None) if r.outcome]
+    assert len(_files(root, ".sf")) == before + 1
+    assert_root_verifies(root)
