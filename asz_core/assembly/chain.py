@@ -82,10 +82,15 @@ class Chain:
         return sorted(out, key=lambda f: f.number)
 
     def head_name(self) -> tuple[int, str] | None:
-        """The highest-numbered round name and its number, from one listing: a quick look that
-        stats nothing, so the name may be a reservation (:meth:`files` is the authority)."""
+        """The highest-numbered round name and its number, from a listing of the rounds and of the
+        chain's directory: a quick look that stats nothing, so the name may be a reservation
+        (:meth:`files` is the authority). ``None`` where a killed writer left a temporary file."""
         try:
             names = os.listdir(self.rounds_dir)
+            # a killed writer's temporary round or state: no quick answer, so the locked path,
+            # which sweeps them, runs
+            if any(n.startswith(".tmp-") for n in (*names, *os.listdir(self.dir))):
+                return None
         except FileNotFoundError:
             return None
         best: tuple[int, str] | None = None

@@ -30,6 +30,17 @@ def test_a_parse_with_nothing_new_takes_no_lock_and_reads_no_landed_file(corpus_
     assert again.through_seq == parsed[0].through_seq
 
 
+def test_a_killed_writers_temporary_state_is_swept_by_the_next_parse_with_nothing_new(corpus_copy: Path) -> None:
+    session = next(r.session for r in parse_root(corpus_copy) if r.rounds)
+    chain = Chain(corpus_copy, session)
+    left = [chain.dir / ".tmp-000000000001-conversation.state", chain.rounds_dir / ".tmp-000000000002-r000009.sf"]
+    for path in left:
+        path.write_bytes(b"half")
+    again = parse_session(corpus_copy, session)
+    assert (again.outcome, again.rounds) == ("", [])  # nothing new: no round, and the leftovers go
+    assert not [p for p in left if p.exists()]
+
+
 def test_a_head_round_that_is_not_at_the_watermark_is_folded_and_extended(corpus_copy: Path) -> None:
     session = next(r.session for r in parse_root(corpus_copy) if r.rounds)
     chain = Chain(corpus_copy, session)
