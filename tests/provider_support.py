@@ -20,6 +20,7 @@ from pathlib import Path
 from asz_core.root.index import SessionIndex
 from asz_core.root.storage import StorageRoot
 from asz_core.sessiondata import Header, Part, Record
+from asz_core.testing import PassRunner
 
 ADAPTER = "claude-code-provider"
 MINUTE_NS = 60 * 10**9
@@ -137,3 +138,21 @@ def seen_states(root: Path) -> dict[str, str]:
         if words and not words[0].startswith("#"):
             out[words[0]] = next(w[6:] for w in words if w.startswith("state="))
     return out
+
+
+#: a session of seven provider bodies, small enough for the hostile-input and link tests
+SMALL = "8f4d493a-14e9-4f80-b905-a5af06d253c2"
+
+
+def land_small_session(corpus: Path, runner: PassRunner, work: Path) -> Path:
+    """One pass lands :data:`SMALL`'s bodies (copied under ``work/bodies``) into ``runner.root``,
+    its transcript's ids indexed first; returns the bodies' directory."""
+    ids = transcript_ids(corpus / "claude-code" / "projects")[SMALL]
+    write_index(runner.root, ids)
+    src = work / "bodies"
+    bodies = corpus / "provider-bodies"
+    copy_bodies([*bodies_by_session(bodies)[SMALL], *response_files(bodies, ids.calls)], src)
+    runner.configure(adapters=[provider_config(src, exclude=[])])
+    first = runner.run()
+    assert first.totals.records == 7 and not first.failed
+    return src

@@ -20,30 +20,17 @@ from asz_adapters.claude_code_provider.discover import claude_dir
 from asz_core.providerbody import ProviderBodies
 from asz_core.testing import PassRunner
 from tests.provider_support import (
-    bodies_by_session,
-    copy_bodies,
+    SMALL,
+    land_small_session,
     provider_config,
-    response_files,
     seen_states,
-    transcript_ids,
-    write_index,
 )
-
-SMALL = "8f4d493a-14e9-4f80-b905-a5af06d253c2"
 
 
 @pytest.fixture
 def small_root(corpus: Path, asz_pass: PassRunner, tmp_path: Path) -> tuple[PassRunner, Path]:
     """One pass landed the small session's bodies into ``asz_pass.root``; the bodies' directory."""
-    ids = transcript_ids(corpus / "claude-code" / "projects")[SMALL]
-    write_index(asz_pass.root, ids)
-    src = tmp_path / "bodies"
-    bodies = corpus / "provider-bodies"
-    copy_bodies([*bodies_by_session(bodies)[SMALL], *response_files(bodies, ids.calls)], src)
-    asz_pass.configure(adapters=[provider_config(src, exclude=[])])
-    first = asz_pass.run()
-    assert first.totals.records == 7 and not first.failed
-    return asz_pass, src
+    return asz_pass, land_small_session(corpus, asz_pass, tmp_path)
 
 
 def _request(session: str, text: bytes = b"hello") -> bytes:

@@ -24,30 +24,18 @@ from asz_core.sessiondata import Header, Part, RawJSON, Record
 from asz_core.sessiondata.writer import encode_record
 from asz_core.testing import PassRunner
 from tests.provider_support import (
-    bodies_by_session,
-    copy_bodies,
-    provider_config,
-    response_files,
+    SMALL,
+    land_small_session,
     seen_states,
-    transcript_ids,
-    write_index,
 )
 
-SMALL = "8f4d493a-14e9-4f80-b905-a5af06d253c2"
 SECRET = b"a file of the user's own, outside the root\n"
 
 
 @pytest.fixture
 def small_root(corpus: Path, asz_pass: PassRunner, tmp_path: Path) -> PassRunner:
     """One pass landed the small session's bodies into ``asz_pass.root``."""
-    ids = transcript_ids(corpus / "claude-code" / "projects")[SMALL]
-    write_index(asz_pass.root, ids)
-    src = tmp_path / "bodies"
-    bodies = corpus / "provider-bodies"
-    copy_bodies([*bodies_by_session(bodies)[SMALL], *response_files(bodies, ids.calls)], src)
-    asz_pass.configure(adapters=[provider_config(src, exclude=[])])
-    first = asz_pass.run()
-    assert first.totals.records == 7 and not first.failed
+    land_small_session(corpus, asz_pass, tmp_path)
     return asz_pass
 
 
