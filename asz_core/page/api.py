@@ -3,7 +3,7 @@
 Upstream's paths and shapes, so a client written for upstream's API reads this one:
 
 =====================================  ==========================================================
-``/api/status``                        the mode, the root, the last refresh, the counts
+``/api/status``                        the mode, the root, the last and next refresh, the last pass
 ``/api/conversations``                 one row per conversation, newest first (``?q=`` keeps the
                                        rows whose text holds every word: this page's addition)
 ``/api/c/{id}/view``                   the conversation's document, less what is withheld
@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -40,6 +39,7 @@ from urllib.parse import parse_qsl
 from asz_core.glossary import Glossary
 from asz_core.page.catalogue import Catalogue
 from asz_core.page.errors import BadRequest, NotFound, PageError
+from asz_core.page.watch import Watcher
 
 __all__ = ["JSON", "Response", "handle"]
 
@@ -119,10 +119,11 @@ def _one(query: dict[str, list[str]], key: str) -> str | None:
     return values[0]
 
 
-def handle(catalogue: Catalogue, method: str, path: str, raw_query: str, *, mode: str = "view",
+def handle(catalogue: Catalogue, method: str, path: str, raw_query: str, *, watcher: Watcher | None = None,
            glossaries: Sequence[Glossary] = ()) -> Response:
-    """The answer to ``method path?raw_query`` (``path`` already percent-decoded); ``glossaries``
-    are the installed adapters' (:func:`asz_core.glossary.gather`)."""
+    """The answer to ``method path?raw_query`` (``path`` already percent-decoded); ``watcher`` runs
+    the passes under ``serve --watch``; ``glossaries`` are the installed adapters'
+    (:func:`asz_core.glossary.gather`)."""
     if method not in ("GET", "HEAD"):
         return _json({"error": f"{method} is not served: this page only reads", "status": 405}, 405)
     try:
@@ -130,21 +131,16 @@ def handle(catalogue: Catalogue, method: str, path: str, raw_query: str, *, mode
         for pattern, name in _ROUTES:
             match = pattern.fullmatch(path)
             if match is not None:
-                return _route(catalogue, name, match.groups(), query, mode, glossaries)
+                return _route(catalogue, name, match.groups(), query, watcher, glossaries)
         raise NotFound(f"no API at {path}")
     except PageError as exc:
         return _error(exc)
 
 
 def _route(catalogue: Catalogue, name: str, groups: tuple[str, ...], query: dict[str, list[str]],
-           mode: str, glossaries: Sequence[Glossary]) -> Response:
+           watcher: Watcher | None, glossaries: Sequence[Glossary]) -> Response:
     if name == "status":
-        digests = catalogue.digests()
-        newest = max((d.last_ns or 0 for d in digests), default=0)
-        return _json({"mode": mode, "source": str(catalogue.root), "last_refresh": int(time.time() * 1000),
-                      "next_refresh": None, "conversations": len(digests),
-                      "last_activity": newest // 1_000_000 or None,
-                      "withheld": list(catalogue.hide)})
+        return _json(_status(catalogue, watcher))
     if name == "conversations":
         words = _one(query, "q")
         rows = catalogue.conversations()
@@ -181,6 +177,23 @@ def _route(catalogue: Catalogue, name: str, groups: tuple[str, ...], query: dict
                 raise BadRequest(f"seq {item!r} is not a sequence number")
             seqs.append(int(item))
     return _json(catalogue.files(conversation, session, seqs, hide))
+
+
+def _status(catalogue: Catalogue, watcher: Watcher | None) -> dict[str, Any]:
+    """Upstream's keys (``mode``, ``source``, ``last_refresh``, ``next_refresh``, the count), then
+    this page's. ``mode`` is upstream's name for what the process does: ``view`` only reads,
+    ``server`` also collects. ``last_refresh`` is when the last pass ended under ``--watch``, and
+    otherwise when a file last landed in the root (``last_landed``), which the page polls to redraw."""
+    digests = catalogue.digests()
+    newest = max((d.last_ns or 0 for d in digests), default=0)
+    landed = catalogue.last_landed_ms()
+    out: dict[str, Any] = {"mode": "view" if watcher is None else "server", "source": str(catalogue.root),
+                           "last_refresh": landed, "next_refresh": None, "conversations": len(digests),
+                           "last_activity": newest // 1_000_000 or None, "last_landed": landed,
+                           "withheld": list(catalogue.hide)}
+    if watcher is not None:
+        out.update(watcher.status())
+    return out
 
 
 def _glossary(catalogue: Catalogue, dialect: str | None, glossaries: Sequence[Glossary]) -> dict[str, Any]:

@@ -236,6 +236,18 @@ class Catalogue:
             self._listed_at = time.monotonic()
             return self._listing
 
+    def refresh(self) -> None:
+        """Look at the root again at the next read rather than reuse the last listing (a pass
+        beside the page has just landed)."""
+        with self._lock:
+            self._listed_at = float("-inf")
+
+    def last_landed_ms(self) -> int | None:
+        """When a file last landed in (or left) the root as the list saw it: the newest
+        modification time of the directories it stat-ed, in unix milliseconds."""
+        newest = max((mtime for d in self.digests() for _, _, mtime in d.stamp), default=None)
+        return None if newest is None else newest // 1_000_000
+
     def conversations(self) -> list[dict[str, Any]]:
         """``/api/conversations``: one row per conversation, newest first."""
         return [d.row() for d in self.digests()]

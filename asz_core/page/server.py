@@ -27,6 +27,7 @@ from asz_core.glossary import Glossary
 from asz_core.page.api import Response, handle
 from asz_core.page.assets import ASSETS, static_file
 from asz_core.page.catalogue import Catalogue
+from asz_core.page.watch import Watcher
 
 __all__ = ["CSP", "DEFAULT_ADDR", "NotLoopback", "PageServer", "parse_addr"]
 
@@ -88,7 +89,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if path.startswith("/api/"):
             self._send(handle(self.server.catalogue, self.command, path, parts.query,
-                              glossaries=self.server.glossaries), send_body)
+                              watcher=self.server.watcher, glossaries=self.server.glossaries), send_body)
         elif path == "/" or (path.startswith("/c/") and path.count("/") == 2 and len(path) > 3):
             self._send(Response(200, static_file("page.html"), ASSETS["page.html"]), send_body)
         elif path.startswith("/static/") and path[len("/static/"):] in ASSETS:
@@ -112,16 +113,18 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class PageServer(ThreadingHTTPServer):
-    """The page over ``catalogue`` on ``(host, port)``; port 0 takes a free one."""
+    """The page over ``catalogue`` on ``(host, port)``; port 0 takes a free one. ``watcher`` is the
+    passes ``serve --watch`` runs beside it, which ``/api/status`` reports."""
 
     daemon_threads = True
 
     def __init__(self, catalogue: Catalogue, host: str, port: int, *, log: bool = False,
-                 glossaries: Sequence[Glossary] = ()) -> None:
+                 glossaries: Sequence[Glossary] = (), watcher: Watcher | None = None) -> None:
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         super().__init__((host, port), _Handler)
         self.catalogue = catalogue
         self.glossaries = glossaries
+        self.watcher = watcher
         self.log = log
         self.loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
 

@@ -129,21 +129,80 @@
     return d;
   }
 
+  // ---- the root's state: when data was last collected, and how the last pass went -------
+
+  function fmtSeconds(ms) {
+    return `${new Date(ms).toISOString().replace("T", " ").slice(0, 19)} UTC`;
+  }
+
+  function showStatus(status) {
+    const bits = [`${status.conversations} conversations · read-only`];
+    if (status.withheld.length) bits.push(`withheld for everyone: ${status.withheld.join(", ")}`);
+    if (status.mode === "server") {
+      bits.push(status.last_collected ? `last collected ${fmtSeconds(status.last_collected)}` : "not collected yet");
+      bits.push(status.collecting ? "collecting now" : status.next_refresh ? `next pass ${fmtSeconds(status.next_refresh)}` : "");
+    } else if (status.last_landed) {
+      bits.push(`last landed ${fmtSeconds(status.last_landed)}`);
+    }
+    if (status.last_activity) bits.push(`last activity ${fmtTime(status.last_activity)}`);
+    const line = document.getElementById("status");
+    line.replaceChildren(el("span", { id: "collected", text: bits.filter(Boolean).join(" · ") }));
+    line.title = status.source;
+    const problem = document.getElementById("pass-problem");
+    const last = status.last_pass;
+    problem.hidden = !last || last.ok;
+    if (last && !last.ok) {
+      problem.textContent = `The pass that ended ${fmtSeconds(last.ended)} did not go well: ${(last.problems.length ? last.problems : [last.line]).join("; ")}`;
+    }
+  }
+
+  // Ask the server how the root stands: under serve --watch just after each planned pass (and
+  // every 2 s while one runs), otherwise every 15 s; `changed` runs when last_refresh moves.
+  function watchStatus(status, changed) {
+    let seen = status.last_refresh;
+    function delay(s) {
+      if (s.mode !== "server") return 15000;
+      if (s.collecting || !s.next_refresh) return 2000;
+      return Math.min(Math.max(s.next_refresh - Date.now() + 300, 500), 60000);
+    }
+    async function poll() {
+      let next = 15000;
+      try {
+        const now = await getJSON("/api/status");
+        showStatus(now);
+        next = delay(now);
+        if (now.last_refresh !== seen) {
+          seen = now.last_refresh;
+          if (changed) await changed(now);
+          document.body.dataset.refreshed = String(seen);
+        }
+      } catch (e) {
+        document.getElementById("collected").textContent = `the server does not answer (${e.message})`;
+      }
+      setTimeout(poll, next);
+    }
+    setTimeout(poll, delay(status));
+  }
+
   // ---- the list -------------------------------------------------------------------------
 
   async function showList(main) {
-    const [status, rows] = await Promise.all([getJSON("/api/status"), getJSON("/api/conversations")]);
-    const line = document.getElementById("status");
-    line.textContent = `${status.conversations} conversations · read-only` + (status.withheld.length ? ` · withheld for everyone: ${status.withheld.join(", ")}` : "");
-    line.title = status.source;
-    if (status.last_activity) line.textContent += ` · last activity ${fmtTime(status.last_activity)}`;
+    const [status, first] = await Promise.all([getJSON("/api/status"), getJSON("/api/conversations")]);
+    let rows = first;
+    showStatus(status);
     const options = (key) => [...new Set(rows.flatMap((r) => (Array.isArray(r[key]) ? r[key] : [r[key]])).filter(Boolean))].sort();
-    const select = (name, label, values) => el("select", { name, "aria-label": label },
-      el("option", { value: "", text: `any ${label}` }), values.map((v) => el("option", { value: v, text: v })));
+    const select = (name, label) => el("select", { name, "aria-label": label });
+    function fillOptions(input, label, key) {
+      const kept = input.value;
+      input.replaceChildren(el("option", { value: "", text: `any ${label}` }), options(key).map((v) => el("option", { value: v, text: v })));
+      input.value = kept;
+    }
     const q = el("input", { type: "search", name: "q", placeholder: "Search prompts, replies and tool calls", "aria-label": "search" });
-    const project = select("project", "project", options("project"));
-    const runtime = select("runtime", "runtime", options("runtime"));
-    const model = select("model", "model", options("models"));
+    const project = select("project", "project");
+    const runtime = select("runtime", "runtime");
+    const model = select("model", "model");
+    const fillAll = () => { fillOptions(project, "project", "project"); fillOptions(runtime, "runtime", "runtime"); fillOptions(model, "model", "models"); };
+    fillAll();
     const since = el("input", { type: "date", name: "from", "aria-label": "from" });
     const until = el("input", { type: "date", name: "to", "aria-label": "to" });
     const inputs = { q, project, runtime, model, from: since, to: until };
@@ -210,6 +269,13 @@
     q.addEventListener("input", () => { clearTimeout(timer); document.body.dataset.ready = "searching"; timer = setTimeout(search, 150); });
     for (const s of [project, runtime, model, since, until]) s.addEventListener("change", draw);
     if (q.value.trim()) await search(); else draw();
+    // A pass beside the page (serve --watch) or beside the server landed something: the rows
+    // are read again and drawn with the reader's search and filters kept.
+    watchStatus(status, async () => {
+      rows = await getJSON("/api/conversations");
+      fillAll();
+      if (q.value.trim()) await search(); else draw();
+    });
   }
 
   // ---- one conversation -----------------------------------------------------------------
@@ -218,6 +284,8 @@
     const hide = readerHide(true);
     const [status, doc] = await Promise.all([getJSON("/api/status"), getJSON(apiUrl(`/api/c/${encodeURIComponent(id)}/view`, hide))]);
     const instanceHides = status.withheld || [];
+    showStatus(status);
+    watchStatus(status, null);
     const streams = new Map(doc.streams.map((s) => [s.id, s]));
     const childOfTool = new Map();
     const resultOf = new Map();

@@ -14,7 +14,9 @@ from asz_core.glossary import gather
 from asz_core.host import PluginHost
 from asz_core.page.catalogue import Catalogue
 from asz_core.page.server import PageServer
+from asz_core.page.watch import Watcher
 from asz_core.testing import PassRunner
+from tests.core.page.page_helpers import FIRST, copy_transcript
 
 #: Kiro's CLI database, relative to the corpus's ``.kiro`` home (as the kiro tests read it).
 KIRO_DB = "../.local/share/kiro-cli/data.sqlite3"
@@ -57,8 +59,9 @@ def catalogue(page_root: Path) -> Catalogue:
     return Catalogue(page_root)
 
 
-def serve(catalogue: Catalogue) -> Iterator[PageServer]:
-    server = PageServer(catalogue, "127.0.0.1", 0, glossaries=gather(PluginHost().load_entry_points()))
+def serve(catalogue: Catalogue, watcher: Watcher | None = None) -> Iterator[PageServer]:
+    server = PageServer(catalogue, "127.0.0.1", 0, glossaries=gather(PluginHost().load_entry_points()),
+                        watcher=watcher)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -73,3 +76,13 @@ def serve(catalogue: Catalogue) -> Iterator[PageServer]:
 def page_server(catalogue: Catalogue) -> Iterator[PageServer]:
     """The page over the corpus root on a free loopback port, for the whole test session."""
     yield from serve(catalogue)
+
+
+@pytest.fixture
+def watched(corpus: Path, tmp_path: Path) -> tuple[PassRunner, Path]:
+    """A configuration over a source holding one transcript, the root not created yet."""
+    source = tmp_path / "projects"
+    copy_transcript(corpus, source, FIRST)
+    runner = PassRunner(tmp_path, tmp_path / "root")
+    runner.configure(adapters=[{"name": "claude-code-local", "source_root": str(source), "exclude": []}])
+    return runner, source

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from asz_core.sessiondata import Usage
@@ -23,3 +24,16 @@ def hostile_session(root: Path) -> str:
         result("tool-1", "run-1", text=f"result {HOSTILE}"),
     ]})
     return SESSION
+
+
+#: Two small corpus transcripts: the first is there when serving starts, the second arrives later.
+FIRST = ("-Users-ingo-projects-irrlicht--claude-worktrees-268--build-refresh-claudecode-shell-escape-command-"
+         "20260517T222124-cwd", "63f74bc4-038c-47f5-8f64-2ce653aa0e70")
+LATER = ("-Users-ingo-projects-irrlicht--claude-worktrees-268--build-refresh-claudecode-token-accounting-"
+         "20260517T223050-cwd", "a69e350e-140e-489b-a707-94dac7b9ac1d")
+
+
+def copy_transcript(corpus: Path, source: Path, which: tuple[str, str]) -> None:
+    project, session = which
+    (source / project).mkdir(parents=True, exist_ok=True)
+    shutil.copy2(corpus / "claude-code" / "projects" / project / f"{session}.jsonl", source / project)

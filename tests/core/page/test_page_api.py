@@ -106,9 +106,12 @@ def test_a_provider_body_rebuilds_and_its_file_is_served_whole(page_server: Page
     assert base64.b64decode(files[0]["data"]) == landed.read_bytes()
 
 
-def test_status_and_glossary_answer(page_server: PageServer) -> None:
+def test_status_and_glossary_answer(page_server: PageServer, page_root: Path) -> None:
     status = get_json(page_server, "/api/status")
     assert status["mode"] == "view" and status["conversations"] > 60
+    # read-only: the last refresh is when a file last landed, which the page polls to redraw
+    newest = max(p.stat().st_mtime_ns for p in page_root.glob("*/streams/*/*.sd")) // 1_000_000
+    assert status["last_refresh"] == status["last_landed"] >= newest and status["next_refresh"] is None
     glossary = get_json(page_server, "/api/glossary")
     assert glossary["dialect"] == "claude-code/1" and set(glossary) == {"dialect", "dialects", "terms", "fields"}
     assert {"kiro-cli/1", "kiro-ide/1"} <= set(glossary["dialects"])

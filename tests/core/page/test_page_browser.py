@@ -9,7 +9,10 @@ Skipped, with the reason, when Chromium or Playwright is not installed.
 
 from __future__ import annotations
 
+import datetime as dt
+import io
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,11 +20,16 @@ from typing import Any
 
 import pytest
 
+from asz_core.cli.app import App
+from asz_core.cli.commands.serve_cmd import collect_pass
 from asz_core.page.catalogue import Catalogue
 from asz_core.page.export import to_html
 from asz_core.page.server import PageServer
+from asz_core.page.watch import Watcher
+from asz_core.root.storage import StorageRoot
+from asz_core.testing import PassRunner
 from tests.core.page.conftest import serve
-from tests.core.page.page_helpers import PROMPT_WORD, hostile_session
+from tests.core.page.page_helpers import FIRST, LATER, PROMPT_WORD, copy_transcript, hostile_session
 
 CHROMIUM = next((p for p in (shutil.which("chromium"), shutil.which("chromium-browser")) if p), None)
 if CHROMIUM is None:
@@ -179,3 +187,38 @@ def test_no_script_from_a_transcript_runs_on_the_page_or_in_an_export(page: Any,
     assert page.title() != "pwned" and PROMPT_WORD in page.inner_text("main")
     assert requests == [export.as_uri()]  # the file asked the network for nothing
     shot(page, tmp_path, "export")
+
+
+@pytest.mark.corpus
+def test_the_list_shows_what_a_pass_beside_it_lands_and_when_data_was_last_collected(
+        page: Any, corpus: Path, watched: tuple[PassRunner, Path], tmp_path: Path) -> None:
+    runner, source = watched
+    app = App(config_path=str(runner.config_path), out=io.StringIO(), err=io.StringIO())
+    catalogue = Catalogue(runner.root)
+    began = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    watcher = Watcher(lambda: collect_pass(app), 1.0, io.StringIO(), collected=catalogue.refresh)
+    watcher.start()
+    try:
+        for server in serve(catalogue, watcher):
+            page.goto(f"{server.url}/")
+            ready(page, "list")
+            page.wait_for_selector(f"tr[data-id='{FIRST[1]}']", timeout=60_000)
+            copy_transcript(corpus, source, LATER)
+            page.wait_for_selector(f"tr[data-id='{LATER[1]}']", timeout=60_000)  # no reload
+            shown = re.search(r"last collected (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC", page.inner_text("#status"))
+            assert shown, page.inner_text("#status")
+            when = dt.datetime.fromisoformat(shown.group(1)).replace(tzinfo=dt.UTC)
+            assert began <= when <= dt.datetime.now(dt.UTC)
+            assert page.is_hidden("#pass-problem")
+            shot(page, tmp_path, "watch")
+            lock = StorageRoot(runner.root).lock()
+            lock.acquire()
+            try:
+                problem = page.wait_for_selector("#pass-problem:not([hidden])", timeout=60_000)
+                assert "another process holds the storage root" in problem.inner_text()
+            finally:
+                lock.release()
+            page.wait_for_selector("#pass-problem[hidden]", state="attached", timeout=60_000)
+    finally:
+        assert watcher.stop(60)
+    assert page.errors == []
