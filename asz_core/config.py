@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from asz_core import __version__, configcache, userdirs
 from asz_core.errors import ConfigError
 from asz_core.host import AdapterNotAvailable, PluginHost
+from asz_core.page.prices import PRICES_SCHEMA
 from asz_core.retention.schema import RETENTION_SCHEMA
 
 if TYPE_CHECKING:
@@ -93,6 +94,13 @@ CORE_SCHEMA: dict[str, Any] = {
                 "hide": {"type": "array", "uniqueItems": True,
                          "items": {"enum": ["system_prompt", "tool_schemas"]}, "default": []},
             },
+            "default": {},
+        },
+        # what `usage` and the page price tokens at, laid over the packaged table (asz_core.page.prices)
+        "usage": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"prices": PRICES_SCHEMA},
             "default": {},
         },
         # installed plugins (``asz.plugins``) switched off by name: ``plugins: {otlp-push: {enabled: false}}``

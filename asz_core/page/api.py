@@ -39,6 +39,7 @@ from urllib.parse import parse_qsl
 from asz_core.glossary import Glossary
 from asz_core.page.catalogue import Catalogue
 from asz_core.page.errors import BadRequest, NotFound, PageError
+from asz_core.page.prices import PriceTable
 from asz_core.page.watch import Watcher
 
 __all__ = ["JSON", "Response", "handle"]
@@ -120,10 +121,11 @@ def _one(query: dict[str, list[str]], key: str) -> str | None:
 
 
 def handle(catalogue: Catalogue, method: str, path: str, raw_query: str, *, watcher: Watcher | None = None,
-           glossaries: Sequence[Glossary] = ()) -> Response:
+           glossaries: Sequence[Glossary] = (), prices: PriceTable | None = None) -> Response:
     """The answer to ``method path?raw_query`` (``path`` already percent-decoded); ``watcher`` runs
     the passes under ``serve --watch``; ``glossaries`` are the installed adapters'
-    (:func:`asz_core.glossary.gather`)."""
+    (:func:`asz_core.glossary.gather`); ``prices`` what ``/api/usage`` prices tokens at (the
+    packaged table unless given)."""
     if method not in ("GET", "HEAD"):
         return _json({"error": f"{method} is not served: this page only reads", "status": 405}, 405)
     try:
@@ -131,14 +133,14 @@ def handle(catalogue: Catalogue, method: str, path: str, raw_query: str, *, watc
         for pattern, name in _ROUTES:
             match = pattern.fullmatch(path)
             if match is not None:
-                return _route(catalogue, name, match.groups(), query, watcher, glossaries)
+                return _route(catalogue, name, match.groups(), query, watcher, glossaries, prices)
         raise NotFound(f"no API at {path}")
     except PageError as exc:
         return _error(exc)
 
 
 def _route(catalogue: Catalogue, name: str, groups: tuple[str, ...], query: dict[str, list[str]],
-           watcher: Watcher | None, glossaries: Sequence[Glossary]) -> Response:
+           watcher: Watcher | None, glossaries: Sequence[Glossary], prices: PriceTable | None) -> Response:
     if name == "status":
         return _json(_status(catalogue, watcher))
     if name == "conversations":
@@ -151,13 +153,13 @@ def _route(catalogue: Catalogue, name: str, groups: tuple[str, ...], query: dict
     if name == "glossary":
         return _json(_glossary(catalogue, _one(query, "dialect"), glossaries))
     if name == "usage":
-        from asz_core.page.usage import PriceTable, usage_report
+        from asz_core.page.usage import usage_report
 
         by = _one(query, "by") or "day"
         if by not in _BY:
             raise BadRequest(f"by must be one of {', '.join(_BY)}")
         calls = [c for d in catalogue.digests() for c in d.calls]
-        return _json(usage_report(calls, by, PriceTable.default()))
+        return _json(usage_report(calls, by, prices or PriceTable.packaged()))
     conversation = groups[0]
     hide = catalogue.withheld(_asked_hide(query))
     if name == "view":

@@ -68,7 +68,8 @@ def clip_utf8(text: str, limit: int = TEXT_CLIP) -> str:
 
 @dataclass(frozen=True)
 class CallUsage:
-    """The tokens one model call reported: its last fragment that carried usage."""
+    """The tokens one model call reported: its last fragment that carried usage; ``reported`` is
+    false for a call none of whose records carried usage (its counts are then zero, not known)."""
 
     session: str
     project: str
@@ -80,6 +81,7 @@ class CallUsage:
     out: int = 0
     cache_read: int = 0
     cache_write: int = 0
+    reported: bool = True
 
 
 @dataclass
@@ -375,7 +377,7 @@ class _DigestReader:
         self.streams: set[str] = set()
         self.models: dict[str, None] = {}
         self.usage: dict[tuple[str, str], CallUsage] = {}
-        self.calls: set[tuple[str, str]] = set()
+        self.calls: dict[tuple[str, str], tuple[str | None, int | None]] = {}  # its model and time
         self.label: str | None = None
         self.first_prompt: str | None = None
         self.cwd: str | None = None
@@ -426,7 +428,9 @@ class _DigestReader:
             self.label = label
         call = record.get("call")
         if isinstance(call, str):
-            self.calls.add((stream, call))
+            known = self.calls.get((stream, call), (None, None))
+            self.calls[(stream, call)] = (model if isinstance(model, str) else known[0],
+                                          nanos if nanos is not None else known[1])
             usage = record.get("usage")
             if isinstance(usage, dict):
                 self.usage[(stream, call)] = CallUsage(
@@ -468,6 +472,8 @@ class _DigestReader:
         title = self.label or self.first_prompt or ""
         digest.title = " ".join(title.split())[:200]
         digest.calls = [CallUsage(**{**u.__dict__, "project": digest.project}) for u in self.usage.values()]
+        digest.calls += [CallUsage(digest.id, digest.project, stream, call, model, nanos, reported=False)
+                         for (stream, call), (model, nanos) in self.calls.items() if (stream, call) not in self.usage]
         digest.text = "\n".join(self.text).lower()
 
 

@@ -27,6 +27,7 @@ from asz_core.glossary import Glossary
 from asz_core.page.api import Response, handle
 from asz_core.page.assets import ASSETS, static_file
 from asz_core.page.catalogue import Catalogue
+from asz_core.page.prices import PriceTable
 from asz_core.page.watch import Watcher
 
 __all__ = ["CSP", "DEFAULT_ADDR", "NotLoopback", "PageServer", "parse_addr"]
@@ -89,7 +90,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if path.startswith("/api/"):
             self._send(handle(self.server.catalogue, self.command, path, parts.query,
-                              watcher=self.server.watcher, glossaries=self.server.glossaries), send_body)
+                              watcher=self.server.watcher, glossaries=self.server.glossaries,
+                              prices=self.server.prices), send_body)
         elif path == "/" or (path.startswith("/c/") and path.count("/") == 2 and len(path) > 3):
             self._send(Response(200, static_file("page.html"), ASSETS["page.html"]), send_body)
         elif path.startswith("/static/") and path[len("/static/"):] in ASSETS:
@@ -114,17 +116,20 @@ class _Handler(BaseHTTPRequestHandler):
 
 class PageServer(ThreadingHTTPServer):
     """The page over ``catalogue`` on ``(host, port)``; port 0 takes a free one. ``watcher`` is the
-    passes ``serve --watch`` runs beside it, which ``/api/status`` reports."""
+    passes ``serve --watch`` runs beside it, which ``/api/status`` reports; ``prices`` what
+    ``/api/usage`` prices tokens at."""
 
     daemon_threads = True
 
     def __init__(self, catalogue: Catalogue, host: str, port: int, *, log: bool = False,
-                 glossaries: Sequence[Glossary] = (), watcher: Watcher | None = None) -> None:
+                 glossaries: Sequence[Glossary] = (), watcher: Watcher | None = None,
+                 prices: PriceTable | None = None) -> None:
         self.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         super().__init__((host, port), _Handler)
         self.catalogue = catalogue
         self.glossaries = glossaries
         self.watcher = watcher
+        self.prices = prices
         self.log = log
         self.loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
 

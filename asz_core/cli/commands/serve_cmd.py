@@ -69,6 +69,7 @@ def run(args: argparse.Namespace, app: App) -> int:
     from asz_core.cli.commands.run_cmd import _interval
     from asz_core.glossary import gather
     from asz_core.page.catalogue import Catalogue
+    from asz_core.page.prices import PriceTable
     from asz_core.page.server import PageServer, parse_addr
     from asz_core.page.watch import Watcher
 
@@ -90,7 +91,8 @@ def run(args: argparse.Namespace, app: App) -> int:
               f"or serve with --watch", file=app.err)
         return EXIT_FAILED
     try:
-        server = PageServer(catalogue, host, port, log=True, glossaries=gather(app.host), watcher=watcher)
+        server = PageServer(catalogue, host, port, log=True, glossaries=gather(app.host), watcher=watcher,
+                            prices=PriceTable.of_config(app.config.section("usage")))
     except OSError as exc:
         print(f"asz: cannot listen on {args.addr}: {exc}", file=app.err)
         return EXIT_FAILED

@@ -224,7 +224,9 @@
       usage.append(el("table", { class: "list" },
         el("thead", {}, el("tr", {}, ["Model", "Calls", "In", "Out", "Cache read", "Cache write", "Cost"].map((h) => el("th", { text: h })))),
         el("tbody", {}, [...report.rows, report.total].map((r) => el("tr", {}, cells(r).map((c, n) => el("td", { class: n ? "num" : "", text: c })))))),
-      report.total.unpriced_calls ? el("div", { class: "muted", text: `* ${report.total.unpriced_calls} calls of a model with no known price are not in the cost (asz-pipeline usage --prices FILE)` }) : null);
+      Object.keys(report.unpriced).length ? el("div", { class: "muted", id: "unpriced", text: `* not in the cost, no price known: ${Object.entries(report.unpriced).map(([m, n]) => `${m} (${fmtInt(n)} calls)`).join(", ")} (add one under usage.prices in asz.yaml)` }) : null,
+      report.total.unreported_calls ? el("div", { class: "muted", text: `${fmtInt(report.total.unreported_calls)} calls reported no token counts: their tokens are not known` }) : null,
+      el("ul", { class: "muted", id: "prices" }, report.prices.map((p) => el("li", { text: `${p.model}: in ${p.in}, out ${p.out}, cache read ${p.cache_read}, cache write ${p.cache_write} USD per million tokens; ${p.source}${p.date ? ` (checked ${p.date})` : ""}` }))));
     });
     main.replaceChildren(el("div", { class: "filters" }, q, project, runtime, model, since, until), totals, usage, table, more);
     more.addEventListener("click", () => { limit = Infinity; draw(); });
