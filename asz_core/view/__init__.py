@@ -13,8 +13,9 @@ flags, part kinds) and ``provider_body/1`` manifests only.
 
 from __future__ import annotations
 
-from asz_core.view.document import FORMAT, VERSION, build_document
-from asz_core.view.errors import BodyWithheld, NotABody, UnknownSession, ViewError
+from asz_core.view.conversation import FORMAT, VERSION, build_view
+from asz_core.view.document import build_document
+from asz_core.view.errors import BodyWithheld, NoRounds, NotABody, UnknownSession, ViewError
 from asz_core.view.hide import HIDEABLE, check_hide
 from asz_core.view.joins import BodyRef, CallSlot, join_bodies
 from asz_core.view.listing import list_sessions
@@ -27,11 +28,13 @@ __all__ = [
     "BodyRef",
     "BodyWithheld",
     "CallSlot",
+    "NoRounds",
     "NotABody",
     "Session",
     "UnknownSession",
     "ViewError",
     "build_document",
+    "build_view",
     "check_hide",
     "join_bodies",
     "list_sessions",

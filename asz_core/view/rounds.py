@@ -1,0 +1,96 @@
+"""A conversation's round chain as the document reports it: folded as far as it goes, and checked.
+
+Verification is content, not an error (asz-view, "Top level"):
+
+1. Every round file is listed under ``rounds`` and ``files``, in order, from its header.
+2. The chain is checked as ``verify`` checks it (:func:`~asz_core.assembly.chaincheck.check_chain`),
+   so the document and ``verify`` never disagree: each problem is one line of
+   ``summary.problems``; a round with a problem, and every round after one the check could not
+   read past, is not ``verified``.
+3. ``state`` is ``mismatch`` when a digest or a link failed, ``incomplete`` when a round or a
+   landed file is missing, else ``verified``.
+4. The fold takes rounds in order and stops before the first it cannot take; ``head`` names the
+   last round it reached. Only a chain with no usable round at all is an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from asz_core.assembly.chain import Chain
+from asz_core.assembly.chaincheck import check_chain
+from asz_core.assembly.flow import Fold, Round, RoundError
+from asz_core.sessiondata.times import parse_instant
+from asz_core.view.errors import NoRounds
+from asz_core.view.landed import millis
+
+__all__ = ["MISMATCH", "ChainView", "read_chain"]
+
+VERIFIED: Final = "verified"
+INCOMPLETE: Final = "incomplete"
+MISMATCH: Final = "mismatch"
+#: problems of ``check_chain`` that mean a digest or a link failed; the others mean something is missing
+_MISMATCH_KINDS: Final = frozenset({"round broken", "chain link", "input digest"})
+
+
+@dataclass
+class ChainView:
+    fold: Fold
+    rounds: list[dict[str, Any]] = field(default_factory=list)
+    files: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    state: str = VERIFIED
+
+
+def header_millis(value: Any) -> int | None:
+    """A time a round's header carries: null when it has none, 0 when it is not a time."""
+    if not value:
+        return None
+    nanos = parse_instant(value)
+    return 0 if nanos is None else millis(nanos)
+
+
+def read_chain(root: Path, conversation: str, session: str | None = None) -> ChainView:
+    chain = Chain(root, conversation)
+    listed = chain.files()
+    problems = check_chain(root, conversation, session)
+    out = ChainView(Fold(), problems=[p.message for p in problems])
+    if any(p.kind in _MISMATCH_KINDS for p in problems):
+        out.state = MISMATCH
+    elif problems:
+        out.state = INCOMPLETE
+    bad = {p.round for p in problems}
+    stopped = min((p.round for p in problems if p.kind in ("round missing", "round broken")), default=0)
+    folding = True
+    for rf in listed:
+        try:
+            data = rf.path.read_bytes()
+            rnd: Round = chain.read(rf)
+        except (RoundError, OSError):
+            folding = False
+            continue
+        if folding:
+            try:
+                out.fold.take(rnd)
+            except RoundError:
+                folding = False
+        h = rnd.header
+        verified = rf.number not in bad and not (stopped and rf.number >= stopped)
+        from_time, through_time = header_millis(h.get("from_time")), header_millis(h.get("through_time"))
+        out.rounds.append({
+            "round": rnd.number, "digest": rnd.digest, "previous": h.get("previous") or None,
+            "from_seq": h["from_seq"], "through_seq": h["through_seq"], "input_digest": h["input_digest"],
+            "from_time": from_time, "through_time": through_time, "verified": verified,
+        })
+        out.files.append({
+            "file": rf.path.relative_to(root).as_posix(), "format": "sf", "kind": "round", "seq": None,
+            "round": rnd.number, "stream": None, "run": None, "lines": data.count(b"\n"), "bytes": len(data),
+            "digest": hashlib.sha256(data).hexdigest(), "from_time": from_time, "through_time": through_time,
+        })
+    if out.fold.head is None:
+        raise NoRounds(f"conversation {conversation} has no round that folds under {chain.rounds_dir}: "
+                       f"`asz-pipeline parse` writes them" + (f" ({out.problems[0]})" if out.problems else ""))
+    return out
