@@ -6,7 +6,7 @@ Upstream's paths and shapes, so a client written for upstream's API reads this o
 ``/api/status``                        the mode, the root, the last and next refresh, the last pass
 ``/api/conversations``                 one row per conversation, newest first (``?q=`` keeps the
                                        rows whose text holds every word: this page's addition)
-``/api/c/{id}/view``                   the conversation's document, less what is withheld
+``/api/c/{id}/view``                   upstream's ``asz.view`` document, less what is withheld
 ``/api/c/{id}/record/{seq}/{row}``     one landed record, its content withheld when it carries a
                                        withheld flag
 ``/api/c/{id}/files?session=&seq=``    provider-body files whole, base64, at most 32
@@ -14,7 +14,9 @@ Upstream's paths and shapes, so a client written for upstream's API reads this o
 =====================================  ==========================================================
 
 and this page's own: ``/api/c/{id}/body/{seq}/{row}`` (one provider body rebuilt, the exact
-request or response of a call) and ``/api/usage?by=`` (the figures ``asz-pipeline usage`` prints).
+request or response of a call), ``/api/c/{id}/additions`` (what the page shows that upstream's
+document does not carry: the prompts no node shows, each call's model) and ``/api/usage?by=``
+(the figures ``asz-pipeline usage`` prints).
 
 The rules, in the order they are applied:
 
@@ -56,6 +58,7 @@ _ROUTES: Final = [
     (re.compile(rf"/api/c/{_SEGMENT}/record/{_NUMBER}/{_NUMBER}"), "record"),
     (re.compile(rf"/api/c/{_SEGMENT}/body/{_NUMBER}/{_NUMBER}"), "body"),
     (re.compile(rf"/api/c/{_SEGMENT}/files"), "files"),
+    (re.compile(rf"/api/c/{_SEGMENT}/additions"), "additions"),
 ]
 _BY: Final = ("day", "month", "session", "model", "project")
 
@@ -164,6 +167,8 @@ def _route(catalogue: Catalogue, name: str, groups: tuple[str, ...], query: dict
     hide = catalogue.withheld(_asked_hide(query))
     if name == "view":
         return _json(catalogue.document(conversation, hide))
+    if name == "additions":
+        return _json(catalogue.additions(conversation, hide))
     if name == "record":
         return _json(catalogue.record(conversation, int(groups[1]), int(groups[2]), hide))
     if name == "body":

@@ -15,9 +15,10 @@ The page serves what is in the root and nothing else, so this is the one place t
 4. The list is read once per session and kept until the session's landed files change (a landed
    file is immutable, so a file added or removed, which moves its directory's modification time,
    is the only change); a listing made in the last second is reused.
-
-Today the document is the per-session one :mod:`asz_core.view` builds; when conversations are
-assembled into rounds, :meth:`Catalogue.document` is where the page switches to that document.
+5. A conversation's document is upstream's ``asz.view`` (:func:`asz_core.view.build_view`), built
+   from its rounds and landed files once for each set of withheld names and kept until a file
+   lands or a round is written (the same directory times as rule 4). What the page shows beyond
+   it, :meth:`Catalogue.additions`, is served apart, so the document stays upstream's.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import json
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,10 +37,9 @@ from typing import Any, Final
 from asz_core.page.errors import BadRequest, Forbidden, NotFound
 from asz_core.root.layout import RefusedId, check_id
 from asz_core.sessiondata.errors import SessionDataError
-from asz_core.sessiondata.model import Record
 from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.times import parse_instant
-from asz_core.view import HIDEABLE, BodyWithheld, NotABody, Session, UnknownSession, check_hide
+from asz_core.view import BodyWithheld, NoRounds, NotABody, Session, UnknownSession, build_view, check_hide
 from asz_core.view.files import PROVIDER_BODY, LandedFile, session_files
 
 __all__ = ["MAX_FILES", "TEXT_CLIP", "CallUsage", "Catalogue", "Digest", "clip_utf8"]
@@ -50,12 +51,12 @@ MAX_FILES: Final = 32
 #: How long a listing of the root is reused before the sessions are looked at again.
 _RELIST_SECONDS: Final = 1.0
 _FROM_EXTERNAL: Final = "external"
-#: A record flagged so is shown with its data: what the runtime sent the model, an error.
-_SHOWN_DATA: Final = (*HIDEABLE, "error")
 #: A person's input flagged so is not a talk: the runtime wrote it (a summary after a reset, an
 #: injected reminder).
 _NOT_A_TALK: Final = ("reset_summary", "injected")
 _FROM_AGENT: Final = "agent"
+#: How many built documents are kept (each the size of a conversation's structure, not its bodies).
+_DOCUMENTS_KEPT: Final = 16
 
 
 def clip_utf8(text: str, limit: int = TEXT_CLIP) -> str:
@@ -161,6 +162,7 @@ class Catalogue:
         self._digests: dict[str, Digest] = {}
         self._listed_at = float("-inf")
         self._listing: list[Digest] = []
+        self._documents: OrderedDict[tuple[str, tuple[str, ...]], tuple[Any, dict[str, Any]]] = OrderedDict()
 
     # ---- which sessions, which files ---------------------------------------------------
 
@@ -282,8 +284,8 @@ class Catalogue:
             raise BadRequest(str(exc)) from None
 
     def document(self, conversation: str, hide: tuple[str, ...]) -> dict[str, Any]:
-        """``/api/c/{id}/view``: the conversation's document less what ``hide`` withholds, each
-        step's text widened to upstream's 2,000-byte clip and each tool call's input as its text."""
+        """``/api/c/{id}/view``: upstream's ``asz.view`` document of the conversation less what
+        ``hide`` withholds (rule 5). Not to be changed by the caller: it is kept for the next."""
         session_dir = self.session_dir(conversation)
         files = self._files(session_dir)
         if len(files) != len(session_files(session_dir)):
@@ -291,12 +293,66 @@ class Catalogue:
             # could be anything on the machine (rule 2), so the session is not drawn at all.
             raise NotFound(f"conversation {conversation} holds a landed file reached through a link; "
                            f"the page follows no link out of the root")
+        if any(_is_link(p) for p in (self.root / "_conversations", self._rounds_dir(conversation).parent,
+                                     self._rounds_dir(conversation))):
+            raise NotFound(f"conversation {conversation}'s rounds are reached through a link; "
+                           f"the page follows no link out of the root")
+        key, stamp = (conversation, tuple(sorted(hide))), self._stamp(session_dir)
+        with self._lock:
+            kept = self._documents.get(key)
+            if kept is not None and kept[0] == stamp:
+                self._documents.move_to_end(key)
+                return kept[1]
         try:
-            doc = Session(self.root, conversation, hide=hide).document()
+            doc = build_view(self.root, conversation, hide=hide)
+        except NoRounds as exc:
+            raise NotFound(f"{exc} (`asz-pipeline parse` writes them; `serve --watch` parses after "
+                           f"each pass)") from None
         except UnknownSession as exc:
             raise NotFound(str(exc)) from None
-        _widen(doc, files, hide)
+        with self._lock:
+            self._documents[key] = (stamp, doc)
+            self._documents.move_to_end(key)
+            while len(self._documents) > _DOCUMENTS_KEPT:
+                self._documents.popitem(last=False)
         return doc
+
+    def additions(self, conversation: str, hide: tuple[str, ...]) -> dict[str, Any]:
+        """``/api/c/{id}/additions``: what the page shows that upstream's document does not carry.
+
+        * ``prompts``: each text a person sent (``from`` external, text and no result, not injected
+          nor a summary after a reset) on a record no node of the document shows the text of: a
+          transcript written before the runtime named a person's input as such gives its talks no
+          input node. Each with its ``stream``, ``ref``, ``at``, ``text`` (clipped as the
+          document's) and ``bytes``; none from a record that carries a withheld flag.
+        * ``models``: the model each call's first record names, by ``"seq:row"`` (the ``ref`` of
+          the document's ``llm.call``).
+        """
+        doc = self.document(conversation, hide)
+        shown = {(n["ref"]["seq"], n["ref"]["row"]) for n in _walk(doc)
+                 if "ref" in n and ("text" in n or n.get("state") == "omitted")}
+        prompts: list[dict[str, Any]] = []
+        models: dict[str, str] = {}
+        for landed in self._files(self.session_dir(conversation)):
+            if landed.group != "streams":
+                continue
+            for row, record in _plain_records(landed):
+                call, model = record.get("call"), record.get("model")
+                if isinstance(call, str) and isinstance(model, str):
+                    models.setdefault(f"{landed.seq}:{row}", model)
+                flags = record.get("flags") or ()
+                if (landed.seq, row) in shown or any(f in hide or f in _NOT_A_TALK for f in flags):
+                    continue
+                parts = [p for p in record.get("parts") or () if isinstance(p, dict)]
+                texts = [p["text"] for p in parts if p.get("k") == "text" and isinstance(p.get("text"), str)]
+                if record.get("from") != _FROM_EXTERNAL or not texts or any(p.get("k") == "result" for p in parts):
+                    continue
+                full = "\n\n".join(texts)
+                when = parse_instant(record["time"]) if isinstance(record.get("time"), str) else None
+                prompts.append({"stream": landed.owner or "main", "ref": {"seq": landed.seq, "row": row},
+                                "at": 0 if when is None else when // 1_000_000, "text": clip_utf8(full),
+                                "bytes": len(full.encode("utf-8", "surrogatepass"))})
+        return {"prompts": prompts, "models": models}
 
     def record(self, conversation: str, seq: int, row: int, hide: tuple[str, ...]) -> dict[str, Any]:
         """``/api/c/{id}/record/{seq}/{row}``: the record as landed, its content withheld when it
@@ -533,56 +589,30 @@ def _withhold_record(value: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-# ---- widening the document's text --------------------------------------------------------
+# ---- reading a document and plain records ----------------------------------------------
 
 
-def _widen(doc: dict[str, Any], files: list[LandedFile], hide: tuple[str, ...]) -> None:
-    """Give every step part that shows text up to :data:`TEXT_CLIP` bytes of it, and every tool
-    call part its input (compact JSON) as text, and the data of a record that carries what a
-    reader may withhold (shown only to one who did not) or an error, reading each file once."""
-    wanted: dict[int, dict[int, list[dict[str, Any]]]] = {}
-    for stream in doc.get("streams", []):
-        for step in stream.get("steps", []):
-            if step.get("state") == "omitted":
-                continue
-            flagged = any(flag in _SHOWN_DATA for flag in step.get("flags", []))
-            for part in step.get("parts", []):
-                if "text" in part and not part.get("clipped"):
+def _walk(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every node of the document's trees: its talks, then what no talk contains."""
+    stack = list(reversed([*doc.get("talks", []), *doc.get("loose", [])]))
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(node.get("children", [])))
+
+
+def _plain_records(landed: LandedFile) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The records of a landed file as plain JSON with their row (from 1); a line that is not an
+    object is skipped (the document and the record endpoint read by the format's rules)."""
+    try:
+        with open(landed.path, "rb") as fh:
+            fh.readline()
+            for row, line in enumerate(fh, start=1):
+                try:
+                    value = json.loads(line)
+                except ValueError:
                     continue
-                if part.get("clipped") or part.get("k") in ("call", "result") or \
-                        (flagged and part.get("k") == "data"):
-                    wanted.setdefault(step["at"]["seq"], {}).setdefault(step["at"]["row"], []).append(part)
-    by_seq = {f.seq: f for f in files}
-    for seq, rows in wanted.items():
-        landed = by_seq.get(seq)
-        if landed is None:
-            continue
-        try:
-            with open_file(landed.path) as sd:
-                for row, record in enumerate(sd, start=1):
-                    parts = rows.get(row)
-                    if parts is None or any(flag in hide for flag in record.flags):
-                        continue
-                    for shown in parts:
-                        _fill(shown, record)
-        except SessionDataError:
-            continue
-
-
-def _fill(shown: dict[str, Any], record: Record) -> None:
-    block = shown.get("block")
-    if not isinstance(block, int) or not 0 <= block < len(record.parts):
+                if isinstance(value, dict) and "ord" in value:
+                    yield row, value
+    except OSError:
         return
-    part = record.parts[block]
-    if part.text is not None:
-        full = part.text
-    elif part.data is not None:
-        full = part.data.decode("utf-8", "replace")
-    else:
-        return
-    text = clip_utf8(full)
-    shown["text"] = text
-    if len(text) < len(full):
-        shown["clipped"] = True
-    else:
-        shown.pop("clipped", None)

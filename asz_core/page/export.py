@@ -1,15 +1,18 @@
 """One conversation as one file a person can share: HTML (self-contained) or Markdown.
 
-1. The file is made from the same document the page draws (:meth:`Catalogue.document`), less what
-   is withheld: a withheld step is a line saying what was withheld and its size, nothing more.
-2. The conversation is read in the page's order: the main stream's steps, each child agent's
-   steps inline after the tool call that started it, then any stream nothing started.
+1. The file is made from what the page draws: upstream's ``asz.view`` document
+   (:meth:`Catalogue.document`) and the page's additions to it (:meth:`Catalogue.additions`),
+   less what is withheld: a withheld step is a line saying what was withheld and its size.
+2. The conversation is read in the page's order: each stream's talks, the trees no talk
+   contains and the prompts no node shows, by the position of their records; a child agent's
+   stream inline after the call that started it; then any stream nothing started.
 3. The HTML carries its style inline and a Content-Security-Policy that forbids every fetch and
    every script, so it opens with no network and nothing in it runs; every text is escaped.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 import json
 from collections.abc import Iterator
@@ -21,13 +24,15 @@ from asz_core.page.assets import static_file
 __all__ = ["Item", "items", "to_html", "to_markdown"]
 
 _HIDEABLE: Final = ("system_prompt", "tool_schemas")
+_CONTAINERS: Final = ("talk", "run", "epoch")
 _EXPORT_CSP: Final = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
 @dataclass(frozen=True)
 class Item:
     """One thing to show: ``kind`` is prompt, reply, thinking, tool, result, error, reset,
-    summary, withheld, context, child (a child agent starts; ``depth`` says how deep) or call."""
+    summary, withheld, context, injected, runtime, child (a child agent starts; ``depth`` says
+    how deep) or call."""
 
     kind: str
     text: str
@@ -43,102 +48,128 @@ def _pretty(text: str) -> str:
         return text
 
 
-def items(doc: dict[str, Any]) -> Iterator[Item]:
+def _position(ref: dict[str, Any] | None, first: int) -> tuple[int, int, int, int]:
+    ref = ref or {}
+    block = ref.get("block")
+    return (int(ref.get("seq") or 0), int(ref.get("row") or 0), -1 if block is None else int(block), first)
+
+
+def items(doc: dict[str, Any], additions: dict[str, Any]) -> Iterator[Item]:
     """The conversation as a flat sequence of :class:`Item`, in reading order (rule 2)."""
     streams = {s["id"]: s for s in doc["streams"]}
-    child_of_tool: dict[str, str] = {}
-    result_of: dict[str, dict[str, Any]] = {}
-    calls: dict[tuple[str, str], dict[str, Any]] = {}
-    for stream in doc["streams"]:
-        for call in stream["calls"]:
-            calls[(stream["id"], call["id"])] = call
-            for tool in call["tool_calls"]:
-                if "child" in tool and "id" in tool:
-                    child_of_tool[tool["id"]] = tool["child"]
-        for step in stream.get("steps", []):
-            for part in step["parts"]:
-                if part["k"] == "result" and "of" in part:
-                    result_of.setdefault(part["of"], part)
+    tops: dict[str, list[tuple[tuple[int, int, int, int], dict[str, Any], bool]]] = {}
+    for node in (*doc["talks"], *doc["loose"]):
+        tops.setdefault(node["stream"], []).append((_position(node.get("ref"), 1), node, False))
+    for prompt in additions["prompts"]:
+        tops.setdefault(prompt["stream"], []).append((_position(prompt["ref"], 0), prompt, True))
+    for listed in tops.values():
+        listed.sort(key=lambda entry: entry[0])
     placed: set[str] = set()
-    seen_calls: set[tuple[str, str]] = set()
+    anchors: set[str] = set()
 
-    def walk(stream: dict[str, Any], depth: int) -> Iterator[Item]:
+    def anchor_of(ref: dict[str, Any] | None) -> str:
+        if not ref or not ref.get("seq"):
+            return ""
+        for anchor in (f"s-{ref['seq']}-{ref['row']}", f"s-{ref['seq']}-{ref['row']}-{ref.get('block') or 0}"):
+            if anchor not in anchors:
+                anchors.add(anchor)
+                return anchor
+        return ""
+
+    def stream_items(stream: dict[str, Any], depth: int) -> Iterator[Item]:
         placed.add(stream["id"])
         if stream["role"] != "main":
-            yield Item("child", stream.get("label", ""), depth, title=f"child agent {stream['id']}")
-        for step in stream.get("steps", []):
-            anchor = f"s-{step['at']['seq']}-{step['at']['row']}"
-            key = (stream["id"], step.get("call", ""))
-            if "call" in step and key not in seen_calls and key in calls:
-                seen_calls.add(key)
-                call = calls[key]
-                usage = call.get("usage", {})
-                yield Item("call", " · ".join(f"{k} {usage[k]}" for k in ("in", "out", "cache_read", "cache_write")
-                                              if k in usage), depth, title=call.get("model", "model call"))
-            if step.get("state") == "omitted":
-                names = [f for f in step.get("flags", []) if f in _HIDEABLE]
-                yield Item("withheld", f"{step['bytes']} bytes withheld", depth,
-                           title=", ".join(names), anchor=anchor)
-                continue
-            flags = step.get("flags", [])
-            if "context_reset" in flags or step.get("trigger") in ("auto", "manual"):
-                yield Item("reset", "context reset", depth, anchor=anchor)
-                continue
-            flagged = [f for f in flags if f in _HIDEABLE]
-            for part in step["parts"]:
-                kind, text = part["k"], part.get("text")
-                if "reset_summary" in flags and kind == "text" and text is not None:
-                    yield Item("summary", text, depth, title="of the conversation before the reset", anchor=anchor)
-                elif "error" in flags and text is not None:
-                    yield Item("error", _pretty(text), depth, anchor=anchor)
-                elif kind in ("text", "data") and flagged and text is not None:
-                    yield Item("context", _pretty(text), depth, title=", ".join(flagged), anchor=anchor)
-                elif kind == "text" and text is not None:
-                    who = {"external": "prompt", "agent": "reply"}.get(step.get("from", ""), "runtime")
-                    yield Item(who, text, depth, anchor=anchor)
-                elif kind == "reasoning" and text is not None:
-                    yield Item("thinking", text, depth, anchor=anchor)
-                elif kind == "call":
-                    yield Item("tool", _pretty(text) if text is not None else "", depth,
-                               title=part.get("name", "tool"), anchor=anchor)
-                    result = result_of.get(part.get("id", ""))
-                    if result is not None:
-                        yield Item("error" if result.get("failed") else "result",
-                                   result.get("text", f"({result['state']})"), depth)
-                    child = child_of_tool.get(part.get("id", ""))
-                    if child in streams and child not in placed:
-                        yield from walk(streams[child], depth + 1)
+            yield Item("child", stream.get("label") or "", depth, title=f"child agent {stream['name']}")
+        for _, node, is_prompt in tops.get(stream["name"], []):
+            if is_prompt:
+                yield Item("prompt", node["text"], depth, anchor=anchor_of(node["ref"]))
+            else:
+                yield from node_items(node, depth)
+
+    def node_items(node: dict[str, Any], depth: int) -> Iterator[Item]:
+        kind: str = node["kind"]
+        text: Any = node.get("text")
+        flagged = [f for f in node.get("flags", []) if f in _HIDEABLE]
+        if node.get("state") == "omitted" and flagged:
+            yield Item("withheld", f"{node.get('bytes', 0)} bytes withheld", depth, title=", ".join(flagged),
+                       anchor=anchor_of(node.get("ref")))
+            return
+        anchor = "" if kind in _CONTAINERS else anchor_of(node.get("ref"))
+        if kind == "llm.call":
+            ref = node.get("ref") or {}
+            usage = node.get("usage", {})
+            yield Item("call", " · ".join(f"{k} {usage[k]}" for k in ("in", "out", "cache_read", "cache_write")
+                                          if k in usage), depth,
+                       title=additions["models"].get(f"{ref.get('seq')}:{ref.get('row')}", "model call"))
+        elif kind in ("tool", "agent.call"):
+            yield Item("tool", _pretty(text) if text is not None else "", depth, title=node.get("name", "tool"),
+                       anchor=anchor)
+            if "result_state" in node:
+                yield Item("error" if node.get("failed") else "result",
+                           node.get("result", f"({node['result_state']})"), depth)
+            for edge in node.get("edges", []):
+                if edge["type"] == "starts" and edge["dir"] == "out" and edge["other"] in streams \
+                        and edge["other"] not in placed:
+                    yield from stream_items(streams[edge["other"]], depth + 1)
+        elif kind in _CONTAINERS or (text is None and kind != "epoch.boundary"):
+            pass
+        elif flagged:
+            yield Item("context", _pretty(text), depth, title=", ".join(flagged), anchor=anchor)
+        elif kind == "message.external":
+            yield Item("prompt", text, depth, anchor=anchor)
+        elif kind == "message.assistant":
+            yield Item("reply", text, depth, anchor=anchor)
+        elif kind == "thinking":
+            yield Item("thinking", text, depth, anchor=anchor)
+        elif kind == "context.injection":
+            yield Item("injected", _pretty(text), depth, title="by the runtime", anchor=anchor)
+        elif kind.startswith("error"):
+            yield Item("error", _pretty(text), depth, anchor=anchor)
+        elif kind == "epoch.boundary":
+            yield Item("reset", "context reset", depth, anchor=anchor)
+        elif kind == "epoch.summary":
+            yield Item("summary", text, depth, title="of the conversation before the reset", anchor=anchor)
+        else:
+            yield Item("runtime", text, depth, title=kind, anchor=anchor)
+        for child in node.get("children", []):
+            yield from node_items(child, depth)
 
     main = next((s for s in doc["streams"] if s["role"] == "main"), None)
     if main is not None:
-        yield from walk(main, 0)
+        yield from stream_items(main, 0)
     for stream in doc["streams"]:
         if stream["id"] not in placed:
-            yield from walk(stream, 0)
+            yield from stream_items(stream, 0)
 
 
-def _title(doc: dict[str, Any]) -> str:
-    label = doc["session"].get("label")
-    if label:
-        return str(label)
-    for item in items(doc):
+def _title(doc: dict[str, Any], additions: dict[str, Any]) -> str:
+    if doc["summary"].get("title"):
+        return str(doc["summary"]["title"])
+    for item in items(doc, additions):
         if item.kind == "prompt":
             return " ".join(item.text.split())[:100]
-    return str(doc["session"]["id"])
+    return str(doc["conversation"])
 
 
-def _withheld_note(doc: dict[str, Any]) -> str:
-    hidden = doc["session"].get("hide", [])
-    return f"Withheld: {', '.join(hidden)}." if hidden else "Nothing withheld."
+def _when(ms: Any) -> str:
+    if not isinstance(ms, int) or ms <= 0:
+        return ""
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def to_markdown(doc: dict[str, Any]) -> str:
-    session = doc["session"]
-    out = [f"# {_title(doc)}", "",
-           f"Session `{session['id']}` · {session.get('first_time', '')} → {session.get('last_time', '')} · "
-           f"{doc['summary']['calls']} model calls · {_withheld_note(doc)}", ""]
+def _head(doc: dict[str, Any]) -> str:
+    summary = doc["summary"]
+    hidden = [name for name in summary.get("withheld", {}) if name in _HIDEABLE]
+    withheld = f"Withheld: {', '.join(hidden)}." if hidden else "Nothing withheld."
+    calls = summary.get("kinds", {}).get("llm.call", 0)
+    return (f"Conversation {doc['conversation']} · {_when(summary.get('from'))} → {_when(summary.get('to'))} · "
+            f"{calls} model calls · {withheld}")
+
+
+def to_markdown(doc: dict[str, Any], additions: dict[str, Any]) -> str:
+    out = [f"# {_title(doc, additions)}", "", _head(doc), ""]
     fence = "````"
-    for item in items(doc):
+    for item in items(doc, additions):
         quote = "> " * item.depth
         if item.kind == "child":
             out += [f"{quote}### {item.title} {item.text}".rstrip(), ""]
@@ -157,13 +188,12 @@ def to_markdown(doc: dict[str, Any]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def to_html(doc: dict[str, Any]) -> str:
+def to_html(doc: dict[str, Any], additions: dict[str, Any]) -> str:
     esc = html.escape
-    session = doc["session"]
-    title = _title(doc)
+    title = _title(doc, additions)
     body: list[str] = []
     depth = 0
-    for item in items(doc):
+    for item in items(doc, additions):
         while depth > item.depth:
             body.append("</div>")
             depth -= 1
@@ -193,6 +223,4 @@ def to_html(doc: dict[str, Any]) -> str:
         f"<title>{esc(title)}</title>"
         f"<style>{style}\npre.text {{ font: inherit; background: none; padding: 0; }}</style>"
         f"</head><body><main><h2>{esc(title)}</h2>"
-        f"<div class=\"totals\">Session {esc(session['id'])} · {esc(str(session.get('first_time', '')))} → "
-        f"{esc(str(session.get('last_time', '')))} · {doc['summary']['calls']} model calls · "
-        f"{esc(_withheld_note(doc))}</div>\n" + "\n".join(body) + "\n</main></body></html>\n")
+        f"<div class=\"totals\">{esc(_head(doc))}</div>\n" + "\n".join(body) + "\n</main></body></html>\n")

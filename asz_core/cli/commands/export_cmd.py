@@ -37,14 +37,15 @@ def run(args: argparse.Namespace, app: App) -> int:
     asked = [w.strip() for item in args.hide or [] for w in item.split(",") if w.strip()]
     try:
         catalogue = Catalogue(app.config.root, app.config.section("view").get("hide", []))
-        doc = catalogue.document(args.session, catalogue.withheld(asked))
+        hide = catalogue.withheld(asked)
+        doc, additions = catalogue.document(args.session, hide), catalogue.additions(args.session, hide)
     except (ValueError, BadRequest) as exc:
         print(f"asz: {exc}", file=app.err)
         return EXIT_CONFIG
     except PageError as exc:
         print(f"asz: {exc}; `asz-pipeline view` lists the sessions", file=app.err)
         return EXIT_FAILED
-    text = to_html(doc) if args.format == "html" else to_markdown(doc)
+    text = to_html(doc, additions) if args.format == "html" else to_markdown(doc, additions)
     if args.output is None:
         app.out.write(text)
         return EXIT_OK

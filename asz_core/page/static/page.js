@@ -120,6 +120,10 @@
     return root;
   }
 
+  function jsonType(text) {
+    try { const v = JSON.parse(text); return v && typeof v.type === "string" ? `${v.type} · ` : ""; } catch (e) { return ""; }
+  }
+
   function pretty(text) {
     try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
   }
@@ -280,174 +284,185 @@
     });
   }
 
-  // ---- one conversation -----------------------------------------------------------------
+  // ---- one conversation: upstream's asz.view document, drawn ------------------------------
+  //
+  // The document (GET /api/c/{id}/view) is upstream's: talks as trees of runs and steps, what no
+  // talk contains under `loose`, the streams beside them. Each stream's talks and loose trees are
+  // drawn in the order of their records; a child agent's stream is drawn inline under the call
+  // whose `starts` edge names it. /api/c/{id}/additions gives what the document does not carry:
+  // the prompts no node shows (their records were not named a person's input) and each call's
+  // model.
+
+  const TOGGLED = ["runtime.notification", "agent.launch_ack", "agent.output"];
+  const TOGGLE_LABEL = { "runtime.notification": "notification from the runtime", "agent.launch_ack": "child agent started",
+    "agent.output": "what the child agent returned" };
 
   async function showConversation(main, id) {
     const hide = readerHide(true);
-    const [status, doc] = await Promise.all([getJSON("/api/status"), getJSON(apiUrl(`/api/c/${encodeURIComponent(id)}/view`, hide))]);
+    const base = `/api/c/${encodeURIComponent(id)}`;
+    const [status, doc, extra] = await Promise.all([getJSON("/api/status"), getJSON(apiUrl(`${base}/view`, hide)),
+      getJSON(apiUrl(`${base}/additions`, hide))]);
     const instanceHides = status.withheld || [];
     showStatus(status);
     watchStatus(status, null);
-    const streams = new Map(doc.streams.map((s) => [s.id, s]));
-    const childOfTool = new Map();
-    const resultOf = new Map();
-    const calls = new Map();
-    for (const s of doc.streams) {
-      for (const c of s.calls) {
-        calls.set(`${s.id}\u0000${c.id}`, c);
-        for (const t of c.tool_calls) if (t.child && t.id) childOfTool.set(t.id, t.child);
-      }
-      for (const step of s.steps || []) {
-        for (const p of step.parts) if (p.k === "result" && p.of && !resultOf.has(p.of)) resultOf.set(p.of, p);
-      }
+    const streamById = new Map(doc.streams.map((s) => [s.id, s]));
+    // each stream's top level: its talks, the trees no talk contains, the prompts no node shows
+    const tops = new Map();
+    const add = (stream, item) => { if (!tops.has(stream)) tops.set(stream, []); tops.get(stream).push(item); };
+    for (const t of doc.talks) add(t.stream, { node: t, first: 1 });
+    for (const n of doc.loose) add(n.stream, { node: n, first: 1 });
+    for (const p of extra.prompts) add(p.stream, { prompt: p, first: 0 });
+    const pos = (item) => { const r = (item.node || item.prompt).ref || {}; return [r.seq || 0, r.row || 0, r.block ?? -1, item.first]; };
+    for (const list of tops.values()) {
+      list.sort((a, b) => { const x = pos(a), y = pos(b); return x[0] - y[0] || x[1] - y[1] || x[2] - y[2] || x[3] - y[3]; });
     }
     const placed = new Set();
-    const seenCalls = new Set();
+    const anchors = new Set();
     const total = { in: 0, out: 0, cache_read: 0, cache_write: 0 };
     let nCalls = 0;
-    for (const c of calls.values()) { nCalls++; for (const k in total) total[k] += (c.usage || {})[k] || 0; }
+    (function count(nodes) {
+      for (const n of nodes) {
+        if (n.kind === "llm.call") { nCalls++; for (const k in total) total[k] += (n.usage || {})[k] || 0; }
+        count(n.children || []);
+      }
+    })([...doc.talks, ...doc.loose]);
 
-    function hrefWith(extra, hash) {
+    function hrefWith(extraQuery, hash) {
       const q = new URLSearchParams(location.search);
-      for (const [k, v] of Object.entries(extra)) { if (v === null) q.delete(k); else q.set(k, v); }
+      for (const [k, v] of Object.entries(extraQuery)) { if (v === null) q.delete(k); else q.set(k, v); }
       const s = q.toString();
       return `${location.pathname}${s ? `?${s}` : ""}${hash || ""}`;
     }
 
-    function evidenceButton(step, holder) {
+    function anchorOf(ref) {
+      if (!ref || !ref.seq) return null;
+      for (const a of [`s-${ref.seq}-${ref.row}`, `s-${ref.seq}-${ref.row}-${ref.block ?? 0}`]) {
+        if (!anchors.has(a)) { anchors.add(a); return a; }
+      }
+      return null;
+    }
+
+    function evidenceButton(ref, holder) {
       return el("button", { type: "button", class: "evidence", text: "record", title: "the landed record behind this step",
         onclick: async () => {
-          const panel = el("div", { class: "panel" }, el("div", { class: "kind", text: `landed record ${step.at.seq}:${step.at.row}` }));
+          const panel = el("div", { class: "panel" }, el("div", { class: "kind", text: `landed record ${ref.seq}:${ref.row}` }));
           holder.append(panel);
-          try { panel.append(el("pre", { text: JSON.stringify(await getJSON(apiUrl(`/api/c/${encodeURIComponent(id)}/record/${step.at.seq}/${step.at.row}`, hide)), null, 2) })); }
+          try { panel.append(el("pre", { text: JSON.stringify(await getJSON(apiUrl(`${base}/record/${ref.seq}/${ref.row}`, hide)), null, 2) })); }
           catch (e) { panel.append(el("div", { class: "muted", text: `not served: ${e.message}` })); }
         } });
     }
 
-    function callLine(stream, step) {
-      if (!step.call) return null;
-      const key = `${stream.id}\u0000${step.call}`;
-      if (seenCalls.has(key)) return null;
-      seenCalls.add(key);
-      const c = calls.get(key);
-      if (!c) return null;
-      const line = el("div", { class: "call" }, el("span", { class: "badge", text: c.model || "model call" }),
-        c.usage ? tokensText({ in: 0, out: 0, cache_read: 0, cache_write: 0, ...c.usage }) : "no usage reported");
+    // A step's box: its anchor (#s-SEQ-ROW, so a link lands on it), a link to it and its evidence.
+    function stepBox(node, classes, ...kids) {
+      const anchor = anchorOf(node.ref);
+      const box = el("div", { class: `step ${classes}`, id: anchor, "data-kind": node.kind || "prompt" }, ...kids);
       const holder = el("div");
-      for (const b of c.provider_bodies || []) {
+      box.append(el("span", { class: "where" }, anchor ? el("a", { href: `#${anchor}`, class: "link", title: "link to this step", text: "#" }) : null,
+        node.ref && node.ref.seq ? evidenceButton(node.ref, holder) : null), holder);
+      return box;
+    }
+
+    function withheldBox(node) {
+      const names = (node.flags || []).filter((f) => HIDEABLE.includes(f));
+      const box = stepBox(node, "withheld", el("div", { class: "kind", text: `withheld: ${names.join(", ") || "content"}` }),
+        el("div", { text: `${fmtInt(node.bytes)} bytes the runtime sent the model` }));
+      const forEveryone = names.some((n) => instanceHides.includes(n) || pageHide.includes(n));
+      box.insertBefore(forEveryone ? el("div", { class: "muted", text: "this instance withholds it from every reader" })
+        : el("a", { href: hrefWith({ show: "context" }, box.id ? `#${box.id}` : ""), class: "show-context", text: "show it" }), box.querySelector(".where"));
+      return box;
+    }
+
+    function callBox(node) {
+      const r = node.ref || {};
+      const model = extra.models[`${r.seq}:${r.row}`];
+      const line = el("div", { class: "call" }, el("span", { class: "badge", text: model || "model call" }),
+        node.usage ? tokensText({ in: 0, out: 0, cache_read: 0, cache_write: 0, ...node.usage }) : "no usage reported");
+      const holder = el("div");
+      for (const b of node.provider_bodies || []) {
         line.append(" ", el("button", { type: "button", class: `body ${b.role}`, text: `exact ${b.role}`, onclick: async () => {
           const panel = el("div", { class: "panel" }, el("div", { class: "kind", text: `provider ${b.role} ${b.ref.seq}:${b.ref.row}` }));
           holder.append(panel);
-          const r = await fetch(apiUrl(`/api/c/${encodeURIComponent(id)}/body/${b.ref.seq}/${b.ref.row}`, hide));
-          const text = await r.text();
-          panel.append(r.ok ? el("pre", { class: "provider-body", text: pretty(text) }) : el("div", { class: "muted", text: `not served: ${pretty(text)}` }));
+          const res = await fetch(apiUrl(`${base}/body/${b.ref.seq}/${b.ref.row}`, hide));
+          const text = await res.text();
+          panel.append(res.ok ? el("pre", { class: "provider-body", text: pretty(text) }) : el("div", { class: "muted", text: `not served: ${pretty(text)}` }));
         } }));
       }
-      if (!(c.provider_bodies || []).length && hide.length && doc.summary.provider_bodies) {
-        line.append(" ", el("a", { href: hrefWith({ show: "context" }, `#s-${step.at.seq}-${step.at.row}`), class: "show-context",
+      if (!(node.provider_bodies || []).length && hide.length && doc.summary.provider_bodies) {
+        line.append(" ", el("a", { href: hrefWith({ show: "context" }), class: "show-context",
           text: "exact request withheld: show system prompt, tools and provider bodies" }));
       }
-      return el("div", {}, line, holder);
+      return el("div", { class: "callbox", "data-kind": "llm.call" }, line, holder, renderChildren(node));
     }
 
-    function toolCard(part) {
-      const result = part.id ? resultOf.get(part.id) : null;
-      const card = el("div", { class: `tool${result && result.failed ? " failed" : ""}` },
-        el("div", {}, el("span", { class: "kind", text: "tool " }), el("span", { class: "name", text: part.name || "tool" })));
-      if (part.text !== undefined) card.append(collapsible(`input (${fmtInt(part.bytes)} bytes)`, pretty(part.text), true));
-      if (result) {
-        const label = `${result.failed ? "error" : "result"} (${fmtInt(result.bytes)} bytes${result.state !== "available" ? `, ${result.state}` : ""})`;
-        card.append(result.text !== undefined ? collapsible(label, result.text, true) : el("div", { class: "muted", text: label }));
-        if (result.failed) card.classList.add("error");
+    function toolBox(node) {
+      const card = el("div", { class: `tool${node.failed ? " failed" : ""}` },
+        el("div", {}, el("span", { class: "kind", text: node.kind === "agent.call" ? "agent " : "tool " }), el("span", { class: "name", text: node.name || "tool" })));
+      if (node.text !== undefined) card.append(collapsible(`input (${fmtInt(node.bytes)} bytes)`, pretty(node.text), true));
+      else if (node.state && node.state !== "available") card.append(el("div", { class: "muted", text: `input ${node.state}` }));
+      if (node.result_state !== undefined) {
+        const label = `${node.failed ? "error" : "result"} (${fmtInt(node.result_bytes)} bytes${node.result_state !== "available" ? `, ${node.result_state}` : ""})`;
+        card.append(node.result !== undefined ? collapsible(label, node.result, true) : el("div", { class: "muted", text: label }));
       }
-      const child = part.id ? childOfTool.get(part.id) : null;
-      if (child && streams.has(child) && !placed.has(child)) card.append(renderStream(streams.get(child)));
-      return card;
+      for (const e of node.edges || []) {
+        if (e.type === "starts" && e.dir === "out" && streamById.has(e.other) && !placed.has(e.other)) card.append(renderStream(streamById.get(e.other)));
+      }
+      card.append(renderChildren(node));
+      return stepBox(node, node.failed ? "error" : "", card);
     }
 
-    function renderStep(stream, step) {
-      const anchor = `s-${step.at.seq}-${step.at.row}`;
-      const box = el("div", { class: "step", id: anchor, "data-from": step.from || "" });
-      const where = el("span", { class: "where" }, el("a", { href: `#${anchor}`, class: "link", title: "link to this step", text: "#" }));
-      const holder = el("div");
-      if (step.state === "omitted") {
-        const names = (step.flags || []).filter((f) => HIDEABLE.includes(f));
-        box.classList.add("withheld");
-        box.append(el("div", { class: "kind", text: `withheld: ${names.join(", ")}` }),
-          el("div", { text: `${fmtInt(step.bytes)} bytes the runtime sent the model` }));
-        const forEveryone = names.some((n) => instanceHides.includes(n) || pageHide.includes(n));
-        box.append(forEveryone ? el("div", { class: "muted", text: "this instance withholds it from every reader" })
-          : el("a", { href: hrefWith({ show: "context" }, `#${anchor}`), class: "show-context", text: "show it" }));
-        box.append(where);
-        return box;
-      }
-      const flags = step.flags || [];
-      if (flags.includes("context_reset") || step.trigger === "auto" || step.trigger === "manual") {
-        box.classList.add("reset");
-        box.append(el("div", { class: "kind", text: `context reset${step.trigger ? ` (${step.trigger})` : ""}` }));
-        box.append(where);
-        return box;
-      }
-      const flagged = flags.filter((f) => HIDEABLE.includes(f));
-      let shown = false;
-      for (const part of step.parts) {
-        if (flags.includes("reset_summary") && part.k === "text" && part.text !== undefined) {
-          box.classList.add("reset");
-          box.append(el("div", { class: "kind", text: "summary of the conversation before the reset" }), collapsible("summary", part.text, false));
-          shown = true;
-        } else if (flags.includes("error") && part.text !== undefined) {
-          box.classList.add("error");
-          box.append(el("div", { class: "kind", text: "error" }), collapsible("what the runtime recorded", pretty(part.text), true));
-          shown = true;
-        } else if ((part.k === "text" || part.k === "data") && flagged.length && part.text !== undefined) {
-          box.append(el("div", { class: "kind", text: flagged.join(", ") }),
-            collapsible(`what the runtime sent the model (${fmtInt(part.bytes)} bytes)`, pretty(part.text), false));
-          box.classList.add("context");
-          shown = true;
-        } else if (part.k === "text" && part.text !== undefined) {
-          const kind = step.from === "external" ? "prompt" : step.from === "agent" ? "reply" : "runtime";
-          if (kind !== "runtime") box.classList.add(kind);
-          box.append(el("div", { class: "kind", text: kind }), kind === "runtime" ? collapsible("runtime note", part.text, true) : markdown(part.text));
-          shown = true;
-        } else if (part.k === "reasoning") {
-          box.append(part.text !== undefined ? collapsible("thinking", part.text, false) : el("div", { class: "muted", text: `thinking (${part.state})` }));
-          shown = true;
-        } else if (part.k === "call") {
-          box.append(toolCard(part));
-          shown = true;
-        } else if (part.k === "result" && !(part.of && stepHasCall(part.of))) {
-          box.append(collapsible(part.failed ? "error" : "result", part.text || `(${part.state})`, true));
-          if (part.failed) box.classList.add("error");
-          shown = true;
-        } else if (part.k === "unknown") {
-          box.append(el("div", { class: "muted", text: `unknown part: ${part.text || part.state}` }));
-          shown = true;
-        }
-      }
-      const line = callLine(stream, step);
-      if (!shown && !line) return null;
-      if (line) box.prepend(line);
-      where.append(evidenceButton(step, holder));
-      box.append(where, holder);
+    function renderChildren(node) {
+      const box = el("div", { class: "children" });
+      for (const c of node.children || []) { const n = render(c); if (n) box.append(n); }
       return box;
     }
 
-    const toolIds = new Set();
-    for (const s of doc.streams) for (const c of s.calls) for (const t of c.tool_calls) if (t.id) toolIds.add(t.id);
-    function stepHasCall(of) { return toolIds.has(of); }
+    function textOr(node, label) {
+      return node.text !== undefined ? node.text : `(${label} ${node.state || "not shown"})`;
+    }
+
+    function render(node) {
+      const kind = node.kind;
+      const flagged = (node.flags || []).filter((f) => HIDEABLE.includes(f));
+      if (node.state === "omitted" && flagged.length) return withheldBox(node);
+      if (kind === "talk" || kind === "run" || kind === "epoch") return el("div", { class: kind, "data-id": node.id }, renderChildren(node));
+      if (kind === "llm.call") return callBox(node);
+      if (kind === "tool" || kind === "agent.call") return toolBox(node);
+      if (flagged.length) {
+        return stepBox(node, "context", el("div", { class: "kind", text: flagged.join(", ") }),
+          collapsible(`what the runtime sent the model (${fmtInt(node.bytes)} bytes)`, pretty(textOr(node, "content")), false));
+      }
+      if (kind === "message.external") return stepBox(node, "prompt", el("div", { class: "kind", text: "prompt" }), markdown(textOr(node, "prompt")));
+      if (kind === "message.assistant") return stepBox(node, "reply", el("div", { class: "kind", text: "reply" }), markdown(textOr(node, "reply")), renderChildren(node));
+      if (kind === "thinking") return stepBox(node, "thinking", node.text !== undefined ? collapsible("thinking", node.text, false) : el("div", { class: "muted", text: `thinking (${node.state})` }));
+      if (kind === "context.injection") {
+        const text = textOr(node, "injection");
+        return stepBox(node, "injected", el("div", { class: "kind", text: "injected by the runtime" }),
+          /^\s*[{[]/.test(text) ? collapsible(`${jsonType(text)}${fmtInt(node.bytes)} bytes`, pretty(text), false) : markdown(text));
+      }
+      if (TOGGLED.includes(kind)) return stepBox(node, "runtime", collapsible(TOGGLE_LABEL[kind], textOr(node, "text"), false));
+      if (kind === "epoch.boundary") return stepBox(node, "reset", el("div", { class: "kind", text: `context reset${node.attrs && node.attrs.trigger ? ` (${node.attrs.trigger})` : ""}` }));
+      if (kind === "epoch.summary") return stepBox(node, "reset", el("div", { class: "kind", text: "summary of the conversation before the reset" }), collapsible("summary", textOr(node, "summary"), false));
+      if (kind.startsWith("error")) return stepBox(node, "error", el("div", { class: "kind", text: "error" }), collapsible("what the runtime recorded", pretty(textOr(node, "error")), true));
+      if (kind === "message.synthetic") return stepBox(node, "runtime", el("div", { class: "kind", text: "written by the runtime, not a model" }), el("div", { text: textOr(node, "text") }));
+      if (kind === "turn.duration") return el("div", { class: "muted small", text: `turn took ${fmtInt(node.duration_ms)} ms` });
+      return stepBox(node, "runtime", el("div", { class: "kind", text: kind }), node.text !== undefined ? collapsible(kind, node.text, true) : null, renderChildren(node));
+    }
+
+    function renderTop(item) {
+      if (item.prompt) return stepBox(item.prompt, "prompt", el("div", { class: "kind", text: "prompt" }), markdown(item.prompt.text));
+      return render(item.node);
+    }
 
     function renderStream(stream) {
       placed.add(stream.id);
-      const box = stream.role === "main" ? el("div", { class: "stream", "data-stream": stream.id })
-        : el("div", { class: "child", "data-stream": stream.id }, el("div", { class: "title", text: `child agent ${stream.label ? `· ${stream.label}` : stream.id}` }));
-      for (const step of stream.steps || []) {
-        const node = renderStep(stream, step);
-        if (node) box.append(node);
-      }
+      const box = stream.role === "main" ? el("div", { class: "stream", "data-stream": stream.name })
+        : el("div", { class: "child", "data-stream": stream.name }, el("div", { class: "title", text: `child agent · ${stream.label || stream.name}` }));
+      for (const item of tops.get(stream.name) || []) { const n = renderTop(item); if (n) box.append(n); }
       return box;
     }
 
-    const title = doc.session.label || (doc.streams[0] && (doc.streams[0].steps || []).flatMap((s) => s.from === "external" ? s.parts.filter((p) => p.k === "text").map((p) => p.text) : [])[0]) || id;
+    const firstPrompt = extra.prompts.length ? extra.prompts[0].text : "";
+    const title = doc.summary.title || firstPrompt.split("\n").find((l) => l.trim()) || id;
     document.title = `${title.slice(0, 60)} · asz`;
     const withheldNote = hide.length
       ? el("div", { class: "notice" }, `Withheld from this page: ${hide.join(", ")}. `,
@@ -457,7 +472,8 @@
     main.replaceChildren(
       el("h2", { text: title }),
       el("div", { class: "totals", id: "conversation-totals" },
-        `${doc.session.first_time || ""} → ${doc.session.last_time || ""} · ${fmtInt(nCalls)} model calls · ${doc.streams.length - 1} child agents · ${tokensText(total)}`),
+        `${fmtTime(doc.summary.from)} → ${fmtTime(doc.summary.to)} · ${fmtInt(nCalls)} model calls · ${Math.max(doc.streams.length - 1, 0)} child agents · ${tokensText(total)}`),
+      ...(doc.summary.state !== "verified" ? [el("div", { class: "notice error", text: `${doc.summary.state}: ${doc.summary.problems.join("; ")}` })] : []),
       withheldNote);
     const mainStream = doc.streams.find((s) => s.role === "main") || doc.streams[0];
     if (mainStream) main.append(renderStream(mainStream));

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from asz_core.assembly.parse import parse_root
 from asz_core.glossary import gather
 from asz_core.host import PluginHost
 from asz_core.page.catalogue import Catalogue
@@ -36,11 +37,13 @@ def page_root(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
             {"name": "kiro", "source_root": str(corpus / "kiro" / ".kiro"), "cli_database": KIRO_DB, "exclude": []},
         ])
         summary = runner.run()
+        parsed = parse_root(runner.root)  # the page draws the conversations' rounds
     finally:
         for name, value in saved.items():
             if value is not None:
                 os.environ[name] = value
     assert not summary.failed and summary.totals.records
+    assert parsed and not [p.message for p in parsed if p.outcome]
     return runner.root
 
 

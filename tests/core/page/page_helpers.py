@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from asz_core.assembly.parse import parse_root
 from asz_core.sessiondata import Usage
 from tests.core.view.view_helpers import SESSION, land, note, prompt, reply, result
 
@@ -23,6 +24,7 @@ def hostile_session(root: Path) -> str:
               usage=Usage(10, 20, 30, 40)),
         result("tool-1", "run-1", text=f"result {HOSTILE}"),
     ]})
+    assert not [p.message for p in parse_root(root) if p.outcome]  # the page draws the rounds
     return SESSION
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from asz_core.page.catalogue import MAX_FILES, Catalogue
 from asz_core.page.server import CSP, PageServer
+from asz_core.view.conversation import DOCUMENT_KEYS, SUMMARY_KEYS
 from tests.core.page.conftest import serve
 
 pytestmark = pytest.mark.corpus
@@ -41,9 +42,18 @@ def get_json(server: PageServer, path: str) -> Any:
     return json.loads(body)
 
 
+def nodes(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every node of an ``asz.view`` document's trees."""
+    stack = list(reversed([*doc["talks"], *doc["loose"]]))
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(node.get("children", [])))
+
+
 def _body_ref(server: PageServer) -> tuple[int, int]:
     doc = get_json(server, f"/api/c/{SUBAGENTS}/view")
-    refs = [b["ref"] for s in doc["streams"] for c in s["calls"] for b in c.get("provider_bodies", [])]
+    refs = [b["ref"] for n in nodes(doc) for b in n.get("provider_bodies", [])]
     assert refs
     return refs[0]["seq"], refs[0]["row"]
 
@@ -76,13 +86,26 @@ def test_a_search_finds_a_session_by_a_word_of_its_prompt_and_not_others(page_se
     assert get_json(page_server, "/api/conversations?q=zzqqxx-not-a-word") == []
 
 
-def test_the_document_widens_text_to_upstreams_clip_and_gives_tool_inputs(page_server: PageServer) -> None:
+def test_the_document_is_upstreams_asz_view_with_clipped_text_and_tool_inputs(page_server: PageServer) -> None:
     doc = get_json(page_server, f"/api/c/{SUBAGENTS}/view")
-    parts = [p for s in doc["streams"] for st in s["steps"] for p in st["parts"]]
-    assert any(p["k"] == "text" and len(p["text"].encode()) > 240 for p in parts)
-    assert all(len(p["text"].encode()) <= 2000 for p in parts if "text" in p)
-    calls = [p for p in parts if p["k"] == "call"]
-    assert calls and all(json.loads(p["text"]) is not None for p in calls if not p.get("clipped"))
+    assert tuple(doc) == DOCUMENT_KEYS and (doc["format"], doc["version"]) == ("asz.view", "1.0")
+    assert tuple(doc["summary"]) == SUMMARY_KEYS and doc["summary"]["state"] == "verified"
+    texts = [n["text"] for n in nodes(doc) if "text" in n]
+    assert any(len(t.encode()) > 240 for t in texts) and all(len(t.encode()) <= 2000 for t in texts)
+    tools = [n for n in nodes(doc) if n["kind"] in ("tool", "agent.call")]
+    assert tools and all(json.loads(n["text"]) is not None for n in tools if n["bytes"] == len(n["text"].encode()))
+    assert any(e["type"] == "starts" for n in tools for e in n.get("edges", []))  # child agents, where started
+
+
+def test_the_additions_carry_what_the_document_does_not(page_server: PageServer) -> None:
+    doc = get_json(page_server, f"/api/c/{SUBAGENTS}/view")
+    extra = get_json(page_server, f"/api/c/{SUBAGENTS}/additions")
+    shown = {(n["ref"]["seq"], n["ref"]["row"]) for n in nodes(doc) if "text" in n}
+    prompts = {(p["ref"]["seq"], p["ref"]["row"]): p for p in extra["prompts"]}
+    assert prompts and not set(prompts) & shown  # a prompt the document shows is not repeated
+    assert any("ir:test-sub-fg" in p["text"] for p in prompts.values())
+    calls = [n for n in nodes(doc) if n["kind"] == "llm.call"]
+    assert all(extra["models"][f"{c['ref']['seq']}:{c['ref']['row']}"].startswith("claude-") for c in calls)
 
 
 def test_a_record_is_served_as_landed(page_server: PageServer, page_root: Path) -> None:
@@ -158,7 +181,7 @@ def test_a_reader_who_withholds_anything_is_served_no_provider_body(page_server:
         assert get(page_server, f"/api/c/{SUBAGENTS}/record/{seq}/{row}?hide={hide}")[0] == 403
         assert get(page_server, f"/api/c/{SUBAGENTS}/files?session={SUBAGENTS}&seq={seq}&hide={hide}")[0] == 403
         doc = get_json(page_server, f"/api/c/{SUBAGENTS}/view?hide={hide}")
-        assert not any("provider_bodies" in c for s in doc["streams"] for c in s["calls"])
+        assert not any("provider_bodies" in n for n in nodes(doc)) and doc["summary"]["captured_prompts"] == 0
 
 
 def test_a_request_for_another_host_is_403(page_server: PageServer) -> None:
@@ -201,18 +224,20 @@ def test_every_response_carries_the_policy(page_server: PageServer) -> None:
 
 def test_a_withheld_step_keeps_its_place_and_loses_its_content(page_server: PageServer, flagged: str) -> None:
     doc = get_json(page_server, f"/api/c/{flagged}/view?hide=system_prompt")
-    steps = [st for s in doc["streams"] for st in s["steps"] if "system_prompt" in st.get("flags", [])]
-    assert steps and all(st["state"] == "omitted" for st in steps)
-    assert all("text" not in p for st in steps for p in st["parts"])
+    steps = [n for n in nodes(doc) if "system_prompt" in n.get("flags", [])]
+    assert steps and all(n["state"] == "omitted" and "text" not in n and n["bytes"] > 0 for n in steps)
+    assert doc["summary"]["withheld"]["system_prompt"] == len(steps)
+    extra = get_json(page_server, f"/api/c/{flagged}/additions?hide=system_prompt")
+    assert not any(p["ref"] == n["ref"] for p in extra["prompts"] for n in steps)
     shown = get_json(page_server, f"/api/c/{flagged}/view")
-    steps = [st for s in shown["streams"] for st in s["steps"] if "system_prompt" in st.get("flags", [])]
-    assert all("text" in p for st in steps for p in st["parts"])  # a reader who did not ask sees it
+    steps = [n for n in nodes(shown) if "system_prompt" in n.get("flags", [])]
+    assert steps and all("text" in n for n in steps)  # a reader who did not ask sees it
 
 
 def test_the_record_of_a_withheld_step_keeps_its_envelope(page_server: PageServer, flagged: str) -> None:
     doc = get_json(page_server, f"/api/c/{flagged}/view")
-    step = next(st for s in doc["streams"] for st in s["steps"] if "system_prompt" in st.get("flags", []))
-    seq, row = step["at"]["seq"], step["at"]["row"]
+    step = next(n for n in nodes(doc) if "system_prompt" in n.get("flags", []))
+    seq, row = step["ref"]["seq"], step["ref"]["row"]
     whole = get_json(page_server, f"/api/c/{flagged}/record/{seq}/{row}")
     withheld = get_json(page_server, f"/api/c/{flagged}/record/{seq}/{row}?hide=system_prompt")
     assert withheld["flags"] == whole["flags"] and withheld["ord"] == whole["ord"]
@@ -229,8 +254,8 @@ def withholding_server(page_root: Path) -> Iterator[PageServer]:
 def test_what_the_instance_withholds_no_request_can_take_back(withholding_server: PageServer,
                                                               page_root: Path, flagged: str) -> None:
     doc = get_json(withholding_server, f"/api/c/{flagged}/view")
-    steps = [st for s in doc["streams"] for st in s["steps"] if "system_prompt" in st.get("flags", [])]
-    assert steps and all(st["state"] == "omitted" for st in steps)
+    steps = [n for n in nodes(doc) if "system_prompt" in n.get("flags", [])]
+    assert steps and all(n["state"] == "omitted" for n in steps)
     assert get(withholding_server, f"/api/c/{SUBAGENTS}/files?session={SUBAGENTS}&seq=1")[0] == 403
     # nor can a search find a session by a word that only a withheld record holds
     word = _word_only_in_withheld_records(page_root)
@@ -258,6 +283,7 @@ def test_a_session_or_file_reached_through_a_link_is_not_served(page_root: Path,
     root = tmp_path / "root"
     root.mkdir()
     shutil.copytree(page_root / SUBAGENTS, root / SUBAGENTS, symlinks=True)
+    shutil.copytree(page_root / "_conversations" / SUBAGENTS, root / "_conversations" / SUBAGENTS)
     os.symlink(page_root / "839f0678-4dbc-4aa5-a37c-10f12406d23f", root / "linked-session")
     main = root / SUBAGENTS / "streams" / "main"
     first = sorted(main.glob("*.sd"))[0]
@@ -275,4 +301,6 @@ def test_a_session_or_file_reached_through_a_link_is_not_served(page_root: Path,
         # is served without the linked file: nothing of it, nor of what it points at, is read
         status, _, body = get(server, f"/api/c/{SUBAGENTS}/view")
         assert status == 200 and secret.name.encode() not in body
-        assert f'"seq":{seq},'.encode() not in body
+        doc = json.loads(body)
+        assert seq not in [f["seq"] for f in doc["files"]] and doc["summary"]["state"] != "verified", \
+            doc["summary"]

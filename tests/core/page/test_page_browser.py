@@ -179,7 +179,7 @@ def test_no_script_from_a_transcript_runs_on_the_page_or_in_an_export(page: Any,
         assert "<script>" in page.inner_text("main")  # shown as text
         assert PROMPT_WORD in page.inner_text("main")
     export = tmp_path / "export.html"
-    export.write_text(to_html(catalogue.document(session, ())), encoding="utf-8")
+    export.write_text(to_html(catalogue.document(session, ()), catalogue.additions(session, ())), encoding="utf-8")
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
     page.context.set_offline(True)

@@ -12,7 +12,7 @@ import pytest
 
 from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK
 from asz_core.page.catalogue import Catalogue
-from asz_core.page.export import items, to_html, to_markdown
+from asz_core.page.export import Item, items, to_html, to_markdown
 from tests.core.page.page_helpers import HOSTILE, PROMPT_WORD, hostile_session
 
 
@@ -29,8 +29,8 @@ def _config(tmp_path: Path, root: Path, hide: str = "[]") -> Path:
 
 def test_the_html_escapes_every_text_and_fetches_nothing(tmp_path: Path) -> None:
     session = hostile_session(tmp_path / "root")
-    doc = Catalogue(tmp_path / "root").document(session, ())
-    page = to_html(doc)
+    catalogue = Catalogue(tmp_path / "root")
+    page = to_html(catalogue.document(session, ()), catalogue.additions(session, ()))
     assert HOSTILE not in page and "<script" not in page and "onerror=" not in page.replace("onerror=&quot;", "")
     assert PROMPT_WORD in page and "&lt;script&gt;" in page
     assert "Content-Security-Policy" in page and "default-src 'none'" in page
@@ -39,15 +39,17 @@ def test_the_html_escapes_every_text_and_fetches_nothing(tmp_path: Path) -> None
 
 def test_the_conversation_reads_in_order_with_its_tool_result(tmp_path: Path) -> None:
     session = hostile_session(tmp_path / "root")
-    kinds = [i.kind for i in items(Catalogue(tmp_path / "root").document(session, ()))]
-    assert kinds == ["context", "prompt", "call", "reply", "tool", "result"]
+    catalogue = Catalogue(tmp_path / "root")
+    kinds = [i.kind for i in items(catalogue.document(session, ()), catalogue.additions(session, ()))]
+    assert kinds == ["prompt", "call", "reply", "tool", "result"]
 
 
 def test_withheld_records_leave_only_their_size(tmp_path: Path) -> None:
     session = hostile_session(tmp_path / "root")
-    doc = Catalogue(tmp_path / "root", ["system_prompt"]).document(session, ("system_prompt",))
-    text = to_markdown(doc)
-    assert "SYSTEM" not in text and "withheld" in text
+    catalogue = Catalogue(tmp_path / "root", ["system_prompt"])
+    hide = ("system_prompt",)
+    text = to_markdown(catalogue.document(session, hide), catalogue.additions(session, hide))
+    assert "SYSTEM" not in text and "Withheld: system_prompt" in text
     assert PROMPT_WORD in text
 
 
@@ -99,11 +101,14 @@ def _session_flagged(root: Path, flag: str) -> str:
 
 @pytest.mark.corpus
 def test_context_resets_their_summaries_and_errors_are_shown_as_such(catalogue: Catalogue, page_root: Path) -> None:
-    reset = [i for i in items(catalogue.document(_session_flagged(page_root, "context_reset"), ()))]
+    def read(session: str) -> list[Item]:
+        return list(items(catalogue.document(session, ()), catalogue.additions(session, ())))
+
+    reset = read(_session_flagged(page_root, "context_reset"))
     kinds = [i.kind for i in reset]
     assert "reset" in kinds and kinds[kinds.index("reset") + 1] == "summary"
     assert not any(i.kind == "prompt" and i.text.startswith("This session is being continued") for i in reset)
-    errors = [i for i in items(catalogue.document(_session_flagged(page_root, "error"), ())) if i.kind == "error"]
+    errors = [i for i in read(_session_flagged(page_root, "error")) if i.kind == "error"]
     assert errors and all(i.text.strip() for i in errors)
 
 

@@ -71,7 +71,9 @@ def test_serve_watch_lands_new_data_shows_a_failed_pass_and_stops_on_ctrl_c(
         rows = until("the later session in the list",
                      lambda: (r if len(r := get(port, "/api/conversations")) == 2 else None))
         assert {r["id"] for r in rows} == {FIRST[1], LATER[1]}
-        assert (runner.root / "_conversations" / LATER[1] / "rounds").is_dir()  # parsed too
+        # each pass is parsed too: the later conversation's document is drawn from its rounds
+        until("the later session's rounds", (runner.root / "_conversations" / LATER[1] / "rounds").is_dir)
+        assert get(port, f"/api/c/{LATER[1]}/view")["format"] == "asz.view"
 
         # another process holds the root: the pass is refused, shown, and the page keeps answering
         lock = StorageRoot(runner.root).lock()
