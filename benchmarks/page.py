@@ -13,7 +13,12 @@ Figures (each the median of ``--repeat`` runs, cold ones once, as a first visit 
 * **search**: ``/api/conversations?q=WORDS`` over HTTP;
 * **first render**: headless Chromium from ``goto /`` until the page says the list is drawn, and
   from typing the words until the searched list is drawn (skipped without Chromium and
-  Playwright).
+  Playwright);
+* **one conversation** (``--conversation ID``, by default the one with the most records): its
+  ``asz.view`` document built cold and kept, its additions, and Chromium from ``goto /c/ID``
+  until the conversation is drawn.
+
+Wall times are inflated by whatever else runs; the server-side steps also print their CPU time.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from asz_core.page.catalogue import Catalogue
+from asz_core.page.catalogue import Catalogue, Digest
 from asz_core.page.server import PageServer
 
 
@@ -48,6 +53,35 @@ def _get(port: int, path: str) -> bytes:
     body = conn.getresponse().read()
     conn.close()
     return body
+
+
+def _cpu(fn: Callable[[], object]) -> tuple[float, float]:
+    """Wall and CPU (user+sys of this process) seconds of one call."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def _draw_conversation(url: str, conversation: str, repeat: int) -> float | str:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        return "no chromium on PATH"
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return "playwright is not installed"
+    draws = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        for _ in range(repeat):
+            page = browser.new_page()
+            start = time.perf_counter()
+            page.goto(f"{url}/c/{conversation}")
+            page.wait_for_selector("body[data-ready=conversation]", timeout=600_000)
+            draws.append(time.perf_counter() - start)
+            page.close()
+        browser.close()
+    return statistics.median(draws)
 
 
 def _browser(url: str, words: str, repeat: int) -> tuple[float, float] | str:
@@ -81,14 +115,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("root", type=Path)
     parser.add_argument("--words", default="git status")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--conversation", help="the conversation to draw (default: the one with the most records)")
     args = parser.parse_args(argv)
     catalogue = Catalogue(args.root)
-    start = time.perf_counter()
-    digests = catalogue.digests()
-    cold = time.perf_counter() - start
+    digests: list[Digest] = []
+    cold, cold_cpu = _cpu(lambda: digests.extend(catalogue.digests()))
     records = sum(d.steps for d in digests)
     print(f"sessions {len(digests)}, records {records}")
-    print(f"cold list             {cold:8.2f} s")
+    print(f"cold list             {cold:8.2f} s  (CPU {cold_cpu:.2f} s)")
 
     def warm() -> None:
         catalogue._listed_at = float("-inf")  # the one-second reuse off: list and stat every session
@@ -114,6 +148,20 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"first render          {drawn[0]:8.3f} s  (goto / until the list is drawn)")
             print(f"search in the page    {drawn[1]:8.3f} s  (typing until the searched list is drawn)")
+        conversation = args.conversation or max(digests, key=lambda d: d.steps).id
+        steps = next(d.steps for d in digests if d.id == conversation)
+        built, built_cpu = _cpu(lambda: Catalogue(args.root).document(conversation, ()))
+        catalogue.document(conversation, ())  # kept from here on, until a file lands or a round is written
+        kept = _median(lambda: catalogue.document(conversation, ()), args.repeat)
+        extra, extra_cpu = _cpu(lambda: catalogue.additions(conversation, ()))
+        size = len(_get(port, f"/api/c/{conversation}/view"))
+        print(f"conversation {conversation} ({steps} records): asz.view {size / 1e6:.2f} MB")
+        print(f"  document, cold      {built:8.3f} s  (CPU {built_cpu:.3f} s)")
+        print(f"  document, kept      {kept:8.4f} s")
+        print(f"  additions           {extra:8.3f} s  (CPU {extra_cpu:.3f} s)")
+        draw = _draw_conversation(server.url, conversation, args.repeat)
+        print(f"  drawn in Chromium   {draw:8.3f} s  (goto /c/ID until drawn)" if isinstance(draw, float)
+              else f"  drawn in Chromium   skipped: {draw}")
     finally:
         server.shutdown()
         server.server_close()

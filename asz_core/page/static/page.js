@@ -121,7 +121,8 @@
   }
 
   function jsonType(text) {
-    try { const v = JSON.parse(text); return v && typeof v.type === "string" ? `${v.type} · ` : ""; } catch (e) { return ""; }
+    const m = /^\s*\{\s*"type"\s*:\s*"([^"]{1,80})"/.exec(text);  // the text may be clipped: no JSON.parse
+    return m ? `${m[1]} · ` : "";
   }
 
   function pretty(text) {

@@ -193,7 +193,8 @@ def test_a_request_for_another_host_is_403(page_server: PageServer) -> None:
 
 
 @pytest.mark.parametrize("path", [
-    "/api/c/no-such-session/view", "/api/c/../view", "/api/c/%2e%2e/view", "/api/c/..%2F..%2Fetc/view",
+    "/api/c/no-such-session/view", "/api/c/no-such-session/additions",
+    "/api/c/../view", "/api/c/%2e%2e/view", "/api/c/..%2F..%2Fetc/view",
     "/api/c/_conversations/view", "/api/c/.hidden/view", "/api/c/%00/view",
     f"/api/c/{SUBAGENTS}/record/999999/1", f"/api/c/{SUBAGENTS}/record/1/0", f"/api/c/{SUBAGENTS}/record/1/999999",
     f"/api/c/{SUBAGENTS}/record/-1/1", f"/api/c/{SUBAGENTS}/body/1/1", "/api/nothing", "/static/../asz.yaml",

@@ -88,10 +88,13 @@ def test_the_list_finds_a_session_by_a_word_of_its_prompt_and_opens_it(
     everything = page.locator("#conversations tbody tr").count()
     assert everything > 60
     assert page.locator("#conversations tbody tr", has_text="kiro").count() >= 1
+    shot(page, tmp_path, "list")
     page.click("#usage summary")  # the figures `asz-pipeline usage --by model` prints
     page.wait_for_selector("#usage table")
     assert "total" in page.inner_text("#usage table")
-    shot(page, tmp_path, "list")
+    assert "auto (3 calls)" in page.inner_text("#unpriced")  # Kiro's model, named, not priced at zero
+    assert "platform.claude.com" in page.inner_text("#prices")  # each price with its source
+    shot(page, tmp_path, "usage")
     page.fill("input[name=q]", "Foreground Subagent")
     ready(page, "list")  # the page says "searching" as the words change, "list" once drawn
     rows = page.locator("#conversations tbody tr")

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from asz_core.assembly.parse import parse_root
 from asz_core.page.catalogue import Catalogue, clip_utf8
+from asz_core.page.errors import NotFound
 from asz_core.sessiondata import Usage
 from tests.core.page.page_helpers import PROMPT_WORD, hostile_session
 from tests.core.view.view_helpers import SESSION, land, prompt, reply
@@ -53,3 +57,21 @@ def test_the_row_counts_the_rounds_of_the_conversations_chain(tmp_path: Path) ->
     (rounds / "r000002-0123456789ab.sf").write_bytes(b"")
     catalogue.refresh()
     assert catalogue.conversations()[0]["rounds"] == 2  # a new round is seen without a new landed file
+
+
+def test_a_conversation_not_parsed_yet_is_not_found_and_says_what_writes_its_rounds(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    land(root, {"main": [prompt("run-1", "hello"), reply("call-1")]})
+    catalogue = Catalogue(root)
+    assert [r["id"] for r in catalogue.conversations()] == [SESSION]  # listed from its landed files
+    with pytest.raises(NotFound, match="asz-pipeline parse"):
+        catalogue.document(SESSION, ())
+    parse_root(root)
+    built = catalogue.document(SESSION, ())
+    assert built["format"] == "asz.view" and built["summary"]["rounds"] == 1  # a round written: built
+    assert catalogue.document(SESSION, ()) is built  # kept for the next reader of the same names
+    assert catalogue.document(SESSION, ("system_prompt",)) is not built
+    land(root, {"child-1": [prompt(None, "sub task"), reply("call-2")]})
+    parse_root(root)
+    again = catalogue.document(SESSION, ())
+    assert again is not built and again["summary"]["rounds"] == 2  # a file landed, a round written
