@@ -39,7 +39,7 @@ MAX_DEPTH: Final = 12
 NODE_KEYS: Final = ("id", "kind", "parent", "stream", "at", "ref", "refs", "attrs", "text", "state", "bytes", "usage",
                     "flags", "dropped", "label", "reply", "runs", "steps", "tools", "from", "to", "child", "segment",
                     "name", "failed", "result", "result_state", "result_bytes", "request_to_result_ms",
-                    "request_to_result_join", "duration_ms", "duration_measured_by", "changes", "executions",
+                    "request_to_result_join", "changes", "executions", "duration_ms", "duration_measured_by",
                     "provider_bodies", "children", "edges")
 OMITTED: Final = "omitted"
 _NO_CONTENT: Final = frozenset({"llm.call", *m.STRUCTURE_KINDS})
@@ -211,7 +211,9 @@ class Renderer:
         if part.text:
             out["text"] = clip(part.text)
         elif part.data:
-            said, raw = readable(record), data_text(part)
+            # a data part reads as the record's readable text when it has one (a wrapped message
+            # reads as the message); any other part's data, a call's input, is shown as it is
+            said, raw = readable(record) if part.k == "data" else "", data_text(part)
             out["text"] = clip(said if said and said != trim(raw) else raw)
 
     @staticmethod

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-__all__ = ["NOWHERE", "Point", "earliest", "in_order"]
+__all__ = ["Point", "earliest", "in_order"]
 
 T = TypeVar("T")
 
@@ -38,10 +38,6 @@ class Point:
 
     def position(self) -> tuple[int, int, int]:
         return (self.seq, self.row, self.block)
-
-
-#: an item with no landed position
-NOWHERE: Point | None = None
 
 
 def _earlier(a: Point, b: Point) -> bool:

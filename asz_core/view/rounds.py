@@ -2,7 +2,8 @@
 
 Verification is content, not an error (asz-view, "Top level"):
 
-1. Every round file is listed under ``rounds`` and ``files``, in order, from its header.
+1. Every round file is listed under ``rounds`` and ``files``, in order, from its header (one that
+   does not read whole is listed from its first line when that reads, and is not verified).
 2. The chain is checked as ``verify`` checks it (:func:`~asz_core.assembly.chaincheck.check_chain`),
    so the document and ``verify`` never disagree: each problem is one line of
    ``summary.problems``; a round with a problem, and every round after one the check could not
@@ -16,6 +17,7 @@ Verification is content, not an error (asz-view, "Top level"):
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -53,6 +55,30 @@ def header_millis(value: Any) -> int | None:
     return 0 if nanos is None else millis(nanos)
 
 
+def _header_of(data: bytes) -> dict[str, Any] | None:
+    """The header of a round that does not read whole, when its first line still does."""
+    try:
+        header = json.loads(data.split(b"\n", 1)[0])
+    except ValueError:
+        return None
+    if not isinstance(header, dict) or header.get("t") != "header":
+        return None
+    if not all(type(header.get(k)) is int for k in ("from_seq", "through_seq")):
+        return None
+    return header
+
+
+def _commit_digest(data: bytes) -> str:
+    """The digest a round that does not read says it has (its commit's), else its bytes' own."""
+    try:
+        commit = json.loads(data.rstrip(b"\n").rsplit(b"\n", 1)[-1])
+        if isinstance(commit, dict) and isinstance(commit.get("digest"), str):
+            return str(commit["digest"])
+    except ValueError:
+        pass
+    return hashlib.sha256(data).hexdigest()
+
+
 def read_chain(root: Path, conversation: str, session: str | None = None) -> ChainView:
     chain = Chain(root, conversation)
     listed = chain.files()
@@ -68,26 +94,34 @@ def read_chain(root: Path, conversation: str, session: str | None = None) -> Cha
     for rf in listed:
         try:
             data = rf.path.read_bytes()
-            rnd: Round = chain.read(rf)
-        except (RoundError, OSError):
+        except OSError:
             folding = False
             continue
-        if folding:
+        try:
+            rnd: Round | None = chain.read(rf)
+        except RoundError:
+            rnd, folding = None, False
+        if rnd is not None and folding:
             try:
                 out.fold.take(rnd)
             except RoundError:
                 folding = False
-        h = rnd.header
-        verified = rf.number not in bad and not (stopped and rf.number >= stopped)
+        h = rnd.header if rnd is not None else _header_of(data)
+        if h is None:
+            continue  # nothing of it reads: verify names it, and there is nothing to list
+        verified = rnd is not None and rf.number not in bad and not (stopped and rf.number >= stopped)
         from_time, through_time = header_millis(h.get("from_time")), header_millis(h.get("through_time"))
+        number = rnd.number if rnd is not None else rf.number
         out.rounds.append({
-            "round": rnd.number, "digest": rnd.digest, "previous": h.get("previous") or None,
-            "from_seq": h["from_seq"], "through_seq": h["through_seq"], "input_digest": h["input_digest"],
+            "round": number, "digest": rnd.digest if rnd is not None else _commit_digest(data),
+            "previous": h.get("previous") or None,
+            "from_seq": h["from_seq"], "through_seq": h["through_seq"],
+            "input_digest": str(h.get("input_digest") or ""),
             "from_time": from_time, "through_time": through_time, "verified": verified,
         })
         out.files.append({
             "file": rf.path.relative_to(root).as_posix(), "format": "sf", "kind": "round", "seq": None,
-            "round": rnd.number, "stream": None, "run": None, "lines": data.count(b"\n"), "bytes": len(data),
+            "round": number, "stream": None, "run": None, "lines": data.count(b"\n"), "bytes": len(data),
             "digest": hashlib.sha256(data).hexdigest(), "from_time": from_time, "through_time": through_time,
         })
     if out.fold.head is None:

@@ -18,13 +18,21 @@ from typing import Any, Final
 import orjson
 
 from asz_core.sessiondata.model import Part, Record
-from asz_core.view.steps import display
 
-__all__ = ["CLIP_BYTES", "clip", "data_text", "readable", "record_text", "trim"]
+__all__ = ["CLIP_BYTES", "candidates", "clip", "data_text", "display", "readable", "record_text", "trim"]
 
 CLIP_BYTES: Final = 2000
 WHITE_SPACE: Final = ("\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
                       "\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+
+
+def display(text: str) -> str:
+    """``text`` as it can be shown: a lone surrogate (half a character) becomes U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 def trim(text: str) -> str:
