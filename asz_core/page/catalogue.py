@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from asz_core.page.errors import BadRequest, Forbidden, NotFound
+from asz_core.providerbody import ProviderBodyError
 from asz_core.root.layout import RefusedId, check_id
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.reader import open_file
@@ -408,6 +409,8 @@ class Catalogue:
             raise NotFound(str(exc)) from None
         except BodyWithheld as exc:
             raise Forbidden(str(exc)) from None
+        except ProviderBodyError as exc:  # only a skeleton kept, a piece taken out, or damaged
+            raise NotFound(f"provider body {seq}:{row} of {conversation} does not rebuild: {exc}") from None
 
     def _landed(self, conversation: str, seq: int) -> LandedFile:
         for landed in self._files(self.session_dir(conversation)):
