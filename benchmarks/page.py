@@ -14,7 +14,7 @@ Figures (each the median of ``--repeat`` runs, cold ones once, as a first visit 
 * **first render**: headless Chromium from ``goto /`` until the page says the list is drawn, and
   from typing the words until the searched list is drawn (skipped without Chromium and
   Playwright);
-* **one conversation** (``--conversation ID``, by default the one with the most records): its
+* **one conversation** (``--conversation ID``, by default the one with the most model calls): its
   ``asz.view`` document built cold and kept, its additions, and Chromium from ``goto /c/ID``
   until the conversation is drawn.
 
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("root", type=Path)
     parser.add_argument("--words", default="git status")
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--conversation", help="the conversation to draw (default: the one with the most records)")
+    parser.add_argument("--conversation", help="the conversation to draw (default: the one with the most model calls)")
     args = parser.parse_args(argv)
     catalogue = Catalogue(args.root)
     digests: list[Digest] = []
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"first render          {drawn[0]:8.3f} s  (goto / until the list is drawn)")
             print(f"search in the page    {drawn[1]:8.3f} s  (typing until the searched list is drawn)")
-        conversation = args.conversation or max(digests, key=lambda d: d.steps).id
+        conversation = args.conversation or max(digests, key=lambda d: (d.llm_calls, d.steps)).id
         steps = next(d.steps for d in digests if d.id == conversation)
         built, built_cpu = _cpu(lambda: Catalogue(args.root).document(conversation, ()))
         catalogue.document(conversation, ())  # kept from here on, until a file lands or a round is written
