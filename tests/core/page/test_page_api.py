@@ -152,7 +152,8 @@ def test_status_and_glossary_answer(page_server: PageServer, page_root: Path) ->
                                    "hide=system_prompt,,tool_schemas"])
 def test_a_hide_that_cannot_be_read_is_400(page_server: PageServer, query: str) -> None:
     for path in (f"/api/c/{SUBAGENTS}/view", f"/api/c/{SUBAGENTS}/record/1/1",
-                 f"/api/c/{SUBAGENTS}/files?session={SUBAGENTS}&seq=1"):
+                 f"/api/c/{SUBAGENTS}/files?session={SUBAGENTS}&seq=1", f"/api/c/{SUBAGENTS}/additions",
+                 f"/api/c/{SUBAGENTS}/body/1/1"):
         status, _, body = get(page_server, f"{path}{'&' if '?' in path else '?'}{query}")
         assert status == 400, (path, query, body)
 
@@ -252,7 +253,7 @@ def withholding_server(page_root: Path) -> Iterator[PageServer]:
     yield from serve(Catalogue(page_root, ["system_prompt"]))
 
 
-def test_what_the_instance_withholds_no_request_can_take_back(withholding_server: PageServer,
+def test_what_the_instance_withholds_no_request_can_take_back(withholding_server: PageServer, page_server: PageServer,
                                                               page_root: Path, flagged: str) -> None:
     doc = get_json(withholding_server, f"/api/c/{flagged}/view")
     steps = [n for n in nodes(doc) if "system_prompt" in n.get("flags", [])]
@@ -261,6 +262,10 @@ def test_what_the_instance_withholds_no_request_can_take_back(withholding_server
     # nor can a search find a session by a word that only a withheld record holds
     word = _word_only_in_withheld_records(page_root)
     assert get_json(withholding_server, f"/api/conversations?q={word}") == []
+    # nor does the document, the page's additions or an export carry it
+    for path in (f"/api/c/{flagged}/view", f"/api/c/{flagged}/additions", f"/api/c/{flagged}/view?hide=tool_schemas"):
+        assert word not in get(withholding_server, path)[2].decode().lower()
+    assert word in get(page_server, f"/api/c/{flagged}/view")[2].decode().lower()  # what the others see
     assert get_json(withholding_server, "/api/status")["withheld"] == ["system_prompt"]
 
 
