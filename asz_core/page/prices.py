@@ -19,7 +19,6 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
@@ -84,6 +83,9 @@ class PriceTable:
 
     @classmethod
     def packaged(cls) -> PriceTable:
+        # imported here: the configuration imports this module for its schema, on every pass
+        from importlib import resources
+
         import yaml
 
         text = resources.files("asz_core.page").joinpath(PACKAGED).read_text(encoding="utf-8")
