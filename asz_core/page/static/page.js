@@ -432,7 +432,7 @@
         return stepBox(node, "context", el("div", { class: "kind", text: flagged.join(", ") }),
           collapsible(`what the runtime sent the model (${fmtInt(node.bytes)} bytes)`, pretty(textOr(node, "content")), false));
       }
-      if (kind === "message.external") return stepBox(node, "prompt", el("div", { class: "kind", text: "prompt" }), markdown(textOr(node, "prompt")));
+      if (kind === "message.external") return promptBox(node, textOr(node, "prompt"));
       if (kind === "message.assistant") return stepBox(node, "reply", el("div", { class: "kind", text: "reply" }), markdown(textOr(node, "reply")), renderChildren(node));
       if (kind === "thinking") return stepBox(node, "thinking", node.text !== undefined ? collapsible("thinking", node.text, false) : el("div", { class: "muted", text: `thinking (${node.state})` }));
       if (kind === "context.injection") {
@@ -449,8 +449,14 @@
       return stepBox(node, "runtime", el("div", { class: "kind", text: kind }), node.text !== undefined ? collapsible(kind, node.text, true) : null, renderChildren(node));
     }
 
+    let firstPrompt = null;  // for the title: the first prompt drawn
+    function promptBox(node, text) {
+      if (firstPrompt === null) firstPrompt = text;
+      return stepBox(node, "prompt", el("div", { class: "kind", text: "prompt" }), markdown(text));
+    }
+
     function renderTop(item) {
-      if (item.prompt) return stepBox(item.prompt, "prompt", el("div", { class: "kind", text: "prompt" }), markdown(item.prompt.text));
+      if (item.prompt) return promptBox(item.prompt, item.prompt.text);
       return render(item.node);
     }
 
@@ -462,8 +468,10 @@
       return box;
     }
 
-    const firstPrompt = extra.prompts.length ? extra.prompts[0].text : "";
-    const title = doc.summary.title || firstPrompt.split("\n").find((l) => l.trim()) || id;
+    const mainStream = doc.streams.find((s) => s.role === "main") || doc.streams[0];
+    const drawn = mainStream ? renderStream(mainStream) : null;
+    const label = doc.talks.map((t) => t.label).find(Boolean);
+    const title = doc.summary.title || label || (firstPrompt || "").split("\n").find((l) => l.trim()) || id;
     document.title = `${title.slice(0, 60)} · asz`;
     const withheldNote = hide.length
       ? el("div", { class: "notice" }, `Withheld from this page: ${hide.join(", ")}. `,
@@ -476,8 +484,7 @@
         `${fmtTime(doc.summary.from)} → ${fmtTime(doc.summary.to)} · ${fmtInt(nCalls)} model calls · ${Math.max(doc.streams.length - 1, 0)} child agents · ${tokensText(total)}`),
       ...(doc.summary.state !== "verified" ? [el("div", { class: "notice error", text: `${doc.summary.state}: ${doc.summary.problems.join("; ")}` })] : []),
       withheldNote);
-    const mainStream = doc.streams.find((s) => s.role === "main") || doc.streams[0];
-    if (mainStream) main.append(renderStream(mainStream));
+    if (drawn) main.append(drawn);
     const loose = doc.streams.filter((s) => !placed.has(s.id));
     if (loose.length) {
       main.append(el("h3", { text: "Other streams" }));
