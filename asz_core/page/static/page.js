@@ -492,6 +492,13 @@
     }
     focusHash();
     document.body.dataset.ready = "conversation";
+    // its cost at list prices, as `asz-pipeline usage --by session` prints it (after the drawing)
+    getJSON("/api/usage?by=session").then((report) => {
+      const row = report.rows.find((r) => r.key === id);
+      if (!row) return;
+      const unpriced = row.unpriced_calls ? ` (${fmtInt(row.unpriced_calls)} calls of a model with no known price not in it)` : "";
+      document.getElementById("conversation-totals").append(el("span", { id: "conversation-cost", text: ` · $${row.cost.toFixed(2)} at list prices${unpriced}` }));
+    }).catch(() => {});
   }
 
   function focusHash() {

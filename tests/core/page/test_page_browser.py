@@ -107,6 +107,7 @@ def test_the_list_finds_a_session_by_a_word_of_its_prompt_and_opens_it(
     assert tool.count() == 1
     child_reply = page.locator(".child .step.reply").first
     assert child_reply.inner_text().strip()
+    assert page.wait_for_selector("#conversation-cost").inner_text().startswith(" · $")  # its cost, as `usage` says
     shot(page, tmp_path, "conversation")
     assert page.errors == []
 
