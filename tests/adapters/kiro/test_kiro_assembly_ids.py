@@ -283,3 +283,42 @@ def _history(tree: Path) -> list[Any]:
         (value,) = db.execute("SELECT value FROM conversations_v2 WHERE conversation_id = ?", (DB_ID,)).fetchone()
     history: list[Any] = json.loads(value)["history"]
     return history
+
+
+# ---- a root landed before these ids -------------------------------------------------------------
+
+def test_a_root_landed_before_keeps_its_records_and_the_lines_after_carry_the_ids(
+        asz_pass, kiro_copy, monkeypatch):
+    """What landed stays as it landed; the lines landed after the change carry the ids, read from
+    the whole log, so a loop begun before the change goes on under its prompt's name."""
+    from asz_adapters.kiro import dialect_cli
+
+    log = _cli_log(kiro_copy)
+    turn = _cli_turn("p2", "a2", "r2", "a3").splitlines(keepends=True)
+    with log.open("ab") as f:
+        f.write(b"".join(turn[:2]))
+    real = dialect_cli.CliEventDialect.convert
+
+    def as_before(self: Any, line: Any) -> Any:  # what the adapter landed before: no call, no run
+        record = real(self, line)
+        record.call = record.run = None
+        return record
+
+    monkeypatch.setattr(dialect_cli.CliEventDialect, "convert", as_before)
+    configure(asz_pass, kiro_copy, database=False)
+    asz_pass.run()
+    before = {p: p.read_bytes() for p in (asz_pass.root / CLI_ID).rglob("*.sd")}
+    _fold(asz_pass.root, CLI_ID)
+    monkeypatch.setattr(dialect_cli.CliEventDialect, "convert", real)
+    with log.open("ab") as f:
+        f.write(b"".join(turn[2:]) + _cli_turn("p3", "a6", "r6", "a7"))
+    asz_pass.run()
+    assert all(p.read_bytes() == data for p, data in before.items())
+    assert [(r.id, r.call, r.run) for r in landed(asz_pass.root, CLI_ID)] == [
+        ("msg-user-0001", None, None), ("msg-asst-0001", None, None), ("p2", None, None), ("a2", None, None),
+        ("r2", None, "p2"), ("a3", "a3", "p2"),
+        ("p3", None, "p3"), ("a6", "a6", "p3"), ("r6", None, "p3"), ("a7", "a7", "p3")]
+    nodes = _fold(asz_pass.root, CLI_ID)  # a second round, after the first
+    assert set(_of_kind(nodes, "talk")) == {"talk/main/p2", "talk/main/p3"}
+    assert set(_of_kind(nodes, "llm.call")) == {"call/a3", "call/a6", "call/a7"}
+    assert Chain(asz_pass.root, CLI_ID).fold().rounds == 2
