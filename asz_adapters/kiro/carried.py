@@ -54,15 +54,16 @@ class Carried(Generic[S]):
             for raw in self._lines(self._next_ord, self._next_off, line.ord, line.off):
                 self._state = self._step(self._state, _value(raw))
         before = self._state
-        self._state = self._step(before, line.value if line.is_json else UNREADABLE)
+        self._state = self._step(before, _value(line.raw, line))
         self._next_ord, self._next_off = line.ord + 1, line.off + len(line.raw) + 1
         return before, self._state
 
 
-def _value(raw: bytes | None) -> Any:
-    if raw is None:
+def _value(raw: bytes | None, line: SourceLine | None = None) -> Any:
+    """What a step is given for a line (rule 2): its value, parsed as the collector parses it."""
+    if raw is None or len(raw) > READ_LIMIT:
         return UNREADABLE
-    line = SourceLine(raw)
+    line = SourceLine(raw) if line is None else line
     return line.value if line.is_json else UNREADABLE
 
 
