@@ -17,12 +17,13 @@ A line is ``{"version": "v1", "kind": K, "data": {...}}``. By kind:
   ``context_reset`` and ``reset_summary``;
 * any other kind or version, and any content item of another kind: an unknown part.
 
-Ids the lines do not carry, derived from the lines before (see :mod:`~asz_adapters.kiro.carried`):
+The ids assembly builds calls and talks from:
 
 * ``call`` on an ``AssistantMessage`` = its ``message_id``: kiro-cli writes one
   ``AssistantMessage`` per model response, so its id names that one provider call;
-* ``run`` (the agent loop, one per person's prompt) = the ``message_id`` of the ``Prompt`` that
-  started it: a ``Prompt`` carries its own id, and each ``AssistantMessage``, ``ToolResults`` and
+* ``run`` (the agent loop, one per person's prompt; kiro-cli writes no id of it), derived from
+  the lines before (see :mod:`~asz_adapters.kiro.carried`) = the ``message_id`` of the ``Prompt``
+  that started it: a ``Prompt`` carries its own id, and each ``AssistantMessage``, ``ToolResults`` and
   ``Compaction`` after it carries the same, until a line that ends the loop in effect: the next
   ``Prompt``, a ``Clear``, or a line this dialect cannot read or describe (it may have been a
   ``Prompt``, so what follows it is left with no run rather than given a wrong one).

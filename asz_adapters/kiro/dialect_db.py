@@ -111,8 +111,7 @@ class DatabaseTurnDialect:
             record.time = rfc3339_time(user.get("timestamp"))
         if record.id is None:
             record.id = string_or_none(meta.get("message_id"))
-        if _only_key(user.get("content") if isinstance(user, dict) else None) == "ToolUseResults" and not (
-                isinstance(user, dict) and user.get("images")):
+        if isinstance(user, dict) and _only_key(user.get("content")) == "ToolUseResults" and not user.get("images"):
             record.from_ = FROM_AGENT  # no one's text here but the model's
         counts = {field: meta.get(key) for field, key in _USAGE_FIELDS}
         if any(type(v) is int for v in counts.values()):
