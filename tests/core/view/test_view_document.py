@@ -171,3 +171,32 @@ def test_session_refuses_what_is_not_there(tmp_path: Path) -> None:
             session.body(ref)  # type: ignore[arg-type]
     assert session.body("2:1") == request("q1", "P1").bytes()
     assert session.body({"seq": 2, "row": 2}) == response("req_1", "m1").bytes()
+
+
+def test_the_command_says_to_parse_a_session_no_round_reaches_and_prints_a_damaged_one(tmp_path: Path) -> None:
+    import io
+
+    from asz_core.cli.app import App
+    from asz_core.cli.main import main
+
+    land(tmp_path / "root", {"main": [prompt("P1"), reply("m1")]})
+    config = tmp_path / "asz.yaml"
+    config.write_text(f"storage: {{root: {tmp_path / 'root'}}}\nadapters: []\n")
+
+    def view(*args: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        return main(["view", "--config", str(config), *args], App(out=out, err=err)), out.getvalue(), err.getvalue()
+
+    code, out, err = view(SESSION)
+    assert code == 1 and out == "" and f"asz-pipeline parse {SESSION}" in err
+    code, out, err = view()
+    assert code == 0 and f"{SESSION}  not parsed" in out and "asz-pipeline parse" in err
+    doc = view_of(tmp_path / "root")
+    code, out, _ = view(SESSION, "--json")
+    assert code == 0 and json.loads(out) == doc
+    first = tmp_path / "root" / doc["files"][0]["file"]
+    os.chmod(first, 0o600)
+    first.unlink()
+    code, out, err = view(SESSION)
+    assert code == 1 and "incomplete" in out and "problem: round 1 consumed landed seq 1" in out
+    assert f"session {SESSION} is incomplete" in err
