@@ -9,8 +9,9 @@ and the landed files, and the same head over the same files gives the same docum
 2. Read every landed file of the session once: its ``files`` entry, the time and lane of each
    record, and the records the nodes stand on (:mod:`.landed`).
 3. Join the change and execution records to their steps (:mod:`.sidecars`).
-4. Order what happened (:mod:`.order`): relations at the earliest record of their evidence,
-   talks, streams, segments and loose trees at their own record.
+4. Order what happened (:mod:`.order`): talks at their own record and relations at the earliest
+   record of their evidence, lanes merged by time; children, streams (the main one first),
+   segments and loose trees in record order.
 5. Render each talk, and each run or step no talk contains (``loose``), as a tree of nodes with
    the text their records carry, withholding ``hide`` as records are read (:mod:`.nodes`).
 6. Write the document's keys in upstream's order, with the summary that sizes it.
@@ -60,6 +61,15 @@ def build_view(root: Path, conversation: str, *, hide: Iterable[str] = ()) -> di
 def _millis_of(value: Any) -> int:
     nanos = parse_instant(value)
     return millis(nanos) if nanos else 0
+
+
+def _position(n: dict[str, Any]) -> tuple[int, int, int, int, str]:
+    """Record order: landed position, a node on the whole record before those on its parts, then
+    id; a node with no position last."""
+    ref = ref_of(n.get("ref"))
+    if ref is None:
+        return (1, 0, 0, 0, n["id"])
+    return (0, ref[0], ref[1], -1 if ref[2] is None else ref[2], n["id"])
 
 
 def _sorted_counts(values: Iterable[str]) -> dict[str, int]:
@@ -175,14 +185,8 @@ class _Build:
             if n.get("parent"):
                 by_parent.setdefault(n["parent"], []).append(n)
 
-        def key(n: dict[str, Any]) -> tuple[int, int, int, int, str]:
-            ref = ref_of(n.get("ref"))
-            if ref is None:
-                return (1, 0, 0, 0, n["id"])
-            return (0, ref[0], ref[1], -1 if ref[2] is None else ref[2], n["id"])
-
         for kids in by_parent.values():
-            kids.sort(key=key)
+            kids.sort(key=_position)
         return by_parent
 
     @staticmethod
@@ -290,7 +294,7 @@ class _Build:
                 hops += 1
             if not covered:
                 roots[top["id"]] = top
-        return self.ordered_nodes(list(roots.values()))
+        return sorted(roots.values(), key=_position)
 
     # ---- streams and segments ------------------------------------------------------------
 
@@ -321,9 +325,8 @@ class _Build:
             parent[r["to"]] = source["stream"]
             opened.setdefault(r["to"], []).append({"step": r["from"], "stream": source["stream"],
                                                    "talk": self._talk_of(r["from"]), "quality": r.get("quality", "")})
-        streams = self.of_kind("stream")
-        ordered = ([s for s in self.ordered_nodes(streams) if (s.get("attrs") or {}).get("role") == "main"]
-                   + [s for s in self.ordered_nodes(streams) if (s.get("attrs") or {}).get("role") != "main"])
+        ordered = sorted(self.of_kind("stream"), key=lambda s: ((s.get("attrs") or {}).get("role") != "main",
+                                                                 _position(s)))
         names = self._journal_names()
         out = []
         for s in ordered:
@@ -379,7 +382,7 @@ class _Build:
                 s[0] = row["from"]
             s[1] = max(s[1], row.get("to", 0))
         out = []
-        for n in self.ordered_nodes(self.of_kind("segment")):
+        for n in sorted(self.of_kind("segment"), key=_position):
             attrs = n.get("attrs") or {}
             lo, hi = span.get(n["id"], [0, 0])
             out.append({"id": n["id"], "state": str(attrs.get("state") or ""),
