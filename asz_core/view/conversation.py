@@ -142,7 +142,7 @@ class _Build:
             "kinds": _sorted_counts(n["kind"] for n in self.nodes.values()),
             "relation_types": _sorted_counts(r["type"] for r in relations),
             "quality": _sorted_counts(r.get("quality", "") for r in relations),
-            "withheld": self._withheld(renderer, provider_bodies),
+            "withheld": self._withheld(provider_bodies),
         }
         doc: dict[str, Any] = {
             "format": FORMAT, "version": VERSION, "conversation": self.conversation,
@@ -397,13 +397,15 @@ class _Build:
                    if any(isinstance(b, dict) and b.get("role") == "request"
                           for b in (n.get("attrs") or {}).get("provider_bodies") or []))
 
-    def _withheld(self, renderer: Renderer, provider_bodies: int) -> dict[str, int]:
+    def _withheld(self, provider_bodies: int) -> dict[str, int]:
         if not self.hide:
             return {}
+        # every landed record carrying a withheld name, whether or not a step stands on it: the
+        # record endpoint withholds it all the same, and a count of only the records a tree read
+        # would say 0 where a record no step stands on was withheld
         counts = dict.fromkeys(self.hide, 0)
-        for seq, row in renderer.read:
-            record = self.landed.record(seq, row)
-            for flag in set(record.flags if record else ()):
+        for record in self.landed.records.values():
+            for flag in set(record.flags):
                 if flag in counts:
                     counts[flag] += 1
         counts["provider_bodies"] = provider_bodies
