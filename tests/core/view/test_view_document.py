@@ -235,3 +235,16 @@ def test_the_runtimes_own_patch_on_a_result_is_listed_before_the_plugins_record_
         ("asz-plugin", "tool/t1", {"seq": 2, "row": 1, "block": 0})]
     (tool,) = [n for n in walk(doc) if n["kind"] == "tool"]
     assert tool["changes"] == ["t1", "t1"] and tool["result"] == "done"
+
+
+def test_execution_records_join_their_tool_step_and_one_landed_twice_is_one(tmp_path: Path) -> None:
+    land(tmp_path, {"main": [prompt("P1"), reply("m1", tools=("t1",)), result("t1", "P1"), reply("m2")]})
+    ran = {"schema": "execution/1", "id": "obs-1", "tool": "t1", "tool_name": "Run", "time": "2026-09-01T10:00:02Z",
+           "outcome": "returned"}
+    other = {**ran, "id": "obs-0", "tool": "t9", "time": "2026-09-01T10:00:01Z"}
+    land_changes(tmp_path, [ran, other, ran], kind="execution")
+    doc = view_of(tmp_path)
+    assert [(e["id"], e["step"]) for e in doc["tool_executions"]] == [("obs-0", ""), ("obs-1", "tool/t1")]
+    (tool,) = [n for n in walk(doc) if n["kind"] == "tool"]
+    assert tool["executions"] == ["obs-1"] and doc["summary"]["changes"] == 0
+    assert shape_problems(doc) == []

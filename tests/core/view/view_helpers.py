@@ -167,11 +167,13 @@ def change_record(tool: str, captured_by: str, time: str, path: str = "a.txt") -
             "changed_files": 1, "changes": [{"path": path, "operation": "modify", "diff": "available"}]}
 
 
-def land_changes(root: Path, records: Sequence[dict[str, Any]], *, session: str = SESSION) -> None:
-    """Land one ``changes`` file on the main stream, one record per change, as the plugin's adapter does."""
+def land_changes(root: Path, records: Sequence[dict[str, Any]], *, session: str = SESSION,
+                 kind: str = "changes") -> None:
+    """Land one ``changes`` (or ``execution``) file on the main stream, one record per line, as the
+    plugin's adapter does."""
     store = StorageRoot(root, pass_started_ns=CLOCK_NS)
     with store.open_session(session) as handle:
-        landing = handle.begin("streams/main", Header(kind="changes", session=session, src=f"changes/{session}.jsonl",
+        landing = handle.begin("streams/main", Header(kind=kind, session=session, src=f"{kind}/{session}.jsonl",
                                                       dialect="test/1", adapter="test/0", stream="main"))
         for n, value in enumerate(records, start=1):
             data = raw_json_of(value)
