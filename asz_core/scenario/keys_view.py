@@ -11,10 +11,11 @@ The document is built as a reader gets it (:func:`~asz_core.view.build_view`), w
 * ``flags``: the document's steps by each flag they carry;
 * ``first_talk``: the first talk's ``label``, ``reply`` and ``runs``;
 * ``hide``: built withholding these; then every step carrying one has no text and says
-  ``omitted``, and no call lists a provider body; ``withheld``: the summary's counts, name by name,
-  and no count it does not list.
+  ``omitted``, no withheld text is a talk's label or reply, and no call lists a provider body;
+  ``withheld``: the summary's counts, name by name, and no count it does not list.
 
-Always, whatever is written: ``summary.changes`` is the number of change records listed. A key
+Always, whatever is written: ``summary.changes`` is the number of change records listed, and no
+talk is named by an injection a reader may withhold, in the document withheld or whole. A key
 the block does not know fails by name, rather than checking nothing.
 """
 
@@ -25,7 +26,7 @@ from typing import Any, Final
 
 from asz_core.scenario.keys import register
 from asz_core.scenario.workspace import Workspace
-from asz_core.view import build_view
+from asz_core.view import HIDEABLE, build_view
 
 __all__: list[str] = []
 
@@ -66,12 +67,23 @@ def _view(ws: Workspace, want: Any) -> str | None:
         if what in want and got != want[what]:
             bad.append(f"view.{what} is {got}, want {want[what]}")
 
+    whole = build_view(ws.out, ws.session) if hide else doc
+    for talk in whole["talks"]:  # in every document, no injection a reader may withhold names a talk
+        named_by = [n for n in walk({"talks": [talk], "loose": []}) if n["kind"] == "context.injection"
+                    and set(n.get("flags", [])) & set(HIDEABLE) and n.get("text") == talk.get("label")]
+        if named_by:
+            bad.append(f"talk {talk['id']} is named by {named_by[0]['id']}, which a reader may withhold")
     if hide:
+        texts = {n["id"]: n.get("text") for n in walk(whole)}
         for node in walk(doc):
             if any(f in hide for f in node.get("flags", [])) and ("text" in node or node.get("state") != "omitted"):
                 bad.append(f"step {node['id']} carries {node['flags']} and is not withheld")
             if node.get("provider_bodies"):
                 bad.append(f"call {node['id']} lists provider bodies while something is withheld")
+        withheld = {texts[n["id"]] for n in walk(doc) if n.get("state") == "omitted" and texts.get(n["id"])}
+        for talk in doc["talks"]:
+            if talk.get("label") in withheld or talk.get("reply") in withheld:
+                bad.append(f"talk {talk['id']} shows withheld text as its label or reply")
     if "withheld" in want:
         wanted = want["withheld"] or {}
         for name, n in summary["withheld"].items():

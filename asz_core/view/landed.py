@@ -12,9 +12,12 @@ the records before the fault; its entry is still listed, as it is on disk.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Record
@@ -61,24 +64,15 @@ def read_landed(root: Path, session: str) -> Landed:
         digest = hashlib.sha256(data).hexdigest()
         stream = lf.owner if lf.group == "streams" else None
         run = lf.owner if lf.group == "runs" else None
-        kind = lf.kind
+        kind = _header_kind(lf.path, data) or lf.kind
         lo = hi = 0
-        try:
-            with open_file(lf.path) as landed:
-                header_kind = landed.header.get("kind")
-                if isinstance(header_kind, str) and header_kind:
-                    kind = header_kind
-                keep = kind != PROVIDER_BODY
-                for row, record in enumerate(landed, start=1):
-                    nanos = parse_instant(record.time)
-                    if nanos is not None:
-                        out.times[(lf.seq, row)] = nanos
-                        lo = nanos if lo == 0 or nanos < lo else lo
-                        hi = max(hi, nanos)
-                    if keep:
-                        out.records[(lf.seq, row)] = record
-        except SessionDataError:
-            pass  # what read stays; verify names the fault
+        for row, nanos, record in _records(lf.path, data, kind):
+            if nanos is not None:
+                out.times[(lf.seq, row)] = nanos
+                lo = nanos if lo == 0 or nanos < lo else lo
+                hi = max(hi, nanos)
+            if record is not None:
+                out.records[(lf.seq, row)] = record
         out.digests[lf.seq], out.kinds[lf.seq], out.paths[lf.seq] = digest, kind, lf.path
         out.lanes[lf.seq] = stream or run or ""
         out.files.append({
@@ -87,3 +81,38 @@ def read_landed(root: Path, session: str) -> Landed:
             "from_time": millis(lo) if lo else None, "through_time": millis(hi) if hi else None,
         })
     return out
+
+
+def _header_kind(path: Path, data: bytes) -> str | None:
+    if path.suffix == ".sk":
+        try:
+            with open_file(path) as landed:
+                kind = landed.header.get("kind")
+        except SessionDataError:
+            return None
+    else:
+        try:
+            kind = orjson.loads(data[:data.find(b"\n")]).get("kind")
+        except (orjson.JSONDecodeError, AttributeError):
+            return None
+    return kind if isinstance(kind, str) and kind else None
+
+
+def _records(path: Path, data: bytes, kind: str) -> Iterator[tuple[int, int | None, Record | None]]:
+    """``(row, time, record)`` of every record that reads. A provider body's record gives its time
+    only: it is never in the document, and decoding its pieces is most of the cost of reading it."""
+    if kind == PROVIDER_BODY and path.suffix != ".sk":
+        lines = data.split(b"\n")[1:-2]  # after the header; before the closing line and the end
+        for row, line in enumerate(lines, start=1):
+            try:
+                value = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                return
+            yield row, parse_instant(value.get("time") if isinstance(value, dict) else None), None
+        return
+    try:
+        with open_file(path) as landed:
+            for row, record in enumerate(landed, start=1):
+                yield row, parse_instant(record.time), record
+    except SessionDataError:
+        return  # what read stays; verify names the fault

@@ -85,8 +85,6 @@ class Renderer:
         self.nodes, self.children, self.edges, self.landed = nodes, children, edges, landed
         self.changes, self.executions = changes, executions
         self.hide = frozenset(hide)
-        #: every record the document read, by position: what ``summary.withheld`` counts
-        self.read: set[tuple[int, int]] = set()
 
     # ---- records, withheld as read -----------------------------------------------------
 
@@ -97,7 +95,6 @@ class Renderer:
         record = self.landed.record(seq, row)
         if record is None:
             return None
-        self.read.add((seq, row))
         return _without_content(record) if self.withheld(record) else record
 
     def text_at(self, ref: tuple[int, int, int | None] | None) -> str:
@@ -133,7 +130,7 @@ class Renderer:
         if ref and carries_content(kind):
             self._content(node, ref, refs, out)
         elif kind == "llm.call":
-            self._call(node, ref, refs, out)
+            self._call(node, ref, out)
         if extra:
             out.update(extra)
         for key, by_step in (("changes", self.changes), ("executions", self.executions)):
@@ -151,10 +148,7 @@ class Renderer:
             out["edges"] = edges
         return {key: out[key] for key in NODE_KEYS if key in out}
 
-    def _call(self, node: dict[str, Any], ref: tuple[int, int, int | None] | None,
-              refs: list[tuple[int, int, int | None]], out: dict[str, Any]) -> None:
-        for r in ([ref] if ref else []) + refs:
-            self.record(r[0], r[1])  # a call's own records are read, and counted when withheld
+    def _call(self, node: dict[str, Any], ref: tuple[int, int, int | None] | None, out: dict[str, Any]) -> None:
         at = ref_of((node.get("attrs") or {}).get("usage_at"))
         if at is not None:
             record = self.record(at[0], at[1])

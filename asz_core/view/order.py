@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-__all__ = ["Point", "earliest", "in_order"]
+__all__ = ["Point", "earliest", "in_order", "record_order"]
 
 T = TypeVar("T")
 
@@ -95,3 +95,14 @@ def in_order(items: Sequence[T], point_of: Callable[[T], Point | None], tie: Cal
         heads[best] += 1
     nowhere.sort(key=tie)
     return out + nowhere
+
+
+def record_order(node: dict[str, Any]) -> tuple[int, int, int, int, str]:
+    """Record order, for a node's children and the lists upstream's fold orders so (streams,
+    segments, loose trees): its landed position, a node on the whole record before those on its
+    parts, then its id; a node with no position last."""
+    ref = node.get("ref")
+    if not isinstance(ref, dict) or not isinstance(ref.get("seq"), int) or not isinstance(ref.get("row"), int):
+        return (1, 0, 0, 0, node["id"])
+    block = ref.get("block")
+    return (0, ref["seq"], ref["row"], block if isinstance(block, int) else -1, node["id"])

@@ -20,8 +20,14 @@ _STR = "tag:yaml.org,2002:str"
 
 class _Dumper(yaml.SafeDumper):
     def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
-        # a sequence under a key is indented like a mapping, as upstream's encoder writes it
-        super().increase_indent(flow, False)
+        # as upstream's encoder writes it: a sequence under a key is indented like a mapping, and
+        # a mapping that is a sequence's item starts two past its dash
+        self.indents.append(self.indent)
+        if self.indent is None:
+            self.indent = 0
+            return
+        item = bool(self.states) and self.states[-1] == self.expect_block_sequence_item
+        self.indent += 2 if item and isinstance(self.event, yaml.MappingStartEvent) else self.best_indent
 
 
 def _text(dumper: _Dumper, value: str) -> yaml.ScalarNode:

@@ -1,6 +1,8 @@
 """The view on the real corpus: every transcript and every body the provider adapter can claim,
-landed by both Claude Code adapters, then each session's document checked against an oracle read
-from the **source** files (transcripts and body files), which the view never reads.
+landed by both Claude Code adapters beside the Kiro captures and parsed, then each session's
+document checked against the shape ``formats/asz-view.md`` gives (``spec_shape``) and its joins
+against an oracle read from the **source** files (transcripts and body files), which neither the
+view nor the parse reads.
 
 The oracle pins each call's bodies with evidence the view does not use: its response is the file
 named after the ``requestId`` its transcript line records; its request is the one request file of

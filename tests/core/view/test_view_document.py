@@ -22,7 +22,9 @@ from tests.core.view.spec_shape import shape_problems
 from tests.core.view.view_helpers import (
     SESSION,
     calls_of,
+    change_record,
     land,
+    land_changes,
     note,
     prompt,
     reply,
@@ -171,3 +173,78 @@ def test_session_refuses_what_is_not_there(tmp_path: Path) -> None:
             session.body(ref)  # type: ignore[arg-type]
     assert session.body("2:1") == request("q1", "P1").bytes()
     assert session.body({"seq": 2, "row": 2}) == response("req_1", "m1").bytes()
+
+
+def test_the_command_says_to_parse_a_session_no_round_reaches_and_prints_a_damaged_one(tmp_path: Path) -> None:
+    import io
+
+    from asz_core.cli.app import App
+    from asz_core.cli.main import main
+
+    land(tmp_path / "root", {"main": [prompt("P1"), reply("m1")]})
+    config = tmp_path / "asz.yaml"
+    config.write_text(f"storage: {{root: {tmp_path / 'root'}}}\nadapters: []\n")
+
+    def view(*args: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        return main(["view", "--config", str(config), *args], App(out=out, err=err)), out.getvalue(), err.getvalue()
+
+    code, out, err = view(SESSION)
+    assert code == 1 and out == "" and f"asz-pipeline parse {SESSION}" in err
+    code, out, err = view()
+    assert code == 0 and f"{SESSION}  not parsed" in out and "asz-pipeline parse" in err
+    doc = view_of(tmp_path / "root")
+    code, out, _ = view(SESSION, "--json")
+    assert code == 0 and json.loads(out) == doc
+    first = tmp_path / "root" / doc["files"][0]["file"]
+    os.chmod(first, 0o600)
+    first.unlink()
+    code, out, err = view(SESSION)
+    assert code == 1 and "incomplete" in out and "problem: round 1 consumed landed seq 1" in out
+    assert f"session {SESSION} is incomplete" in err
+
+
+def test_change_records_join_their_tool_step_by_its_tool_use_id_in_time_order(tmp_path: Path) -> None:
+    land(tmp_path, {"main": [prompt("P1"), reply("m1", tools=("t1", "t2")), result("t1", "P1"),
+                             result("t2", "P1"), reply("m2")]})
+    late = change_record("t1", "asz-plugin", "2026-09-01T10:00:05Z")
+    land_changes(tmp_path, [late, change_record("t2", "asz-plugin", "2026-09-01T10:00:03Z"),
+                            change_record("gap/x/1", "asz-plugin", "2026-09-01T10:00:04Z"), late])
+    doc = view_of(tmp_path)
+    changes = doc["workspace_changes"]
+    assert [(c["id"], c["step"]) for c in changes] == [("t2", "tool/t2"), ("gap/x/1", ""), ("t1", "tool/t1")]
+    assert list(changes[0])[:4] == ["step", "ref", "schema", "id"]  # where it joins, where it was read, the record
+    assert changes[0]["ref"] == {"seq": 2, "row": 2, "block": 0} and changes[0]["changes"][0]["path"] == "a.txt"
+    steps = {n["id"]: n for n in walk(doc)}
+    assert steps["tool/t1"]["changes"] == ["t1"] and steps["tool/t2"]["changes"] == ["t2"]
+    assert doc["summary"]["changes"] == 3 and shape_problems(doc) == []
+
+
+def test_the_runtimes_own_patch_on_a_result_is_listed_before_the_plugins_record_of_the_same_call(
+        tmp_path: Path) -> None:
+    from asz_core.sessiondata import Part, raw_json_of
+
+    at = "2026-09-01T10:00:02Z"
+    patched = result("t1", "P1")
+    patched.parts.append(Part.data_part(raw_json_of(change_record("t1", "claude-code", at))))
+    land(tmp_path, {"main": [prompt("P1"), reply("m1", tools=("t1",)), patched, reply("m2")]})
+    land_changes(tmp_path, [change_record("t1", "asz-plugin", at)])
+    doc = view_of(tmp_path)
+    assert [(c["captured_by"], c["step"], c["ref"]) for c in doc["workspace_changes"]] == [
+        ("claude-code", "tool/t1", {"seq": 1, "row": 3, "block": 1}),
+        ("asz-plugin", "tool/t1", {"seq": 2, "row": 1, "block": 0})]
+    (tool,) = [n for n in walk(doc) if n["kind"] == "tool"]
+    assert tool["changes"] == ["t1", "t1"] and tool["result"] == "done"
+
+
+def test_execution_records_join_their_tool_step_and_one_landed_twice_is_one(tmp_path: Path) -> None:
+    land(tmp_path, {"main": [prompt("P1"), reply("m1", tools=("t1",)), result("t1", "P1"), reply("m2")]})
+    ran = {"schema": "execution/1", "id": "obs-1", "tool": "t1", "tool_name": "Run", "time": "2026-09-01T10:00:02Z",
+           "outcome": "returned"}
+    other = {**ran, "id": "obs-0", "tool": "t9", "time": "2026-09-01T10:00:01Z"}
+    land_changes(tmp_path, [ran, other, ran], kind="execution")
+    doc = view_of(tmp_path)
+    assert [(e["id"], e["step"]) for e in doc["tool_executions"]] == [("obs-0", ""), ("obs-1", "tool/t1")]
+    (tool,) = [n for n in walk(doc) if n["kind"] == "tool"]
+    assert tool["executions"] == ["obs-1"] and doc["summary"]["changes"] == 0
+    assert shape_problems(doc) == []

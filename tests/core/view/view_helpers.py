@@ -158,3 +158,25 @@ def walk(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
 def calls_of(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Each model call of the document by its call id (its node id less ``call/``)."""
     return {n["id"].removeprefix("call/"): n for n in walk(doc) if n["kind"] == "llm.call"}
+
+
+def change_record(tool: str, captured_by: str, time: str, path: str = "a.txt") -> dict[str, Any]:
+    """A ``changes/1`` record naming the tool call ``tool``, with one file changed."""
+    return {"schema": "changes/1", "id": tool, "captured_by": captured_by, "session": SESSION, "stream": "main",
+            "tool": tool, "time": time, "basis": "tool_window" if captured_by == "asz-plugin" else "runtime_reported",
+            "changed_files": 1, "changes": [{"path": path, "operation": "modify", "diff": "available"}]}
+
+
+def land_changes(root: Path, records: Sequence[dict[str, Any]], *, session: str = SESSION,
+                 kind: str = "changes") -> None:
+    """Land one ``changes`` (or ``execution``) file on the main stream, one record per line, as the
+    plugin's adapter does."""
+    store = StorageRoot(root, pass_started_ns=CLOCK_NS)
+    with store.open_session(session) as handle:
+        landing = handle.begin("streams/main", Header(kind=kind, session=session, src=f"{kind}/{session}.jsonl",
+                                                      dialect="test/1", adapter="test/0", stream="main"))
+        for n, value in enumerate(records, start=1):
+            data = raw_json_of(value)
+            landing.write(Record(ord=n, off=(n - 1) * (LINE + 1), bytes=LINE, sha=f"{n:012d}", from_=FROM_RUNTIME,
+                                 time=value["time"], parts=[Part.data_part(data)]))
+        handle.commit(landing)
