@@ -92,7 +92,7 @@ def test_the_list_finds_a_session_by_a_word_of_its_prompt_and_opens_it(
     page.click("#usage summary")  # the figures `asz-pipeline usage --by model` prints
     page.wait_for_selector("#usage table")
     assert "total" in page.inner_text("#usage table")
-    assert "auto (3 calls)" in page.inner_text("#unpriced")  # Kiro's model, named, not priced at zero
+    assert re.search(r"\bauto \(\d+ calls\)", page.inner_text("#unpriced"))  # Kiro's model, named, not priced at 0
     assert "platform.claude.com" in page.inner_text("#prices")  # each price with its source
     shot(page, tmp_path, "usage")
     page.fill("input[name=q]", "Foreground Subagent")
