@@ -334,13 +334,16 @@ class Catalogue:
                  if "ref" in n and ("text" in n or n.get("state") == "omitted")}
         prompts: list[dict[str, Any]] = []
         models: dict[str, str] = {}
+        first: dict[tuple[str, str], str] = {}  # each call's first record, where its node stands
         for landed in self._files(self.session_dir(conversation)):
             if landed.group != "streams":
                 continue
             for row, record in _plain_records(landed):
                 call, model = record.get("call"), record.get("model")
-                if isinstance(call, str) and isinstance(model, str):
-                    models.setdefault(f"{landed.seq}:{row}", model)
+                if isinstance(call, str):
+                    at = first.setdefault((landed.owner or "", call), f"{landed.seq}:{row}")
+                    if isinstance(model, str):
+                        models.setdefault(at, model)
                 flags = record.get("flags") or ()
                 if (landed.seq, row) in shown or any(f in hide or f in _NOT_A_TALK for f in flags):
                     continue
