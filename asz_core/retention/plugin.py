@@ -22,8 +22,7 @@ def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
 
     if ctx.dry_run or not isinstance(ctx.config, Config):
         return
-    from asz_core.retention.policy import RetentionPolicy
-    from asz_core.retention.step import SECTION
+    from asz_core.retention.policy import SECTION, RetentionPolicy
 
     if not RetentionPolicy.from_section(ctx.config.section(SECTION)).on or ctx.hooks is None:
         return
