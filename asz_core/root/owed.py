@@ -13,8 +13,8 @@ The log is ``<root>/.parse-owed``, lines of text. The rules, in order:
 3. When the pass's landings are done, it appends ``owed <session>`` for every session that
    landed a file or failed (a worker that died may have landed files it never reported), then
    ``end``, in one write, fsynced.
-4. A ``start`` with no ``end`` after it (the pass was killed, or is running now) owes every
-   session.
+4. A ``start`` with no ``end`` before the next ``start`` or the log's end (the pass was
+   killed, or is running now) owes every session.
 5. The parse reads the log once (whole lines only), parses what it owes, and then, only if it
    can take the root lock at once (no pass is writing the log), replaces the log atomically
    with its first line, an ``owed`` line for each session it could not parse, and every line
@@ -101,7 +101,7 @@ def settle_owed(root: Path, owed: Owed, still_owed: Iterable[str]) -> bool:
     lock = FileLock(root / ".lock")
     try:
         lock.acquire()
-    except (LockBusy, FileNotFoundError):
+    except (LockBusy, OSError):  # a pass holds it; a root not there, or not writable
         return False
     try:
         data = _read(root / OWED_NAME)
@@ -112,6 +112,8 @@ def settle_owed(root: Path, owed: Owed, still_owed: Iterable[str]) -> bool:
         if data != new:  # a parse after a pass that landed nothing writes nothing
             faults.checkpoint("owed-replace")
             write_replace(root / OWED_NAME, new)
+    except OSError:  # a full disk: the log stays as it was, and owes as much or more
+        return False
     finally:
         lock.release()
     return True
