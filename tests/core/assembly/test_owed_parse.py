@@ -150,3 +150,19 @@ def test_a_log_replaced_by_another_parse_meanwhile_is_left_to_it(tmp_path: Path)
     (root / OWED_NAME).write_bytes(b"asz-parse-owed 1\nstart\nowed b\nend\n")
     assert not settle_owed(root, owed, [])
     assert read_owed(root).sessions == frozenset({"b"})
+
+
+def test_a_dry_run_and_a_pass_that_lands_nothing_leave_the_log_untouched(tmp_path: Path) -> None:
+    config, root = _setup(tmp_path)
+    assert main(["run", "--config", str(config)]) == 0
+    settled = (root / OWED_NAME).read_bytes()
+    with (tmp_path / "src" / "s0.jsonl").open("ab") as f:
+        f.write(b'{"n":9,"time":"2026-01-01T00:00:09Z","text":"more"}\n')
+    assert main(["run", "--dry-run", "--config", str(config)]) == 0
+    assert (root / OWED_NAME).read_bytes() == settled
+    summary = PassRunner(tmp_path, root).run()  # a pass alone, no parse after it
+    assert summary.fields()["landed"] == 1
+    assert read_owed(root).sessions == frozenset({"s0"})
+    owed = (root / OWED_NAME).read_bytes()
+    assert PassRunner(tmp_path, root).run().fields()["landed"] == 0
+    assert (root / OWED_NAME).read_bytes() == owed  # still owed, and nothing appended
