@@ -215,7 +215,9 @@ class SessionHandle:
                 confined.hold(self.dir)
             # a directory this writer has just made holds nothing but its lock: nothing to scan
             # (another writer's file there would only make an install refuse, never replace)
-            on_disk = 0 if self.dir in created else self._scan()
+            fresh = self.dir in created
+            on_disk = 0 if fresh else self._scan()
+            self._index_checked = fresh  # nor an upstream ``index/`` to drop
             self._next_seq = max(on_disk, self.root.dry_seq.get(self.id, 0)) + 1
         except BaseException:
             self.__exit__()
