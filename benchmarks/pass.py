@@ -619,7 +619,8 @@ def issue_table(work: Path, scratch: Path, repeat: int, workers: int, with_strac
                 runs.append(run_child([*me, "--land", str(configs[count])],
                                       inner=lambda t: float(json.loads(t)["elapsed_s"])))
         cold1, coldn = median(one), median(many)
-        sessions = int(json.loads(cold1.out.splitlines()[0])["sessions"])
+        landed_summary = json.loads(cold1.out.splitlines()[0])
+        sessions, files_landed = int(landed_summary["sessions"]), max(1, int(landed_summary["landed"]))
         counts = None
         if with_strace:
             _fresh(scratch / f"{kind}-1", scratch / "used")
@@ -634,7 +635,7 @@ def issue_table(work: Path, scratch: Path, repeat: int, workers: int, with_strac
                      f"{cold1.cpu:.2f} / {cold1.wall:.2f}", f"{share1:.1%}",
                      f"{coldn.cpu:.2f} / {coldn.wall:.2f}", f"{sharen_wall:.1%}",
                      f"{counts[0] / sessions:.0f}" if counts else "-",
-                     f"{counts[1] / sessions:.2f}" if counts else "-",
+                     f"{counts[1] / sessions:.2f} ({counts[1] / files_landed:.2f} a file)" if counts else "-",
                      " / ".join(f"≥ {t} %" if t else "-" for t in (target_one, target_many))))
     if only is None or "noop" in only:
         noop_row(work, scratch, repeat, with_strace, rows, notes)
