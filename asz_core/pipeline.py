@@ -82,7 +82,11 @@ def run_pass(host: PluginHost, config: Config, *, clock: Clock = time.time_ns,
         for entry in config.adapters:
             if entry.enabled:
                 _run_adapter(host, ctx, entry.name, entry.options, owed)
-        owed.finish()  # the parse that ends ``run`` looks at the sessions that landed, and at no other
+        try:  # the parse that ends ``run`` looks at the sessions that landed, and at no other
+            owed.finish()
+        except OSError as exc:  # its ``start`` stays open: the next parse looks at every session
+            ctx.reporter.warn(f"cannot write {owed.path}: {exc.strerror or exc}; the next parse looks at "
+                              f"every session")
         elapsed = time.perf_counter() - perf
         try:
             host.pass_end(ctx, ctx.tally.summary(started_ns=started, elapsed_s=elapsed, dry_run=dry_run))
