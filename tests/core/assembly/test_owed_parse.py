@@ -166,3 +166,16 @@ def test_a_dry_run_and_a_pass_that_lands_nothing_leave_the_log_untouched(tmp_pat
     owed = (root / OWED_NAME).read_bytes()
     assert PassRunner(tmp_path, root).run().fields()["landed"] == 0
     assert (root / OWED_NAME).read_bytes() == owed  # still owed, and nothing appended
+
+
+def test_a_log_that_cannot_be_written_before_the_first_landing_lands_nothing(tmp_path: Path) -> None:
+    config, root = _setup(tmp_path)
+    assert _run(config).returncode == 0
+    with (tmp_path / "src" / "s2.jsonl").open("ab") as f:
+        f.write(b'{"n":9,"time":"2026-01-01T00:00:09Z","text":"more"}\n')
+    refused = _run(config, ASZ_FAULT="enospc:owed-start:1")
+    assert refused.returncode == 1 and b".parse-owed" in refused.stdout + refused.stderr
+    assert len(list((root / "s2" / "streams" / "main").glob("*.sd"))) == 1  # nothing more landed
+    assert _run(config).returncode == 0
+    assert len(list((root / "s2" / "streams" / "main").glob("*.sd"))) == 2
+    assert all(_up_to_date(root).values())
