@@ -12,7 +12,7 @@ from pathlib import Path
 
 from asz_core.assembly.chain import Chain
 from asz_core.assembly.parse import parse_session
-from asz_core.cli import main
+from asz_core.cli.main import main
 from asz_core.root.owed import OWED_NAME, PassOwed, read_owed, settle_owed
 from asz_core.root.storage import StorageRoot
 from asz_core.testing import PassRunner
