@@ -236,3 +236,21 @@ def test_a_kill_while_the_accepted_version_lands_is_completed_by_the_next_pass(
     assert len(version) == len(ords)
     assert {k: v for k, v in _digests(asz_pass.root).items() if k in before} == before
     assert_root_verifies(asz_pass.root)
+
+
+def test_an_accepted_cursor_that_names_no_later_version_stops_its_source_until_accepted_again(
+        projects: Path, cc_projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner,
+        assert_root_verifies: Callable[[Path], None]) -> None:
+    _conflicted(projects, cc_projects, run_local, asz_pass)
+    assert _cli(asz_pass, "conflicts", "--accept", CURSOR)[0] == EXIT_OK
+    cursor = asz_pass.root / CURSOR
+    cursor.write_text(cursor.read_text().replace("next_version 2", "next_version 1"))  # a hand edit
+    summary = asz_pass.run()
+    assert (summary.totals.conflicts, summary.totals.records) == (1, 0)
+    assert any("names no later version" in w for w in asz_pass.reporter.warnings)
+    status, listed, _ = _cli(asz_pass, "conflicts", "--json")
+    assert status == EXIT_FAILED and [c["cursor"] for c in json.loads(listed)["conflicts"]] == [CURSOR]
+    assert _cli(asz_pass, "conflicts", "--accept", CURSOR)[0] == EXIT_OK
+    assert "next_version 2" in cursor.read_text()
+    assert asz_pass.run().totals.conflicts == 0
+    assert_root_verifies(asz_pass.root)
