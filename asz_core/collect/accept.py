@@ -8,8 +8,11 @@ version is a place of its own):
    written. Every cursor given is checked before any is accepted.
 2. The accept holds the session's lock, so no collector reads the cursor while it changes, and
    reads the cursor again under it.
-3. The version is the one after the cursor's place, past any place that exists already: a
-   version never lands into a directory that holds anything.
+3. The version is the one after the cursor's place, past any place that holds anything of
+   another source. A place that holds only this source's version is taken again: the accept
+   was undone meanwhile (upstream's collector, which knows no ``accepted``, marks the cursor
+   ``conflict`` again), and the source goes on in the version it already has, which keeps its
+   own checks, rather than landing a second copy of it.
 4. The cursor is rewritten with every key it had (an adapter's own keys too), and ``state
    accepted``, ``next_version`` and ``accepted_at``, atomically and durably (the file and its
    directory fsynced), owner-only. That one write is the whole accept: killed before it, the
@@ -27,9 +30,11 @@ from pathlib import Path
 from asz_core.root import confined
 from asz_core.root.cursors import ACCEPTED, CONFLICT, format_pairs, parse_pairs
 from asz_core.root.durable import read_small, write_replace
-from asz_core.root.layout import CURSOR_SUFFIX, check_id
+from asz_core.root.layout import CURSOR_SUFFIX, check_id, parse_file_name
 from asz_core.root.locks import FileLock
 from asz_core.root.versions import version_of, version_place
+from asz_core.sessiondata.errors import SessionDataError
+from asz_core.sessiondata.reader import open_file
 
 __all__ = ["Accepted", "NotAcceptable", "accept", "check_acceptable", "is_stuck"]
 
@@ -102,12 +107,36 @@ def check_acceptable(root: Path, cursor: str) -> None:
                             + ("; its source goes on in a later version already" if state == ACCEPTED else ""))
 
 
-def _next_version(session_dir: Path, place: str) -> int:
-    """The version after ``place``'s whose place does not exist yet (rule 3)."""
+def _next_version(session_dir: Path, place: str, cursor_file: str, source: str) -> int:
+    """The version after ``place``'s whose place is free, or holds only ``source`` (rule 3)."""
     version = version_of(place) + 1
-    while os.path.lexists(session_dir / version_place(place, version)):
+    while not _free_for(session_dir / version_place(place, version), cursor_file, source):
         version += 1
     return version
+
+
+def _free_for(directory: Path, cursor_file: str, source: str) -> bool:
+    """Whether a version of ``source`` may land in ``directory``: it does not exist, or it is a
+    directory whose cursor (``cursor_file``) and landed files name ``source`` alone."""
+    if not os.path.lexists(directory):
+        return True
+    try:
+        names = confined.listdir(directory)
+        cursor = read_small(directory / cursor_file) if cursor_file in names else None
+    except (OSError, confined.LinkRefused):
+        return False
+    if cursor is not None and dict(parse_pairs(cursor.decode("utf-8", "replace"))).get("source") != source:
+        return False
+    for name in names:
+        if parse_file_name(name) is None:
+            continue
+        try:
+            with open_file(directory / name) as landed:
+                if landed.header.get("src") != source:
+                    return False
+        except (OSError, SessionDataError):
+            return False
+    return True
 
 
 def accept(root: Path, cursor: str, accepted_at: str) -> Accepted:
@@ -119,7 +148,7 @@ def accept(root: Path, cursor: str, accepted_at: str) -> Accepted:
     with FileLock(session_dir / ".lock", wait=True):
         check_acceptable(root, cursor)
         pairs = _read(path, cursor)
-        version = _next_version(session_dir, place)
+        version = _next_version(session_dir, place, path.name, pairs.get("source", ""))
         pairs.update({"state": ACCEPTED, "next_version": str(version), "accepted_at": accepted_at,
                       "updated_at": accepted_at})
         write_replace(path, format_pairs(pairs.items()), sync_dir=True)

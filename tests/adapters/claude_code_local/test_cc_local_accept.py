@@ -275,3 +275,38 @@ def test_a_session_whose_accepted_version_has_landed_to_its_end_is_settled_again
     monkeypatch.setattr(storage.SessionHandle, "__enter__", enter)
     summary = asz_pass.run()
     assert opened == [] and (summary.totals.conflicts, summary.totals.landed) == (0, 0)
+
+
+def test_an_accept_undone_by_another_collector_is_accepted_again_into_the_version_it_has(
+        projects: Path, cc_projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner,
+        assert_root_verifies: Callable[[Path], None]) -> None:
+    _conflicted(projects, cc_projects, run_local, asz_pass)
+    assert _cli(asz_pass, "conflicts", "--accept", CURSOR)[0] == EXIT_OK
+    landed = asz_pass.run().totals.records
+    cursor = asz_pass.root / CURSOR
+    # upstream's collector knows no `accepted`: it finds the rewrite again and writes its own keys
+    kept = [line for line in cursor.read_text().splitlines() if not line.startswith(("next_version", "accepted_at"))]
+    cursor.write_text("\n".join(kept).replace("state accepted", "state conflict") + "\n")
+    assert asz_pass.run().totals.conflicts == 1
+    status, said, _ = _cli(asz_pass, "conflicts", "--accept", CURSOR)
+    assert status == EXIT_OK and "as version 2" in said
+    summary = asz_pass.run()
+    assert (summary.totals.conflicts, summary.totals.records) == (0, 0)  # no second copy of it
+    assert len(_records(asz_pass.root, "main.v2")) == landed
+    assert not (asz_pass.root / SESSION / "streams" / "main.v3").exists()
+    assert_root_verifies(asz_pass.root)
+
+
+def test_a_version_place_holding_another_source_is_passed_over(
+        projects: Path, cc_projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner,
+        assert_root_verifies: Callable[[Path], None]) -> None:
+    _conflicted(projects, cc_projects, run_local, asz_pass)
+    taken = asz_pass.root / SESSION / "streams" / "main.v2"
+    taken.mkdir()
+    (taken / "transcript.cursor").write_text("source elsewhere/other.jsonl\nstate active\n")
+    status, said, _ = _cli(asz_pass, "conflicts", "--accept", CURSOR)
+    assert status == EXIT_OK and "as version 3" in said
+    summary = asz_pass.run()
+    assert summary.totals.conflicts == 0 and summary.totals.records == len(_records(asz_pass.root, "main.v3"))
+    assert (taken / "transcript.cursor").read_text() == "source elsewhere/other.jsonl\nstate active\n"
+    assert_root_verifies(asz_pass.root)
