@@ -12,6 +12,8 @@ when data was last collected and why a pass failed, and Ctrl-C lets a pass under
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import io
 import threading
 
 from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, App
@@ -41,7 +43,7 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def collect_pass(app: App) -> Collected:
     """One pass and its parse, as ``asz-pipeline run`` does, as the page reports it."""
-    from asz_core.assembly.parse import parse_root
+    from asz_core.cli.commands.parse_cmd import parse_and_report
     from asz_core.cli.console import pass_line
     from asz_core.context import QuietReporter
     from asz_core.page.watch import now_ms
@@ -58,9 +60,12 @@ def collect_pass(app: App) -> Collected:
         problems.append(f"{totals.conflicts} conflict(s), {totals.pending} pending: "
                         f"`asz-pipeline conflicts` lists them")
     if app.config.root.is_dir():
-        budget = int(app.config.section("parse").get("max_round_bytes") or 2 << 20)
-        problems += [f"parse: {r.outcome}: {r.message}"
-                     for r in parse_root(app.config.root, None, max_round_bytes=budget) if r.outcome]
+        # the parse that ends `run`: the sessions landed since the last parse; what it refuses,
+        # one line each, is kept for the page (and logged with the pass)
+        said = io.StringIO()
+        if parse_and_report(dataclasses.replace(app, out=said, err=said), None, said, quiet=True,
+                            owed_only=True) != EXIT_OK:
+            problems += [line for line in said.getvalue().splitlines() if line.strip()] or ["the parse failed"]
     return Collected(started, now_ms(), not summary.failed and not problems, pass_line(summary),
                      tuple(problems), summary.fields())
 

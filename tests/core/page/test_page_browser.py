@@ -215,7 +215,7 @@ def test_the_list_shows_what_a_pass_beside_it_lands_and_when_data_was_last_colle
             assert began <= when <= dt.datetime.now(dt.UTC)
             assert page.is_hidden("#pass-problem")
             shot(page, tmp_path, "watch")
-            lock = StorageRoot(runner.root).lock()
+            lock = StorageRoot(runner.root).lock(wait=True)  # a pass may hold it this instant
             lock.acquire()
             try:
                 problem = page.wait_for_selector("#pass-problem:not([hidden])", timeout=60_000)

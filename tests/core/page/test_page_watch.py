@@ -76,7 +76,7 @@ def test_serve_watch_lands_new_data_shows_a_failed_pass_and_stops_on_ctrl_c(
         assert get(port, f"/api/c/{LATER[1]}/view")["format"] == "asz.view"
 
         # another process holds the root: the pass is refused, shown, and the page keeps answering
-        lock = StorageRoot(runner.root).lock()
+        lock = StorageRoot(runner.root).lock(wait=True)  # a pass may hold it this instant
         lock.acquire()
         try:
             refused = until("a refused pass",
