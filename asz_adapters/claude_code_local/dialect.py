@@ -103,8 +103,7 @@ class ClaudeCodeDialect:
         value: dict[str, Any] = line.value if isinstance(line.value, dict) else {}
         source = self.source
         get = fields.values.get  # a typed string field holds a str or None: "" is no value
-        message = get("message")
-        message = message if isinstance(message, Fields) else NO_FIELDS
+        message = fields.sub("message")
         kind = get("type")
         raw_result = value[fields.key("toolUseResult")] if "toolUseResult" in fields.values else None
         result = read(raw_result, TOOL_RESULT) if isinstance(raw_result, dict) else None
@@ -122,8 +121,8 @@ class ClaudeCodeDialect:
         attachment = value[fields.key("attachment")] if "attachment" in fields.values else None
         record.flags = flags_of(fields, result, result_whole, source, attachment)
         record.from_ = FROM_RUNTIME if self._runtime else _FROM.get(kind or "", FROM_RUNTIME)
-        usage = message.values.get("usage")
-        if isinstance(usage, Fields):
+        if message.is_object("usage"):
+            usage = message.sub("usage")
             record.usage = Usage(usage.number("input_tokens") or None, usage.number("output_tokens") or None,
                                  usage.number("cache_read_input_tokens") or None,
                                  usage.number("cache_creation_input_tokens") or None)

@@ -20,6 +20,13 @@ content block, a tool result):
 A field left out and a field written ``null`` read the same, as an empty value, except for a raw
 field: upstream keeps a raw ``null`` as the four bytes ``null``, so :meth:`Fields.has` is true
 for it.
+
+Most objects are plain: each key is a field's own name or one met before that names no field,
+every field has its type, every nested shape is plain, and no list field holds a list. Such an
+object reads as itself, with no copy: :attr:`Fields.values` is the object, a nested shape's
+value its object. Whether an object is plain is decided on the pairs of its keys and their
+values' types at once (:meth:`Shape.plain`); any other object is read field by field, as the
+rules say, and a key met then that names no field makes the next object holding it plain.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ RAW: Final = "raw"
 
 _INT_MIN: Final = -(1 << 63)
 _INT_MAX: Final = (1 << 63) - 1
+#: the types a JSON parser makes (exact: ``bool`` is not taken for ``int`` here)
+_JSON_TYPES: Final = (str, int, float, bool, type(None), list, dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +59,7 @@ class ListOf:
 class Shape:
     """The typed fields of one object, by name."""
 
-    __slots__ = ("_known", "_names", "fields")
+    __slots__ = ("_integers", "_known", "_names", "_pairs", "_shapes", "fields")
 
     def __init__(self, fields: Mapping[str, Kind]) -> None:
         self.fields = fields
@@ -58,6 +67,34 @@ class Shape:
         #: the field names and the keys met so far that name no field: keys repeat from line
         #: to line, so each is folded once
         self._known: set[str] = set(fields)
+        #: ``(key, type of its value)`` as a plain object may hold them: a field with a value
+        #: of its type (a nested shape's object is checked on its own, a list field's list is
+        #: not plain), or a key met that names no field with any value
+        self._pairs: set[tuple[str, type]] = set()
+        for name, kind in fields.items():
+            self._pairs.add((name, type(None)))
+            if kind is RAW:
+                self._pairs.update((name, t) for t in _JSON_TYPES)
+            elif isinstance(kind, Shape):
+                self._pairs.add((name, dict))
+            elif not isinstance(kind, ListOf):
+                self._pairs.add((name, {STR: str, BOOL: bool, INT: int}[kind]))
+        self._integers = tuple(name for name, kind in fields.items() if kind is INT)
+        self._shapes = tuple((name, kind) for name, kind in fields.items() if isinstance(kind, Shape))
+
+    def plain(self, value: dict[str, Any]) -> bool:
+        """Whether ``value`` reads whole as this shape by its own keys (see the module's notes)."""
+        if not self._pairs.issuperset(zip(value, map(type, value.values()))):
+            return False
+        for name in self._integers:
+            number = value.get(name)
+            if number is not None and not _INT_MIN <= number <= _INT_MAX:
+                return False
+        for name, nested in self._shapes:
+            inner = value.get(name)
+            if inner is not None and not nested.plain(inner):
+                return False
+        return True
 
     def name_of(self, key: str) -> str | None:
         """The field ``key`` names: its own name, or one equal to it ignoring case."""
@@ -75,6 +112,7 @@ class Shape:
                 return self._names, True
             if len(self._known) < _MAX_KEYS:
                 self._known.add(key)
+                self._pairs.update((key, t) for t in _JSON_TYPES)
         return keys & self._names, False
 
 
@@ -89,7 +127,10 @@ class Fields:
 
     ``values`` maps each field a key named to the value read (``None`` for ``null``; a nested
     shape's :class:`Fields`, a list field's list); a field no key named is not in it. When
-    ``typed``, a string field's value is a ``str`` or ``None``, and so on for every type.
+    ``typed``, a string field's value is a ``str`` or ``None``, and so on for every type. A plain
+    object's ``values`` is the object itself (see the module's notes): it holds the keys that
+    name no field too, and a nested shape's value is its object, so a nested shape is taken
+    with :meth:`sub`, never from ``values``.
     """
 
     __slots__ = ("keys", "typed", "values")
@@ -130,11 +171,14 @@ class Fields:
     def sub(self, name: str) -> Fields:
         """A nested shape; no fields when empty."""
         value = self.values.get(name)
-        return value if isinstance(value, Fields) else NO_FIELDS
+        if isinstance(value, Fields):
+            return value
+        # only a plain object holds a nested shape as its object, and that was plain too
+        return Fields(value, None, True) if isinstance(value, dict) else NO_FIELDS
 
     def is_object(self, name: str) -> bool:
         """Whether a nested shape was written as an object (not ``null``, not left out)."""
-        return isinstance(self.values.get(name), Fields)
+        return isinstance(self.values.get(name), (Fields, dict))
 
 
 NO_FIELDS: Final = Fields({}, None, True)
@@ -146,6 +190,8 @@ def read(value: Any, shape: Shape) -> Fields | None:
         return NO_FIELDS
     if not isinstance(value, dict):
         return None
+    if shape.plain(value):
+        return Fields(value, None, True)
     fields = shape.fields
     named, by_case = shape.split(value.keys())
     if by_case:
