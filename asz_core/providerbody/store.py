@@ -31,6 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
+import orjson
+
 from asz_core.providerbody.errors import (
     BodyDamaged,
     BodyTooLarge,
@@ -61,7 +63,16 @@ def manifest_of(record: Record) -> Manifest:
     """The record's manifest (its last part); ``ManifestError`` if it has none."""
     if not record.parts or record.parts[-1].data is None:
         raise ManifestError("the record has no manifest part")
-    return Manifest.from_json(record.parts[-1].value())
+    data = record.parts[-1].data
+    try:
+        # orjson takes no subclass of ``bytes``, so handed the part's data it would refuse it
+        # and the strict parse would fall to the standard library; a view is read in place.
+        # The record's line was read strictly already (its nesting bound included), and a
+        # manifest orjson refuses is read strictly here.
+        value = orjson.loads(memoryview(data))
+    except orjson.JSONDecodeError:
+        value = data.value()
+    return Manifest.from_json(value)
 
 
 @dataclass
