@@ -68,7 +68,7 @@ def _headless_prompt(line: Fields, origin: str | None) -> bool:
 
 
 def _origin(line: Fields) -> str | None:
-    return line.sub("origin").values.get("kind")  # type: ignore[no-any-return]
+    return line.sub("origin").values.get("kind")
 
 
 def trigger_of(line: Fields) -> str | None:

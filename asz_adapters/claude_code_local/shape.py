@@ -21,19 +21,20 @@ A field left out and a field written ``null`` read the same, as an empty value, 
 field: upstream keeps a raw ``null`` as the four bytes ``null``, so :meth:`Fields.has` is true
 for it.
 
-Most objects are plain: each key is a field's own name or one met before that names no field,
-every field has its type, every nested shape is plain, and no list field holds a list. Such an
-object reads as itself, with no copy: :attr:`Fields.values` is the object, a nested shape's
-value its object. Whether an object is plain is decided on the pairs of its keys and their
-values' types at once (:meth:`Shape.plain`); any other object is read field by field, as the
-rules say, and a key met then that names no field makes the next object holding it plain.
+Most objects are plain: no key names a field in another case, every field has its type, every
+nested shape is plain, and no list field holds a list. Such an object reads as itself, with no
+copy: :attr:`Fields.values` is the object, a nested shape's value its object. Which fields an
+object's keys name is worked out once for each order of keys met (objects of one kind repeat a
+few orders), so an object is then judged by the types of its fields' values alone
+(:meth:`Shape.plain`); any other object is read field by field, as the rules say.
 """
 
 from __future__ import annotations
 
-from collections.abc import KeysView, Mapping
+from collections.abc import Callable, KeysView, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from operator import itemgetter
+from typing import Any, Final, NamedTuple
 
 __all__ = ["ATTACHMENT_TEXT", "BLOCK", "BOOL", "INT", "NO_FIELDS", "RAW", "RECORD", "STR", "TOOL_RESULT", "Fields",
            "ListOf", "Shape", "read"]
@@ -45,8 +46,10 @@ RAW: Final = "raw"
 
 _INT_MIN: Final = -(1 << 63)
 _INT_MAX: Final = (1 << 63) - 1
-#: the types a JSON parser makes (exact: ``bool`` is not taken for ``int`` here)
-_JSON_TYPES: Final = (str, int, float, bool, type(None), list, dict)
+#: the types a plain string or boolean field holds (exact types, as a JSON parser makes them;
+#: ``null`` leaves any field empty)
+_STR_TYPES: Final = frozenset({str, type(None)})
+_BOOL_TYPES: Final = frozenset({bool, type(None)})
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,10 +59,30 @@ class ListOf:
     item: Kind
 
 
+class _Layout(NamedTuple):
+    """The fields one order of keys names, by the check each takes. A getter returns a tuple
+    of the named fields' values (its first name is asked twice, so that it does for one name
+    too), or is ``None`` when no key names a field of that kind."""
+
+    strings: Callable[[dict[str, Any]], tuple[Any, ...]] | None
+    booleans: Callable[[dict[str, Any]], tuple[Any, ...]] | None
+    integers: tuple[str, ...]
+    shapes: tuple[tuple[str, Shape], ...]
+    lists: tuple[str, ...]
+
+
+#: the layout of keys one of which names a field in another case: no object with them is plain
+_NEVER_PLAIN: Final = _Layout(None, None, (), (), ())
+
+
+def _getter(names: list[str]) -> Callable[[dict[str, Any]], tuple[Any, ...]] | None:
+    return itemgetter(names[0], *names) if names else None
+
+
 class Shape:
     """The typed fields of one object, by name."""
 
-    __slots__ = ("_integers", "_known", "_names", "_pairs", "_shapes", "fields")
+    __slots__ = ("_known", "_layouts", "_names", "fields")
 
     def __init__(self, fields: Mapping[str, Kind]) -> None:
         self.fields = fields
@@ -67,34 +90,45 @@ class Shape:
         #: the field names and the keys met so far that name no field: keys repeat from line
         #: to line, so each is folded once
         self._known: set[str] = set(fields)
-        #: ``(key, type of its value)`` as a plain object may hold them: a field with a value
-        #: of its type (a nested shape's object is checked on its own, a list field's list is
-        #: not plain), or a key met that names no field with any value
-        self._pairs: set[tuple[str, type]] = set()
-        for name, kind in fields.items():
-            self._pairs.add((name, type(None)))
-            if kind is RAW:
-                self._pairs.update((name, t) for t in _JSON_TYPES)
-            elif isinstance(kind, Shape):
-                self._pairs.add((name, dict))
-            elif not isinstance(kind, ListOf):
-                self._pairs.add((name, {STR: str, BOOL: bool, INT: int}[kind]))
-        self._integers = tuple(name for name, kind in fields.items() if kind is INT)
-        self._shapes = tuple((name, kind) for name, kind in fields.items() if isinstance(kind, Shape))
+        #: each order of keys met so far, and its layout (:data:`_NEVER_PLAIN` when a key in it
+        #: names a field in another case)
+        self._layouts: dict[tuple[str, ...], _Layout] = {}
 
     def plain(self, value: dict[str, Any]) -> bool:
         """Whether ``value`` reads whole as this shape by its own keys (see the module's notes)."""
-        if not self._pairs.issuperset(zip(value, map(type, value.values()))):
+        keys = tuple(value)
+        layout = self._layouts.get(keys) or self._layout(keys)
+        if layout is _NEVER_PLAIN:
             return False
-        for name in self._integers:
-            number = value.get(name)
-            if number is not None and not _INT_MIN <= number <= _INT_MAX:
+        if layout.strings is not None and not _STR_TYPES.issuperset(map(type, layout.strings(value))):
+            return False
+        if layout.booleans is not None and not _BOOL_TYPES.issuperset(map(type, layout.booleans(value))):
+            return False
+        for name in layout.integers:
+            number = value[name]
+            if number is not None and not (type(number) is int and _INT_MIN <= number <= _INT_MAX):
                 return False
-        for name, nested in self._shapes:
-            inner = value.get(name)
-            if inner is not None and not nested.plain(inner):
+        for name, nested in layout.shapes:
+            inner = value[name]
+            if inner is not None and not (type(inner) is dict and nested.plain(inner)):
                 return False
-        return True
+        return not layout.lists or all(value[name] is None for name in layout.lists)
+
+    def _layout(self, keys: tuple[str, ...]) -> _Layout:
+        """What ``keys`` name (see :class:`_Layout`), remembered for the next object with them."""
+        named, by_case = self.split(dict.fromkeys(keys).keys())
+        layout = _NEVER_PLAIN
+        if not by_case:
+            kinds = [(name, self.fields[name]) for name in keys if name in named]
+            layout = _Layout(
+                strings=_getter([name for name, kind in kinds if kind is STR]),
+                booleans=_getter([name for name, kind in kinds if kind is BOOL]),
+                integers=tuple(name for name, kind in kinds if kind is INT),
+                shapes=tuple((name, kind) for name, kind in kinds if isinstance(kind, Shape)),
+                lists=tuple(name for name, kind in kinds if isinstance(kind, ListOf)))
+        if len(self._layouts) < _MAX_LAYOUTS:
+            self._layouts[keys] = layout
+        return layout
 
     def name_of(self, key: str) -> str | None:
         """The field ``key`` names: its own name, or one equal to it ignoring case."""
@@ -112,7 +146,6 @@ class Shape:
                 return self._names, True
             if len(self._known) < _MAX_KEYS:
                 self._known.add(key)
-                self._pairs.update((key, t) for t in _JSON_TYPES)
         return keys & self._names, False
 
 
@@ -120,6 +153,9 @@ Kind = str | Shape | ListOf
 
 #: keys remembered per shape; a source with more distinct keys than this is folded each time
 _MAX_KEYS: Final = 4096
+#: orders of keys remembered per shape (the shared corpus has under a hundred of lines); past
+#: this, an order not seen is worked out each time
+_MAX_LAYOUTS: Final = 4096
 
 
 class Fields:
@@ -171,10 +207,11 @@ class Fields:
     def sub(self, name: str) -> Fields:
         """A nested shape; no fields when empty."""
         value = self.values.get(name)
-        if isinstance(value, Fields):
-            return value
-        # only a plain object holds a nested shape as its object, and that was plain too
-        return Fields(value, None, True) if isinstance(value, dict) else NO_FIELDS
+        if value is None:
+            return NO_FIELDS
+        if type(value) is dict:  # only a plain object holds a nested shape as its object, checked plain
+            return Fields(value, None, True)
+        return value if isinstance(value, Fields) else NO_FIELDS
 
     def is_object(self, name: str) -> bool:
         """Whether a nested shape was written as an object (not ``null``, not left out)."""
