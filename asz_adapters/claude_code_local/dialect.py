@@ -46,7 +46,7 @@ from asz_adapters.claude_code_local.content import attachment_part, content_part
 from asz_adapters.claude_code_local.flags import damaged_flags, flags_of, trigger_of
 from asz_adapters.claude_code_local.links import links_of
 from asz_adapters.claude_code_local.shape import RECORD, TOOL_RESULT, Fields, read
-from asz_adapters.claude_code_local.source_facts import MANIFEST, SCRIPT, SourceFacts
+from asz_adapters.claude_code_local.source_facts import AGENT_META, JOURNAL, MANIFEST, SCRIPT, SourceFacts
 from asz_core.collect import NOT_JSON, SourceLine
 from asz_core.sessiondata import FROM_AGENT, FROM_EXTERNAL, FROM_RUNTIME, Part, Record, Usage
 
@@ -70,6 +70,8 @@ class ClaudeCodeDialect:
     def __init__(self, source: SourceFacts) -> None:
         self.source = source
         self._runtime = source.written_by_runtime
+        #: a sidecar's or a journal's lines name their agent whatever they hold (:mod:`.links`)
+        self._linked = source.kind in (AGENT_META, JOURNAL)
         #: ``(line number, message.id)`` of each assistant line converted
         self.calls: list[tuple[int, str]] = []
         #: ``(line number, requestId)`` of each assistant line that carries one
@@ -113,14 +115,20 @@ class ClaudeCodeDialect:
             id=get("uuid") or None, parent=get("parentUuid") or None,
             call=said("id") or None, run=get("promptId") or None,
             model=said("model") or None, continues=get("logicalParentUuid") or None,
-            time=get("timestamp") or None, trigger=trigger_of(fields),
+            time=get("timestamp") or None,
+            # a trigger is read from these fields only (:func:`~.flags.trigger_of`)
+            trigger=(trigger_of(fields) if "origin" in values or "attachment" in values
+                     or "promptSource" in values else None),
             started_by=get("parentAgentId") or None,
             label=get("aiTitle") or get("description") or get("workflowName") or None,
             from_=FROM_RUNTIME if self._runtime else _FROM.get(kind or "", FROM_RUNTIME),
         )
         content = said("content")
-        tool, child, batch = links_of(fields, result, content, source)
-        record.tool, record.child, record.batch = tool or None, child or None, batch or None
+        if result is not None or self._linked or isinstance(content, str):
+            tool, child, batch = links_of(fields, result, content, source)
+            record.tool, record.child, record.batch = tool or None, child or None, batch or None
+        else:  # most lines: nothing but the source's run links them
+            record.batch = source.run or None
         value: dict[str, Any] = line.value
         attachment = value[fields.key("attachment")] if "attachment" in values else None
         record.flags = flags_of(fields, result, result_whole, source, attachment)
