@@ -63,15 +63,14 @@ def manifest_of(record: Record) -> Manifest:
     """The record's manifest (its last part); ``ManifestError`` if it has none."""
     if not record.parts or record.parts[-1].data is None:
         raise ManifestError("the record has no manifest part")
-    data = record.parts[-1].data
+    part = record.parts[-1]
     try:
-        # orjson takes no subclass of ``bytes``, so handed the part's data it would refuse it
-        # and the strict parse would fall to the standard library; a view is read in place.
-        # The record's line was read strictly already (its nesting bound included), and a
-        # manifest orjson refuses is read strictly here.
-        value = orjson.loads(memoryview(data))
+        # The record's line was read strictly already, its nesting bound included, so its
+        # manifest is not walked for depth again (a long one has hundreds of segments and each
+        # cold rebuild reads a session's every manifest); what orjson refuses is read strictly.
+        value = orjson.loads(part.data)  # type: ignore[arg-type]
     except orjson.JSONDecodeError:
-        value = data.value()
+        value = part.value()
     return Manifest.from_json(value)
 
 
