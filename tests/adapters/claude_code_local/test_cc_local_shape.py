@@ -101,13 +101,14 @@ def _changed(value: dict[str, Any], kind: Shape, rng: random.Random) -> dict[str
     return out
 
 
-def test_corpus_objects_read_the_same_plain_or_field_by_field(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    objects = _objects(corpus)
-    found, slow = _read_both_ways(objects, monkeypatch)
-    for (value, _), one, other in zip(objects, found, slow, strict=True):
+def test_corpus_objects_read_the_same_plain_or_field_by_field(corpus: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               slow: bool) -> None:
+    objects = _objects(corpus)[::1 if slow else 4]  # every object in the slow lane
+    found, field_by_field = _read_both_ways(objects, monkeypatch)
+    for (value, _), one, other in zip(objects, found, field_by_field, strict=True):
         assert one == other, value
     plain = sum(isinstance(value, dict) and kind.plain(value) for value, kind in objects)
-    assert len(objects) > 10_131
+    assert len(objects) > (10_131 if slow else 2_500)
     assert plain > 0.9 * len(objects), "the corpus's objects are nearly all plain"
 
 
@@ -115,8 +116,8 @@ def test_changed_objects_read_the_same_plain_or_field_by_field(corpus: Path, mon
     rng = random.Random(21)
     objects = [(v, k) for v, k in _objects(corpus) if isinstance(v, dict)]
     changed = [(_changed(value, kind, rng), kind) for value, kind in rng.sample(objects, 3000)]
-    found, slow = _read_both_ways(changed, monkeypatch)
-    for (value, _), one, other in zip(changed, found, slow, strict=True):
+    found, field_by_field = _read_both_ways(changed, monkeypatch)
+    for (value, _), one, other in zip(changed, found, field_by_field, strict=True):
         assert one == other, value
     plain = sum(kind.plain(value) for value, kind in changed)
     assert 300 < plain < len(changed) - 300, plain  # both paths were taken, often
