@@ -126,7 +126,8 @@ class Shape:
                 integers=tuple(name for name, kind in kinds if kind is INT),
                 shapes=tuple((name, kind) for name, kind in kinds if isinstance(kind, Shape)),
                 lists=tuple(name for name, kind in kinds if isinstance(kind, ListOf)))
-        if len(self._layouts) < _MAX_LAYOUTS:
+        if (len(self._layouts) < _MAX_LAYOUTS and len(keys) <= _MAX_LAYOUT_KEYS
+                and sum(map(len, keys)) <= _MAX_LAYOUT_CHARS):
             self._layouts[keys] = layout
         return layout
 
@@ -153,9 +154,12 @@ Kind = str | Shape | ListOf
 
 #: keys remembered per shape; a source with more distinct keys than this is folded each time
 _MAX_KEYS: Final = 4096
-#: orders of keys remembered per shape (the shared corpus has under a hundred of lines); past
-#: this, an order not seen is worked out each time
-_MAX_LAYOUTS: Final = 4096
+#: orders of keys remembered per shape (the shared corpus has under a hundred of lines), each of
+#: at most so many keys and characters, so that what a source's keys can make a pass hold stays
+#: small (a few MB at most); another order is worked out each time it is met
+_MAX_LAYOUTS: Final = 1024
+_MAX_LAYOUT_KEYS: Final = 64
+_MAX_LAYOUT_CHARS: Final = 2048
 
 
 class Fields:

@@ -143,3 +143,14 @@ def test_a_key_naming_no_field_leaves_an_object_plain_whatever_it_holds() -> Non
     assert not kind.plain({"newKey": 1, "TYPE": "x"})  # a key in another case names the field
     fields = read({"type": "x", "newKey": [1]}, kind)
     assert fields is not None and fields.typed and fields.text("type") == "x"
+
+
+def test_a_source_with_endless_key_orders_is_still_read_exactly_and_held_small() -> None:
+    kind = Shape({"type": shape.STR, "n": shape.INT})
+    for i in range(3000):
+        keys = [f"k{i}-{j}" for j in range(i % 100)] + ["type"]
+        value = dict.fromkeys(keys, 1) | {"type": "x" if i % 3 else 7}
+        fields = read(value, kind)
+        assert fields is not None and fields.typed == bool(i % 3)
+    assert len(kind._layouts) <= shape._MAX_LAYOUTS
+    assert all(len(keys) <= shape._MAX_LAYOUT_KEYS for keys in kind._layouts)
