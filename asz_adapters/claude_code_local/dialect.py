@@ -142,8 +142,8 @@ class ClaudeCodeDialect:
         elif "content" in message.values:  # no content, no part from it
             result_data = line.data_at(fields.key("toolUseResult")) if result_whole else None
             record.parts, record.dropped = content_parts(line, fields, result_data)
-        if result_whole:
-            edit = changes_part(fields, result, record.parts, source)  # type: ignore[arg-type]
+        if result is not None and result_whole:
+            edit = changes_part(fields, result, record.parts, source)
             if edit is not None:
                 record.parts.append(edit)
         if not record.parts:
