@@ -37,7 +37,7 @@ from typing import Any, Final
 
 from asz_adapters.claude_code_local.linediff import Hunk, diff_lines, split_lines
 from asz_adapters.claude_code_local.marshal import go_string, marshal
-from asz_adapters.claude_code_local.shape import NO_FIELDS, Fields
+from asz_adapters.claude_code_local.shape import Fields
 from asz_adapters.claude_code_local.source_facts import SourceFacts
 from asz_core.sessiondata import Part, RawJSON
 
@@ -66,8 +66,7 @@ def changes_part(line: Fields, result: Fields, parts: list[Part], source: Source
         count = -1 if result.flag("replaceAll") else 1
         after_side = _side(before_side[0].replace(go_string(result.text("oldString")),
                                                   go_string(result.text("newString")), count))
-    patch: list[Fields] = [hunk if isinstance(hunk, Fields) else NO_FIELDS
-                           for hunk in result.value("structuredPatch") or ()]
+    patch = result.subs("structuredPatch")
     if not patch and after_side is None:
         return None
     timestamp, cwd = line.text("timestamp"), line.text("cwd")

@@ -21,9 +21,10 @@ A field left out and a field written ``null`` read the same, as an empty value, 
 field: upstream keeps a raw ``null`` as the four bytes ``null``, so :meth:`Fields.has` is true
 for it.
 
-Most objects are plain: no key names a field in another case, every field has its type, every
-nested shape is plain, and no list field holds a list. Such an object reads as itself, with no
-copy: :attr:`Fields.values` is the object, a nested shape's value its object. Which fields an
+Most objects are plain: no key names a field in another case, every field has its type, and
+every nested shape, and every object in a list field, is plain. Such an object reads as itself,
+with no copy: :attr:`Fields.values` is the object, a nested shape's value its object, a list
+field's value its list. Which fields an
 object's keys name is worked out once for each order of keys met (objects of one kind repeat a
 few orders), so an object is then judged by the types of its fields' values alone
 (:meth:`Shape.plain`); any other object is read field by field, as the rules say.
@@ -68,11 +69,25 @@ class _Layout(NamedTuple):
     booleans: Callable[[dict[str, Any]], tuple[Any, ...]] | None
     integers: tuple[str, ...]
     shapes: tuple[tuple[str, Shape], ...]
-    lists: tuple[str, ...]
+    lists: tuple[tuple[str, Kind], ...]
 
 
 #: the layout of keys one of which names a field in another case: no object with them is plain
 _NEVER_PLAIN: Final = _Layout(None, None, (), (), ())
+
+
+def _plain_list(items: Any, item: Kind) -> bool:
+    """Whether a list field's value is ``null``, or a list of strings or of plain objects (each
+    element may be ``null``); a list of any other kind is read element by element."""
+    if items is None:
+        return True
+    if type(items) is not list:
+        return False
+    if item is STR:
+        return _STR_TYPES.issuperset(map(type, items))
+    if isinstance(item, Shape):
+        return all(element is None or (type(element) is dict and item.plain(element)) for element in items)
+    return False
 
 
 def _getter(names: list[str]) -> Callable[[dict[str, Any]], tuple[Any, ...]] | None:
@@ -112,7 +127,7 @@ class Shape:
             inner = value[name]
             if inner is not None and not (type(inner) is dict and nested.plain(inner)):
                 return False
-        return not layout.lists or all(value[name] is None for name in layout.lists)
+        return not layout.lists or all(_plain_list(value[name], item) for name, item in layout.lists)
 
     def _layout(self, keys: tuple[str, ...]) -> _Layout:
         """What ``keys`` name (see :class:`_Layout`), remembered for the next object with them."""
@@ -125,7 +140,7 @@ class Shape:
                 booleans=_getter([name for name, kind in kinds if kind is BOOL]),
                 integers=tuple(name for name, kind in kinds if kind is INT),
                 shapes=tuple((name, kind) for name, kind in kinds if isinstance(kind, Shape)),
-                lists=tuple(name for name, kind in kinds if isinstance(kind, ListOf)))
+                lists=tuple((name, kind.item) for name, kind in kinds if isinstance(kind, ListOf)))
         if (len(self._layouts) < _MAX_LAYOUTS and len(keys) <= _MAX_LAYOUT_KEYS
                 and sum(map(len, keys)) <= _MAX_LAYOUT_CHARS):
             self._layouts[keys] = layout
@@ -216,6 +231,11 @@ class Fields:
         if type(value) is dict:  # only a plain object holds a nested shape as its object, checked plain
             return Fields(value, None, True)
         return value if isinstance(value, Fields) else NO_FIELDS
+
+    def subs(self, name: str) -> list[Fields]:
+        """A list field of a nested shape, each element as it read (no fields for ``null``)."""
+        return [item if isinstance(item, Fields) else Fields(item, None, True) if type(item) is dict
+                else NO_FIELDS for item in self.values.get(name) or ()]
 
     def is_object(self, name: str) -> bool:
         """Whether a nested shape was written as an object (not ``null``, not left out)."""

@@ -81,12 +81,14 @@ def _changed(value: dict[str, Any], kind: Shape, rng: random.Random) -> dict[str
     target, target_kind = out, kind
     while True:  # go down into a nested object now and then
         fields = target_kind.fields
-        nested = [(k, fields[k]) for k in target
+        nested = [(target[k], fields[k]) for k in target
                   if isinstance(fields.get(k), Shape) and isinstance(target[k], dict)]
+        nested += [(item, fields[k].item) for k in target  # an object in a list field
+                   if isinstance(fields.get(k), ListOf) and isinstance(target[k], list)
+                   for item in target[k] if isinstance(item, dict)]
         if not nested or rng.random() < 0.5:
             break
-        key, target_kind = rng.choice(nested)
-        target = target[key]
+        target, target_kind = rng.choice(nested)
     keys = list(target) or ["type"]
     what = rng.randrange(4)
     key = rng.choice(keys)
@@ -132,8 +134,11 @@ def test_a_key_in_another_case_or_a_mistyped_field_is_never_plain() -> None:
     assert RECORD.plain({"message": {"usage": {"input_tokens": (1 << 63) - 1}}})
     assert not RECORD.plain({"message": {"usage": {"input_tokens": True}}})
     assert not RECORD.plain({"message": []})
-    assert not TOOL_RESULT.plain({"structuredPatch": []})  # a list field is read element by element
     assert TOOL_RESULT.plain({"structuredPatch": None})
+    assert TOOL_RESULT.plain({"structuredPatch": [None, {"lines": ["a", None], "oldStart": 1}]})
+    assert not TOOL_RESULT.plain({"structuredPatch": [{"lines": ["a", 1]}]})
+    assert not TOOL_RESULT.plain({"structuredPatch": [{"Lines": []}]})
+    assert not TOOL_RESULT.plain({"structuredPatch": {}})
 
 
 def test_a_key_naming_no_field_leaves_an_object_plain_whatever_it_holds() -> None:
