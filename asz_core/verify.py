@@ -9,7 +9,9 @@ or ``session.state`` of a session with no file left) that says a file landed whe
 (``gone``); a link where the root's own files or
 directories belong (``link``). A record landed twice (a crash between landing and the cursor)
 is reported as a repeat, not as damage. Checks that belong to one kind of file (rebuilding
-provider bodies) come from :data:`FILE_CHECKS`.
+provider bodies) come from :data:`FILE_CHECKS`. What an adapter keeps of its own (a table of
+what it landed) only the adapter can read: given the host, verify asks each adapter
+(``asz_verify``) and files what it finds under the session it names.
 
 Verify takes no lock, so a pass may land while it reads. What it relies on of the landing is its
 contract alone: a file is durable before it takes its name, and a cursor moves only after the
@@ -36,7 +38,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -52,6 +54,9 @@ from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Record
 from asz_core.sessiondata.reader import open_file
 
+if TYPE_CHECKING:
+    from asz_core.host import PluginHost
+
 __all__ = ["FILE_CHECKS", "LOOKS", "Problem", "SessionReport", "verify_root", "verify_session"]
 
 
@@ -65,8 +70,11 @@ LOOKS = 5
 
 
 def verify_root(root: Path, sessions: Iterable[str] | None = None,
-                progress: Callable[[int, int], None] | None = None) -> list[SessionReport]:
-    """Every session's report (or those named); ``progress(done, total)`` after each."""
+                progress: Callable[[int, int], None] | None = None,
+                host: PluginHost | None = None) -> list[SessionReport]:
+    """Every session's report (or those named); ``progress(done, total)`` after each. With
+    ``host``, what its adapters find of their own tables (``asz_verify``) joins the report of
+    the session it names (a session whose directory is gone gets a report of its own)."""
     confined.enter(root)
     names = list(sessions) if sessions is not None else sorted(
         entry.name for entry in confined.scandir(root)
@@ -76,7 +84,22 @@ def verify_root(root: Path, sessions: Iterable[str] | None = None,
         reports.append(verify_session(root, name))
         if progress is not None:
             progress(len(reports), len(names))
+    if host is not None:
+        _add_adapter_problems(reports, host.verify(root, frozenset(sessions) if sessions is not None else None))
     return reports
+
+
+def _add_adapter_problems(reports: list[SessionReport], problems: list[Problem]) -> None:
+    by_session = {report.session: report for report in reports}
+    for problem in problems:
+        report = by_session.get(problem.session)
+        if report is None:
+            report = by_session[problem.session] = SessionReport(problem.session)
+            reports.append(report)
+        if problem.kind == "gone":  # said once: by what names the files, rather than by the seq
+            report.problems = [p for p in report.problems
+                               if not (p.kind == "gone" and p.path.endswith("session.state"))]
+        report.problems.append(problem)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,14 +19,18 @@ import orjson
 import pytest
 
 from asz_core import verify
+from asz_core.errors import EXIT_FAILED
+from asz_core.providerbody import manifest_of
 from asz_core.providerbody.manifest import LitSeg, Manifest
 from asz_core.root.cursors import AppendCursor
 from asz_core.root.storage import StorageRoot, landed_files
-from asz_core.sessiondata import Header, Part, RawJSON, Record
+from asz_core.session_report import Problem
+from asz_core.sessiondata import Header, Part, RawJSON, Record, open_file
 from asz_core.sessiondata.writer import encode_record
 from asz_core.testing import PassRunner
 from asz_core.verify import verify_root
 from tests.helpers import jsonl_config, records_of
+from tests.provider_support import SMALL, land_small_session, seen_states, transcript_ids, write_index
 
 SESSION = "s1"
 CURSOR = Path(SESSION, "streams", "main", "transcript.cursor")
@@ -110,6 +115,92 @@ def test_a_session_whose_every_file_is_gone_fails_verify(tmp_path: Path) -> None
     landed = _land_body(tmp_path, _body_record(b'{"a":"hello"}'))
     landed.unlink()
     assert _problems(tmp_path) == [("gone", "session.state")]
+
+
+# --- #2: a session's provider-body files gone with its index, seen by the adapter's asz_verify ---
+
+@pytest.fixture
+def small_root(corpus: Path, asz_pass: PassRunner, tmp_path: Path) -> PassRunner:
+    """One pass landed the small corpus session's seven provider bodies."""
+    land_small_session(corpus, asz_pass, tmp_path)
+    return asz_pass
+
+
+def _adapter_problems(runner: PassRunner, sessions: list[str] | None = None) -> list[Problem]:
+    return [p for r in verify_root(runner.root, sessions, host=runner.host) for p in r.problems]
+
+
+def _landed_bodies(root: Path) -> set[str]:
+    return {name for name, state in seen_states(root).items() if state == "landed"}
+
+
+@pytest.mark.corpus
+def test_provider_bodies_deleted_with_the_index_are_reported_gone_by_name(
+        small_root: PassRunner, corpus: Path) -> None:
+    root, session = small_root.root, SMALL
+    landed = _landed_bodies(root)
+    assert len(landed) == 7
+    for path in (root / session / "provider_body").iterdir():
+        path.unlink()
+    shutil.rmtree(root / session / "index")
+    problems = _adapter_problems(small_root)
+    assert {p.kind for p in problems} == {"gone"} and {p.session for p in problems} == {session}
+    assert {next(n for n in landed if f" {n} " in p.message) for p in problems} == landed
+    assert len(problems) == len(landed)  # each said once, not again by session.state
+    assert all("remove _provider/seen.state" in p.message for p in problems)
+    done = subprocess.run([_asz(), "verify", "--config", str(small_root.config_path), "--json"],
+                          capture_output=True, check=False)
+    assert done.returncode == EXIT_FAILED, done.stderr.decode()
+    said = orjson.loads(done.stdout)
+    assert not said["ok"] and sorted(p["kind"] for r in said["sessions"] for p in r["problems"]) == ["gone"] * 7
+    (root / "_provider" / "seen.state").unlink()  # what the message says to do
+    write_index(root, transcript_ids(corpus / "claude-code" / "projects")[SMALL])  # as claude-code-local
+    again = small_root.run()  # would rebuild it from the session's transcripts (none landed here)
+    assert not again.failed and again.totals.records == 7
+    assert _adapter_problems(small_root) == [] and _landed_bodies(root) == landed
+
+
+@pytest.mark.corpus
+def test_a_session_deleted_whole_has_its_provider_bodies_reported_gone(small_root: PassRunner) -> None:
+    shutil.rmtree(small_root.root / SMALL)
+    problems = _adapter_problems(small_root)
+    assert [p.kind for p in problems] == ["gone"] * 7 and {p.session for p in problems} == {SMALL}
+    # only the sessions asked for: another is missing, and none of these bodies is said of it
+    assert [p.kind for p in _adapter_problems(small_root, ["another-session"])] == ["missing"]
+
+
+@pytest.mark.corpus
+def test_an_intact_provider_root_verifies_clean_with_its_adapters_check(small_root: PassRunner) -> None:
+    assert _adapter_problems(small_root) == []
+    assert _adapter_problems(small_root, [SMALL]) == []
+    last = sorted((small_root.root / SMALL / "provider_body").iterdir())[-1]
+    with open_file(last) as landed:
+        held = {manifest_of(record).src for record in landed}
+    last.unlink()  # the bodies it held are gone, and no others
+    problems = _adapter_problems(small_root)
+    assert {p.kind for p in problems} >= {"gone"}
+    gone = [p for p in problems if p.path.endswith("provider_body")]
+    assert {next(n for n in held if f" {n} " in p.message) for p in gone} == held and len(gone) == len(held)
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("planted", ["_provider", "_provider/seen.state"])
+def test_the_provider_check_never_follows_a_link(small_root: PassRunner, tmp_path: Path, planted: str) -> None:
+    """A table outside the root that, were it read, would name bodies of a session that has none."""
+    root = small_root.root
+    outside = tmp_path / "outside"
+    shutil.copytree(root / "_provider", outside)
+    table = outside / "seen.state"
+    table.write_bytes(table.read_bytes().replace(SMALL.encode(), b"0" * 8 + SMALL[8:].encode()))
+    target = root / planted
+    if target.is_dir():
+        shutil.rmtree(target)
+    else:
+        target.unlink()
+    target.symlink_to(outside if planted == "_provider" else table)
+    problems = _adapter_problems(small_root)
+    assert [(p.kind, p.session) for p in problems] == [("link", "_provider")]
+    assert "a pass never follows a link there" in problems[0].message
 
 
 # --- #11: a provider body's ord/off, and a stream's records past its cursor ---
