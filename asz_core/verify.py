@@ -24,12 +24,15 @@ files it covers have. So:
 2. A file past its cursor may have taken its name while the listing ran, and a listing may or may
    not return such a name (on ext4 a name whose hash sorts before where the listing has reached
    is skipped), nor does the contract say in which order a pass names the files of one landing.
-   So a gap in the ord or byte chain at a file past the cursor read first is *unsettled*: the
-   session is read again (cursors, listing, every check), up to :data:`LOOKS` times. A gap is
-   reported when a later look finds it in files its own cursor covers, or when two looks in a
-   row saw the same cursors and the same files (no pass landed between them, so what they saw
-   is what is there). A session that kept changing through every look has its unsettled gaps
-   left unreported, with a note to run verify again.
+   So a gap in the ord or byte chain at a file past the cursor read first is *unsettled*.
+3. A session in which a look finds any problem is read again (cursors, listing, every check),
+   up to :data:`LOOKS` times, and what a look found is reported once the next look saw the same
+   cursors and the same files: no pass landed between them, so the listing missed nothing and
+   what they saw is what is there. Retention, which lands a skeleton and then removes the
+   landed file, changes what a look sees the same way (a file listed and removed before it
+   was read is one more unsettled problem, never a traceback). A session that kept changing
+   through every look is reported as its last look saw it, less its unsettled problems, with a
+   note to run verify again. A session with no problem is read once.
 """
 
 from __future__ import annotations
@@ -279,25 +282,26 @@ def verify_session(root: Path, session: str) -> SessionReport:
     """The session's report, read again while a pass lands in it (the module's note)."""
     look = _look(root, session)
     for _ in range(LOOKS - 1):
-        if not look.unsettled:
+        if not look.report.problems:
             return look.report
         again = _look(root, session)
         if again.saw == look.saw:
-            return again.report  # no pass landed between the two: its gaps are there
+            return again.report  # nothing landed or went between the two: its problems are there
         look = again
     if look.unsettled:
         report = look.report
         report.problems = [p for p in report.problems if p not in look.unsettled]
-        report.notes.append(f"passes kept landing in the session through {LOOKS} reads of it: "
-                            f"{len(look.unsettled)} gap(s) in its newest files, past their cursor, "
+        report.notes.append(f"passes kept changing the session through {LOOKS} reads of it: "
+                            f"{len(look.unsettled)} problem(s) in its newest files, past their cursor, "
                             f"were not settled and are not reported; run verify again when no pass runs")
     return look.report
 
 
 @dataclass
 class _Look:
-    """One reading of a session: its report, the gaps in it a landing in progress could cause,
-    and what it read (cursors and files), to tell whether anything landed between two."""
+    """One reading of a session: its report, the problems in it a landing in progress could
+    cause, and what it read first (cursors, summary, state) and listed, to tell whether anything
+    changed between two."""
 
     report: SessionReport
     unsettled: list[Problem] = field(default_factory=list)
@@ -322,7 +326,7 @@ def _look(root: Path, session: str) -> _Look:
     seen_seq: dict[int, Path] = {}
     chains: dict[tuple[str, str], _Chain] = {}
     files = sorted(landed_files(session_dir))
-    look = _Look(report, saw=(sorted(cursors.items()), files))
+    look = _Look(report, saw=(sorted(cursors.items()), summarized, noted_seq, files))
     # a skeleton beside its landed file is a removal in progress: the landed file is read (retention)
     whole = {(seq, path.parent) for seq, path in files if path.suffix == ".sd"}
     for seq, path in files:
@@ -357,6 +361,10 @@ def _look(root: Path, session: str) -> _Look:
                         chain.feed(path, count, record, covered)
         except SessionDataError as exc:
             report.problems.append(Problem(session, "damaged", str(path), exc.reason))
+            continue
+        except FileNotFoundError:  # removed since it was listed (retention): the session changed
+            look.unsettled.append(Problem(session, "gone", str(path), "listed, then removed before it was read"))
+            report.problems.append(look.unsettled[-1])
             continue
         disagree = [k for k, want in (("seq", seq), ("kind", name.kind), ("session", session))
                     if header.get(k) != want]

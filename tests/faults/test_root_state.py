@@ -23,9 +23,11 @@ from asz_core.errors import EXIT_FAILED
 from asz_core.providerbody import manifest_of
 from asz_core.providerbody.manifest import LitSeg, Manifest
 from asz_core.root.cursors import AppendCursor
+from asz_core.root.skeletons import land_skeleton
 from asz_core.root.storage import StorageRoot, landed_files
 from asz_core.session_report import Problem
 from asz_core.sessiondata import Header, Part, RawJSON, Record, open_file
+from asz_core.sessiondata.skeleton import Removal
 from asz_core.sessiondata.writer import encode_record
 from asz_core.testing import PassRunner
 from asz_core.verify import verify_root
@@ -295,6 +297,18 @@ def test_a_file_past_the_cursor_one_listing_missed_is_no_gap(
 def test_a_file_past_the_cursor_that_is_gone_is_a_gap(asz_pass: PassRunner, lagging: list[Path]) -> None:
     lagging[1].unlink()  # a pass killed before its cursor write, then a file lost
     assert {kind for kind, _ in _problems(asz_pass.root)} == {"ord gap", "byte gap"}
+
+
+def test_a_file_retention_removes_while_verify_reads_is_no_problem(
+        asz_pass: PassRunner, log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Listed as a landed file, replaced by its skeleton before it is read (as retention does)."""
+    before = list(landed_files(asz_pass.root / SESSION))
+    landed = sorted(path for _, path in before)[0]
+    land_skeleton(landed, Removal(at="2026-01-01T00:00:00Z"))
+    landed.unlink()
+    listings = iter([before])
+    monkeypatch.setattr(verify, "landed_files", lambda session_dir: next(listings, None) or landed_files(session_dir))
+    assert _problems(asz_pass.root) == []
 
 
 def test_gaps_that_move_with_every_listing_are_left_unreported_with_a_note(
