@@ -67,8 +67,8 @@ __all__ = ["FILE_CHECKS", "LOOKS", "Problem", "SessionReport", "verify_root", "v
 #: itself stays generic: listed here, not registered by importing a module.
 FILE_CHECKS: dict[str, FileCheck] = {PROVIDER_BODY: check_provider_body_file}
 
-#: How many times one session is read while passes land in it before its unsettled gaps are
-#: left unreported (see the module's note).
+#: How many times a session with problems is read while passes change it before its unsettled
+#: problems are left unreported (see the module's note).
 LOOKS = 5
 
 
@@ -88,7 +88,7 @@ def verify_root(root: Path, sessions: Iterable[str] | None = None,
         if progress is not None:
             progress(len(reports), len(names))
     if host is not None:
-        _add_adapter_problems(reports, host.verify(root, frozenset(sessions) if sessions is not None else None))
+        _add_adapter_problems(reports, host.verify(root, frozenset(names) if sessions is not None else None))
     return reports
 
 
