@@ -34,9 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from asz_adapters.kiro.cli_database import DatabaseUnavailable, read_value
+from asz_adapters.kiro.dialect_db import DatabaseTurnDialect
 from asz_adapters.kiro.stream_owner import same_source
 from asz_adapters.kiro.units import DbConversation
-from asz_core.collect import LineDialect, SourceLine, convert_encoded, line_sha
+from asz_core.collect import SourceLine, convert_encoded, line_sha
 from asz_core.collect.saving import load_cursor, mark_gone, save_state
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, AppendCursor
@@ -69,7 +70,7 @@ class ConversationSource:
     src: str
     subdir: str
     stream: str
-    dialect: LineDialect
+    dialect: DatabaseTurnDialect
 
 
 class _Conflict(Exception):
@@ -201,9 +202,10 @@ def _records(source: ConversationSource, turns: list[bytes], start: int,
              offset: int) -> Iterator[tuple[Record, bytes, bytes]]:
     """``(record, encoded, turn bytes)`` for each turn from index ``start``; a record that cannot
     be encoded lands as its turn would if it did not decode (``convert_encoded``)."""
+    dialect = source.dialect.reading(turns)  # a turn's loop is read from the turns before it
     for index in range(start, len(turns)):
         raw = turns[index]
-        record, encoded, _ = convert_encoded(source.dialect, SourceLine(raw, index + 1, offset))
+        record, encoded, _ = convert_encoded(dialect, SourceLine(raw, index + 1, offset))
         offset += len(raw) + 1
         yield record, encoded, raw
 

@@ -26,7 +26,7 @@ from asz_core.root.cursors import AppendCursor
 from asz_core.root.skeletons import land_skeleton
 from asz_core.root.storage import StorageRoot, landed_files
 from asz_core.session_report import Problem
-from asz_core.sessiondata import Header, Part, RawJSON, Record, open_file
+from asz_core.sessiondata import Header, Part, Record, open_file, raw_json_of
 from asz_core.sessiondata.skeleton import Removal
 from asz_core.sessiondata.writer import encode_record
 from asz_core.testing import PassRunner
@@ -88,7 +88,7 @@ def _body_record(raw: bytes, ord_: int = 1, off: int = 0) -> Record:
     digest = hashlib.sha256(raw).hexdigest()
     manifest = Manifest("request", "a.request.json", digest, len(raw), segments=[LitSeg(raw.decode())])
     return Record(ord=ord_, off=off, sha=digest[:12], bytes=len(raw), id="a.request",
-                  parts=[Part.data_part(RawJSON.of(manifest.to_json()))])
+                  parts=[Part.data_part(raw_json_of(manifest.to_json()))])
 
 
 def _land_body(root: Path, record: Record) -> Path:

@@ -17,7 +17,16 @@ from pathlib import Path
 
 from asz_core.providerbody import BodyInfo, BodyLander, BodyStore, CutRules
 from asz_core.root.storage import StorageRoot
-from asz_core.sessiondata import FROM_AGENT, FROM_EXTERNAL, FROM_RUNTIME, Header, Part, RawJSON, Record, Usage
+from asz_core.sessiondata import (
+    FROM_AGENT,
+    FROM_EXTERNAL,
+    FROM_RUNTIME,
+    Header,
+    Part,
+    Record,
+    Usage,
+    raw_json_of,
+)
 
 SESSION = "0f0f0f0f-1111-4222-8333-444444444444"
 CLOCK_NS = 1_800_000_000 * 10**9
@@ -32,7 +41,7 @@ def prompt(run: str | None, text: str = "do it", **fields: object) -> Record:
 def reply(call: str, *, tools: tuple[str, ...] = (), text: str | None = "ok", model: str = "model-1",
           finished: bool = True, usage: Usage | None = None, time: str = "2026-09-01T10:00:01Z") -> Record:
     parts = [Part.text_part(text)] if text is not None else []
-    parts += [Part.call(tool, "Run", RawJSON.of({"n": i})) for i, tool in enumerate(tools)]
+    parts += [Part.call(tool, "Run", raw_json_of({"n": i})) for i, tool in enumerate(tools)]
     return Record(from_=FROM_AGENT, call=call, model=model, time=time, usage=usage,
                   flags=["finished"] if finished else [], parts=parts)
 
