@@ -292,8 +292,9 @@ def verify_session(root: Path, session: str) -> SessionReport:
         report = look.report
         report.problems = [p for p in report.problems if p not in look.unsettled]
         report.notes.append(f"passes kept changing the session through {LOOKS} reads of it: "
-                            f"{len(look.unsettled)} problem(s) in its newest files, past their cursor, "
-                            f"were not settled and are not reported; run verify again when no pass runs")
+                            f"{len(look.unsettled)} problem(s) in files landed past their cursor or removed "
+                            f"meanwhile were not settled and are not reported; run verify again when no "
+                            f"pass runs")
     return look.report
 
 
