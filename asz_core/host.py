@@ -221,11 +221,20 @@ class PluginHost:
         """What the ``asz_verify`` of every installed adapter finds in ``root``, adapter by
         adapter in the order of their names (each is imported: a root holds the tables of
         adapters the configuration no longer names too)."""
+        from asz_core.failures import describe_failure
+        from asz_core.session_report import Problem
+
         problems: list[Problem] = []
         for name, record in sorted(self.adapters.items()):
-            if record.loaded:
+            if not record.loaded:
+                continue
+            try:
                 for found in self._caller(name, "asz_verify")(root=root, sessions=sessions):
                     problems.extend(found or ())
+            except Exception as exc:  # noqa: BLE001 - one adapter's failure is a problem said, not the end
+                problems.append(Problem(name, "check failed", str(root),
+                                        f"adapter {name}'s asz_verify failed ({describe_failure(exc)}); "
+                                        f"its own tables were not checked: report it to its authors"))
         return problems
 
     # ---- observers -------------------------------------------------------------------------

@@ -18,8 +18,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from asz_core import verify
+from asz_core import hookimpl, verify
 from asz_core.errors import EXIT_FAILED
+from asz_core.plugin import AdapterInfo
 from asz_core.providerbody import manifest_of
 from asz_core.providerbody.manifest import LitSeg, Manifest
 from asz_core.root.cursors import AppendCursor
@@ -203,6 +204,23 @@ def test_the_provider_check_never_follows_a_link(small_root: PassRunner, tmp_pat
     problems = _adapter_problems(small_root)
     assert [(p.kind, p.session) for p in problems] == [("link", "_provider")]
     assert "a pass never follows a link there" in problems[0].message
+
+
+class _BrokenCheck:
+    @hookimpl
+    def asz_adapter_info(self) -> AdapterInfo:
+        return AdapterInfo(version="0", runtime="test")
+
+    @hookimpl
+    def asz_verify(self, root: Path, sessions: frozenset[str] | None) -> list[Problem]:
+        raise OSError(5, "Input/output error")
+
+
+def test_an_adapter_check_that_raises_is_a_problem_said_not_a_traceback(asz_pass: PassRunner, log: Path) -> None:
+    asz_pass.register("broken", _BrokenCheck())
+    problems = [p for r in verify_root(asz_pass.root, host=asz_pass.host) for p in r.problems]
+    assert [(p.session, p.kind) for p in problems] == [("broken", "check failed")]
+    assert "Input/output error" in problems[0].message
 
 
 # --- #11: a provider body's ord/off, and a stream's records past its cursor ---
