@@ -132,7 +132,8 @@ def asz_verify(root: Path, sessions: frozenset[str] | None) -> Iterable[Problem]
     :class:`~asz_core.session_report.Problem` names the session it belongs to (its report takes
     it, and verify exits 1), a ``kind`` (``gone``, ``link``; ``gone`` for what the table says
     landed and no landed file holds), the path where it should be, and a message that says
-    what to do. ``sessions``: only those (``None``: every session). Optional.
+    what to do. ``sessions``: only those (``None``: every session). An exception here is a
+    ``check failed`` problem under the adapter's name. Optional.
 
     Read only, as verify does: take no lock (a pass may be landing), write nothing, never follow
     a link inside the root (read through :func:`~asz_core.root.durable.read_small` and
