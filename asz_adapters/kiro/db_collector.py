@@ -21,8 +21,10 @@ that the landed turns reach it, and more: ``turns_sha256`` (the SHA-256 of every
 bytes, each followed by a newline) and the row's ``updated_at`` and value length when it was
 last read in full. A row whose two markers did not change is not read again. A rewrite of
 turns already landed is a conflict: nothing more lands from the row, and every pass counts it,
-until the landed turns are back. A crash between landing a file and writing the cursor is
-reconciled from the landed records before reading on, so no turn lands twice.
+until the landed turns are back or a person accepts the rewritten row as a new version, whose
+turns land from the first in a place of their own (:mod:`asz_core.collect.versions`). A crash
+between landing a file and writing the cursor is reconciled from the landed records before
+reading on, so no turn lands twice.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from asz_adapters.kiro.cli_database import DatabaseUnavailable, read_value
@@ -38,10 +40,12 @@ from asz_adapters.kiro.dialect_db import DatabaseTurnDialect
 from asz_adapters.kiro.stream_owner import same_source
 from asz_adapters.kiro.units import DbConversation
 from asz_core.collect import SourceLine, convert_encoded, line_sha
-from asz_core.collect.saving import load_cursor, mark_gone, save_state
+from asz_core.collect.append import ACCEPT_HINT
+from asz_core.collect.saving import mark_gone, save_state
+from asz_core.collect.versions import current_place, stream_of
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, AppendCursor
-from asz_core.root.layout import cursor_file, parse_file_name
+from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import SessionHandle
 from asz_core.sessiondata import Header, Record, SessionDataError, open_file, reduce_to_fit
 from asz_core.sessiondata.jsonbytes import JSONLine, NotJSON
@@ -81,9 +85,16 @@ def collect_conversation(ctx: AdapterContext, session: SessionHandle, source: Co
     """Land the turns of ``source`` that have not landed yet."""
     counters = ctx.counters
     unit = source.unit
-    path = cursor_file(session.dir, source.subdir, _KIND)
-    cursor = load_cursor(ctx, ConversationCursor, path)  # one that does not read: rebuilt, with a warning
+    # one that does not read: rebuilt, with a warning; an accepted rewrite goes on in its version
+    place = current_place(ctx, session, source.subdir, _KIND, ConversationCursor)
     counters.sources += 1
+    if place.broken:
+        counters.conflicts += 1
+        ctx.warn(f"{place.broken}; {ACCEPT_HINT}")
+        return
+    if place.subdir != source.subdir:
+        source = replace(source, subdir=place.subdir, stream=stream_of(place.subdir, source.stream) or "")
+    path, cursor = place.path, place.cursor
     if (cursor is not None and cursor.state == ACTIVE
             and (cursor.row_updated_at, cursor.row_length) == (unit.updated_at, unit.length)):
         return  # the row did not change: the cheapest pass reads only the listing
@@ -115,8 +126,9 @@ def collect_conversation(ctx: AdapterContext, session: SessionHandle, source: Co
         counters.conflicts += 1
         ctx.warn(f"{unit.database}: conversation {unit.id}: {exc}. The landed turns stay as they "
                  f"are and nothing more lands from this conversation until the row holds them "
-                 f"again; compare the row's history with the session's landed files to see what "
-                 f"Kiro rewrote")
+                 f"again, or until `asz-pipeline conflicts --accept` takes the rewritten row as a "
+                 f"new version; compare the row's history with the session's landed files to see "
+                 f"what Kiro rewrote")
         return
     cursor.state = ACTIVE
     done = _land_windows(ctx, session, source, cursor, path, turns, digest)
