@@ -109,9 +109,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Referrer-Policy", "no-referrer")
         self.send_header("Cache-Control", "no-store")
         self.send_header("Cross-Origin-Resource-Policy", "same-origin")
-        self.end_headers()
-        if send_body:
-            self.wfile.write(response.body)
+        try:
+            self.end_headers()
+            if send_body:
+                self.wfile.write(response.body)
+        except (BrokenPipeError, ConnectionResetError):
+            # the reader left (a tab closed, a page navigated away) before the answer was sent
+            self.close_connection = True
 
 
 class PageServer(ThreadingHTTPServer):
