@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from asz_core.scenario.receiver import GrpcReceiver
 from asz_core.testing import PassRunner
-from tests.plugins.otlp_push.otlp_receivers import GrpcReceiver
 
 #: three real sessions: a short one, a long one, one with subagents
 SLUGS = ("-Users-ingo-projects-irrlicht--claude-worktrees-228",
