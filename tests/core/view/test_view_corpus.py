@@ -162,6 +162,19 @@ def oracle(corpus: Path) -> Oracle:
     return _read_bodies(corpus / "provider-bodies")
 
 
+@pytest.fixture(scope="module")
+def rows(corpus_root: Path) -> list[dict[str, Any]]:
+    """The list of the corpus root's sessions, read once for the module's sweeps."""
+    return list_sessions(corpus_root)
+
+
+@pytest.fixture(scope="module")
+def documents(corpus_root: Path, rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Every session's document (nothing hidden), built once: each sweep below checks its own
+    rule over the same documents, which the tests only read."""
+    return {row["id"]: Session(corpus_root, row["id"]).document() for row in rows}
+
+
 def _listed(session: Session, doc: dict[str, Any]) -> dict[str, dict[str, str]]:
     """Call id → role → the source file name of the body listed."""
     out: dict[str, dict[str, str]] = {}
@@ -172,9 +185,8 @@ def _listed(session: Session, doc: dict[str, Any]) -> dict[str, dict[str, str]]:
     return out
 
 
-def _compare(corpus: Path, root: Path, oracle: Oracle, session_id: str) -> Row:
+def _compare(corpus: Path, root: Path, oracle: Oracle, session_id: str, doc: dict[str, Any]) -> Row:
     session = Session(root, session_id)
-    doc = session.document()
     listed = _listed(session, doc)
     landed = {e.manifest.src for e in session.provider_bodies.entries()}
     calls = _session_calls(root / session_id, corpus / "claude-code" / "projects")
@@ -210,8 +222,8 @@ def _compare(corpus: Path, root: Path, oracle: Oracle, session_id: str) -> Row:
 
 
 def test_every_joined_body_is_the_right_one_and_every_miss_is_one_the_rule_states(
-        corpus: Path, corpus_root: Path, oracle: Oracle) -> None:
-    rows = [_compare(corpus, corpus_root, oracle, s) for s in sorted(oracle.requests)
+        corpus: Path, corpus_root: Path, oracle: Oracle, documents: dict[str, dict[str, Any]]) -> None:
+    rows = [_compare(corpus, corpus_root, oracle, s, documents[s]) for s in sorted(oracle.requests)
             if (corpus_root / s / "provider_body").is_dir()]
     print(f"\n{'session':10} {'calls':>5} {'resp landed':>11} {'resp joined':>11} {'req joined':>10}  missed")
     for row in rows:
@@ -227,14 +239,15 @@ def test_every_joined_body_is_the_right_one_and_every_miss_is_one_the_rule_state
     assert [r.session for r in rows if r.calls and r.requests_joined == r.calls]
 
 
-def test_every_ref_rebuilds_to_a_body_whose_role_and_ids_match_its_call(corpus: Path, corpus_root: Path) -> None:
+def test_every_ref_rebuilds_to_a_body_whose_role_and_ids_match_its_call(
+        corpus: Path, corpus_root: Path, rows: list[dict[str, Any]], documents: dict[str, dict[str, Any]]) -> None:
     bodies = corpus / "provider-bodies"
     checked = Counter[str]()
-    for row in list_sessions(corpus_root):
+    for row in rows:
         if not row["provider_bodies"]:
             continue
         session = Session(corpus_root, row["id"])
-        for stream in session.document()["streams"]:
+        for stream in documents[row["id"]]["streams"]:
             for call in stream["calls"]:
                 roles = [b["role"] for b in call.get("provider_bodies", [])]
                 assert roles in ([], ["response"], ["request"], ["request", "response"])
@@ -253,10 +266,11 @@ def test_every_ref_rebuilds_to_a_body_whose_role_and_ids_match_its_call(corpus: 
     assert checked["request"] and checked["response"]
 
 
-def test_hiding_the_system_prompt_lists_no_body(corpus_root: Path) -> None:
+def test_hiding_the_system_prompt_lists_no_body(corpus_root: Path, rows: list[dict[str, Any]],
+                                                documents: dict[str, dict[str, Any]]) -> None:
     listed = withheld = 0
-    for row in list_sessions(corpus_root):
-        shown = Session(corpus_root, row["id"]).document()
+    for row in rows:
+        shown = documents[row["id"]]
         hidden = Session(corpus_root, row["id"], hide=["system_prompt"]).document()
         listed += sum(1 for s in shown["streams"] for c in s["calls"] if "provider_bodies" in c)
         assert not [c for s in hidden["streams"] for c in s["calls"] if "provider_bodies" in c]
@@ -284,9 +298,10 @@ def _nulls(value: Any, where: str = "") -> Iterator[str]:
             yield from _nulls(item, f"{where}[{n}]")
 
 
-def test_documents_have_no_nulls_and_name_only_root_relative_paths(corpus_root: Path) -> None:
-    for row in list_sessions(corpus_root):
-        doc = Session(corpus_root, row["id"]).document()
+def test_documents_have_no_nulls_and_name_only_root_relative_paths(corpus_root: Path, rows: list[dict[str, Any]],
+                                                                  documents: dict[str, dict[str, Any]]) -> None:
+    for row in rows:
+        doc = documents[row["id"]]
         assert doc["format"] == "asz.view" and doc["version"] == "1.0"
         assert not list(_nulls(doc)), row["id"]
         assert all(f["path"].startswith(f"{row['id']}/") and (corpus_root / f["path"]).is_file()
@@ -309,12 +324,11 @@ def test_a_root_copied_elsewhere_gives_the_same_documents_and_the_view_writes_no
     assert sorted((p.relative_to(corpus_root), p.stat().st_mtime_ns) for p in corpus_root.rglob("*")) == before
 
 
-def test_children_name_the_call_that_started_them(corpus_root: Path) -> None:
+def test_children_name_the_call_that_started_them(documents: dict[str, dict[str, Any]]) -> None:
     """A subagent stream's parent is the stream whose tool call names it, and that tool call's
     result is joined."""
     children = 0
-    for row in list_sessions(corpus_root):
-        doc = Session(corpus_root, row["id"]).document()
+    for doc in documents.values():
         calls = {(s["id"], c["id"]): c for s in doc["streams"] for c in s["calls"]}
         for stream in doc["streams"]:
             if stream["role"] != "child" or "parent_call" not in stream:

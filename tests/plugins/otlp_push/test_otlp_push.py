@@ -1,5 +1,5 @@
 """``asz-pipeline push`` and the push at the end of a pass, against real OTLP receivers on
-loopback (``otlp_receivers``), with a root landed from the corpus by the ``jsonl`` adapter.
+loopback (``asz_core.scenario.receiver``), with a root landed from the corpus by the ``jsonl`` adapter.
 
 The receivers check every record's digest and line count as the SkyWalking OAP does; each test
 compares what they took with the files of the root, byte for byte.
@@ -25,12 +25,12 @@ from asz_core.cli.app import App
 from asz_core.cli.main import main
 from asz_core.root.layout import parse_file_name
 from asz_core.root.skeletons import land_skeleton
+from asz_core.scenario.receiver import GrpcReceiver, HttpReceiver, Received, make_receiver
 from asz_core.sessiondata import format_instant, open_file, parse_instant
 from asz_core.sessiondata.skeleton import Removal
 from asz_core.testing import PassRunner
 from asz_plugins.otlp_push import plugin
 from asz_plugins.otlp_push.state import PushState
-from tests.plugins.otlp_push.otlp_receivers import GrpcReceiver, HttpReceiver, Received, make_receiver
 
 PROTOCOLS = ("grpc", "http")
 MAX_DELTA = 262144  # small enough that long transcripts land as several files
@@ -249,8 +249,7 @@ def _free_port() -> int:
 
 
 def _spawn_receiver(protocol: str, port: int, store: Path, *plan: str) -> tuple[subprocess.Popen[str], str]:
-    helper = Path(__file__).with_name("otlp_receivers.py")
-    process = subprocess.Popen([sys.executable, str(helper), protocol, "--port", str(port),
+    process = subprocess.Popen([sys.executable, "-m", "asz_core.scenario.receiver", protocol, "--port", str(port),
                                 "--store", str(store), "--plan", *plan],
                                stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
@@ -499,8 +498,13 @@ def test_a_new_endpoint_is_sent_what_was_never_sent_as_upstream_does(pusher: Pus
 # ---- at the end of a pass --------------------------------------------------------------------
 
 
+#: the push at the end of a pass is shown on one project's sessions, not the whole corpus:
+#: what a push sends of a whole corpus root is the tests above, over the root landed once
+PASS_PROJECT = "-Users-ingo-projects-irrlicht"
+
+
 def _run_with_export(asz_pass: PassRunner, corpus: Path, **otlp: Any) -> Callable[[], Any]:
-    asz_pass.configure(adapters=[_jsonl_adapter(corpus / "claude-code" / "projects")],
+    asz_pass.configure(adapters=[_jsonl_adapter(corpus / "claude-code" / "projects" / PASS_PROJECT)],
                        export={"otlp": otlp})
     return asz_pass.run
 
