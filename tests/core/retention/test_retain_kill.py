@@ -24,7 +24,7 @@ import pytest
 from asz_core.retention.plan import session_files
 from asz_core.sessiondata import open_file
 from asz_core.testing import PassRunner
-from tests.core.retention.conftest import SLUGS, configure
+from tests.core.retention.conftest import configure, copy_sessions
 from tests.helpers import temp_files
 
 SEEDS_QUICK, SEEDS = 2, 6  # each seed costs seconds of CPU: the rest go to the slow lane
@@ -37,8 +37,7 @@ Structure = dict[str, list[tuple[int, int, int]]]
 def landed_root(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Structure]:
     """The three sessions landed in many small files, and each session's (ord, off, bytes)."""
     work = tmp_path_factory.mktemp("kill-root")
-    for slug in SLUGS:
-        shutil.copytree(corpus / "claude-code" / "projects" / slug, work / "projects" / slug)
+    copy_sessions(corpus, work / "projects")
     runner = PassRunner(work, work / "root")
     configure(runner, work / "projects", after=-1, max_delta=16384)
     while runner.run().totals.landed:  # a source lands at most so many files a pass
