@@ -156,3 +156,33 @@ def land_small_session(corpus: Path, runner: PassRunner, work: Path) -> Path:
     first = runner.run()
     assert first.totals.records == 7 and not first.failed
     return src
+
+
+#: the small corpus's main project: five sessions, one with twelve subagents
+SMALL_PROJECT = "-Users-ingo-projects-irrlicht"
+#: and beside it the smallest projects of one session each, so it has more sessions than workers
+SMALL_OTHERS = 10
+
+
+def build_small_corpus(corpus: Path, target: Path) -> None:
+    """A corpus shaped like the shared one, for tests whose rule a few sessions show: under
+    ``target``, ``claude-code/projects/`` holds :data:`SMALL_PROJECT` and the
+    :data:`SMALL_OTHERS` smallest one-session projects of the same user, and ``provider-bodies/``
+    the bodies of their sessions (with their mtimes)."""
+    source = corpus / "claude-code" / "projects"
+
+    def size(project: Path) -> int:
+        return sum(p.stat().st_size for p in project.rglob("*") if p.is_file())
+
+    singles = [p for p in sorted(source.glob("-Users-*"))
+               if p.name != SMALL_PROJECT and len(list(p.glob("*.jsonl"))) == 1]
+    chosen = [source / SMALL_PROJECT, *sorted(singles, key=lambda p: (size(p), p.name))[:SMALL_OTHERS]]
+    projects = target / "claude-code" / "projects"
+    for project in chosen:
+        shutil.copytree(project, projects / project.name)
+    ids = transcript_ids(projects)
+    bodies = corpus / "provider-bodies"
+    by_session = bodies_by_session(bodies)
+    calls = {c for s in ids.values() for c in s.calls}
+    copy_bodies([*(p for s in sorted(ids) for p in by_session.get(s, [])), *response_files(bodies, calls)],
+                target / "provider-bodies")
