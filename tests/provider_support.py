@@ -9,6 +9,7 @@ transcripts, and where a test needs it a landed transcript file made with the co
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -88,12 +89,23 @@ def land_transcript(root: Path, session: str, directory: str, calls: Iterable[st
 
 
 def bodies_by_session(bodies: Path) -> dict[str, list[Path]]:
-    """Request files by the session their ``metadata.user_id`` names."""
+    """Request files by the session their ``metadata.user_id`` names (a fresh mapping each call)."""
+    out: dict[str, list[Path]] = defaultdict(list)
+    for session, paths in _requests_by_session(bodies, bodies.stat().st_mtime_ns).items():
+        out[session] = list(paths)
+    return out
+
+
+@functools.cache
+def _requests_by_session(bodies: Path, _mtime_ns: int) -> dict[str, tuple[Path, ...]]:
+    # parsing every request body of the corpus whole is the most of what many provider tests
+    # spend before they land: read once per process and directory state (adding or removing a
+    # file changes the directory's mtime; the corpus never changes)
     out: dict[str, list[Path]] = defaultdict(list)
     for path in sorted(bodies.glob("*.request.json")):
         value = json.loads(path.read_bytes())
         out[json.loads(value["metadata"]["user_id"])["session_id"]].append(path)
-    return out
+    return {session: tuple(paths) for session, paths in out.items()}
 
 
 def copy_bodies(paths: Iterable[Path], target: Path, *, mtime_ns: int | None = None) -> None:
