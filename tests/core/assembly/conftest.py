@@ -36,7 +36,7 @@ def corpus_copy(landed_corpus: Path, tmp_path: Path) -> Path:
     return target
 
 
-#: a corpus session that lands in several files, for the tests that need one session's chain
+#: one corpus session, for the tests that need a single session's chain
 ONE_SESSION = "839f0678-4dbc-4aa5-a37c-10f12406d23f"
 
 
