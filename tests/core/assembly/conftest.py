@@ -36,17 +36,38 @@ def corpus_copy(landed_corpus: Path, tmp_path: Path) -> Path:
     return target
 
 
+@pytest.fixture(scope="session")
+def landed_small(small_corpus: Path, landed_once: Callable[[str, Callable[[Path], None]], Path]) -> Path:
+    """The small corpus's sessions (``small_corpus``), landed as ``landed_corpus`` is, once."""
+    def land(work: Path) -> None:
+        runner = PassRunner(work, work / "root")
+        runner.configure(adapters=[{"name": "claude-code-local",
+                                    "source_root": str(small_corpus / "claude-code" / "projects"), "exclude": []}])
+        summary = runner.run()
+        assert not summary.failed, summary.as_dict()
+    return landed_once("assembly-small", land) / "root"
+
+
+@pytest.fixture
+def small_copy(landed_small: Path, tmp_path: Path) -> Path:
+    """A copy of the small corpus's landed root a test may parse and damage."""
+    target = tmp_path / "root"
+    shutil.copytree(landed_small, target)
+    return target
+
+
 #: one corpus session, for the tests that need a single session's chain
 ONE_SESSION = "839f0678-4dbc-4aa5-a37c-10f12406d23f"
 
 
 @pytest.fixture
-def session_copy(landed_corpus: Path, tmp_path: Path) -> tuple[Path, str]:
-    """A root holding a copy of one landed corpus session (``ONE_SESSION``), and its id: what a
-    test of one session's parse needs, without copying and parsing all 62."""
+def session_copy(landed_small: Path, tmp_path: Path) -> tuple[Path, str]:
+    """A root holding a copy of one landed corpus session (``ONE_SESSION``, one of the small
+    corpus's), and its id: what a test of one session's parse needs, without copying and parsing
+    them all."""
     target = tmp_path / "root"
     target.mkdir()
-    shutil.copytree(landed_corpus / ONE_SESSION, target / ONE_SESSION)
+    shutil.copytree(landed_small / ONE_SESSION, target / ONE_SESSION)
     return target, ONE_SESSION
 
 
