@@ -27,6 +27,7 @@ from asz_core.host import PluginHost
 from asz_core.land import land_claim
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
 from asz_core.root.locks import LockBusy
+from asz_core.root.owed import PassOwed
 from asz_core.root.storage import StorageRoot
 from asz_core.tally import AdapterCounters, PassSummary, SessionOutcome
 from asz_core.workers import DEFAULT_FROM_SESSIONS, configured_workers, explicit_workers, land_in_workers
@@ -77,9 +78,15 @@ def run_pass(host: PluginHost, config: Config, *, clock: Clock = time.time_ns,
                       hooks=host.pm.hook)
     with hold_root(root, wait=wait, doing="run"):
         host.pass_start(ctx)
+        owed = PassOwed(root.path, dry_run=dry_run)
         for entry in config.adapters:
             if entry.enabled:
-                _run_adapter(host, ctx, entry.name, entry.options)
+                _run_adapter(host, ctx, entry.name, entry.options, owed)
+        try:  # the parse that ends ``run`` looks at the sessions that landed, and at no other
+            owed.finish()
+        except OSError as exc:  # its ``start`` stays open: the next parse looks at every session
+            ctx.reporter.warn(f"cannot write {owed.path}: {exc.strerror or exc}; the next parse looks at "
+                              f"every session")
         elapsed = time.perf_counter() - perf
         try:
             host.pass_end(ctx, ctx.tally.summary(started_ns=started, elapsed_s=elapsed, dry_run=dry_run))
@@ -89,7 +96,8 @@ def run_pass(host: PluginHost, config: Config, *, clock: Clock = time.time_ns,
         return ctx.tally.summary(started_ns=started, elapsed_s=elapsed, dry_run=dry_run)
 
 
-def _run_adapter(host: PluginHost, ctx: PassContext, name: str, options: dict[str, object]) -> None:
+def _run_adapter(host: PluginHost, ctx: PassContext, name: str, options: dict[str, object],
+                 owed: PassOwed) -> None:
     """Discover, claim and land one adapter's sessions, one claim at a time: each claim is landed
     (or counted unchanged) as the adapter yields it, its outcome merged and then let go, so that
     an adapter whose hooks are generators holds one session at a time, not the whole corpus."""
@@ -111,7 +119,7 @@ def _run_adapter(host: PluginHost, ctx: PassContext, name: str, options: dict[st
             _judge_settled(actx, claim)
         total = sum(1 for claim in claims if claim.unchanged is None)
     claimed: set[str] = set()
-    to_land, workers = _processes(info, actx, _to_land(actx, claims, claimed), total)
+    to_land, workers = _processes(info, actx, _owing(actx, owed, _to_land(actx, claims, claimed)), total)
     outcomes: Iterable[SessionOutcome]
     if workers > 1:
         outcomes = land_in_workers(host, actx, to_land, workers)
@@ -119,6 +127,8 @@ def _run_adapter(host: PluginHost, ctx: PassContext, name: str, options: dict[st
         outcomes = (land_claim(host, actx, claim) for claim in to_land)
     for done, outcome in enumerate(outcomes, start=1):
         _merge(host, actx, outcome)
+        if outcome.landed or outcome.errors:  # errors too: a worker that died may have landed unreported files
+            owed.landed(outcome.session)
         ctx.reporter.progress(name, done, total)
     try:
         found.drain()  # units the claim hook did not walk are found all the same
@@ -167,6 +177,20 @@ def _to_land(actx: AdapterContext, claims: Iterable[SessionClaim], claimed: set[
                 yield claim
     except Exception as exc:  # noqa: BLE001 - one adapter failing does not stop the others
         actx.pass_ctx.error(actx.name, describe_failure(exc))
+
+
+def _owing(actx: AdapterContext, owed: PassOwed, claims: Iterator[SessionClaim]) -> Iterator[SessionClaim]:
+    """``claims``, once the log of owed parses says durably that a pass lands (before the first
+    of them goes to a landing, here or in a worker). A log that cannot be written lands nothing:
+    the parse that ends ``run`` would not know what landed."""
+    for claim in claims:
+        try:
+            owed.before_landing()
+        except OSError as exc:
+            actx.pass_ctx.error(actx.name, f"cannot write {owed.path}: {exc.strerror or exc}; nothing "
+                                           f"lands until it can (remove whatever is at that name)")
+            return
+        yield claim
 
 
 def _judge_settled(actx: AdapterContext, claim: SessionClaim) -> None:

@@ -135,6 +135,7 @@ class Run:
     rss: float        #: MB, peak resident set of that process (and of any process it waited for)
     out: str
     code: int
+    cpu: float = 0.0  #: seconds of CPU (user + system) of that process and any it waited for
 
 
 #: asz's cache of entry points and validated configurations for the children (``XDG_CACHE_HOME``):
@@ -170,7 +171,8 @@ for request in sys.stdin:
     wall = time.perf_counter() - started
     for fd in fds:
         os.close(fd)
-    print(json.dumps([wall, os.waitstatus_to_exitcode(status), usage.ru_maxrss]), flush=True)
+    cpu = usage.ru_utime + usage.ru_stime
+    print(json.dumps([wall, os.waitstatus_to_exitcode(status), usage.ru_maxrss, cpu]), flush=True)
 """
 
 
@@ -182,14 +184,14 @@ class Launcher:
         self.proc = subprocess.Popen([sys.executable, "-S", "-I", "-c", LAUNCHER], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True)
 
-    def run(self, cmd: Sequence[str], env: dict[str, str]) -> tuple[float, int, int, str, str]:
+    def run(self, cmd: Sequence[str], env: dict[str, str]) -> tuple[float, int, int, float, str, str]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         out, err = self.work / "child.out", self.work / "child.err"
         exe = cmd[0] if os.sep in cmd[0] else shutil.which(cmd[0]) or cmd[0]
         self.proc.stdin.write(json.dumps([[exe, *cmd[1:]], env, str(out), str(err)]) + "\n")
         self.proc.stdin.flush()
-        wall, code, maxrss = json.loads(self.proc.stdout.readline())
-        return wall, code, maxrss, out.read_text("utf-8", "replace"), err.read_text("utf-8", "replace")
+        wall, code, maxrss, cpu = json.loads(self.proc.stdout.readline())
+        return wall, code, maxrss, cpu, out.read_text("utf-8", "replace"), err.read_text("utf-8", "replace")
 
     def close(self) -> None:
         if self.proc.stdin is not None:
@@ -204,17 +206,18 @@ def run_child(cmd: Sequence[str], inner: Callable[[str], float] | None = None,
               env: dict[str, str] | None = None, check: bool = True) -> Run:
     """Run ``cmd`` from the launcher; its own peak RSS comes from the launcher's ``wait4``."""
     assert _launcher is not None
-    wall, code, maxrss, text, problem = _launcher.run(cmd, env or child_env())
+    wall, code, maxrss, cpu, text, problem = _launcher.run(cmd, env or child_env())
     if check and code != 0:
         raise RuntimeError(f"{' '.join(cmd)} exited {code}:\n{text[-2000:]}\n{problem[-2000:]}")
-    return Run(wall, inner(text) if inner and code == 0 else wall, maxrss / 1024, text + problem, code)
+    return Run(wall, inner(text) if inner and code == 0 else wall, maxrss / 1024, text + problem, code, cpu)
 
 
 def median(runs: list[Run]) -> Run:
     """The run of median wall time; RSS is the largest any run reached."""
     ordered = sorted(runs, key=lambda r: r.inner)
     mid = ordered[len(ordered) // 2]
-    return Run(mid.wall, statistics.median(r.inner for r in runs), max(r.rss for r in runs), mid.out, mid.code)
+    return Run(mid.wall, statistics.median(r.inner for r in runs), max(r.rss for r in runs), mid.out, mid.code,
+               statistics.median(r.cpu for r in runs))
 
 
 def repeated(times: int, once: Callable[[], Run], before: Callable[[], object] | None = None) -> Run:
@@ -280,7 +283,8 @@ def asz(setup: Setup, *extra: str) -> Run:
     total = run
     while summary.get("pending"):
         run, summary = _pass(setup, *extra)
-        total = Run(total.wall + run.wall, total.inner + run.inner, max(total.rss, run.rss), total.out, run.code)
+        total = Run(total.wall + run.wall, total.inner + run.inner, max(total.rss, run.rss), total.out, run.code,
+                    total.cpu + run.cpu)
     return total
 
 
@@ -464,6 +468,249 @@ def measure(setup: Setup, repeat: int, with_peer: bool, workers: int, peer_repea
     return 0
 
 
+# ---- issue 21's table (``--table``) ------------------------------------------------------
+
+#: the rows of the table, in its order: a name, how the corpus is made, its target (% of the floor
+#: in one process, with default workers)
+TABLE_ROWS = (
+    ("shared transcripts", "shared", (25, 40)),
+    ("the same x10", "shared-x10", (25, 40)),
+    ("2,000 small sessions", "many-small", (None, 20)),
+    ("one 200 MB transcript", "huge-transcript", (None, 35)),
+)
+_UUID = rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+
+def copy_x10(projects: Path, dest: Path) -> None:
+    """The shared transcripts ten times over: copies 1-9 with every session id changed in its
+    first two characters (names and lines alike), so each copy is ten new sessions of the same
+    bytes and shapes."""
+    import re
+
+    sessions = sorted({p.stem.encode() for p in projects.glob("*/*.jsonl")})
+    pattern = re.compile(b"|".join(re.escape(s) for s in sessions))
+    for k in range(10):
+        def renamed(found: re.Match[bytes], k: int = k) -> bytes:
+            return b"%02x" % (k * 23 % 256) + found.group(0)[2:] if k else found.group(0)
+
+        for path in sorted(projects.rglob("*.jsonl")):
+            rel = str(path.relative_to(projects)).encode()
+            target = dest / pattern.sub(renamed, rel).decode()
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(pattern.sub(renamed, path.read_bytes()))
+
+
+def table_corpus(kind: str, work: Path) -> Path:
+    """The Claude Code projects directory of one row's corpus (made under ``work`` once)."""
+    from _common import corpus as shared_corpus
+
+    shared = shared_corpus() / "claude-code" / "projects"
+    if kind == "shared":
+        return shared
+    out = work / kind
+    if kind == "shared-x10":
+        if not out.is_dir():
+            copy_x10(shared, out)
+        return out
+    if not (out / "corpus.json").is_file():
+        shutil.rmtree(out, ignore_errors=True)
+        spec = corpus_gen.Spec(seed=0, **corpus_gen.PRESETS[kind])  # type: ignore[arg-type]
+        print(f"generating the {kind} corpus into {out} ...", file=sys.stderr)
+        corpus_gen.generate(out, spec)
+    return out / ".claude" / "projects"
+
+
+def land_config(path: Path, root: Path, adapters: dict[str, Path], workers: int | None) -> Path:
+    """A configuration landing ``adapters`` (name → source root) into ``root``; ``workers``
+    ``None`` leaves the default (worker processes from 32 sessions)."""
+    entries: list[dict[str, object]] = []
+    for name in ADAPTERS:
+        if name in adapters:
+            entries.append({"name": name, "source_root": str(adapters[name]), "exclude": []})
+            if workers is not None:
+                entries[-1]["collector"] = {"workers": workers}
+        else:
+            entries.append({"name": name, "enabled": False})
+    path.write_text(json.dumps({"storage": {"root": str(root)}, "adapters": entries}), "utf-8")
+    return path
+
+
+def land_in_child(config: str) -> int:
+    """(``--land``, a child) passes until nothing is pending, no parse: what landing costs."""
+    from asz_core.config import load_config
+    from asz_core.host import PluginHost
+    from asz_core.pipeline import run_pass
+
+    host = PluginHost().load_entry_points()
+    loaded = load_config(host, config)
+    elapsed, sessions, landed = 0.0, 0, 0
+    while True:
+        summary = run_pass(host, loaded).as_dict()
+        elapsed += float(summary["elapsed_s"])  # type: ignore[arg-type]
+        sessions = max(sessions, int(summary["sessions"]))  # type: ignore[call-overload]
+        landed += int(summary["landed"])  # type: ignore[call-overload]
+        if not summary["pending"] or summary["errors"] or summary["conflicts"]:
+            break
+    print(json.dumps({"elapsed_s": elapsed, "sessions": sessions, "landed": landed}))
+    return 0
+
+
+def strace_counts(cmd: list[str], work: Path) -> tuple[int, int] | None:
+    """System calls and ``fsync``s of ``cmd`` and its children (``strace -f -c``); ``None``
+    without ``strace``."""
+    if shutil.which("strace") is None:
+        return None
+    out = work / "strace.txt"
+    subprocess.run(["strace", "-f", "-c", "-o", str(out), *cmd], env=child_env(), check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    calls = fsyncs = 0
+    for line in out.read_text("utf-8").splitlines():
+        fields = line.split()
+        if len(fields) >= 5 and fields[-1] == "total":
+            calls = int(fields[3])
+        elif len(fields) >= 5 and fields[-1] in ("fsync", "fdatasync") and fields[3].isdigit():
+            fsyncs += int(fields[3])
+    return calls, fsyncs
+
+
+def _fresh(root: Path, used: Path) -> None:
+    """Move the last run's ``root`` aside (renamed, not deleted: see :func:`measure` on why),
+    so the next lands into a root never used before under the same path, hence the same
+    configuration, validated once and cached."""
+    used.mkdir(exist_ok=True)
+    if root.exists():
+        root.rename(used / str(len(list(used.iterdir()))))
+
+
+def _configs(scratch: Path, kind: str, adapters: dict[str, Path]) -> dict[int | None, Path]:
+    """One process and default workers: a configuration each, validated once beforehand."""
+    made = {}
+    for count in (1, None):
+        tag = "1" if count else "w"
+        made[count] = land_config(scratch / f"{kind}-{tag}.yaml", scratch / f"{kind}-{tag}", adapters, count)
+        run_child([str(Path(sys.executable).with_name("asz-pipeline")), "config", "--config", str(made[count])])
+    return made
+
+
+def issue_table(work: Path, scratch: Path, repeat: int, workers: int, with_strace: bool,
+                only: set[str] | None = None) -> int:
+    """Issue 21's table: each corpus's floor, a cold landing in one process and with default
+    workers (CPU and wall), system calls and fsyncs per session, the no-op ``run`` at 2,000
+    sessions beside a stat-only process, and the peer."""
+    me = [sys.executable, __file__]
+    rows: list[tuple[str, ...]] = []
+    notes: list[str] = []
+    run_child([str(Path(sys.executable).with_name("asz-pipeline")), "--version"])  # writes bytecode
+    shared_cold: Run | None = None
+    for title, kind, (target_one, target_many) in TABLE_ROWS:
+        if only is not None and kind not in only:
+            continue
+        projects = table_corpus(kind, work)
+        files = sorted(p for p in projects.rglob("*.jsonl") if p.is_file())
+        size = sum(p.stat().st_size for p in files)
+        floor_run = repeated(repeat, lambda files=files: floor_child([(str(p), 0) for p in files], scratch))
+        one: list[Run] = []
+        many: list[Run] = []
+        configs = _configs(scratch, kind, {"claude-code-local": projects})
+        for _ in range(repeat):
+            for count, runs in ((1, one), (None, many)):
+                _fresh(scratch / f"{kind}-{'1' if count else 'w'}", scratch / "used")
+                os.sync()
+                runs.append(run_child([*me, "--land", str(configs[count])],
+                                      inner=lambda t: float(json.loads(t)["elapsed_s"])))
+        cold1, coldn = median(one), median(many)
+        landed_summary = json.loads(cold1.out.splitlines()[0])
+        sessions, files_landed = int(landed_summary["sessions"]), max(1, int(landed_summary["landed"]))
+        counts = None
+        if with_strace:
+            _fresh(scratch / f"{kind}-1", scratch / "used")
+            counts = strace_counts([*me, "--land", str(configs[1])], scratch)
+        if kind == "shared":
+            shared_cold = cold1
+        # CPU time is what a loaded machine leaves steady; the wall with workers is what they buy
+        share1 = floor_run.cpu / cold1.cpu
+        sharen_wall = floor_run.wall / coldn.wall
+        rows.append((title, f"{sessions:,}", f"{size / MB:.1f}",
+                     f"{floor_run.cpu:.2f} / {floor_run.wall:.2f}",
+                     f"{cold1.cpu:.2f} / {cold1.wall:.2f}", f"{share1:.1%}",
+                     f"{coldn.cpu:.2f} / {coldn.wall:.2f}", f"{sharen_wall:.1%}",
+                     f"{counts[0] / sessions:.0f}" if counts else "-",
+                     f"{counts[1] / sessions:.2f} ({counts[1] / files_landed:.2f} a file)" if counts else "-",
+                     " / ".join(f"≥ {t} %" if t else "-" for t in (target_one, target_many))))
+    if only is None or "noop" in only:
+        noop_row(work, scratch, repeat, with_strace, rows, notes)
+    cmd = peer_installed()
+    if cmd is None:
+        notes.append(f"{PEER}: not installed; to compare, `python -m venv {PEER_VENV.name} && "
+                     f"{PEER_VENV.name}/bin/pip install {PEER}` (or set CLAUDE_CODE_LOG to its command)")
+    elif shared_cold is not None:
+        out_dir = scratch / "peer-html"
+        env = {**child_env(), "CLAUDE_CODE_LOG_CACHE_PATH": str(scratch / "peer-cache.db")}
+        args = [*cmd, "--all-projects", "--projects-dir", str(table_corpus("shared", work)), "-o", str(out_dir)]
+
+        def clean() -> None:
+            shutil.rmtree(out_dir, ignore_errors=True)
+            for p in scratch.glob("peer-cache.db*"):
+                p.unlink()
+
+        try:
+            peer_run = repeated(max(1, repeat - 1), lambda: run_child(args, env=env), before=clean)
+            rows.append((f"{PEER}, shared transcripts, empty cache", "", "", "", f"{peer_run.cpu:.2f} / "
+                         f"{peer_run.wall:.2f}", f"{peer_run.cpu / shared_cold.cpu:.1f}x asz's CPU", "", "", "", "",
+                         f"peak RSS {peer_run.rss:.0f} MB"))
+        except RuntimeError as exc:
+            notes.append(f"{PEER} failed: {str(exc).splitlines()[-1][:300]}")
+    print(f"asz landing claude-code-local's transcripts (no parse) beside the floor (read + orjson.loads + "
+          f"SHA-256 of every line, one process); CPU (user + system, workers included) / wall seconds, "
+          f"medians of {repeat}; % of the floor: the floor's CPU over asz's in one process, the floor's "
+          f"wall over asz's with the default workers ({workers} on this machine); system calls and fsyncs "
+          f"per session: one more landing in one process under strace -f -c")
+    print(table(rows, ("corpus", "sessions", "MB", "floor CPU / wall", "1 process CPU / wall", "% of floor",
+                       "default workers CPU / wall", "% of floor (wall)", "syscalls / session",
+                       "fsyncs / session", "target 1 / workers")))
+    for note in notes:
+        print(note)
+    return 0
+
+
+def noop_row(work: Path, scratch: Path, repeat: int, with_strace: bool, rows: list[tuple[str, ...]],
+             notes: list[str]) -> None:
+    """The no-op ``run`` at 2,000 sessions (every adapter, its parse included), after a first
+    run that lands and parses everything, interleaved with the stat-only process."""
+    table_corpus("many-small", work)
+    corpus = work / "many-small"
+    sources = [corpus / ".claude" / "projects", corpus / "provider-bodies", corpus / ".kiro"]
+    config = land_config(scratch / "noop.yaml", scratch / "noop-root", dict(zip(ADAPTERS, sources, strict=True)), None)
+    run_cmd = [str(Path(sys.executable).with_name("asz-pipeline")), "run", "--json", "--config", str(config)]
+    first = run_child(run_cmd)  # lands and parses everything: not what is measured
+    noops: list[Run] = []
+    stats: list[Run] = []
+    for _ in range(repeat + 1):  # interleaved, the first of each a warm-up
+        noops.append(run_child(run_cmd))
+        stats.append(run_child([sys.executable, "-c", STAT_PROCESS, *map(str, sources)]))
+    noop, stat = median(noops[1:]), median(stats[1:])
+    counts = strace_counts(run_cmd, scratch) if with_strace else None
+    sessions = int(json.loads(noop.out.splitlines()[0])["sessions"])
+    rows.append((f"no-op run, {sessions:,} sessions", f"{sessions:,}", "",
+                 f"stat-only {stat.cpu:.3f} / {stat.wall:.3f}",
+                 f"{noop.cpu:.3f} / {noop.wall:.3f}", f"{noop.cpu / stat.cpu:.1f}x the stats' CPU", "", "",
+                 f"{counts[0] / sessions:.1f}" if counts else "-", f"{counts[1]} in all" if counts else "-", "≤ 5x"))
+    notes.append(f"the no-op's first run (landing all three adapters, and the first parse of every session): "
+                 f"{first.cpu:.1f} s of CPU, {first.wall:.1f} s")
+
+
+def peer_installed() -> list[str] | None:
+    """The ``claude-code-log`` command when it is installed (never installed from here)."""
+    explicit = os.environ.get("CLAUDE_CODE_LOG")
+    if explicit:
+        return [explicit]
+    exe = PEER_VENV / "bin" / PEER
+    if exe.exists():
+        return [str(exe)]
+    found = shutil.which(PEER)
+    return [found] if found else None
+
+
 def profile(setup: Setup) -> int:
     """cProfile of one cold pass, in this process."""
     from asz_core.config import load_config
@@ -496,6 +743,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="also a cold pass with this many worker processes (collector.workers; "
                              "default: what a pass uses unset, two a CPU, at most 4; 1: not measured)")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one cold pass instead")
+    parser.add_argument("--table", action="store_true",
+                        help="print issue 21's table instead: the shared transcripts, the same x10, 2,000 small "
+                             "sessions, one 200 MB transcript, the no-op run at 2,000 sessions, the peer")
+    parser.add_argument("--work", type=Path, help="with --table: keep the generated corpora here between runs")
+    parser.add_argument("--no-strace", action="store_true", help="with --table: no system call counts")
+    parser.add_argument("--only", help="with --table: only these rows (shared, shared-x10, many-small, "
+                                       "huge-transcript, noop; comma-separated)")
+    parser.add_argument("--land", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--floor", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--write-floor", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -511,11 +766,18 @@ def main(argv: list[str] | None = None) -> int:
         floor([(p, s) for p, s in ranges])
         print(f"{time.perf_counter() - started:.6f}")
         return 0
+    if args.land:
+        return land_in_child(str(args.land))
     global _launcher, _cache_home
     work = Path(tempfile.mkdtemp(prefix="asz-bench-pass-"))
     _launcher = Launcher(work)
     _cache_home = work / "cache"
     try:
+        if args.table:
+            corpora = args.work or work
+            corpora.mkdir(parents=True, exist_ok=True)
+            return issue_table(corpora, work, args.repeat, args.workers, not args.no_strace,
+                               set(args.only.split(",")) if args.only else None)
         corpus = args.corpus or work / "corpus"
         if not (corpus / "corpus.json").is_file():
             spec = corpus_gen.Spec(seed=args.seed, **corpus_gen.PRESETS[args.preset])  # type: ignore[arg-type]

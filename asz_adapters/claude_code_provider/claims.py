@@ -149,9 +149,13 @@ def claim(ctx: AdapterContext, state: ProviderPass) -> list[SessionClaim]:
     for bf in files:
         e = bf.seen
         if e.state == CONFLICT:
+            if retired.holds(e.name, e.size, e.mtime):  # its changed bytes given up; what landed stays
+                counters.retired += 1
+                continue
             counters.conflicts += 1
             ctx.warn(f"conflict: {bf.path} changed after it landed (landed sha256 {e.sha}…); nothing more "
-                     f"lands from it and every pass fails until its landed bytes are put back")
+                     f"lands from it and every pass fails until its landed bytes are put back, or "
+                     f"`asz-pipeline bodies --retire FILE` gives up its changed bytes (what landed stays)")
             continue
         if e.state == LANDED:
             continue

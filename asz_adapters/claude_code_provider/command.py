@@ -2,9 +2,10 @@
 for one that never will be.
 
 Without ``--retire`` it lists, from ``seen.state`` alone (no source is read), every body file
-that waits or is unreadable, with why, and marks those retired. ``--retire FILE`` records each
-file as it is now in ``_provider/retired`` (:mod:`.retired`), so that passes stop counting it
-waiting; the file itself is never changed or deleted, and a landed file is refused.
+that waits, is unreadable or changed after it landed (a conflict), with why, and marks those
+retired. ``--retire FILE`` records each file as it is now in ``_provider/retired``
+(:mod:`.retired`), so that passes stop counting it waiting or in conflict; the file itself is
+never changed or deleted, nor is anything landed, and a landed file is refused.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from asz_adapters.claude_code_provider import names
 from asz_adapters.claude_code_provider.discover import source_dir_of
 from asz_adapters.claude_code_provider.retired import RetiredBodies
-from asz_adapters.claude_code_provider.seen import LANDED, UNREADABLE, WAITING, SeenTable
+from asz_adapters.claude_code_provider.seen import CONFLICT, LANDED, UNREADABLE, WAITING, SeenTable
 from asz_core.cli.app import EXIT_OK, App
 from asz_core.cli.rootcheck import require_root
 from asz_core.errors import UsageError
@@ -32,7 +33,8 @@ def add_bodies_command(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     p = sub.add_parser("bodies", help="list the provider body files not placed; retire one that never will be",
                        description="List the provider body files that wait or are unreadable (from "
                                    "_provider/seen.state). --retire FILE records a file, as it is now, as "
-                                   "given up: passes count it bodies_retired instead of waiting, until its "
+                                   "given up: passes count it bodies_retired instead of waiting (or in conflict, "
+                                   "when it changed after it landed), until its "
                                    "size or mtime change. The file is never changed or deleted.")
     p.add_argument("--retire", nargs="+", metavar="FILE", default=[],
                    help="a body file (its path, or its name in the configured body directory)")
@@ -75,7 +77,7 @@ def run(args: argparse.Namespace, app: App) -> int:
             for path in paths:
                 retired.retire(path)
             retired.save()
-    stuck = [e for _, e in sorted(table.entries.items()) if e.state in (WAITING, UNREADABLE)]
+    stuck = [e for _, e in sorted(table.entries.items()) if e.state in (WAITING, UNREADABLE, CONFLICT)]
     rows = [{"file": e.name, "state": e.state, "why": e.why,
              "retired": retired.holds(e.name, e.size, e.mtime)} for e in stuck]
     if args.json:

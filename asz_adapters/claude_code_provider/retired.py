@@ -9,7 +9,9 @@ owner retires it with ``asz-pipeline bodies --retire FILE``:
   them, a pass counts it ``bodies_retired`` (no warning) instead of waiting or unreadable;
 * a retired file whose size or mtime changed is no longer retired: it is tried again as any
   other, so retiring can never hide bytes the file gains later;
-* a landed file is never retired (it has nothing left to wait for).
+* a landed file is never retired (it has nothing left to wait for); a file changed after it
+  landed (a conflict: a body's id is unique in its session, so its new bytes cannot land as a
+  second version) can be: its changed bytes are given up, and the body that landed stays.
 
 Unlike ``seen.state`` this table is not derived (it is a person's decision, and the root is the
 only place it is kept), so it is replaced atomically and durably. Lines: ``name size mtime_ns``.

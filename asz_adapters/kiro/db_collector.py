@@ -21,8 +21,10 @@ that the landed turns reach it, and more: ``turns_sha256`` (the SHA-256 of every
 bytes, each followed by a newline) and the row's ``updated_at`` and value length when it was
 last read in full. A row whose two markers did not change is not read again. A rewrite of
 turns already landed is a conflict: nothing more lands from the row, and every pass counts it,
-until the landed turns are back. A crash between landing a file and writing the cursor is
-reconciled from the landed records before reading on, so no turn lands twice.
+until the landed turns are back or a person accepts the rewritten row as a new version, whose
+turns land from the first in a place of their own (:mod:`asz_core.collect.versions`). A crash
+between landing a file and writing the cursor is reconciled from the landed records before
+reading on, so no turn lands twice.
 """
 
 from __future__ import annotations
@@ -30,17 +32,20 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from asz_adapters.kiro.cli_database import DatabaseUnavailable, read_value
+from asz_adapters.kiro.dialect_db import DatabaseTurnDialect
 from asz_adapters.kiro.stream_owner import same_source
 from asz_adapters.kiro.units import DbConversation
-from asz_core.collect import LineDialect, SourceLine, convert_encoded, line_sha
-from asz_core.collect.saving import load_cursor, mark_gone, save_state
+from asz_core.collect import SourceLine, convert_encoded, line_sha
+from asz_core.collect.append import ACCEPT_HINT
+from asz_core.collect.saving import mark_gone, save_state
+from asz_core.collect.versions import current_place, stream_of
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, AppendCursor
-from asz_core.root.layout import cursor_file, parse_file_name
+from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import SessionHandle
 from asz_core.sessiondata import Header, Record, SessionDataError, open_file, reduce_to_fit
 from asz_core.sessiondata.jsonbytes import JSONLine, NotJSON
@@ -69,7 +74,7 @@ class ConversationSource:
     src: str
     subdir: str
     stream: str
-    dialect: LineDialect
+    dialect: DatabaseTurnDialect
 
 
 class _Conflict(Exception):
@@ -80,9 +85,16 @@ def collect_conversation(ctx: AdapterContext, session: SessionHandle, source: Co
     """Land the turns of ``source`` that have not landed yet."""
     counters = ctx.counters
     unit = source.unit
-    path = cursor_file(session.dir, source.subdir, _KIND)
-    cursor = load_cursor(ctx, ConversationCursor, path)  # one that does not read: rebuilt, with a warning
+    # one that does not read: rebuilt, with a warning; an accepted rewrite goes on in its version
+    place = current_place(ctx, session, source.subdir, _KIND, ConversationCursor)
     counters.sources += 1
+    if place.broken:
+        counters.conflicts += 1
+        ctx.warn(f"{place.broken}; {ACCEPT_HINT}")
+        return
+    if place.subdir != source.subdir:
+        source = replace(source, subdir=place.subdir, stream=stream_of(place.subdir, source.stream) or "")
+    path, cursor = place.path, place.cursor
     if (cursor is not None and cursor.state == ACTIVE
             and (cursor.row_updated_at, cursor.row_length) == (unit.updated_at, unit.length)):
         return  # the row did not change: the cheapest pass reads only the listing
@@ -114,8 +126,9 @@ def collect_conversation(ctx: AdapterContext, session: SessionHandle, source: Co
         counters.conflicts += 1
         ctx.warn(f"{unit.database}: conversation {unit.id}: {exc}. The landed turns stay as they "
                  f"are and nothing more lands from this conversation until the row holds them "
-                 f"again; compare the row's history with the session's landed files to see what "
-                 f"Kiro rewrote")
+                 f"again, or until `asz-pipeline conflicts --accept` takes the rewritten row as a "
+                 f"new version; compare the row's history with the session's landed files to see "
+                 f"what Kiro rewrote")
         return
     cursor.state = ACTIVE
     done = _land_windows(ctx, session, source, cursor, path, turns, digest)
@@ -201,9 +214,10 @@ def _records(source: ConversationSource, turns: list[bytes], start: int,
              offset: int) -> Iterator[tuple[Record, bytes, bytes]]:
     """``(record, encoded, turn bytes)`` for each turn from index ``start``; a record that cannot
     be encoded lands as its turn would if it did not decode (``convert_encoded``)."""
+    dialect = source.dialect.reading(turns)  # a turn's loop is read from the turns before it
     for index in range(start, len(turns)):
         raw = turns[index]
-        record, encoded, _ = convert_encoded(source.dialect, SourceLine(raw, index + 1, offset))
+        record, encoded, _ = convert_encoded(dialect, SourceLine(raw, index + 1, offset))
         offset += len(raw) + 1
         yield record, encoded, raw
 

@@ -16,12 +16,25 @@ A line is ``{"version": "v1", "kind": K, "data": {...}}``. By kind:
   data part; ``Compaction`` (the context replaced by a summary of it): the same, flags
   ``context_reset`` and ``reset_summary``;
 * any other kind or version, and any content item of another kind: an unknown part.
+
+The ids assembly builds calls and talks from:
+
+* ``call`` on an ``AssistantMessage`` = its ``message_id``: kiro-cli writes one
+  ``AssistantMessage`` per model response, so its id names that one provider call;
+* ``run`` (the agent loop, one per person's prompt; kiro-cli writes no id of it), derived from
+  the lines before (see :mod:`~asz_adapters.kiro.carried`) = the ``message_id`` of the ``Prompt``
+  that started it: a ``Prompt`` carries its own id, and each ``AssistantMessage``, ``ToolResults`` and
+  ``Compaction`` after it carries the same, until a line that ends the loop in effect: the next
+  ``Prompt``, a ``Clear``, or a line this dialect cannot read or describe (it may have been a
+  ``Prompt``, so what follows it is left with no run rather than given a wrong one).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from asz_adapters.kiro.carried import Carried, file_lines, no_lines
 from asz_adapters.kiro.parts import (
     TRIGGER_EXTERNAL,
     call_part,
@@ -39,15 +52,39 @@ __all__ = ["CliEventDialect"]
 
 #: the runtime's events that reset the model's context, and the flags each carries
 _RESETS = {"Clear": ["context_reset"], "Compaction": ["context_reset", "reset_summary"]}
+#: the kinds that go on in the loop in effect (a ``Prompt`` starts one; anything else ends it)
+_IN_LOOP = frozenset({"AssistantMessage", "ToolResults", "Compaction"})
+
+
+def run_after(run: str | None, value: Any) -> str | None:
+    """The loop in effect after a line, from the one in effect before it (the module's rules)."""
+    if not isinstance(value, dict) or value.get("version") != "v1":
+        return None
+    kind, data = value.get("kind"), value.get("data")
+    if not isinstance(kind, str) or not isinstance(data, dict):
+        return None
+    if kind == "Prompt":
+        return string_or_none(data.get("message_id"))
+    return run if kind in _IN_LOOP else None
 
 
 class CliEventDialect:
-    """Converts one Kiro CLI event line (see the module's docstring for the rules)."""
+    """Converts one Kiro CLI event line (see the module's docstring for the rules); ``source``
+    is the log, read again only where a pass starts in the middle of a loop."""
 
     name = "kiro-cli/1"
     reads_non_json = False  #: a line that is not JSON lands as an unknown part
 
+    def __init__(self, source: Path | None = None) -> None:
+        self._runs: Carried[str | None] = Carried(None, run_after, file_lines(source) if source else no_lines)
+
     def convert(self, line: SourceLine) -> Record:
+        record = self._record(line)
+        _, run = self._runs.around(line)
+        record.run = run
+        return record
+
+    def _record(self, line: SourceLine) -> Record:
         value = line.value
         if not isinstance(value, dict) or value.get("version") != "v1":
             return unknown_line(line, "not a version v1 Kiro CLI event")
@@ -89,8 +126,8 @@ def _prompt(line: SourceLine, data: dict[str, Any]) -> Record:
 
 
 def _assistant(line: SourceLine, data: dict[str, Any]) -> Record:
-    record = Record(id=string_or_none(data.get("message_id")), from_=FROM_AGENT,
-                    model=string_or_none(data.get("modelId")))
+    message = string_or_none(data.get("message_id"))
+    record = Record(id=message, call=message, from_=FROM_AGENT, model=string_or_none(data.get("modelId")))
     for i, item in _items(data):
         path = ("data", "content", i)
         kind = item.get("kind") if isinstance(item, dict) else None

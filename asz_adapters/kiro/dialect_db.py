@@ -18,14 +18,25 @@ message it added) and the reply. The record's parts come in that order:
 Record fields: ``id`` = the reply's ``message_id``, ``call`` = ``request_metadata.request_id``,
 ``model`` = ``request_metadata.model_id``, ``time`` = ``request_start_timestamp_ms`` (else
 the user's RFC 3339 ``timestamp``), ``usage`` from the token fields where they are integers.
-A turn holds a person's (or the tools') words and the model's, so the record has no single
-author and carries no ``from``; the parts say which is which only by their kinds.
+A turn whose user half is a ``Prompt`` (or holds images) holds a person's words and the
+model's, so the record has no single author and carries no ``from``; the parts say which is
+which only by their kinds. A turn whose user half is ``ToolUseResults`` and holds no image
+holds no one's text but the model's (a result is its own part kind), so it is ``from: agent``,
+and its ``call`` becomes a model call in the conversation.
+
+``run`` (the agent loop, one per person's prompt; the database writes no id of it) is derived
+from the turns before (see :mod:`~asz_adapters.kiro.carried`): a ``Prompt`` turn starts a loop
+named by its own ``request_id``, each ``ToolUseResults`` turn after it goes on in that loop,
+and a turn of any other form, or one that does not read, ends it (what follows has no run
+until the next ``Prompt``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from asz_adapters.kiro.carried import Carried, list_lines
 from asz_adapters.kiro.parts import (
     TRIGGER_EXTERNAL,
     call_part,
@@ -37,7 +48,7 @@ from asz_adapters.kiro.parts import (
     unknown_line,
 )
 from asz_core.collect import SourceLine
-from asz_core.sessiondata import Part, Record, Usage
+from asz_core.sessiondata import FROM_AGENT, Part, Record, Usage
 
 __all__ = ["DatabaseTurnDialect"]
 
@@ -45,13 +56,38 @@ _USAGE_FIELDS = (("in_", "uncached_input_tokens"), ("out", "output_tokens"),
                  ("cache_read", "cache_read_input_tokens"), ("cache_write", "cache_write_input_tokens"))
 
 
+def run_after(run: str | None, turn: Any) -> str | None:
+    """The loop in effect after a turn, from the one before it (the module's rules)."""
+    user = turn.get("user") if isinstance(turn, dict) else None
+    variant = _only_key(user.get("content")) if isinstance(user, dict) else None
+    if variant == "ToolUseResults":
+        return run
+    if variant != "Prompt":
+        return None
+    meta = turn.get("request_metadata")
+    return string_or_none(meta.get("request_id")) if isinstance(meta, dict) else None
+
+
 class DatabaseTurnDialect:
-    """Converts one turn of a kiro-cli conversation (see the module's docstring)."""
+    """Converts one turn of a kiro-cli conversation (see the module's docstring); ``turns``
+    are the conversation's turns, each compacted, which the loop of a turn is read from."""
 
     name = "kiro-cli-db/1"
     reads_non_json = False  #: a line that is not JSON lands as an unknown part
 
+    def __init__(self, turns: Sequence[bytes] = ()) -> None:
+        self._runs: Carried[str | None] = Carried(None, run_after, list_lines(turns))
+
+    def reading(self, turns: Sequence[bytes]) -> DatabaseTurnDialect:
+        """This dialect for a conversation whose turns are ``turns``."""
+        return DatabaseTurnDialect(turns)
+
     def convert(self, line: SourceLine) -> Record:
+        record = self._record(line)
+        _, record.run = self._runs.around(line)
+        return record
+
+    def _record(self, line: SourceLine) -> Record:
         turn = line.value
         if not isinstance(turn, dict) or not ("user" in turn or "assistant" in turn):
             return unknown_line(line, "a turn without a user or an assistant message")
@@ -75,6 +111,8 @@ class DatabaseTurnDialect:
             record.time = rfc3339_time(user.get("timestamp"))
         if record.id is None:
             record.id = string_or_none(meta.get("message_id"))
+        if isinstance(user, dict) and _only_key(user.get("content")) == "ToolUseResults" and not user.get("images"):
+            record.from_ = FROM_AGENT  # no one's text here but the model's
         counts = {field: meta.get(key) for field, key in _USAGE_FIELDS}
         if any(type(v) is int for v in counts.values()):
             record.usage = Usage(**{k: v if type(v) is int else None for k, v in counts.items()})

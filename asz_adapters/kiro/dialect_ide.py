@@ -25,12 +25,30 @@ line, ``time`` from ``timestamp`` (when it is RFC 3339) and ``run`` from the pay
 * a compaction tombstone (``tombstone``, where the messages compacted away were): the same, flag
   ``context_reset``;
 * anything else: the line in an unknown part.
+
+``run`` is ``executionId`` except where it equals the line's ``toolCallId``: the 1.0.411
+capture's approval of a command names the command's tool call there (``run_command_…``), while
+the turn's other lines, that command's own call and result among them, name the turn's
+execution; read as an execution it made a loop (and a talk) of its own out of one click.
+
+``call`` (the IDE writes no id of a model call) is derived from the lines before (see
+:mod:`~asz_adapters.kiro.carried`): the model's lines (``assistant``, ``tool_call``) in one
+execution with no input to the model between them are one call, named by the ``id`` of its
+first line. What ends a call is what the model reads next or a turn's edge: a ``tool_result``,
+a ``user`` line, ``turn_start``/``turn_end``, any other line that is not the runtime's note of
+context usage or an approval (``session_metadata``, ``pending_interaction``,
+``interaction_resolved``), and a line this dialect cannot read or describe. A response cannot
+have seen a result that came after it, so no call spans one; a response whose tools Kiro ran
+one after another (a result written between two of its tool calls) is counted as two calls,
+which the log cannot tell apart.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from asz_adapters.kiro.carried import Carried, file_lines, no_lines
 from asz_adapters.kiro.ids import is_ide_session_id
 from asz_adapters.kiro.parts import (
     TRIGGER_EXTERNAL,
@@ -54,15 +72,50 @@ _RESETS = frozenset({"tombstone"})
 _TEXT_OPERATIONS = frozenset({"Say", "Print", "Summary"})
 #: What Kiro IDE 1.0 writes in place of a thought it keeps only encrypted.
 _REASONING_PLACEHOLDER = "..."
+#: the model's own lines: what a call is made of
+_MODEL_LINES = frozenset({"assistant", "tool_call"})
+#: the runtime's notes written while a response is acted on, which end no call
+_BESIDE_A_CALL = frozenset({"session_metadata", "pending_interaction", "interaction_resolved"})
+
+#: the model call in effect: its id and the execution it is in
+_Call = tuple[str | None, str | None]
+
+
+def call_after(call: _Call, value: Any) -> _Call:
+    """The model call in effect after a line, from the one before it (the module's rules)."""
+    payload = value.get("payload") if isinstance(value, dict) else None
+    kind = payload.get("type") if isinstance(payload, dict) else None
+    if not isinstance(payload, dict) or not isinstance(kind, str):
+        return None, None
+    if kind in _BESIDE_A_CALL:
+        return call
+    if kind not in _MODEL_LINES:
+        return None, None
+    execution = string_or_none(payload.get("executionId"))
+    if call[0] is not None and call[1] == execution:
+        return call
+    return string_or_none(value.get("id")), execution
 
 
 class IdeMessageDialect:
-    """Converts one Kiro IDE message line (see the module's docstring for the rules)."""
+    """Converts one Kiro IDE message line (see the module's docstring for the rules);
+    ``source`` is the log, read again only where a pass starts in the middle of a call."""
 
     name = "kiro-ide/1"
     reads_non_json = False  #: a line that is not JSON lands as an unknown part
 
+    def __init__(self, source: Path | None = None) -> None:
+        self._calls: Carried[_Call] = Carried((None, None), call_after,
+                                              file_lines(source) if source else no_lines)
+
     def convert(self, line: SourceLine) -> Record:
+        record = self._record(line)
+        _, (call, _) = self._calls.around(line)
+        if record.from_ == FROM_AGENT:
+            record.call = call
+        return record
+
+    def _record(self, line: SourceLine) -> Record:
         value = line.value
         payload = value.get("payload") if isinstance(value, dict) else None
         kind = payload.get("type") if isinstance(payload, dict) else None
@@ -78,7 +131,8 @@ class IdeMessageDialect:
             return unknown_line(line, f"payload type {kind!r} is not one this dialect describes")
         record.id = string_or_none(value.get("id"))
         record.time = rfc3339_time(value.get("timestamp"))
-        record.run = string_or_none(payload.get("executionId"))
+        execution = string_or_none(payload.get("executionId"))
+        record.run = execution if execution != payload.get("toolCallId") else None
         return record
 
 

@@ -21,6 +21,10 @@ _CLI = Glossary(dialect="kiro-cli/1", runtime="Kiro", terms=(
     Term("stream", "parent_session_id", "the session's <uuid>.json",
          "a session whose metadata names a parent lands as a stream of it"),
     Term("id", "data.message_id", "a Prompt or AssistantMessage line"),
+    Term("call", "data.message_id", "an AssistantMessage line", "one AssistantMessage is one model response"),
+    Term("llm.call", "AssistantMessage", _CLI_LINE + ", kind AssistantMessage"),
+    Term("run", "", "", "derived: the message_id of the Prompt that started the loop, carried by the "
+                        "lines after it until a Prompt, a Clear or a line not read; kiro-cli names no loop"),
     Term("time", "data.meta.timestamp", "a Prompt line", "epoch seconds; an AssistantMessage has none"),
     Term("external", "Prompt", _CLI_LINE + ", kind Prompt"),
     Term("message.assistant", "text", "an AssistantMessage's content"),
@@ -37,7 +41,11 @@ _DB = Glossary(dialect="kiro-cli-db/1", runtime="Kiro", terms=(
     Term("session", "key", "a conversations_v2 row", "the conversation's key"),
     Term("id", "message_id", "the reply of " + _DB_TURN),
     Term("call", "request_metadata.request_id", _DB_TURN),
-    Term("llm.call", "request_metadata.request_id", _DB_TURN, "one turn is one request to the model"),
+    Term("llm.call", "request_metadata.request_id", _DB_TURN,
+         "one turn is one request to the model; only a turn that holds no person's words is the "
+         "model's alone (from: agent), so only those assemble as a call"),
+    Term("run", "", "", "derived: the request_id of the Prompt turn that started the loop, carried by the "
+                        "ToolUseResults turns after it; the database names no loop"),
     Term("model", "request_metadata.model_id", _DB_TURN),
     Term("time", "request_metadata.request_start_timestamp_ms", _DB_TURN,
          "else the user message's timestamp"),
@@ -53,7 +61,11 @@ _IDE = Glossary(dialect="kiro-ide/1", runtime="Kiro", terms=(
     Term("child", "subSessionId", "a sub_agent_start payload"),
     Term("id", "id", _IDE_LINE),
     Term("time", "timestamp", _IDE_LINE),
-    Term("run", "executionId", "a payload", "the execution a turn's records share"),
+    Term("run", "executionId", "a payload",
+         "the execution a turn's records share; not where it equals the line's toolCallId (an approval)"),
+    Term("call", "", "", "derived: the id of the first of the model's lines (assistant, tool_call) with no "
+                         "input between them; the IDE names no model call"),
+    Term("llm.call", "", "", "derived, as call: the model's lines between two inputs to the model"),
     Term("external", "user", _IDE_LINE + ", payload.type user"),
     Term("message.assistant", "Say, Print or Summary", "an assistant payload's operationType"),
     Term("thinking", "Reasoning", "an assistant payload's operationType",

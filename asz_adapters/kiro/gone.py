@@ -217,7 +217,7 @@ def _mark(ctx: AdapterContext, session: SessionHandle, home: Path, place: Landed
     if place.kind == TRANSCRIPT:
         collect_append(ctx, session, AppendSource(
             path=path, src=place.source, subdir=place.subdir, kind=TRANSCRIPT,
-            dialect=CliEventDialect() if cli else IdeMessageDialect(), stream=place.stream))
+            dialect=CliEventDialect(path) if cli else IdeMessageDialect(path), stream=place.stream))
     else:
         collect_snapshot(ctx, session, SnapshotSource(
             path=path, src=place.source, subdir=place.subdir, kind=META,

@@ -40,10 +40,10 @@ def land_claim(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle)
             continue
         if isinstance(unit, CliBundle):
             _land_log_and_meta(ctx, session, home, unit.stream, unit.jsonl, unit.meta,
-                               CliEventDialect(), CliMetaDialect(_child(unit.stream)))
+                               CliEventDialect(unit.jsonl), CliMetaDialect(_child(unit.stream)))
         elif isinstance(unit, IdeSession):
             _land_log_and_meta(ctx, session, home, unit.stream, unit.messages, unit.meta,
-                               IdeMessageDialect(), IdeMetaDialect(_child(unit.stream)))
+                               IdeMessageDialect(unit.messages), IdeMetaDialect(_child(unit.stream)))
         elif isinstance(unit, DbConversation):
             src = _relative(unit.database, home) + DB_MARK + unit.id
             subdir = f"streams/{unit.stream}"

@@ -17,6 +17,8 @@ Rules:
    derived and disposable: a later parse reads it instead of the landed file, so a parse reads
    no landed file it has read before, and a landed file lost after a round bound it still
    assembles as it did. A cache that does not read is ignored and made again from the file.
+6. A file in a version's stream (``main.v2``: a rewritten source a person accepted, see
+   :mod:`asz_core.root.versions`) is read as its first version's stream (``main``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pathlib import Path
 import orjson
 
 from asz_core.root.storage import landed_files
+from asz_core.root.versions import base_stream
 from asz_core.sessiondata.times import parse_instant
 
 __all__ = ["Block", "Entry", "LandedEvidence", "cache_dir", "cached_seqs", "flags_of", "landed_seqs", "load_session",
@@ -241,7 +244,9 @@ def read_landed(seq: int, path: Path) -> LandedEvidence:
     # a skeleton binds the digest of the landed file it replaced, as that file did
     digest = _removed_digest(header) if path.suffix == ".sk" else hashlib.sha256(data).hexdigest()
     file_kind = _FILE_KINDS.get(_str(header, "kind"), "")
-    stream, file_batch = _str(header, "stream"), _str(header, "batch")
+    # a rewritten source accepted as a new version lands in a stream of its own (``main.v2``);
+    # its records are the same stream's, where a record already landed under its id is a duplicate
+    stream, file_batch = base_stream(_str(header, "stream")), _str(header, "batch")
     entries: list[Entry] = []
     undecodable = 0
     lo = hi = 0

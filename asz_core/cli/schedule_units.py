@@ -18,7 +18,6 @@ what a test reads.
 from __future__ import annotations
 
 import os
-import plistlib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,4 +104,6 @@ def launchd_plist(job: Job, log: Path) -> bytes:
     }
     if job.environment:
         agent["EnvironmentVariables"] = dict(job.environment)
+    import plistlib  # macOS only: not loaded by every command's start-up
+
     return plistlib.dumps(agent)

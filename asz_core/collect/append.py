@@ -15,10 +15,12 @@ Each pass, per source (upstream's ``formats/storage-root.md``, "Append cursors")
   does not decode. At most :data:`~asz_core.context.MAX_WINDOWS` files land per source per pass;
   the rest is pending.
 
-A conflict is sticky: nothing more lands from the source, and every pass counts it, until the
-landed bytes are back. The cursor moves only after the file it covers has landed; a cursor that
-lags (a crash between the two) is brought forward from the landed files before reading, so no
-line lands twice.
+A conflict is sticky: nothing more lands from the source, and every pass counts it, until a
+person acts: the landed bytes are put back, or the rewrite is accepted as a new version
+(``asz-pipeline conflicts --accept``), which then lands from its first byte in a place of its own
+(:mod:`asz_core.collect.versions`). The cursor moves only after the file it covers has landed; a
+cursor that lags (a crash between the two) is brought forward from the landed files before
+reading, so no line lands twice.
 """
 
 from __future__ import annotations
@@ -27,12 +29,13 @@ import hashlib
 import os
 import stat
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from asz_core.collect.lines import READ_LIMIT, TAIL_BYTES, LineReader, TooLong
-from asz_core.collect.saving import load_cursor, save_state, stat_source
+from asz_core.collect.saving import save_state, stat_source
 from asz_core.collect.source import LineDialect, SourceLine, convert_encoded, line_sha, too_long_record
+from asz_core.collect.versions import current_place, stream_of
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, AppendCursor
 from asz_core.root.landing import LandingFile
@@ -44,7 +47,11 @@ from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.reduce import reduce_to_fit
 from asz_core.sessiondata.writer import encode_record
 
-__all__ = ["TAIL_BYTES", "AppendSource", "collect_append", "cursor_path"]
+__all__ = ["ACCEPT_HINT", "TAIL_BYTES", "AppendSource", "collect_append", "cursor_path"]
+
+#: what a conflict's warning says a person can do
+ACCEPT_HINT = ("nothing more lands from it until its landed bytes are back, or until "
+               "`asz-pipeline conflicts --accept` takes the rewritten file as a new version")
 
 #: Room a closing line takes (``{"t":"end","records":N,"digest":<64 hex>}`` and a newline).
 CLOSING_ROOM = 128
@@ -99,8 +106,14 @@ def _tail_digest(fd: int, offset: int) -> str:
 def collect_append(ctx: AdapterContext, session: SessionHandle, source: AppendSource) -> None:
     """Land what is new in ``source`` into ``session``, by the append-cursor rules."""
     counters = ctx.counters
-    path = cursor_path(session, source.subdir, source.kind)
-    cursor = load_cursor(ctx, AppendCursor, path)
+    place = current_place(ctx, session, source.subdir, source.kind, AppendCursor)
+    if place.broken:
+        counters.conflicts += 1
+        ctx.warn(f"{place.broken}; {ACCEPT_HINT}")
+        return
+    if place.subdir != source.subdir:  # an accepted rewrite: it lands on in its version's place
+        source = replace(source, subdir=place.subdir, stream=stream_of(place.subdir, source.stream))
+    path, cursor = place.path, place.cursor
     st = stat_source(ctx, session, cursor, path, source.path)
     if st is None:
         return
@@ -122,12 +135,15 @@ def collect_append(ctx: AdapterContext, session: SessionHandle, source: AppendSo
             counters.unreadable += 1
             ctx.warn(f"cannot open {source.path}: it is no longer a regular file")
             return
-        cursor = _reconcile(session, source, cursor, fd, st.st_size)
-        if cursor is None:
+        reconciled = _reconcile(session, source, cursor, fd, st.st_size)
+        if reconciled is None:
+            if cursor.state != CONFLICT:  # kept so, as any conflict, for `conflicts` to list
+                cursor.state = CONFLICT
+                save_state(ctx, session, cursor, path)
             counters.conflicts += 1
-            ctx.warn(f"{source.path}: the bytes of its last landed record changed; nothing more "
-                     f"lands from it until they are back")
+            ctx.warn(f"{source.path}: the bytes of its last landed record changed; {ACCEPT_HINT}")
             return
+        cursor = reconciled
         before = _bytes_before(fd, cursor.offset) if st.st_size >= cursor.offset else b""
         verdict = _check(cursor, before, st.st_size)
         if verdict is not None:
@@ -135,8 +151,7 @@ def collect_append(ctx: AdapterContext, session: SessionHandle, source: AppendSo
                 cursor.state = CONFLICT
                 save_state(ctx, session, cursor, path)
             counters.conflicts += 1
-            ctx.warn(f"{source.path}: {verdict}; nothing more lands from it until its landed "
-                     f"bytes are back")
+            ctx.warn(f"{source.path}: {verdict}; {ACCEPT_HINT}")
             return
         changed = cursor.state != ACTIVE or (cursor.dev, cursor.ino) != (st.st_dev, st.st_ino)
         cursor.state, cursor.dev, cursor.ino = ACTIVE, st.st_dev, st.st_ino

@@ -35,7 +35,7 @@ from asz_core.providerbody.manifest import CopySeg, LitSeg, Manifest, PartSeg, P
 from asz_core.providerbody.pieces import MIN_STRING, Span, find_pieces, is_compact
 from asz_core.providerbody.store import BodyStore
 from asz_core.sessiondata.jsonbytes import NotJSON, compact, loads_strict
-from asz_core.sessiondata.model import Part, RawJSON, Record
+from asz_core.sessiondata.model import Part, RawJSON, Record, raw_json_of
 
 __all__ = ["DEFAULT_DEPTH_LIMIT", "NOT_PARSED", "BodyInfo", "CutRules", "common_prefix", "encode_body", "uncuttable",
            "whole_record"]
@@ -135,7 +135,7 @@ def _record(body: bytes, info: BodyInfo, parts: list[Part], manifest: Manifest) 
     request = info.role == "request"
     return Record(ord=1, off=0, sha=manifest.sha256[:12], bytes=len(body), id=info.record_id,
                   run=info.run if request else None, call=None if request else info.call,
-                  model=info.model, parts=[*parts, Part.data_part(RawJSON.of(manifest.to_json()))])
+                  model=info.model, parts=[*parts, Part.data_part(raw_json_of(manifest.to_json()))])
 
 
 def _manifest(body: bytes, info: BodyInfo, chain: str | None = None) -> Manifest:

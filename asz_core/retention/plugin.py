@@ -22,12 +22,12 @@ def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
 
     if ctx.dry_run or not isinstance(ctx.config, Config):
         return
-    from asz_core.retention.step import policy_of, retain_configured
+    from asz_core.retention.policy import SECTION, RetentionPolicy
 
-    if not policy_of(ctx.config).on:
+    if not RetentionPolicy.from_section(ctx.config.section(SECTION)).on or ctx.hooks is None:
         return
-    if ctx.hooks is None:
-        return
+    from asz_core.retention.step import retain_configured  # the retention library: only when it is on
+
     result = retain_configured(ctx.hooks, ctx.config, ctx.clock())
     if result.removed or result.errors:
         print(result.line(), file=sys.stderr)

@@ -18,7 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["RetentionPolicy", "parse_age"]
+__all__ = ["SECTION", "RetentionPolicy", "parse_age"]
+
+#: the configuration section retention reads
+SECTION = "storage.retention"
 
 _AGE = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 _NS = 1_000_000_000

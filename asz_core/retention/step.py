@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from asz_core.retention.policy import RetentionPolicy
+from asz_core.retention.policy import SECTION, RetentionPolicy
 from asz_core.retention.receipts import NO_RECEIVER, Receipts
 from asz_core.retention.retain import RetainResult, retain_root
 
@@ -15,8 +15,6 @@ if TYPE_CHECKING:
     from asz_core.config import Config
 
 __all__ = ["SECTION", "policy_of", "receipts_of", "retain_configured"]
-
-SECTION = "storage.retention"
 
 
 def policy_of(config: Config) -> RetentionPolicy:

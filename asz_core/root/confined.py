@@ -12,7 +12,10 @@ truncate, delete or chmod anything outside it. So:
    A link met on the way is :class:`LinkRefused`.
 3. Every other operation (make a directory, list, unlink, rename, chmod) goes through a
    descriptor of the directory so opened, and names only the last component, which the system
-   calls used never follow (``mkdirat``, ``unlinkat``, ``renameat``, ``fchmod``).
+   calls used never follow (``mkdirat``, ``unlinkat``, ``renameat``, ``fchmod``). A writer
+   holding a session keeps the descriptors of its directories open while it holds it
+   (:func:`hold`), so each landed file's rename, directory fsync and cursor rename costs one
+   system call, not an open and a close around it.
 4. A path below no entered root (a test of one function, a scratch directory) is the caller's
    own: a directory is reached as ``os.open`` reaches it, and only a file's last component is
    never followed (``O_NOFOLLOW``).
@@ -32,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Entry", "LinkRefused", "RootRefused", "check_owner", "enter", "listdir", "mkdir", "open_dir", "open_path",
-           "rename", "rename_noreplace_at", "scandir", "unlink"]
+__all__ = ["Entry", "LinkRefused", "RootRefused", "check_owner", "dir_descriptor", "enter", "hold", "listdir", "mkdir",
+           "open_dir", "open_path", "release_held", "rename", "rename_noreplace_at", "scandir", "unlink"]
 
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -171,14 +174,47 @@ def open_dir(path: str | Path) -> int:
     return open_path(path, os.O_RDONLY | _O_DIRECTORY)
 
 
+#: directories held open by the writer of a session (their path as a string → a descriptor
+#: opened by :func:`open_dir`): only directories nothing removes while a session is held (the
+#: session's own, those its files land in), so a descriptor always names the directory at its path
+_held: dict[str, int] = {}
+
+
+def hold(directory: str | Path) -> int:
+    """A descriptor of ``directory`` kept open until :func:`release_held`; later operations on
+    names in it go through it."""
+    key = os.fspath(directory)
+    fd = _held.get(key)
+    if fd is None:
+        fd = _held[key] = open_dir(key)
+    return fd
+
+
+def release_held(under: str | Path) -> None:
+    """Close the held descriptors of ``under`` and of the directories below it."""
+    top = os.fspath(under)
+    for key in [key for key in _held if key == top or key.startswith(top + os.sep)]:
+        os.close(_held.pop(key))
+
+
+def dir_descriptor(directory: str | Path) -> tuple[int, bool]:
+    """A descriptor of ``directory``, and whether the caller must close it (it is not held)."""
+    key = os.fspath(directory) or "."
+    held = _held.get(key)
+    if held is not None:
+        return held, False
+    return open_dir(key), True
+
+
 @contextlib.contextmanager
 def _parent(path: str | Path) -> Iterator[tuple[int, str]]:
     directory, name = os.path.split(os.fspath(path))
-    fd = open_dir(directory or ".")
+    fd, owned = dir_descriptor(directory)
     try:
         yield fd, name
     finally:
-        os.close(fd)
+        if owned:
+            os.close(fd)
 
 
 def listdir(path: str | Path) -> list[str]:
@@ -221,16 +257,12 @@ def unlink(path: str | Path) -> None:
 
 def rename(source: str | Path, target: str | Path, *, replace: bool) -> None:
     """Rename within one directory; ``replace=False`` never replaces (``FileExistsError``)."""
-    directory, old = os.path.split(os.fspath(source))
     new = os.path.basename(os.fspath(target))
-    fd = open_dir(directory or ".")
-    try:
+    with _parent(source) as (fd, old):
         if replace:
             os.replace(old, new, src_dir_fd=fd, dst_dir_fd=fd)
         else:
             rename_noreplace_at(fd, old, new)
-    finally:
-        os.close(fd)
 
 
 _UNLOADED: Any = object()

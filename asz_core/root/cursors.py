@@ -6,6 +6,11 @@ lagging cursor from the landed files before reading (:mod:`asz_core.collect`).
 
 * :class:`AppendCursor` (``<kind>.cursor``) follows a source that only grows by whole lines.
 * :class:`SnapshotCursor` follows a document rewritten in place, by its content digest.
+
+A cursor in ``conflict`` stays so until a person acts. Putting the landed bytes back makes it
+``active`` again; accepting the rewrite (``asz-pipeline conflicts --accept``) makes it
+``accepted``, with ``next_version``: the source goes on in that version's place
+(:mod:`asz_core.root.versions`), and this cursor, like everything landed under it, stays as it is.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import ClassVar, Final, TypeVar
 from asz_core.root.durable import read_small, write_replace
 
 __all__ = [
+    "ACCEPTED",
     "ACTIVE",
     "CONFLICT",
     "SOURCE_GONE",
@@ -33,6 +39,8 @@ __all__ = [
 ACTIVE: Final = "active"
 SOURCE_GONE: Final = "source_gone"
 CONFLICT: Final = "conflict"
+#: a conflict a person accepted: the source lands on in the place of ``next_version``
+ACCEPTED: Final = "accepted"
 
 
 def parse_pairs(text: str) -> Iterator[tuple[str, str]]:
@@ -77,7 +85,13 @@ class Cursor:
     mtime: int = 0  #: nanoseconds
     last_seq: int = 0
     updated_at: str = ""
+    #: on an ``accepted`` cursor: the version whose place the source lands in from then on
+    next_version: int = 0
+    #: on an ``accepted`` cursor: when a person accepted the rewrite
+    accepted_at: str = ""
 
+    #: fields written only when set: every other cursor keeps upstream's keys and no more
+    _WHEN_SET: ClassVar[frozenset[str]] = frozenset({"next_version", "accepted_at"})
     #: each field's name and whether it holds an int, per class (see :meth:`_fields`)
     _field_ints: ClassVar[dict[str, bool] | None] = None
 
@@ -135,8 +149,9 @@ class Cursor:
     def save(self, path: Path) -> None:
         """Replace the cursor atomically. Its new name is not fsynced into the directory: a
         cursor lost to a power loss only lags, and is brought forward from the landed files."""
-        write_replace(path, format_pairs((name, getattr(self, name)) for name in self._fields()),
-                      sync_dir=False)
+        pairs = ((name, getattr(self, name)) for name in self._fields()
+                 if name not in self._WHEN_SET or getattr(self, name))
+        write_replace(path, format_pairs(pairs), sync_dir=False)
 
 
 @dataclass

@@ -31,11 +31,12 @@ def install_noreplace(temp: str | Path, final: str | Path) -> None:
 
 def fsync_dir(directory: Path) -> None:
     """Make a directory's entries (a new name, a rename) durable."""
-    fd = confined.open_dir(directory)
+    fd, owned = confined.dir_descriptor(directory)
     try:
         os.fsync(fd)
     finally:
-        os.close(fd)
+        if owned:
+            os.close(fd)
 
 
 def make_dirs(directory: Path) -> list[Path]:

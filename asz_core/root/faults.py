@@ -19,6 +19,7 @@ __all__ = ["STEPS", "checkpoint"]
 
 #: Every step a fault can be injected at, in the order a landing reaches them.
 STEPS = (
+    "owed-start",     # the pass's first landing is next; the log of owed parses not yet told
     "temp-write",     # records are being written to the temporary file
     "temp-fsync",     # written, not yet durable
     "temp-readonly",  # durable, not yet read-only
@@ -26,6 +27,8 @@ STEPS = (
     "dir-fsync",      # renamed, directory entry not yet durable
     "state-write",    # a cursor or state file's temporary copy is being written
     "state-rename",   # the temporary copy is durable, not yet renamed over the old one
+    "owed-end",       # every landing done; the log not yet told which sessions landed
+    "owed-replace",   # the parse after the pass is done; its log not yet settled
 )
 
 _spec = os.environ.get("ASZ_FAULT", "")

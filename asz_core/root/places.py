@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from asz_core.root import confined
-from asz_core.root.cursors import SOURCE_GONE, parse_pairs
+from asz_core.root.cursors import ACCEPTED, SOURCE_GONE, parse_pairs
 from asz_core.root.durable import read_small
 from asz_core.root.layout import CURSOR_SUFFIX, PREFIX_KIND
 
@@ -83,6 +83,8 @@ def landed_places(session_dir: Path, owns: Owns,
                     continue  # not readable: the collector rebuilds it; nothing here depends on it
                 place = LandedPlace(subdir, kind, pairs.get("source", ""),
                                     pairs.get("state", ""))
+                if place.state == ACCEPTED:
+                    continue  # its source goes on in a later version's place, which is listed
                 if place.source and owns(session, place):
                     yield place
 

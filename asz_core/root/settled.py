@@ -40,9 +40,10 @@ from typing import IO, Any
 
 import orjson
 
-from asz_core.root.cursors import ACTIVE, AppendCursor, SnapshotCursor
+from asz_core.root.cursors import ACCEPTED, ACTIVE, AppendCursor, SnapshotCursor
 from asz_core.root.durable import read_table, write_replace
 from asz_core.root.layout import CURSOR_SUFFIX
+from asz_core.root.versions import version_of, version_place
 
 __all__ = ["SETTLED_PREFIX", "SettledEntry", "SettledSessions", "settled_entry"]
 
@@ -77,12 +78,31 @@ def _landed_to(cursor_path: Path, stamp: _Stamp, append: bool) -> bool:
     """Whether the cursor says everything of the source as ``stamp`` shows it has landed."""
     dev, ino, size, mtime = stamp
     if append:
-        cursor: AppendCursor | SnapshotCursor | None = AppendCursor.load(cursor_path)
+        cursor: AppendCursor | SnapshotCursor | None = _version_cursor(cursor_path)
         return (isinstance(cursor, AppendCursor) and cursor.state == ACTIVE and cursor.offset == size
                 and (cursor.dev, cursor.ino) == (dev, ino))
     cursor = SnapshotCursor.load(cursor_path)
     return (cursor is not None and cursor.state == ACTIVE
             and (cursor.size, cursor.mtime, cursor.ino, cursor.dev) == (size, mtime, ino, dev))
+
+
+def _version_cursor(cursor_path: Path) -> AppendCursor | None:
+    """The append cursor the source lands under now: the one at ``cursor_path``, or, once a
+    person accepted a rewrite of it, the accepted version's (:mod:`asz_core.root.versions`)."""
+    cursor = AppendCursor.load(cursor_path)
+    for _ in range(_MAX_VERSIONS):
+        if cursor is None or cursor.state != ACCEPTED:
+            return cursor
+        place = cursor_path.parent
+        if cursor.next_version <= version_of(place.name):
+            return None  # names no later version: a conflict, never settled
+        cursor_path = place.parent / version_place(place.name, cursor.next_version) / cursor_path.name
+        cursor = AppendCursor.load(cursor_path)
+    return None
+
+
+#: the most accepted versions followed (as the collectors do)
+_MAX_VERSIONS = 1000
 
 
 def _stamp(path: str) -> _Stamp | None:

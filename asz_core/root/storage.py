@@ -91,6 +91,7 @@ class StorageRoot:
         #: in a dry run, the highest seq each session would hold (nothing is on disk to scan),
         #: so a later adapter's files number as the real pass numbers them
         self.dry_seq: dict[str, int] = {}
+        self._entered = False
 
     def note_dry_landed(self, landed: LandedFile) -> None:
         """Remember a file a dry run would have landed (its seq, for the session's next file)."""
@@ -168,7 +169,9 @@ class StorageRoot:
     def open_session(self, session: str,
                      on_landed: Callable[[LandedFile], None] | None = None) -> SessionHandle:
         """Lock a session for landing. ``LockBusy`` if another writer holds it."""
-        confined.enter(self.path)
+        if not self._entered:  # once a pass, not a stat and an fstat per session
+            confined.enter(self.path)
+            self._entered = True
         return SessionHandle(self, check_id(session, "session id"), on_landed)
 
 
@@ -192,6 +195,7 @@ class SessionHandle:
         self._paths: dict[tuple[str, str], Path] = {}
 
     def __enter__(self) -> SessionHandle:
+        created: list[Path] = []
         if not self.root.dry_run:
             created = make_dirs(self.dir)
             self._created.update(p.parent for p in created)
@@ -207,7 +211,14 @@ class SessionHandle:
             self._lock = FileLock(self.dir / ".lock")
             self._lock.acquire()
         try:
-            self._next_seq = max(self._scan(), self.root.dry_seq.get(self.id, 0)) + 1
+            if not self.root.dry_run:
+                confined.hold(self.dir)
+            # a directory this writer has just made holds nothing but its lock: nothing to scan
+            # (another writer's file there would only make an install refuse, never replace)
+            fresh = self.dir in created
+            on_disk = 0 if fresh else self._scan()
+            self._index_checked = fresh  # nor an upstream ``index/`` to drop
+            self._next_seq = max(on_disk, self.root.dry_seq.get(self.id, 0)) + 1
         except BaseException:
             self.__exit__()
             raise
@@ -221,6 +232,7 @@ class SessionHandle:
                 write_note(self.dir / "session.state",
                            format_pairs([("next_seq", self._next_seq), ("updated_at", self.root.at)]))
         finally:
+            confined.release_held(self.dir)
             if self._lock is not None:
                 self._lock.release()
                 self._lock = None
@@ -310,8 +322,15 @@ class SessionHandle:
         header.at = self.root.at
         header.session = self.id
         self._next_seq += 1
-        return LandingFile(self.root.path, self.id, subdir, header, self.root.stamp,
-                           dry_run=self.root.dry_run, directory=self.path(subdir))
+        landing = LandingFile(self.root.path, self.id, subdir, header, self.root.stamp,
+                              dry_run=self.root.dry_run, directory=self.path(subdir))
+        if not self.root.dry_run:
+            try:  # its rename, its directory's fsync and its cursor's rename go through one descriptor
+                confined.hold(landing.directory)
+            except BaseException:
+                landing.abort()
+                raise
+        return landing
 
     def commit(self, landing: LandingFile) -> LandedFile:
         """Install a file begun with :meth:`begin` and report it.

@@ -5,7 +5,8 @@
   at a time, raising only :class:`SessionDataError`; :func:`encode_record` raises
   :class:`NotEncodable` for a record no writer can land;
 * :class:`Record`, :class:`Part`, :class:`Dropped`, :class:`Usage`, :class:`Header` are the
-  shapes (``spec/tables.md``); :class:`RawJSON` is one JSON value's exact bytes;
+  shapes (``spec/tables.md``); :data:`RawJSON` is one JSON value's exact bytes
+  (:func:`raw_json_of`, :func:`raw_json_marshal`, :func:`raw_json_value`);
 * :func:`reduce_to_fit` is "Too large to land";
 * :func:`parse_instant` compares RFC 3339 times as instants.
 """
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
         RawJSON,
         Record,
         Usage,
+        raw_json_marshal,
+        raw_json_of,
+        raw_json_value,
         split_mcp_name,
     )
     from asz_core.sessiondata.reader import SessionDataFile, check_file, decode_record, open_file, read_records
@@ -58,6 +62,9 @@ __all__ = [
     "format_instant",
     "open_file",
     "parse_instant",
+    "raw_json_marshal",
+    "raw_json_of",
+    "raw_json_value",
     "read_records",
     "reduce_to_fit",
     "split_mcp_name",
@@ -70,7 +77,8 @@ _MODULES = {
     "SessionDataError": "errors",
     "NotEncodable": "errors",
     **dict.fromkeys(("FROM_AGENT", "FROM_EXTERNAL", "FROM_RUNTIME", "PART_KINDS", "STATES", "Dropped", "Header",
-                     "Part", "RawJSON", "Record", "Usage", "split_mcp_name"), "model"),
+                     "Part", "RawJSON", "Record", "Usage", "raw_json_marshal", "raw_json_of",
+                     "raw_json_value", "split_mcp_name"), "model"),
     **dict.fromkeys(("SessionDataFile", "check_file", "decode_record", "open_file", "read_records"), "reader"),
     "reduce_to_fit": "reduce",
     "format_instant": "times",

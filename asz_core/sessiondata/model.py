@@ -2,7 +2,7 @@
 
 These are what adapters build and what readers are handed. Field names and types follow
 ``spec/tables.md``; a field left ``None`` is absent from the landed line. A part's ``data`` is
-always :class:`RawJSON`, the exact bytes of one JSON value, because a source's own JSON must land
+always :data:`RawJSON`, the exact bytes of one JSON value, because a source's own JSON must land
 byte for byte (see :mod:`asz_core.sessiondata.jsonbytes`).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import builtins
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, NewType
 
 import orjson
 
@@ -29,6 +29,9 @@ __all__ = [
     "RawJSON",
     "Record",
     "Usage",
+    "raw_json_marshal",
+    "raw_json_of",
+    "raw_json_value",
 ]
 
 PART_KINDS: Final = frozenset({"text", "reasoning", "call", "result", "media", "data", "unknown"})
@@ -44,26 +47,27 @@ SPLICE_FROM: Final = 1 << 20
 DATA_HOLE: Final = orjson.Fragment(b"null")
 
 
-class RawJSON(bytes):
-    """The bytes of exactly one JSON value, landed as they are."""
+#: The bytes of exactly one JSON value, landed as they are. A type for the checker only, not a
+#: ``bytes`` subclass: building a subclass always copies what it is made from, and a part's data
+#: can be a screenshot of tens of MB held beside its line and its parse.
+RawJSON = NewType("RawJSON", bytes)
 
-    __slots__ = ()
 
-    @classmethod
-    def of(cls, value: Any) -> RawJSON:
-        """Encode a value the adapter built, by the writer's rules (``<``, ``>``, ``&``
-        literal), as upstream encodes the fields it owns and a provider body's manifest."""
-        return cls(encode_value(value))
+def raw_json_of(value: Any) -> RawJSON:
+    """Encode a value the adapter built, by the writer's rules (``<``, ``>``, ``&`` literal), as
+    upstream encodes the fields it owns and a provider body's manifest."""
+    return RawJSON(encode_value(value))
 
-    @classmethod
-    def marshal(cls, value: Any) -> RawJSON:
-        """Encode a value as upstream's ``json.Marshal`` does (``<``, ``>``, ``&`` escaped):
-        an unknown part's string, a media part's base64, a derived ``changes/1`` record."""
-        return cls(marshal_value(value))
 
-    def value(self) -> Any:
-        """The parsed value."""
-        return loads_strict(self)
+def raw_json_marshal(value: Any) -> RawJSON:
+    """Encode a value as upstream's ``json.Marshal`` does (``<``, ``>``, ``&`` escaped): an
+    unknown part's string, a media part's base64, a derived ``changes/1`` record."""
+    return RawJSON(marshal_value(value))
+
+
+def raw_json_value(data: RawJSON) -> Any:
+    """The parsed value of one JSON value's bytes."""
+    return loads_strict(data)
 
 
 @dataclass(slots=True)
@@ -160,7 +164,7 @@ class Part:
 
     @classmethod
     def media_part(cls, media_type: str | None, base64_text: str) -> Part:
-        return cls("media", media=media_type, data=RawJSON.marshal(base64_text), bytes=len(base64_text))
+        return cls("media", media=media_type, data=raw_json_marshal(base64_text), bytes=len(base64_text))
 
     @classmethod
     def data_part(cls, data: RawJSON) -> Part:
@@ -175,19 +179,19 @@ class Part:
         except UnicodeDecodeError:
             return cls("unknown", text=reason, bytes=len(raw), encoding="base64",
                        data=RawJSON(b'"%s"' % base64.b64encode(raw)))
-        return cls("unknown", text=reason, bytes=len(raw), data=RawJSON.marshal(text))
+        return cls("unknown", text=reason, bytes=len(raw), data=raw_json_marshal(text))
 
     # -- reading ---------------------------------------------------------------------------
 
     def value(self) -> Any:
         """The parsed ``data`` (``None`` when the part holds none)."""
-        return None if self.data is None else self.data.value()
+        return None if self.data is None else raw_json_value(self.data)
 
     def raw(self) -> builtins.bytes:
         """An unknown part's original bytes, whatever escapes or base64 it was landed with."""
         if self.k != "unknown" or self.data is None:
             raise ValueError(f"a {self.k} part holds no original bytes")
-        text = self.data.value()
+        text = raw_json_value(self.data)
         if not isinstance(text, str):
             raise ValueError("an unknown part's data is not one JSON string")
         if self.encoding == "base64":

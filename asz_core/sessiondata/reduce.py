@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 from asz_core.sessiondata.jsonbytes import NotJSON
-from asz_core.sessiondata.model import Part, RawJSON, Record
+from asz_core.sessiondata.model import Part, Record, raw_json_marshal, raw_json_value
 from asz_core.sessiondata.writer import encode_record
 
 __all__ = ["KEPT_SCHEMAS", "reduce_to_fit"]
@@ -40,7 +40,7 @@ def _schema_of(part: Part) -> str | None:
     if part.data is None or not part.data.startswith(b"{") or part.data.find(b'"schema"') < 0:
         return None
     try:
-        value = part.data.value()
+        value = raw_json_value(part.data)
     except NotJSON:
         return None
     schema = value.get("schema") if isinstance(value, dict) else None
@@ -129,7 +129,7 @@ def reduce_to_fit(record: Record, budget: int, line: bytes | None = None) -> tup
 
 def _changes_value(part: Part) -> dict[str, Any] | None:
     try:
-        value = part.data.value() if part.data is not None else None
+        value = raw_json_value(part.data) if part.data is not None else None
     except NotJSON:
         return None
     return value if isinstance(value, dict) else None
@@ -153,4 +153,4 @@ def _reduce_changes(part: Part) -> None:
     else:
         for key in ("changes", "overlaps", "gaps"):
             value.pop(key, None)
-    part.data = RawJSON.marshal(value)  # a changes/1 record is encoded as json.Marshal encodes it
+    part.data = raw_json_marshal(value)  # a changes/1 record is encoded as json.Marshal encodes it

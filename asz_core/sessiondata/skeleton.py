@@ -21,7 +21,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from asz_core.sessiondata.model import Header, Part, RawJSON, Record
+from asz_core.sessiondata.model import Header, Part, Record, raw_json_of, raw_json_value
 from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.writer import FileSummary, SessionDataWriter
 
@@ -78,7 +78,7 @@ def _structure(part: Part) -> dict[str, Any] | None:
     if part.data is None or not part.data.startswith(b"{"):
         return None
     try:
-        value = part.data.value()
+        value = raw_json_value(part.data)
     except ValueError:  # not JSON: nothing of its structure to keep
         return None
     schema = value.get("schema") if isinstance(value, dict) else None
@@ -100,7 +100,7 @@ def skeleton_part(part: Part) -> Part:
         out.of = part.of
     structure = _structure(part)
     if structure is not None:
-        out.data = RawJSON.of(structure)
+        out.data = raw_json_of(structure)
     elif part.data is not None and part.sha256 is None:
         out.sha256 = hashlib.sha256(part.data).hexdigest()
     return out

@@ -223,7 +223,7 @@ def test_a_body_larger_than_any_reader_takes_is_unreadable_not_landed(
 def test_a_record_claiming_more_than_a_body_may_is_damage_and_a_rebuild_stops_past_its_claim(
         tmp_path: Path) -> None:
     from asz_core.providerbody import BodyDamaged, BodyStore, LitSeg, Manifest, PieceSeg
-    from asz_core.sessiondata import Part, RawJSON, Record
+    from asz_core.sessiondata import Part, RawJSON, Record, raw_json_of
 
     piece = b'"' + b"p" * 2000 + b'"'
     digest = hashlib.sha256(piece).hexdigest()
@@ -233,7 +233,7 @@ def test_a_record_claiming_more_than_a_body_may_is_damage_and_a_rebuild_stops_pa
     store = BodyStore()
     for rid, m, parts in (("a.request", holder, [Part.data_part(RawJSON(piece))]), ("b.request", greedy, []),
                           ("c.request", huge, [])):
-        store.add(Record(ord=1, off=0, id=rid, parts=[*parts, Part.data_part(RawJSON.of(m.to_json()))]))
+        store.add(Record(ord=1, off=0, id=rid, parts=[*parts, Part.data_part(raw_json_of(m.to_json()))]))
     with pytest.raises(BodyDamaged, match="past the 10 bytes"):
         store.body("b.request")
     assert store.bodies["c.request"].status == "damaged" and "more than a body may" in store.bodies["c.request"].problem

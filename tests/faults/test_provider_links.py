@@ -20,7 +20,7 @@ from asz_core.providerbody.errors import BodyNotFound
 from asz_core.providerbody.manifest import LitSeg, Manifest
 from asz_core.root import confined
 from asz_core.root.storage import StorageRoot
-from asz_core.sessiondata import Header, Part, RawJSON, Record
+from asz_core.sessiondata import Header, Part, Record, raw_json_of
 from asz_core.sessiondata.writer import encode_record
 from asz_core.testing import PassRunner
 from tests.provider_support import (
@@ -115,7 +115,7 @@ def _land_body(root: Path, raw: bytes) -> Path:
     digest = hashlib.sha256(raw).hexdigest()
     manifest = Manifest("request", "a.request.json", digest, len(raw), segments=[LitSeg(raw.decode())])
     record = Record(ord=1, off=0, sha=digest[:12], bytes=len(raw), id="a.request",
-                    parts=[Part.data_part(RawJSON.of(manifest.to_json()))])
+                    parts=[Part.data_part(raw_json_of(manifest.to_json()))])
     store = StorageRoot(root, pass_started_ns=10**9)
     store.ensure()  # entered, as a pass enters its root: below it, no link is followed
     with store.open_session("s1") as session:

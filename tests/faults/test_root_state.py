@@ -20,7 +20,7 @@ import pytest
 from asz_core.providerbody.manifest import LitSeg, Manifest
 from asz_core.root.cursors import AppendCursor
 from asz_core.root.storage import StorageRoot
-from asz_core.sessiondata import Header, Part, RawJSON, Record
+from asz_core.sessiondata import Header, Part, Record, raw_json_of
 from asz_core.sessiondata.writer import encode_record
 from asz_core.testing import PassRunner
 from asz_core.verify import verify_root
@@ -80,7 +80,7 @@ def _body_record(raw: bytes, ord_: int = 1, off: int = 0) -> Record:
     digest = hashlib.sha256(raw).hexdigest()
     manifest = Manifest("request", "a.request.json", digest, len(raw), segments=[LitSeg(raw.decode())])
     return Record(ord=ord_, off=off, sha=digest[:12], bytes=len(raw), id="a.request",
-                  parts=[Part.data_part(RawJSON.of(manifest.to_json()))])
+                  parts=[Part.data_part(raw_json_of(manifest.to_json()))])
 
 
 def _land_body(root: Path, record: Record) -> Path:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from asz_core.cli.app import EXIT_FAILED, EXIT_OK, App
+
+if TYPE_CHECKING:
+    from asz_core.assembly.parse import SessionParse
 
 __all__ = ["add", "parse_and_report"]
 
@@ -23,13 +26,22 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def parse_and_report(app: App, sessions: list[str] | None, out: TextIO, *, as_json: bool = False,
-                     quiet: bool = False) -> int:
-    """Parse and print one line per session that wrote a round or could not; the exit code."""
-    from asz_core.assembly.parse import parse_root  # loaded by the commands that parse only
+                     quiet: bool = False, owed_only: bool = False) -> int:
+    """Parse and print one line per session that wrote a round or could not; the exit code.
 
-    budget = int(app.config.section("parse").get("max_round_bytes") or 2 << 20)
-    results = parse_root(app.config.root, sessions, max_round_bytes=budget)
+    With ``owed_only`` (the parse that ends ``run``) only the sessions the passes' log says
+    landed since the last parse (:mod:`asz_core.root.owed`); every session when it says so, or
+    when there is no such log. A parse of every session settles the log the same way."""
+    from asz_core.root.owed import read_owed, settle_owed
+
+    root = app.config.root
+    owed = read_owed(root) if sessions is None else None
+    if owed_only and owed is not None and owed.sessions is not None:
+        sessions = sorted(owed.sessions)
+    results = _parse(app, sessions) if sessions is None or sessions else []
     failed = [r for r in results if r.outcome]
+    if owed is not None:
+        settle_owed(root, owed, (r.session for r in failed))
     if as_json:
         print(json.dumps({"sessions": [{"session": r.session, "rounds": [p.name for p in r.rounds],
                                         "through_seq": r.through_seq, "outcome": r.outcome or "ok",
@@ -45,6 +57,13 @@ def parse_and_report(app: App, sessions: list[str] | None, out: TextIO, *, as_js
             written = sum(len(r.rounds) for r in results)
             print(f"parse: sessions={len(results)} rounds={written} refused={len(failed)}", file=out)
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _parse(app: App, sessions: list[str] | None) -> list[SessionParse]:
+    from asz_core.assembly.parse import parse_root  # loaded only when a session is to be parsed
+
+    budget = int(app.config.section("parse").get("max_round_bytes") or 2 << 20)
+    return parse_root(app.config.root, sessions, max_round_bytes=budget)
 
 
 def run(args: argparse.Namespace, app: App) -> int:

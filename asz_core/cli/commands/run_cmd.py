@@ -55,13 +55,14 @@ def _report(args: argparse.Namespace, app: App, summary: PassSummary, reporter: 
 
 
 def _parse(args: argparse.Namespace, app: App) -> int:
-    """Each pass ends with a parse, as upstream's collect does: a session with nothing newly
-    landed is not read, so a quiet pass stays quiet."""
+    """Each pass ends with a parse, as upstream's collect does, of the sessions that landed
+    since the last parse (:mod:`asz_core.root.owed`): a pass that landed nothing touches no
+    session."""
     from asz_core.cli.commands.parse_cmd import parse_and_report
 
     if not app.config.root.is_dir():
         return EXIT_OK
-    return parse_and_report(app, None, app.err, quiet=not args.verbose)
+    return parse_and_report(app, None, app.err, quiet=not args.verbose, owed_only=True)
 
 
 def _interval(args: argparse.Namespace, app: App) -> float:

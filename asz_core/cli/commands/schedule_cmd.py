@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,6 +101,8 @@ def _replace(path: Path, data: bytes) -> None:
 
 
 def _call(command: tuple[str, ...], app: App) -> bool:
+    import subprocess  # loaded by this command only, not by every command's start-up
+
     """Run one scheduler command; say what failed and return whether it worked."""
     if shutil.which(command[0]) is None:
         print(f"asz: {command[0]} is not on PATH", file=app.err)
@@ -168,6 +169,8 @@ def run(args: argparse.Namespace, app: App) -> int:
     for path in present:
         print(f"installed: {path}", file=app.out)
     if shutil.which(where.status[0]) is not None:
+        import subprocess
+
         done = subprocess.run(where.status, capture_output=True, text=True, timeout=60, check=False)
         print((done.stdout or done.stderr).rstrip(), file=app.out)
     return EXIT_OK

@@ -74,3 +74,30 @@ def test_a_retired_file_that_can_be_placed_lands_and_a_landed_file_cannot_be_ret
     code, said, err = _bodies(asz_pass, "--retire", name)
     assert code == 2 and "has landed" in json.dumps(said) + err
     assert _bodies(asz_pass, "--retire", str(tmp_path / "notes.txt"))[0] == 2
+
+
+def test_a_body_changed_after_it_landed_can_be_retired_and_what_landed_stays(
+        asz_pass: PassRunner, corpus: Path, ids: dict[str, TranscriptIds], tmp_path: Path) -> None:  # noqa: F811
+    from asz_core.root.storage import landed_files
+
+    small = bodies_of(corpus, ids, SMALL)
+    src = tmp_path / "bodies"
+    write_index(asz_pass.root, small.ids)
+    stage(small.written(), src)
+    asz_pass.configure(adapters=[provider_config(src)])
+    assert not asz_pass.run().failed
+    landed = {p: p.read_bytes() for s in asz_pass.root.iterdir() if not s.name.startswith(("_", "."))
+              for _, p in landed_files(s)}
+    victim = src / small.requests[0].name
+    victim.write_bytes(victim.read_bytes().replace(b'"model":"', b'"model":"X', 1))
+    assert asz_pass.run().totals.conflicts == 1
+    code, listed, _ = _bodies(asz_pass)
+    assert code == 0
+    assert [r["state"] for r in listed["bodies"] if r["file"] == victim.name] == ["conflict"]  # type: ignore[union-attr,index]
+    assert _bodies(asz_pass, "--retire", str(victim))[0] == 0
+    summary = asz_pass.run()
+    assert not summary.failed and summary.totals.conflicts == 0 and summary.fields()["bodies_retired"] == 1
+    assert seen_states(asz_pass.root)[victim.name] == "conflict"  # still said, no longer failing a pass
+    assert {p: p.read_bytes() for p in landed} == landed
+    victim.write_bytes(victim.read_bytes() + b" ")  # changed again: a conflict again
+    assert asz_pass.run().totals.conflicts == 1

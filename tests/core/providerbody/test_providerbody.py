@@ -42,7 +42,7 @@ from asz_core.providerbody import (
 )
 from asz_core.root.skeletons import land_skeleton
 from asz_core.root.storage import StorageRoot
-from asz_core.sessiondata import Header, Part, RawJSON, Record
+from asz_core.sessiondata import Header, Part, Record, raw_json_of
 from asz_core.sessiondata.skeleton import Removal
 from asz_core.sessiondata.writer import encode_record
 from asz_core.testing import run_sdcheck
@@ -348,7 +348,7 @@ def _write_session(root: Path, records: list[Record]) -> None:
 
 def _record(raw: bytes, manifest: Manifest, parts: list[Part], rid: str = "a.request") -> Record:
     return Record(ord=1, off=0, sha=manifest.sha256[:12], bytes=len(raw), id=rid,
-                  parts=[*parts, Part.data_part(RawJSON.of(manifest.to_json()))])
+                  parts=[*parts, Part.data_part(raw_json_of(manifest.to_json()))])
 
 
 def test_verify_and_the_reader_report_a_body_that_does_not_rebuild(tmp_path: Path) -> None:
@@ -384,7 +384,7 @@ def test_the_check_before_landing_catches_a_record_that_does_not_come_back(tmp_p
     record = encode_body(raw, info("a"), store, RULES)
     manifest = manifest_of(record)
     manifest.segments = [s if not isinstance(s, LitSeg) else LitSeg(s.text + " ") for s in manifest.segments]
-    record.parts[-1] = Part.data_part(RawJSON.of(manifest.to_json()))
+    record.parts[-1] = Part.data_part(raw_json_of(manifest.to_json()))
     with pytest.raises(BodyDamaged):
         store.build(store.entry(record))
 
@@ -465,7 +465,7 @@ def test_files_landed_before_upstreams_rules_still_read(tmp_path: Path) -> None:
                  "reason": "the body is not JSON (cut short)"}
     whole_record_old = Record(ord=1, off=0, sha=old_whole["sha256"][:12], bytes=len(whole), id="c.request",  # type: ignore[index]
                               parts=[Part.unknown(whole, "the body is not JSON (cut short)"),
-                                     Part.data_part(RawJSON.of(old_whole))])
+                                     Part.data_part(raw_json_of(old_whole))])
     base = Manifest("request", "a.request.json", hashlib.sha256(a).hexdigest(), len(a), segments=[LitSeg(a.decode())])
     _write_session(tmp_path, [_record(a, base, []), _record(b, old_copy, [], "b.request"), whole_record_old])
     reader = ProviderBodies(tmp_path / SESSION)

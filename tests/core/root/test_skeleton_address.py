@@ -10,7 +10,7 @@ import pytest
 
 from asz_core.root.skeletons import land_skeleton
 from asz_core.root.storage import landed_files
-from asz_core.sessiondata import Header, Part, RawJSON, Record, SessionDataWriter, open_file
+from asz_core.sessiondata import Header, Part, RawJSON, Record, SessionDataWriter, open_file, raw_json_of
 from asz_core.sessiondata.address import Address, resolve
 from asz_core.sessiondata.skeleton import Removal
 from asz_core.testing import run_sdcheck
@@ -33,11 +33,11 @@ def _landed(directory: Path, kind: str = "transcript") -> Path:
                             parts=[Part.text_part("secret words"),
                                    Part.call("toolu_1", "mcp__gh__issue", RawJSON(b'{"q":"secret"}')),
                                    Part.result("toolu_1", text="out", failed=True),
-                                   Part.data_part(RawJSON.of(CHANGE)),
-                                   Part.data_part(RawJSON.of({"schema": "execution/1", "id": "e", "tool": "t",
+                                   Part.data_part(raw_json_of(CHANGE)),
+                                   Part.data_part(raw_json_of({"schema": "execution/1", "id": "e", "tool": "t",
                                                               "sent": "secret"})),
                                    Part(k="data", state="too_large", bytes=99, sha256="ef" * 32),
-                                   Part.data_part(RawJSON.of(MANIFEST))]))
+                                   Part.data_part(raw_json_of(MANIFEST))]))
         writer.close()
     path.chmod(0o400)
     return path

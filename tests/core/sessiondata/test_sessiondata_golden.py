@@ -29,6 +29,8 @@ from asz_core.sessiondata import (
     Usage,
     decode_record,
     encode_record,
+    raw_json_marshal,
+    raw_json_of,
     read_records,
 )
 from asz_core.testing import run_sdcheck
@@ -180,8 +182,8 @@ def test_a_media_part_is_its_base64_as_json_marshal_writes_it() -> None:
     assert _line(Part.media_part("image/png", "iVBO+/=")) == (
         b'{"ord":1,"off":0,"sha":"0123456789ab","bytes":9,"parts":[{"k":"media","data":"iVBO+/=",'
         b'"media":"image/png","state":"available","bytes":7}]}')
-    assert RawJSON.marshal({"a": "<&>"}) == b'{"a":"\\u003c\\u0026\\u003e"}'
-    assert RawJSON.of({"a": "<&>"}) == b'{"a":"<&>"}'
+    assert raw_json_marshal({"a": "<&>"}) == b'{"a":"\\u003c\\u0026\\u003e"}'
+    assert raw_json_of({"a": "<&>"}) == b'{"a":"<&>"}'
 
 
 # ---- source data: its bytes ----------------------------------------------------------------

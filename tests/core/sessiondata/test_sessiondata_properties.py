@@ -21,6 +21,7 @@ from asz_core.sessiondata import (
     SessionDataWriter,
     decode_record,
     encode_record,
+    raw_json_of,
     reduce_to_fit,
 )
 from asz_core.sessiondata.jsonbytes import JSONLine, compact
@@ -140,7 +141,7 @@ def test_changes_records_shrink_in_their_own_format() -> None:
     change = {"schema": "changes/1", "id": "c1", "tool": "t1", "changed_files": 2, "gaps": [], "changes": [
         {"path": "a.py", "additions": 3, "deletions": 1, "diff": "available", "hunks": ["+" * 400]},
         {"path": "b.py", "additions": 1, "deletions": 0, "diff": "available", "hunks": ["+" * 100]}]}
-    record = Record(parts=[Part.data_part(RawJSON.of(change))])
+    record = Record(parts=[Part.data_part(raw_json_of(change))])
     reduced, _ = reduce_to_fit(record, 300)
     value = reduced.parts[0].value()
     assert value["id"] == "c1" and reduced.parts[0].state == "truncated"
@@ -151,7 +152,7 @@ def test_changes_records_shrink_in_their_own_format() -> None:
 
 
 def test_execution_records_and_manifests_are_never_taken_out() -> None:
-    execution = Part.data_part(RawJSON.of({"schema": "execution/1", "id": "e", "pad": "x" * 300}))
+    execution = Part.data_part(raw_json_of({"schema": "execution/1", "id": "e", "pad": "x" * 300}))
     record = Record(parts=[execution, Part.text_part("y" * 300)])
     reduced, _ = reduce_to_fit(record, 100)
     assert reduced.parts[0].data is not None and reduced.parts[1].state == "too_large"
