@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import errno
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -153,3 +155,32 @@ def test_the_outcomes_of_a_group_are_merged_only_once_its_files_are_in_place(
     monkeypatch.setattr("asz_core.pipeline.land_claims", watching)
     assert asz_pass.run().totals.landed == 5
     assert missing == []
+
+
+#: a step of the second group (sessions 33 to 40): the first has committed and been merged
+_SECOND_GROUP_STEPS = [pytest.param(step, marks=() if step in ("install", "state-rename") else pytest.mark.slow)
+                       for step in ("temp-write", "temp-fsync", "temp-readonly", "install", "dir-fsync",
+                                    "state-write", "state-rename", "group-release")]
+
+
+@pytest.mark.parametrize("step", _SECOND_GROUP_STEPS)
+def test_killed_in_the_second_group_a_pass_keeps_the_first_and_lands_the_rest_once(
+        step: str, tmp_path: Path, assert_root_verifies: Callable[[Path], None]) -> None:
+    assert group.GROUP_SESSIONS == 32
+    runner = PassRunner(tmp_path, tmp_path / "root")
+    config = runner.configure(**jsonl_config(_source(tmp_path, sessions=40, lines=6, pad=50)))
+    cli = [sys.executable, "-m", "asz_core.cli", "run", "--config", str(config)]
+    # each session lands one file (of six records) in one directory with one cursor: the 35th
+    # of each step (the 205th record written) is the third session's of the second group
+    nth = 6 * 34 + 1 if step == "temp-write" else 35
+    killed = subprocess.run(cli, env={**os.environ, "ASZ_FAULT": f"kill:{step}:{nth}"}, capture_output=True,
+                            check=False)
+    assert killed.returncode == -9, killed.stderr.decode()
+    whole = [n for n in range(1, 41) if len(records_of(runner.root, f"s{n}")) == 6]
+    assert len(whole) >= 32  # the first group committed before the kill: kept
+    finished = subprocess.run(cli, capture_output=True, check=False)
+    assert finished.returncode == 0, finished.stderr.decode()
+    for s in range(1, 41):
+        assert [r.ord for _, r in records_of(runner.root, f"s{s}")] == list(range(1, 7)), f"s{s}"
+    assert temp_files(runner.root) == []
+    assert_root_verifies(runner.root)
