@@ -421,7 +421,13 @@ def _with_plugin_warnings(host: PluginHost, config: Config) -> Config:
     """``config`` with a warning for each plugin ``plugins`` names that is not installed (not
     cached: the plugins installed are not among what a cached configuration is keyed by)."""
     for name in config.data.get("plugins") or {}:
-        if name not in host.plugins:
+        if name in host.plugins:
+            continue
+        if name in host.adapter_names():
+            config.warnings.append(f"{config.source}: plugins.{name}: {name} is an adapter, and this "
+                                   f"switches nothing off; list it under adapters: with "
+                                   f"`enabled: false` to skip it")
+        else:
             config.warnings.append(f"{config.source}: plugins.{name}: no plugin of that name is installed "
                                    f"(`asz-pipeline plugins` lists them)")
     return config

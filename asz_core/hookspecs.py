@@ -5,7 +5,8 @@ There are two kinds of plugin, loaded from two entry-point groups:
 **Adapters** (group ``asz.adapters``; entry-point name = the adapter's name in ``asz.yaml``)
 turn one runtime's files into Session Data. The host calls the hooks of each adapter named in
 ``asz.yaml`` itself, in the order the file lists them, so an adapter never sees another's
-calls: ``asz_discover`` → ``asz_claim`` → ``asz_land`` (once per claimed session).
+calls: ``asz_discover`` → ``asz_claim`` → ``asz_land`` (once per claimed session). ``verify``
+calls ``asz_verify`` of every installed adapter that implements it.
 
 A pass lands each claim as ``asz_claim`` yields it and lets it go before asking for the next. So
 an adapter whose ``asz_discover`` and ``asz_claim`` are generators (``yield`` one unit, one
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from asz_core.retention.receipts import Receipts
     from asz_core.root.landing import LandedFile
     from asz_core.root.storage import SessionHandle
+    from asz_core.session_report import Problem
     from asz_core.tally import PassSummary
 
 hookspec = pluggy.HookspecMarker("asz")
@@ -116,6 +118,28 @@ def asz_glossary() -> list[Glossary]:  # type: ignore[empty-body]
     Called only by ``asz-pipeline glossary`` (and what else shows a glossary), never by a pass,
     so the data may be imported inside the hook. Keep it beside the dialect code that reads
     those names: a rename in the runtime then changes both in one place. Optional.
+    """
+
+
+@hookspec
+def asz_verify(root: Path, sessions: frozenset[str] | None) -> Iterable[Problem]:  # type: ignore[empty-body]
+    """Check what the adapter keeps of its own in ``root`` (its tables under ``_<name>/``) against
+    the landed files, for ``asz-pipeline verify``: return each problem found.
+
+    The core reads every landed file, but not an adapter's tables, so only the adapter can see
+    that its table says a file landed that is no longer there (deleted together with the
+    session's ``index/``, where the core's summary would have said so). Each
+    :class:`~asz_core.session_report.Problem` names the session it belongs to (its report takes
+    it, and verify exits 1), a ``kind`` (``gone``, ``link``; ``gone`` for what the table says
+    landed and no landed file holds), the path where it should be, and a message that says
+    what to do. ``sessions``: only those (``None``: every session). An exception here is a
+    ``check failed`` problem under the adapter's name. Optional.
+
+    Read only, as verify does: take no lock (a pass may be landing), write nothing, never follow
+    a link inside the root (read through :func:`~asz_core.root.durable.read_small` and
+    :mod:`~asz_core.root.confined`; a link is a ``link`` problem). Read the table before listing
+    the files it names: a table written only after the files it names are durable then never
+    names one the listing can miss.
     """
 
 

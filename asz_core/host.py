@@ -26,10 +26,13 @@ from asz_core import entrypoints, hookspecs
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from asz_core.context import AdapterContext, PassContext
     from asz_core.entrypoints import EntryPointSpec
     from asz_core.root.landing import LandedFile
     from asz_core.root.storage import SessionHandle
+    from asz_core.session_report import Problem
     from asz_core.tally import PassSummary
 
 __all__ = ["ADAPTER_GROUP", "PLUGIN_GROUP", "AdapterNotAvailable", "LoadedPlugin", "PluginHost"]
@@ -213,6 +216,26 @@ class PluginHost:
     def land(self, name: str, ctx: AdapterContext, claim: SessionClaim,
              session: SessionHandle) -> None:
         self._caller(name, "asz_land")(ctx=ctx, claim=claim, session=session)
+
+    def verify(self, root: Path, sessions: frozenset[str] | None) -> list[Problem]:
+        """What the ``asz_verify`` of every installed adapter finds in ``root``, adapter by
+        adapter in the order of their names (each is imported: a root holds the tables of
+        adapters the configuration no longer names too)."""
+        from asz_core.failures import describe_failure
+        from asz_core.session_report import Problem
+
+        problems: list[Problem] = []
+        for name, record in sorted(self.adapters.items()):
+            if not record.loaded:
+                continue
+            try:
+                for found in self._caller(name, "asz_verify")(root=root, sessions=sessions):
+                    problems.extend(found or ())
+            except Exception as exc:  # noqa: BLE001 - one adapter's failure is a problem said, not the end
+                problems.append(Problem(name, "check failed", str(root),
+                                        f"adapter {name}'s asz_verify failed ({describe_failure(exc)}); "
+                                        f"its own tables were not checked: report it to its authors"))
+        return problems
 
     # ---- observers -------------------------------------------------------------------------
 

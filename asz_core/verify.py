@@ -9,21 +9,39 @@ or ``session.state`` of a session with no file left) that says a file landed whe
 (``gone``); a link where the root's own files or
 directories belong (``link``). A record landed twice (a crash between landing and the cursor)
 is reported as a repeat, not as damage. Checks that belong to one kind of file (rebuilding
-provider bodies) come from :data:`FILE_CHECKS`.
+provider bodies) come from :data:`FILE_CHECKS`. What an adapter keeps of its own (a table of
+what it landed) only the adapter can read: given the host, verify asks each adapter
+(``asz_verify``) and files what it finds under the session it names.
 
-Verify takes no lock, so a pass may land while it reads. Each session's cursors (and summary)
-are read *before* its files are listed: a cursor is written only after the files it covers have
-landed, so every file a cursor read first refers to is in the listing that follows, and a file
-landed after the cursor was read lies past it, which is a lagging cursor, not damage.
+Verify takes no lock, so a pass may land while it reads. What it relies on of the landing is its
+contract alone: a file is durable before it takes its name, and a cursor moves only after the
+files it covers have. So:
+
+1. Each session's cursors (and summary, and ``session.state``) are read *before* its files are
+   listed. A file a cursor read first covers had its name before the listing began, and a
+   directory listing returns every name that is neither added nor removed while it runs: such
+   a file is always listed, and a check that fails on it is damage.
+2. A file past its cursor may have taken its name while the listing ran, and a listing may or may
+   not return such a name (on ext4 a name whose hash sorts before where the listing has reached
+   is skipped), nor does the contract say in which order a pass names the files of one landing.
+   So a gap in the ord or byte chain at a file past the cursor read first is *unsettled*.
+3. A session in which a look finds any problem is read again (cursors, listing, every check),
+   up to :data:`LOOKS` times, and what a look found is reported once the next look saw the same
+   cursors and the same files: no pass landed between them, so the listing missed nothing and
+   what they saw is what is there. Retention, which lands a skeleton and then removes the
+   landed file, changes what a look sees the same way (a file listed and removed before it
+   was read is one more unsettled problem, never a traceback). A session that kept changing
+   through every look is reported as its last look saw it, less its unsettled problems, with a
+   note to run verify again. A session with no problem is read once.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -39,17 +57,27 @@ from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Record
 from asz_core.sessiondata.reader import open_file
 
-__all__ = ["FILE_CHECKS", "Problem", "SessionReport", "verify_root", "verify_session"]
+if TYPE_CHECKING:
+    from asz_core.host import PluginHost
+
+__all__ = ["FILE_CHECKS", "LOOKS", "Problem", "SessionReport", "verify_root", "verify_session"]
 
 
 #: Checks for the records of one file kind, each from the module that knows that kind, so verify
 #: itself stays generic: listed here, not registered by importing a module.
 FILE_CHECKS: dict[str, FileCheck] = {PROVIDER_BODY: check_provider_body_file}
 
+#: How many times a session with problems is read while passes change it before its unsettled
+#: problems are left unreported (see the module's note).
+LOOKS = 5
+
 
 def verify_root(root: Path, sessions: Iterable[str] | None = None,
-                progress: Callable[[int, int], None] | None = None) -> list[SessionReport]:
-    """Every session's report (or those named); ``progress(done, total)`` after each."""
+                progress: Callable[[int, int], None] | None = None,
+                host: PluginHost | None = None) -> list[SessionReport]:
+    """Every session's report (or those named); ``progress(done, total)`` after each. With
+    ``host``, what its adapters find of their own tables (``asz_verify``) joins the report of
+    the session it names (a session whose directory is gone gets a report of its own)."""
     confined.enter(root)
     names = list(sessions) if sessions is not None else sorted(
         entry.name for entry in confined.scandir(root)
@@ -59,7 +87,22 @@ def verify_root(root: Path, sessions: Iterable[str] | None = None,
         reports.append(verify_session(root, name))
         if progress is not None:
             progress(len(reports), len(names))
+    if host is not None:
+        _add_adapter_problems(reports, host.verify(root, frozenset(names) if sessions is not None else None))
     return reports
+
+
+def _add_adapter_problems(reports: list[SessionReport], problems: list[Problem]) -> None:
+    by_session = {report.session: report for report in reports}
+    for problem in problems:
+        report = by_session.get(problem.session)
+        if report is None:
+            report = by_session[problem.session] = SessionReport(problem.session)
+            reports.append(report)
+        if problem.kind == "gone":  # said once: by what names the files, rather than by the seq
+            report.problems = [p for p in report.problems
+                               if not (p.kind == "gone" and p.path.endswith("session.state"))]
+        report.problems.append(problem)
 
 
 @dataclass(frozen=True)
@@ -157,6 +200,8 @@ class _Chain:
         self.seen: dict[int, tuple[int, str | None]] = {}
         self.snapshot = True  # every file one record at ord 1, off 0: versions of a document
         self.pending: list[Problem] = []
+        #: gaps at files past the cursor read first: a landing in progress, or damage
+        self.unsettled: list[Problem] = []
         self.last_path: Path | None = None
         #: the furthest record of the files the cursor names as landed (seq ≤ its ``last_seq``)
         self.covered_ord: int | None = None
@@ -173,16 +218,18 @@ class _Chain:
         if record.ord < self.want_ord and self.seen.get(record.ord) == (record.off, record.sha):
             self.report.repeats += 1
             return
+        found = self.pending if covered else self.unsettled
         if record.ord != self.want_ord:
-            self.pending.append(Problem(self.report.session, "ord gap", str(path),
-                                        f"row {row}: ord {record.ord}, expected {self.want_ord}"))
+            found.append(Problem(self.report.session, "ord gap", str(path),
+                                 f"row {row}: ord {record.ord}, expected {self.want_ord}"))
         if record.off != self.want_off:
-            self.pending.append(Problem(self.report.session, "byte gap", str(path),
-                                        f"row {row}: off {record.off}, expected {self.want_off}"))
+            found.append(Problem(self.report.session, "byte gap", str(path),
+                                 f"row {row}: off {record.off}, expected {self.want_off}"))
         self.seen[record.ord] = (record.off, record.sha)
         self.want_ord, self.want_off = record.ord + 1, record.off + record.bytes + 1
 
-    def finish(self, cursor: _CursorSays | None) -> None:
+    def finish(self, cursor: _CursorSays | None) -> list[Problem]:
+        """Report what the chain found; return the unsettled gaps (reported too)."""
         if cursor is not None and cursor.offset and self.covered_ord is not None and (
                 self.covered_ord > cursor.ord or self.covered_end > cursor.offset):
             self.report.problems.append(Problem(
@@ -190,14 +237,16 @@ class _Chain:
                 f"the files up to seq {cursor.last_seq} reach ord {self.covered_ord} at byte "
                 f"{self.covered_end}, past the cursor's ord {cursor.ord} at byte {cursor.offset}"))
         if self.snapshot:
-            return
+            return []
         self.report.problems.extend(self.pending)
+        self.report.problems.extend(self.unsettled)
         if cursor is not None and cursor.offset and (
                 self.want_ord - 1 < cursor.ord or self.want_off < cursor.offset):
             self.report.problems.append(Problem(
                 self.report.session, "end gap", str(self.last_path or self.session_dir / self.group),
                 f"records reach ord {self.want_ord - 1} at byte {self.want_off}; "
                 f"the cursor says ord {cursor.ord} at byte {cursor.offset}"))
+        return self.unsettled
 
 
 def _any_file(directory: Path, kind: str) -> bool:
@@ -230,16 +279,47 @@ def _check_removed(report: SessionReport, path: Path, header: dict[str, Any], co
 
 
 def verify_session(root: Path, session: str) -> SessionReport:
+    """The session's report, read again while a pass lands in it (the module's note)."""
+    look = _look(root, session)
+    for _ in range(LOOKS - 1):
+        if not look.report.problems:
+            return look.report
+        again = _look(root, session)
+        if again.saw == look.saw:
+            return again.report  # nothing landed or went between the two: its problems are there
+        look = again
+    if look.unsettled:
+        report = look.report
+        report.problems = [p for p in report.problems if p not in look.unsettled]
+        report.notes.append(f"passes kept changing the session through {LOOKS} reads of it: "
+                            f"{len(look.unsettled)} problem(s) in files landed past their cursor or removed "
+                            f"meanwhile were not settled and are not reported; run verify again when no "
+                            f"pass runs")
+    return look.report
+
+
+@dataclass
+class _Look:
+    """One reading of a session: its report, the problems in it a landing in progress could
+    cause, and what it read first (cursors, summary, state) and listed, to tell whether anything
+    changed between two."""
+
+    report: SessionReport
+    unsettled: list[Problem] = field(default_factory=list)
+    saw: tuple[object, ...] = ()
+
+
+def _look(root: Path, session: str) -> _Look:
     report = SessionReport(session)
     session_dir = root / session
     confined.enter(root)
     if os.path.islink(session_dir):
         report.problems.append(Problem(session, "link", str(session_dir),
                                        "the session is a link; a pass never follows it: remove the link"))
-        return report
+        return _Look(report)
     if not session_dir.is_dir():
         report.problems.append(Problem(session, "missing", str(session_dir), "no such session in the root"))
-        return report
+        return _Look(report)
     # before the files are listed (see the module's note on a pass landing meanwhile)
     cursors = _read_cursors(report, session_dir)
     summarized = _summary_files(session_dir)
@@ -247,6 +327,7 @@ def verify_session(root: Path, session: str) -> SessionReport:
     seen_seq: dict[int, Path] = {}
     chains: dict[tuple[str, str], _Chain] = {}
     files = sorted(landed_files(session_dir))
+    look = _Look(report, saw=(sorted(cursors.items()), summarized, noted_seq, files))
     # a skeleton beside its landed file is a removal in progress: the landed file is read (retention)
     whole = {(seq, path.parent) for seq, path in files if path.suffix == ".sd"}
     for seq, path in files:
@@ -282,6 +363,10 @@ def verify_session(root: Path, session: str) -> SessionReport:
         except SessionDataError as exc:
             report.problems.append(Problem(session, "damaged", str(path), exc.reason))
             continue
+        except FileNotFoundError:  # removed since it was listed (retention): the session changed
+            look.unsettled.append(Problem(session, "gone", str(path), "listed, then removed before it was read"))
+            report.problems.append(look.unsettled[-1])
+            continue
         disagree = [k for k, want in (("seq", seq), ("kind", name.kind), ("session", session))
                     if header.get(k) != want]
         if stream is not None and header.get("stream") not in (None, stream):
@@ -295,7 +380,7 @@ def verify_session(root: Path, session: str) -> SessionReport:
         report.records += count
         report.counts[name.kind] += 1
     for key, chain in chains.items():
-        chain.finish(cursors.get(key))
+        look.unsettled.extend(chain.finish(cursors.get(key)))
     for (group, kind), says in cursors.items():
         if says.last_seq and (group, kind) not in chains and not _any_file(session_dir / group, kind):
             report.problems.append(Problem(
@@ -315,4 +400,4 @@ def verify_session(root: Path, session: str) -> SessionReport:
     if report.repeats:
         report.notes.append(f"{report.repeats} record(s) landed more than once (a crash between "
                             f"landing and the cursor write); readers keep the first copy")
-    return report
+    return look

@@ -37,7 +37,7 @@ from typing import Any, Final
 
 from asz_adapters.claude_code_local.linediff import Hunk, diff_lines, split_lines
 from asz_adapters.claude_code_local.marshal import go_string, marshal
-from asz_adapters.claude_code_local.shape import NO_FIELDS, Fields
+from asz_adapters.claude_code_local.shape import Fields
 from asz_adapters.claude_code_local.source_facts import SourceFacts
 from asz_core.sessiondata import Part, RawJSON
 
@@ -58,22 +58,21 @@ def changes_part(line: Fields, result: Fields, parts: list[Part], source: Source
     if not path:
         return None
     created = before is None
-    before_text = None if before is None else go_string(before)
-    after_text: str | None = None
+    before_side = None if before is None else _side(before)
+    after_side: _Side | None = None
     if after is not None:
-        after_text = go_string(after)
-    elif before_text is not None and result.text("oldString"):
+        after_side = _side(after)
+    elif before_side is not None and result.text("oldString"):
         count = -1 if result.flag("replaceAll") else 1
-        after_text = before_text.replace(go_string(result.text("oldString")),
-                                         go_string(result.text("newString")), count)
-    patch: list[Fields] = [hunk if isinstance(hunk, Fields) else NO_FIELDS
-                           for hunk in result.value("structuredPatch") or ()]
-    if not patch and after_text is None:
+        after_side = _side(before_side[0].replace(go_string(result.text("oldString")),
+                                                  go_string(result.text("newString")), count))
+    patch = result.subs("structuredPatch")
+    if not patch and after_side is None:
         return None
     timestamp, cwd = line.text("timestamp"), line.text("cwd")
     if not (timestamp and source.session and source.stream):
         return None
-    change = _file_change(_relative(go_string(path), go_string(cwd)), created, before_text, after_text, patch)
+    change = _file_change(_relative(go_string(path), go_string(cwd)), created, before_side, after_side, patch)
     record: dict[str, Any] = {"schema": SCHEMA, "id": tool, "captured_by": "claude-code",
                               "session": source.session, "stream": source.stream, "tool": tool,
                               "time": timestamp, "basis": "runtime_reported"}
@@ -85,12 +84,29 @@ def changes_part(line: Fields, result: Fields, parts: list[Part], source: Source
     return Part("data", data=RawJSON(data), bytes=len(data))
 
 
-def _file_change(path: str, created: bool, before: str | None, after: str | None,
+#: one side of a change: its text as Go holds it, and that text's UTF-8 bytes
+_Side = tuple[str, bytes]
+
+
+def _side(text: str) -> _Side:
+    """A file's text as Go holds it (:func:`~.marshal.go_string`) with its bytes. Encoded
+    first: a text that encodes holds no unpaired surrogate, so it is Go's as it is, and a whole
+    file is not scanned for one (the scan cost more than the encoding the digest needs)."""
+    try:
+        return text, text.encode("utf-8")
+    except UnicodeEncodeError:
+        held = go_string(text)
+        return held, held.encode("utf-8")
+
+
+def _file_change(path: str, created: bool, before_side: _Side | None, after_side: _Side | None,
                  patch: list[Fields]) -> dict[str, Any]:
+    before = before_side[0] if before_side is not None else None
+    after = after_side[0] if after_side is not None else None
+    # an after not known is a file that is there, of unknown bytes
+    known_after = _endpoint(after_side) if after_side is not None else {"present": True, "bytes": None}
     change: dict[str, Any] = {"path": path, "operation": "create" if created else "modify",
-                              "before": _endpoint(before),
-                              # an after not known is a file that is there, of unknown bytes
-                              "after": _endpoint(after) if after is not None else {"present": True, "bytes": None}}
+                              "before": _endpoint(before_side), "after": known_after}
     hunks: list[dict[str, Any]] = []
     additions = deletions = 0
     diff = "available"
@@ -127,10 +143,10 @@ def _hunk(hunk: Hunk) -> dict[str, Any]:
             "new_lines": hunk.new_lines, "lines": hunk.lines}
 
 
-def _endpoint(text: str | None) -> dict[str, Any]:
-    if text is None:
+def _endpoint(side: _Side | None) -> dict[str, Any]:
+    if side is None:
         return {"present": False, "bytes": None}
-    data = text.encode("utf-8")
+    data = side[1]
     out: dict[str, Any] = {"present": True, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
     if data and not data.endswith(b"\n"):
         out["no_newline_at_end"] = True

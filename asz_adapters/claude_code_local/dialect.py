@@ -45,8 +45,8 @@ from asz_adapters.claude_code_local.changes import changes_part
 from asz_adapters.claude_code_local.content import attachment_part, content_parts
 from asz_adapters.claude_code_local.flags import damaged_flags, flags_of, trigger_of
 from asz_adapters.claude_code_local.links import links_of
-from asz_adapters.claude_code_local.shape import NO_FIELDS, RECORD, TOOL_RESULT, Fields, read
-from asz_adapters.claude_code_local.source_facts import MANIFEST, SCRIPT, SourceFacts
+from asz_adapters.claude_code_local.shape import RECORD, TOOL_RESULT, Fields, read
+from asz_adapters.claude_code_local.source_facts import AGENT_META, JOURNAL, MANIFEST, SCRIPT, SourceFacts
 from asz_core.collect import NOT_JSON, SourceLine
 from asz_core.sessiondata import FROM_AGENT, FROM_EXTERNAL, FROM_RUNTIME, Part, Record, Usage
 
@@ -70,6 +70,8 @@ class ClaudeCodeDialect:
     def __init__(self, source: SourceFacts) -> None:
         self.source = source
         self._runtime = source.written_by_runtime
+        #: a sidecar's or a journal's lines name their agent whatever they hold (:mod:`.links`)
+        self._linked = source.kind in (AGENT_META, JOURNAL)
         #: ``(line number, message.id)`` of each assistant line converted
         self.calls: list[tuple[int, str]] = []
         #: ``(line number, requestId)`` of each assistant line that carries one
@@ -100,36 +102,44 @@ class ClaudeCodeDialect:
         return record
 
     def _record(self, line: SourceLine, fields: Fields) -> Record:
-        value: dict[str, Any] = line.value if isinstance(line.value, dict) else {}
+        values = fields.values
+        get = values.get  # a typed string field holds a str or None: "" is no value
         source = self.source
-        get = fields.values.get  # a typed string field holds a str or None: "" is no value
-        message = get("message")
-        message = message if isinstance(message, Fields) else NO_FIELDS
         kind = get("type")
-        raw_result = value[fields.key("toolUseResult")] if "toolUseResult" in fields.values else None
+        message = fields.sub("message")
+        said = message.values.get
+        raw_result = get("toolUseResult")  # a raw field holds the value as written
         result = read(raw_result, TOOL_RESULT) if isinstance(raw_result, dict) else None
         result_whole = result is not None and result.typed
         record = Record(
             id=get("uuid") or None, parent=get("parentUuid") or None,
-            call=message.values.get("id") or None, run=get("promptId") or None,
-            model=message.values.get("model") or None, continues=get("logicalParentUuid") or None,
-            time=get("timestamp") or None, trigger=trigger_of(fields),
+            call=said("id") or None, run=get("promptId") or None,
+            model=said("model") or None, continues=get("logicalParentUuid") or None,
+            time=get("timestamp") or None,
+            # a trigger is read from these fields only (:func:`~.flags.trigger_of`)
+            trigger=(trigger_of(fields) if "origin" in values or "attachment" in values
+                     or "promptSource" in values else None),
             started_by=get("parentAgentId") or None,
             label=get("aiTitle") or get("description") or get("workflowName") or None,
+            from_=FROM_RUNTIME if self._runtime else _FROM.get(kind or "", FROM_RUNTIME),
         )
-        tool, child, batch = links_of(fields, result, message.values.get("content"), source)
-        record.tool, record.child, record.batch = tool or None, child or None, batch or None
-        attachment = value[fields.key("attachment")] if "attachment" in fields.values else None
+        content = said("content")
+        if result is not None or self._linked or isinstance(content, str):
+            tool, child, batch = links_of(fields, result, content, source)
+            record.tool, record.child, record.batch = tool or None, child or None, batch or None
+        else:  # most lines: nothing but the source's run links them
+            record.batch = source.run or None
+        value: dict[str, Any] = line.value
+        attachment = value[fields.key("attachment")] if "attachment" in values else None
         record.flags = flags_of(fields, result, result_whole, source, attachment)
-        record.from_ = FROM_RUNTIME if self._runtime else _FROM.get(kind or "", FROM_RUNTIME)
-        usage = message.values.get("usage")
-        if isinstance(usage, Fields):
+        if message.is_object("usage"):
+            usage = message.sub("usage")
             record.usage = Usage(usage.number("input_tokens") or None, usage.number("output_tokens") or None,
                                  usage.number("cache_read_input_tokens") or None,
                                  usage.number("cache_creation_input_tokens") or None)
         if kind == "attachment":
             record.parts.append(attachment_part(line, fields, value))
-        else:
+        elif "content" in message.values:  # no content, no part from it
             result_data = line.data_at(fields.key("toolUseResult")) if result_whole else None
             record.parts, record.dropped = content_parts(line, fields, result_data)
         if result is not None and result_whole:

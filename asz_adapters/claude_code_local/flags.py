@@ -68,8 +68,7 @@ def _headless_prompt(line: Fields, origin: str | None) -> bool:
 
 
 def _origin(line: Fields) -> str | None:
-    origin = line.values.get("origin")
-    return origin.values.get("kind") if isinstance(origin, Fields) else None
+    return line.sub("origin").values.get("kind")
 
 
 def trigger_of(line: Fields) -> str | None:

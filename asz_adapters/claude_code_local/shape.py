@@ -20,13 +20,22 @@ content block, a tool result):
 A field left out and a field written ``null`` read the same, as an empty value, except for a raw
 field: upstream keeps a raw ``null`` as the four bytes ``null``, so :meth:`Fields.has` is true
 for it.
+
+Most objects are plain: no key names a field in another case, every field has its type, and
+every nested shape, and every object in a list field, is plain. Such an object reads as itself,
+with no copy: :attr:`Fields.values` is the object, a nested shape's value its object, a list
+field's value its list. Which fields an
+object's keys name is worked out once for each order of keys met (objects of one kind repeat a
+few orders), so an object is then judged by the types of its fields' values alone
+(:meth:`Shape.plain`); any other object is read field by field, as the rules say.
 """
 
 from __future__ import annotations
 
-from collections.abc import KeysView, Mapping
+from collections.abc import Callable, KeysView, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from operator import itemgetter
+from typing import Any, Final, NamedTuple
 
 __all__ = ["ATTACHMENT_TEXT", "BLOCK", "BOOL", "INT", "NO_FIELDS", "RAW", "RECORD", "STR", "TOOL_RESULT", "Fields",
            "ListOf", "Shape", "read"]
@@ -38,6 +47,10 @@ RAW: Final = "raw"
 
 _INT_MIN: Final = -(1 << 63)
 _INT_MAX: Final = (1 << 63) - 1
+#: the types a plain string or boolean field holds (exact types, as a JSON parser makes them;
+#: ``null`` leaves any field empty)
+_STR_TYPES: Final = frozenset({str, type(None)})
+_BOOL_TYPES: Final = frozenset({bool, type(None)})
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +60,44 @@ class ListOf:
     item: Kind
 
 
+class _Layout(NamedTuple):
+    """The fields one order of keys names, by the check each takes. A getter returns a tuple
+    of the named fields' values (its first name is asked twice, so that it does for one name
+    too), or is ``None`` when no key names a field of that kind."""
+
+    strings: Callable[[dict[str, Any]], tuple[Any, ...]] | None
+    booleans: Callable[[dict[str, Any]], tuple[Any, ...]] | None
+    integers: tuple[str, ...]
+    shapes: tuple[tuple[str, Shape], ...]
+    lists: tuple[tuple[str, Kind], ...]
+
+
+#: the layout of keys one of which names a field in another case: no object with them is plain
+_NEVER_PLAIN: Final = _Layout(None, None, (), (), ())
+
+
+def _plain_list(items: Any, item: Kind) -> bool:
+    """Whether a list field's value is ``null``, or a list of strings or of plain objects (each
+    element may be ``null``); a list of any other kind is read element by element."""
+    if items is None:
+        return True
+    if type(items) is not list:
+        return False
+    if item is STR:
+        return _STR_TYPES.issuperset(map(type, items))
+    if isinstance(item, Shape):
+        return all(element is None or (type(element) is dict and item.plain(element)) for element in items)
+    return False
+
+
+def _getter(names: list[str]) -> Callable[[dict[str, Any]], tuple[Any, ...]] | None:
+    return itemgetter(names[0], *names) if names else None
+
+
 class Shape:
     """The typed fields of one object, by name."""
 
-    __slots__ = ("_known", "_names", "fields")
+    __slots__ = ("_known", "_layouts", "_names", "fields")
 
     def __init__(self, fields: Mapping[str, Kind]) -> None:
         self.fields = fields
@@ -58,6 +105,46 @@ class Shape:
         #: the field names and the keys met so far that name no field: keys repeat from line
         #: to line, so each is folded once
         self._known: set[str] = set(fields)
+        #: each order of keys met so far, and its layout (:data:`_NEVER_PLAIN` when a key in it
+        #: names a field in another case)
+        self._layouts: dict[tuple[str, ...], _Layout] = {}
+
+    def plain(self, value: dict[str, Any]) -> bool:
+        """Whether ``value`` reads whole as this shape by its own keys (see the module's notes)."""
+        keys = tuple(value)
+        layout = self._layouts.get(keys) or self._layout(keys)
+        if layout is _NEVER_PLAIN:
+            return False
+        if layout.strings is not None and not _STR_TYPES.issuperset(map(type, layout.strings(value))):
+            return False
+        if layout.booleans is not None and not _BOOL_TYPES.issuperset(map(type, layout.booleans(value))):
+            return False
+        for name in layout.integers:
+            number = value[name]
+            if number is not None and not (type(number) is int and _INT_MIN <= number <= _INT_MAX):
+                return False
+        for name, nested in layout.shapes:
+            inner = value[name]
+            if inner is not None and not (type(inner) is dict and nested.plain(inner)):
+                return False
+        return not layout.lists or all(_plain_list(value[name], item) for name, item in layout.lists)
+
+    def _layout(self, keys: tuple[str, ...]) -> _Layout:
+        """What ``keys`` name (see :class:`_Layout`), remembered for the next object with them."""
+        named, by_case = self.split(dict.fromkeys(keys).keys())
+        layout = _NEVER_PLAIN
+        if not by_case:
+            kinds = [(name, self.fields[name]) for name in keys if name in named]
+            layout = _Layout(
+                strings=_getter([name for name, kind in kinds if kind is STR]),
+                booleans=_getter([name for name, kind in kinds if kind is BOOL]),
+                integers=tuple(name for name, kind in kinds if kind is INT),
+                shapes=tuple((name, kind) for name, kind in kinds if isinstance(kind, Shape)),
+                lists=tuple((name, kind.item) for name, kind in kinds if isinstance(kind, ListOf)))
+        if (len(self._layouts) < _MAX_LAYOUTS and len(keys) <= _MAX_LAYOUT_KEYS
+                and sum(map(len, keys)) <= _MAX_LAYOUT_CHARS):
+            self._layouts[keys] = layout
+        return layout
 
     def name_of(self, key: str) -> str | None:
         """The field ``key`` names: its own name, or one equal to it ignoring case."""
@@ -82,6 +169,12 @@ Kind = str | Shape | ListOf
 
 #: keys remembered per shape; a source with more distinct keys than this is folded each time
 _MAX_KEYS: Final = 4096
+#: orders of keys remembered per shape (the shared corpus has under a hundred of lines), each of
+#: at most so many keys and characters, so that what a source's keys can make a pass hold stays
+#: small (a few MB at most); another order is worked out each time it is met
+_MAX_LAYOUTS: Final = 1024
+_MAX_LAYOUT_KEYS: Final = 64
+_MAX_LAYOUT_CHARS: Final = 2048
 
 
 class Fields:
@@ -89,7 +182,10 @@ class Fields:
 
     ``values`` maps each field a key named to the value read (``None`` for ``null``; a nested
     shape's :class:`Fields`, a list field's list); a field no key named is not in it. When
-    ``typed``, a string field's value is a ``str`` or ``None``, and so on for every type.
+    ``typed``, a string field's value is a ``str`` or ``None``, and so on for every type. A plain
+    object's ``values`` is the object itself (see the module's notes): it holds the keys that
+    name no field too, and a nested shape's value is its object, so a nested shape is taken
+    with :meth:`sub`, never from ``values``.
     """
 
     __slots__ = ("keys", "typed", "values")
@@ -130,11 +226,20 @@ class Fields:
     def sub(self, name: str) -> Fields:
         """A nested shape; no fields when empty."""
         value = self.values.get(name)
+        if value is None:
+            return NO_FIELDS
+        if type(value) is dict:  # only a plain object holds a nested shape as its object, checked plain
+            return Fields(value, None, True)
         return value if isinstance(value, Fields) else NO_FIELDS
+
+    def subs(self, name: str) -> list[Fields]:
+        """A list field of a nested shape, each element as it read (no fields for ``null``)."""
+        return [item if isinstance(item, Fields) else Fields(item, None, True) if type(item) is dict
+                else NO_FIELDS for item in self.values.get(name) or ()]
 
     def is_object(self, name: str) -> bool:
         """Whether a nested shape was written as an object (not ``null``, not left out)."""
-        return isinstance(self.values.get(name), Fields)
+        return isinstance(self.values.get(name), (Fields, dict))
 
 
 NO_FIELDS: Final = Fields({}, None, True)
@@ -146,6 +251,8 @@ def read(value: Any, shape: Shape) -> Fields | None:
         return NO_FIELDS
     if not isinstance(value, dict):
         return None
+    if shape.plain(value):
+        return Fields(value, None, True)
     fields = shape.fields
     named, by_case = shape.split(value.keys())
     if by_case:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from asz_adapters.claude_code_provider.about import DIALECT
@@ -22,6 +23,7 @@ from asz_core.plugin import AdapterInfo, Found, SessionClaim
 if TYPE_CHECKING:
     from asz_core.context import AdapterContext
     from asz_core.root.storage import SessionHandle
+    from asz_core.session_report import Problem
 
 __all__ = ["VERSION"]
 
@@ -87,6 +89,13 @@ def asz_land(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -
         land_session(ctx, claim, session)
     finally:
         ctx.hand_back(_session_landed, None)
+
+
+@hookimpl
+def asz_verify(root: Path, sessions: frozenset[str] | None) -> Iterable[Problem]:
+    from asz_adapters.claude_code_provider.check import check_root  # by verify only
+
+    return check_root(root, sessions)
 
 
 def _session_landed(ctx: AdapterContext, _: None) -> None:

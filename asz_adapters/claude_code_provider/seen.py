@@ -46,15 +46,19 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from asz_core.root import confined, faults
 from asz_core.root.durable import make_dirs, open_private, read_small, write_replace
 from asz_core.root.locks import FileLock
 from asz_core.root.storage import StorageRoot
 
+if TYPE_CHECKING:
+    from asz_core.providerbody.manifest import Manifest
+    from asz_core.sessiondata.model import Record
+
 __all__ = ["APPEND_STEP", "CHANGED", "CONFLICT", "EXCLUDED", "LANDED", "UNREADABLE", "WAITING", "Seen",
-           "SeenTable", "digest_prefix", "rebuild_from_root"]
+           "SeenTable", "digest_prefix", "landed_bodies", "rebuild_from_root"]
 
 LANDED: Final = "landed"
 WAITING: Final = "waiting"
@@ -187,33 +191,49 @@ class SeenTable:
                              f"landed provider bodies (it is derived): every file is read once more, nothing "
                              f"lands twice")
             return table._rebuilt(root)
+        table._take(text, log)
+        return table
+
+    @classmethod
+    def read_only(cls, root: Path) -> SeenTable:
+        """The table as ``seen.state`` and ``seen.log`` hold it now, for a reader beside a pass
+        (``verify``): no lock taken, nothing written, made or rebuilt, no link followed
+        (:class:`~asz_core.root.confined.LinkRefused`); empty when there is none.
+        ``UnicodeDecodeError`` when ``seen.state`` does not read (the next pass rebuilds it)."""
+        table = cls(root)
+        raw = read_small(table.path)  # replaced whole, never in place: one read is one version
+        if raw is not None:
+            table._take(raw.decode("utf-8"), read_small(table.log_path))
+        return table
+
+    def _take(self, text: str, log: bytes | None) -> None:
+        """Fill the table from ``seen.state``'s text and ``seen.log``'s bytes (``None``: none)."""
         lines = text.splitlines(keepends=True)
         if lines and lines[0].rstrip("\n") == _UPSTREAM_SCHEMA:
-            table.entries = {e.name: e for e in map(_upstream_entry, lines[1:]) if e is not None}
-            table._log_found = log is not None  # a log of ours does not continue upstream's table
-            return table
+            self.entries = {e.name: e for e in map(_upstream_entry, lines[1:]) if e is not None}
+            self._log_found = log is not None  # a log of ours does not continue upstream's table
+            return
         for line in lines:
             if line.startswith(_GENERATION) and line[len(_GENERATION):].strip().isdigit():
-                table.generation = int(line[len(_GENERATION):])
+                self.generation = int(line[len(_GENERATION):])
             entry = Seen.parse(line)
             if entry is not None:
-                table.entries[entry.name] = entry
-        table._written = "".join(line for line in lines if not line.startswith("#"))
+                self.entries[entry.name] = entry
+        self._written = "".join(line for line in lines if not line.startswith("#"))
         if log is not None:
-            table._log_found = True  # taken in, or dropped, by the next save
+            self._log_found = True  # taken in, or dropped, by the next save
             try:
                 log_text = log.decode("utf-8")
             except UnicodeDecodeError as exc:  # what it held is found again in the landed manifests
-                table.problem = (f"{table.log_path} does not read (byte {exc.start} is not UTF-8); not applied: "
-                                 f"the bodies it names are found again in their sessions, nothing lands twice")
+                self.problem = (f"{self.log_path} does not read (byte {exc.start} is not UTF-8); not applied: "
+                                f"the bodies it names are found again in their sessions, nothing lands twice")
                 log_text = ""
             first, _, rest = log_text.partition("\n")
-            if first == f"{_LOG_LINE}{table.generation}":
+            if first == f"{_LOG_LINE}{self.generation}":
                 for line in rest.splitlines(keepends=True):
                     entry = Seen.parse(line) if line.endswith("\n") else None  # a cut line is not read
                     if entry is not None:
-                        table.entries[entry.name] = entry
-        return table
+                        self.entries[entry.name] = entry
 
     def _rebuilt(self, root: StorageRoot) -> SeenTable:
         self.entries = {e.name: e for e in rebuild_from_root(root)}
@@ -322,32 +342,44 @@ def _read_refusing_links(path: Path) -> bytes | None:
 def rebuild_from_root(root: StorageRoot) -> Iterator[Seen]:
     """A landed entry for every body the root's ``provider_body`` files hold (the first copy of
     each). Its mtime is unknown (0), so the next look at the file reads and checks it once."""
-    # the reader and provider-body manifests load only for a rebuild, not on every pass
+    names: set[str] = set()
+    for session in root.sessions():
+        try:
+            # a linked ``provider_body/`` is refused: the session's landing is refused, naming it
+            for _, bodies in landed_bodies(root.path / session):
+                for record, manifest in bodies or ():  # a file that does not read: verify reports it
+                    if manifest is None or manifest.src in names or os.sep in manifest.src or not manifest.src:
+                        continue
+                    names.add(manifest.src)
+                    yield Seen(manifest.src, role=manifest.role, size=manifest.bytes, mtime=0,
+                               sha=digest_prefix(manifest.sha256), state=LANDED, session=session,
+                               prompt=manifest.run or "", prev=manifest.previous_request or "",
+                               call=record.call or "")
+        except confined.LinkRefused:
+            continue
+
+
+def landed_bodies(session_dir: Path) -> Iterator[tuple[Path, list[tuple[Record, Manifest | None]] | None]]:
+    """Each of the session's ``provider_body`` files (its skeleton while the landed file is gone)
+    with its records, each with its manifest (``None`` when it has none that reads); ``None``
+    instead of the records of a file that does not read. ``LinkRefused`` when ``provider_body/``
+    is a link; a file that is one is no landed file."""
+    # the reader and provider-body manifests load only when asked, not on every pass
     from asz_core.providerbody import ManifestError, manifest_of, provider_body_files
     from asz_core.providerbody.reader import open_landed
     from asz_core.sessiondata import SessionDataError
 
-    names: set[str] = set()
-    for session in root.sessions():
+    for _, path in provider_body_files(session_dir):
         try:
-            files = provider_body_files(root.path / session)
-        except confined.LinkRefused:
-            continue  # a linked ``provider_body/``: the session's landing is refused, naming it
-        for _, path in files:
+            with open_landed(path) as landed:
+                records = list(landed)
+        except (SessionDataError, confined.LinkRefused):
+            yield path, None
+            continue
+        bodies: list[tuple[Record, Manifest | None]] = []
+        for record in records:
             try:
-                with open_landed(path) as landed:
-                    records = list(landed)
-            except (SessionDataError, confined.LinkRefused):
-                continue  # verify reports it; its bodies stay unknown and are compared on landing
-            for record in records:
-                try:
-                    manifest = manifest_of(record)
-                except ManifestError:
-                    continue
-                if manifest.src in names or os.sep in manifest.src or not manifest.src:
-                    continue
-                names.add(manifest.src)
-                yield Seen(manifest.src, role=manifest.role, size=manifest.bytes, mtime=0,
-                           sha=digest_prefix(manifest.sha256), state=LANDED, session=session,
-                           prompt=manifest.run or "", prev=manifest.previous_request or "",
-                           call=record.call or "")
+                bodies.append((record, manifest_of(record)))
+            except ManifestError:
+                bodies.append((record, None))
+        yield path, bodies

@@ -22,13 +22,16 @@ Keys are written in upstream's order, the ids left out when the body does not ca
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeGuard
 
 __all__ = ["SCHEMA", "CopySeg", "LitSeg", "Manifest", "ManifestError", "PartSeg", "PieceSeg", "Segment"]
 
 SCHEMA: Final = "provider_body/1"
-_HEX = frozenset("0123456789abcdef")
+#: a SHA-256 in lowercase hexadecimal (a manifest names one per piece and copy: matched, not
+#: taken apart into a set of its characters)
+_DIGEST: Final = re.compile("[0-9a-f]{64}")
 #: The keys written only when set, in the order they are written.
 _OPTIONAL: Final = ("chain", "why", "model", "session", "run", "call", "request", "previous_request")
 
@@ -126,7 +129,7 @@ class Manifest:
 
 
 def _is_digest(value: object) -> TypeGuard[str]:
-    return isinstance(value, str) and len(value) == 64 and set(value) <= _HEX
+    return isinstance(value, str) and _DIGEST.fullmatch(value) is not None
 
 
 def _is_count(value: object) -> TypeGuard[int]:

@@ -31,6 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
+import orjson
+
 from asz_core.providerbody.errors import (
     BodyDamaged,
     BodyTooLarge,
@@ -61,7 +63,15 @@ def manifest_of(record: Record) -> Manifest:
     """The record's manifest (its last part); ``ManifestError`` if it has none."""
     if not record.parts or record.parts[-1].data is None:
         raise ManifestError("the record has no manifest part")
-    return Manifest.from_json(record.parts[-1].value())
+    part = record.parts[-1]
+    try:
+        # The record's line was read strictly already, its nesting bound included, so its
+        # manifest is not walked for depth again (a long one has hundreds of segments and each
+        # cold rebuild reads a session's every manifest); what orjson refuses is read strictly.
+        value = orjson.loads(part.data)  # type: ignore[arg-type]
+    except orjson.JSONDecodeError:
+        value = part.value()
+    return Manifest.from_json(value)
 
 
 @dataclass

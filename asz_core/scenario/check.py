@@ -25,10 +25,12 @@ from typing import Any
 
 from asz_core.scenario import (  # noqa: F401 - they register
     keys_assembly,
+    keys_view,
     props_assembly,
     props_push,
     props_records,
     props_source,
+    props_view,
 )
 from asz_core.scenario.expect import load_expectations
 from asz_core.scenario.keys import KEY_CHECKERS, NotImplementedYet, apply_losses

@@ -3,7 +3,7 @@
 Each reads the fold of the session's chain (:class:`~asz_core.assembly.flow.Fold`) as the
 checkpoint's parse left it, and says what it found when that differs from what is expected.
 A stream may be named by its scenario name, in a stream key and inside a node or talk id.
-``view`` stays unimplemented until the view document is built from rounds.
+``view`` reads the document built from the rounds: :mod:`.keys_view`.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ a property may not apply (``applies``: provider bodies when the scenario writes 
 Every property upstream's guide names is registered. The ones that read rounds, the fold or the
 view document need conversation assembly and are registered as :func:`needs_assembly`; removal
 of sent sessions is not in this project either. Both fail by name until they are replaced with
-:func:`register`. The implemented ones live in :mod:`.props_source`, :mod:`.props_records` and
-:mod:`.props_push`.
+:func:`register`. The implemented ones live in :mod:`.props_source`, :mod:`.props_records`,
+:mod:`.props_push`, :mod:`.props_assembly` and :mod:`.props_view`.
 """
 
 from __future__ import annotations

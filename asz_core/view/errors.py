@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["BodyWithheld", "NotABody", "UnknownSession", "ViewError"]
+__all__ = ["BodyWithheld", "NoRounds", "NotABody", "UnknownSession", "ViewError"]
 
 
 class ViewError(Exception):
@@ -20,3 +20,7 @@ class NotABody(ViewError, LookupError):
 class BodyWithheld(ViewError):
     """``view.hide`` is set, and a provider body carries what it withholds (the system prompt and
     the tool schemas are in every request), so no body is handed out."""
+
+
+class NoRounds(ViewError, LookupError):
+    """The conversation has no round that folds: there is nothing to show until a parse writes one."""

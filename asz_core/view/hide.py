@@ -2,8 +2,9 @@
 
 ``system_prompt`` and ``tool_schemas`` exist so that a view shown to the people an agent served
 can withhold what the runtime sent the model, by name rather than by guessing from the text or
-the size (``spec/session-data.txt``, "Flags"). A step carrying a withheld flag keeps its place,
-its flags and its size, loses its text and every part's identifiers, and says ``omitted``.
+the size (asz-view, "Withholding"). A record carrying a withheld flag is withheld as it is read:
+a step on it keeps its node, its flags and its size, loses its text, and says ``omitted``
+(:mod:`asz_core.view.nodes`); ``summary.withheld`` counts what was withheld by name.
 
 A provider request carries the system prompt and the tool schemas whole, so while anything is
 withheld the document lists no provider body on any call, and no body is handed out.
@@ -12,9 +13,9 @@ withheld the document lists no provider body on any call, and no body is handed 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Final
+from typing import Final
 
-__all__ = ["HIDEABLE", "check_hide", "withhold"]
+__all__ = ["HIDEABLE", "check_hide"]
 
 HIDEABLE: Final = ("system_prompt", "tool_schemas")
 
@@ -27,21 +28,3 @@ def check_hide(values: Iterable[str]) -> tuple[str, ...]:
             raise ValueError(f"view.hide: {value!r} is not one of {', '.join(HIDEABLE)}")
         wanted.add(value)
     return tuple(flag for flag in HIDEABLE if flag in wanted)
-
-
-def withhold(step: dict[str, Any], hide: tuple[str, ...]) -> dict[str, Any]:
-    """``step`` as the document shows it: itself, or, when it carries a withheld flag, its place,
-    flags and sizes only."""
-    flags = step.get("flags", [])
-    if not any(flag in hide for flag in flags):
-        return step
-    out: dict[str, Any] = {"at": step["at"]}
-    for key in ("from", "time"):
-        if key in step:
-            out[key] = step[key]
-    out["flags"] = flags
-    out["bytes"] = step["bytes"]
-    out["state"] = "omitted"
-    out["parts"] = [{"block": p["block"], "k": p["k"], "bytes": p["bytes"], "state": "omitted"}
-                    for p in step["parts"]]
-    return out

@@ -1,9 +1,12 @@
 """One session of a storage root, for the view: its document, and its provider bodies on demand.
 
-The document names each joined body by ``{seq, row}`` and never carries it. :meth:`Session.body`
-rebuilds one when asked: it reads the session's ``provider_body`` files up to the one named, in
-seq order, once, and keeps what they hold, since a body can refer to pieces and bodies of earlier
-files; a later body needs only the files not read yet (:class:`~asz_core.providerbody.ProviderBodies`).
+The document is the ``asz.view`` document of the session's conversation (Claude Code's and
+Kiro's adapters make one conversation per session, of the same id), built from its rounds and its
+landed files by :func:`~asz_core.view.conversation.build_view`. It names each joined body by
+``{seq, row}`` and never carries it. :meth:`Session.body` rebuilds one when asked: it reads the
+session's ``provider_body`` files up to the one named, in seq order, once, and keeps what they
+hold, since a body can refer to pieces and bodies of earlier files; a later body needs only the
+files not read yet (:class:`~asz_core.providerbody.ProviderBodies`).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from asz_core.providerbody.reader import ProviderBodies
 from asz_core.providerbody.store import BodyEntry
 from asz_core.root.layout import RefusedId, check_id
 from asz_core.sessiondata.address import Address
-from asz_core.view.document import build_document
+from asz_core.view.conversation import build_view
 from asz_core.view.errors import BodyWithheld, NotABody, UnknownSession
 from asz_core.view.hide import check_hide
 
@@ -69,9 +72,10 @@ class Session:
         self.hide = check_hide(hide)
         self._bodies: ProviderBodies | None = None
 
-    def document(self, *, steps: bool = True) -> dict[str, Any]:
-        """The session's ``asz.view`` document (read afresh each time)."""
-        return build_document(self.dir, hide=self.hide, steps=steps)
+    def document(self) -> dict[str, Any]:
+        """The ``asz.view`` document of the session's conversation (built afresh each time);
+        :class:`~asz_core.view.errors.NoRounds` until a parse has written a round."""
+        return build_view(self.root, self.id, hide=self.hide)
 
     @property
     def provider_bodies(self) -> ProviderBodies:

@@ -118,3 +118,10 @@ def test_a_plugin_is_switched_off_by_name_and_an_unknown_one_is_named(host: Plug
     assert not config.plugin_enabled("otlp-push") and config.plugin_enabled("anything-else")
     (warning,) = config.warnings
     assert warning.startswith(f"{path}: plugins.no-such: no plugin of that name is installed")
+
+
+def test_an_adapter_named_under_plugins_is_told_where_it_is_switched_off(host: PluginHost, tmp_path: Path) -> None:
+    path = _write(tmp_path, "plugins:\n  kiro:\n    enabled: false\n")
+    (warning,) = load_config(host, str(path)).warnings
+    assert warning == (f"{path}: plugins.kiro: kiro is an adapter, and this switches nothing off; "
+                       f"list it under adapters: with `enabled: false` to skip it")

@@ -1,4 +1,9 @@
-"""``asz-pipeline conversation ID``: fold a conversation's round chain and print what it holds."""
+"""``asz-pipeline conversation ID``: fold a conversation's round chain and print what it holds.
+
+Plain, the fold as a tree for a person. With ``--json`` or ``--yaml``, the conversation's whole
+``asz.view`` document, as upstream's ``asz conversation -json``/``-yaml`` print it: withholding
+nothing, since whoever runs the command reads the storage root itself.
+"""
 
 from __future__ import annotations
 
@@ -18,8 +23,8 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                                    "unresolved references. Exit 1 when the chain cannot be folded.")
     p.add_argument("conversation", metavar="ID")
     shape = p.add_mutually_exclusive_group()
-    shape.add_argument("--json", action="store_true", help="the fold as one JSON object")
-    shape.add_argument("--yaml", action="store_true", help="the fold as YAML")
+    shape.add_argument("--json", action="store_true", help="the asz.view document, as JSON")
+    shape.add_argument("--yaml", action="store_true", help="the asz.view document, as YAML")
     p.set_defaults(func=run)
 
 
@@ -65,12 +70,17 @@ def run(args: argparse.Namespace, app: App) -> int:
         print(f"conversation: {args.conversation}: the chain cannot be folded: {exc}", file=app.err)
         return EXIT_FAILED
     doc = fold_document(fold)
-    if args.json:
-        print(json.dumps(doc, ensure_ascii=False), file=app.out)
-    elif args.yaml:
-        import yaml
+    if args.json or args.yaml:
+        from asz_core.view import ViewError, build_view
+        from asz_core.view.yamlform import render_yaml
 
-        print(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True), end="", file=app.out)
+        try:
+            view = build_view(app.config.root, args.conversation)
+        except ViewError as exc:
+            print(f"conversation: {args.conversation}: {exc}", file=app.err)
+            return EXIT_FAILED
+        text = json.dumps(view, ensure_ascii=False, indent=2) + "\n" if args.json else render_yaml(view)
+        app.out.write(text.encode("utf-8", "backslashreplace").decode("utf-8"))
     else:
         h = fold.head or {}
         print(f"conversation {doc['conversation']}  session {doc['session']}  round {fold.rounds} "

@@ -17,7 +17,9 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("verify", help="check every landed file of the root",
                        description="Read every landed file strictly (digests, counts, types), check "
                                    "ord and byte chains per stream against the cursors, rebuild "
-                                   "provider bodies. Reads only the root; exit 1 on any problem.")
+                                   "provider bodies, and let each adapter check its own tables "
+                                   "against the landed files. Reads only the root; exit 1 on any "
+                                   "problem.")
     p.add_argument("sessions", nargs="*", metavar="SESSION", help="only these sessions")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
@@ -39,7 +41,7 @@ def run(args: argparse.Namespace, app: App) -> int:
 
     root = app.config.root
     require_root(root, "verify")
-    reports = verify_root(root, args.sessions or None, progress=_progress(app))
+    reports = verify_root(root, args.sessions or None, progress=_progress(app), host=app.host)
     problems = [p for r in reports for p in r.problems]
     empty = not reports
     ok = not problems and not empty

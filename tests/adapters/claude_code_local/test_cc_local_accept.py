@@ -116,11 +116,11 @@ def test_an_accepted_rewrite_lands_whole_as_a_new_version_and_every_landed_byte_
     # assembly reads the version as the main stream, skipping what landed before under its id
     assert _cli(asz_pass, "parse")[0] == EXIT_OK
     status, folded, _ = _cli(asz_pass, "conversation", SESSION, "--json")
-    streams = [n for n in json.loads(folded)["nodes"] if n["kind"] == "stream"]
+    streams = json.loads(folded)["streams"]  # the asz.view document's streams
     ids = {r.id for r in old if r.id}
     added = [r for r in version if not r.id or r.id not in ids]
     assert status == EXIT_OK and [s["id"] for s in streams] == ["stream/main"]
-    assert streams[0]["attrs"]["records"] == len(old) + len(added) and len(added) < len(version)
+    assert streams[0]["records"] == len(old) + len(added) and len(added) < len(version)
     assert _cli(asz_pass, "view", SESSION)[0] == EXIT_OK
 
     # the version is a stream like any: it grows from where it stopped

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +27,10 @@ from asz_core.sessiondata import Record, open_file
 from asz_core.testing import PassRunner
 
 pytestmark = pytest.mark.corpus
+
+#: each landed file of the corpus by its source and number: the SHA-256 of its header without its
+#: landing time, and of its record lines, as this code landed them when the manifest was written
+DIGESTS = Path(__file__).with_name("corpus_digests.json")
 
 
 class Landed:
@@ -162,3 +167,35 @@ def test_sources_lists_sessions_with_their_stream_counts(landed: Landed) -> None
         assert unit["sources"] == 1 + len(children)
         assert unit["runs"] == 0 and unit["directory"] == main_file.parent.name
     assert units["8a525d27-37a4-4a12-8523-a3ea345290cf"]["streams"] == 13  # main + 12 subagents
+
+
+def _landed_digests(root: Path) -> dict[str, dict[str, str]]:
+    """Every landed file of ``root`` by ``<src> #<seq>`` (its name holds its landing time): its header's digest with the
+    landing time (``at``) left out, and its record lines' digest (all but the header and the
+    closing line, which only repeats the lines' digest)."""
+    out: dict[str, dict[str, str]] = {}
+    for session in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("_")):
+        for _, path in sorted(landed_files(session)):
+            head, _, rest = path.read_bytes().partition(b"\n")
+            header = orjson.loads(head)
+            header.pop("at", None)
+            records = rest[:rest.rindex(b"\n", 0, len(rest) - 1) + 1] if rest.count(b"\n") > 1 else b""
+            out[f"{header['src']} #{header['seq']}"] = {
+                "header": hashlib.sha256(orjson.dumps(header)).hexdigest(),
+                "records": hashlib.sha256(records).hexdigest(),
+            }
+    return out
+
+
+def test_every_landed_file_is_the_one_the_manifest_recorded(landed: Landed) -> None:
+    # Landed bytes never change with the code that lands them (a speed change included): every
+    # file's header and record lines against the digests recorded from the code that wrote the
+    # manifest. A change that is meant to change landed bytes rewrites the manifest on purpose:
+    # ASZ_RECORD_CORPUS_DIGESTS=1 pytest -k manifest, and the diff says which files changed.
+    found = _landed_digests(landed.root)
+    if os.environ.get("ASZ_RECORD_CORPUS_DIGESTS"):
+        DIGESTS.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
+    expected = json.loads(DIGESTS.read_text())
+    assert len(found) == len(expected) == 87
+    changed = sorted(name for name in expected.keys() | found.keys() if expected.get(name) != found.get(name))
+    assert not changed, f"{len(changed)} landed files differ from the manifest, e.g. {changed[:5]}"

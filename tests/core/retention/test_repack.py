@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -22,7 +23,7 @@ from asz_core.retention.receipts import NO_RECEIVER
 from asz_core.retention.retain import retain_root
 from asz_core.sessiondata import open_file
 from asz_core.testing import PassRunner
-from asz_core.view.document import build_document
+from asz_core.view import build_view
 from tests.core.retention.conftest import configure
 
 SMALLEST = 4096  #: the smallest max_delta_bytes the configuration allows
@@ -41,13 +42,17 @@ def _chains(root: Path) -> dict[tuple[str, str, str], list[bytes]]:
     return out
 
 
-def _conversation(doc: dict[str, object]) -> object:
-    """A view document without the file positions a repack renumbers."""
-    streams = doc["streams"]
-    assert isinstance(streams, list)
-    return [(s["id"], s["records"], [(c["id"], c.get("model"), c.get("usage")) for c in s["calls"]],
-             [(st.get("from"), st.get("time"), st.get("bytes"), st.get("parts")) for st in s.get("steps", [])])
-            for s in streams]
+def _conversation(doc: dict[str, Any]) -> object:
+    """A view document without the file positions a repack renumbers: its streams, and its trees'
+    nodes by kind, stream and what their records say."""
+    nodes = []
+    stack = [*doc["talks"], *doc["loose"]]
+    while stack:
+        node = stack.pop()
+        nodes.append((node["kind"], node.get("stream"), node.get("text"), node.get("bytes"), node.get("usage"),
+                      node.get("name"), node.get("result"), node["at"]))
+        stack.extend(node.get("children", []))
+    return [(s["id"], s["records"]) for s in doc["streams"]], sorted(nodes, key=repr)
 
 
 def _asz(*args: str) -> subprocess.CompletedProcess[str]:
@@ -78,7 +83,7 @@ def test_a_root_repacked_under_the_smallest_budget_holds_every_record_byte_ident
         assert path.stat().st_size <= SMALLEST or sum(1 for _ in open_file(path)) == 1, path
     assert_root_verifies(dest)
     for session in (p for p in asz_pass.root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
-        assert _conversation(build_document(dest / session.name)) == _conversation(build_document(session))
+        assert _conversation(build_view(dest, session.name)) == _conversation(build_view(asz_pass.root, session.name))
 
 
 def test_a_repacked_root_folds_to_the_same_conversations_at_new_positions(

@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -225,29 +226,32 @@ def test_a_skeleton_and_its_landed_file_both_there_are_read_as_the_landed_file(
     assert_root_verifies(asz_pass.root)
 
 
-def _shape(doc: dict[str, object]) -> object:
-    """What a conversation's structure is: its streams, calls and steps, without content."""
-    streams = doc["streams"]
-    assert isinstance(streams, list)
-    return [(s["id"], s["role"], s["records"],
-             [(c["id"], c.get("model"), c.get("usage"), c["records"]) for c in s["calls"]],
-             [(st["at"], st.get("from"), st.get("bytes"), [(p["k"], p.get("bytes")) for p in st.get("parts", [])])
-              for st in s.get("steps", [])]) for s in streams]
+def _shape(doc: dict[str, Any]) -> object:
+    """What a conversation's structure is: its streams, and its trees' nodes without content."""
+    nodes = []
+    stack = [*doc["talks"], *doc["loose"]]
+    while stack:
+        node = stack.pop()
+        nodes.append((node["id"], node["kind"], node.get("stream"), node.get("ref"), node.get("usage")))
+        stack.extend(node.get("children", []))
+    return [(s["id"], s["role"], s["records"]) for s in doc["streams"]], nodes
 
 
 def test_the_view_of_every_session_keeps_its_structure_and_says_what_was_removed(
         asz_pass: PassRunner, projects: Path) -> None:
-    from asz_core.view.document import build_document
+    from asz_core.assembly.parse import parse_root
+    from asz_core.view import build_view
 
     config = configure(asz_pass, projects, after=-1, local_only=True)
     asz_pass.run()
+    assert not [r for r in parse_root(asz_pass.root) if r.outcome]
     sessions = sorted(p for p in asz_pass.root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
-    before = {s.name: _shape(build_document(s)) for s in sessions}
+    before = {s.name: _shape(build_view(asz_pass.root, s.name)) for s in sessions}
     retain_root(asz_pass.root, RetentionPolicy(after_ns=0, local_only=True), NO_RECEIVER, time.time_ns())
     for session in sessions:
-        doc = build_document(session)
+        doc = build_view(asz_pass.root, session.name)
         assert _shape(doc) == before[session.name], session.name
-        assert all(f.get("skeleton") for f in doc["files"])  # type: ignore[attr-defined]
+        assert all(f["file"].endswith(".sk") for f in doc["files"] if f["format"] == "sd")
     done = _asz("view", "--config", str(config), sessions[0].name)
     assert done.returncode == 0 and "only their skeletons remain" in done.stdout
 

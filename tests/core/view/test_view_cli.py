@@ -1,5 +1,6 @@
-"""``asz-pipeline view`` as a user runs it, in a subprocess, on the corpus root: the list, a
-session's document, one body's bytes, ``view.hide`` and ``--hide``, and every error by name."""
+"""``asz-pipeline view`` as a user runs it, in a subprocess, on the parsed corpus root: the list, a
+session's document (JSON, YAML, and for a person), one body's bytes, ``view.hide`` and ``--hide``,
+and every error by name."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK
-from asz_core.sessiondata import check_file
 from asz_core.view import Session, list_sessions
+from tests.core.view.view_helpers import calls_of
 
 pytestmark = pytest.mark.corpus
 
@@ -32,25 +34,23 @@ def _config(tmp_path: Path, root: Path, hide: str = "[]") -> Path:
 def _joined(root: Path) -> tuple[str, dict[str, object], dict[str, int]]:
     """A session, one of its calls with both bodies listed, and that call's request ref."""
     for session in sorted(p.name for p in root.iterdir() if (p / "provider_body").is_dir()):
-        for stream in Session(root, session).document()["streams"]:
-            for call in stream["calls"]:
-                if len(call.get("provider_bodies", [])) == 2:
-                    return session, call, call["provider_bodies"][0]["ref"]
+        for call in calls_of(Session(root, session).document()).values():
+            if len(call.get("provider_bodies", [])) == 2:
+                return session, call, call["provider_bodies"][0]["ref"]
     raise AssertionError("no call with both bodies joined")
 
 
-def test_the_list_names_every_session_with_its_counts(corpus_root: Path, tmp_path: Path) -> None:
+def test_the_list_names_every_session_with_its_head_rounds_counts(corpus_root: Path, tmp_path: Path) -> None:
     config = _config(tmp_path, corpus_root)
     done = asz(config, "--json")
     assert done.returncode == EXIT_OK, done.stderr
     rows = json.loads(done.stdout)["sessions"]
     on_disk = sorted(p.name for p in corpus_root.iterdir() if p.is_dir() and not p.name.startswith("_"))
-    assert [r["id"] for r in rows] == on_disk
-    assert all({"streams", "calls", "provider_bodies"} <= r.keys() and r["first_time"] <= r["last_time"]
-               for r in rows if "first_time" in r)
-    assert rows == list_sessions(corpus_root)
-    landed = sum(check_file(p)[1] for p in corpus_root.glob("*/provider_body/*.sd"))
-    assert sum(r["provider_bodies"] for r in rows) == landed > 0
+    assert [r["id"] for r in rows] == on_disk and rows == list_sessions(corpus_root)
+    for row in rows[:5]:  # what the head round says is what the document says
+        summary = Session(corpus_root, row["id"]).document()["summary"]
+        assert {k: row[k] for k in ("title", "rounds", "talks", "steps", "streams", "from", "to")} == \
+            {k: summary[k] for k in ("title", "rounds", "talks", "steps", "streams", "from", "to")}
     text = asz(config)
     assert text.returncode == EXIT_OK
     assert text.stdout.decode().endswith(f"view: root={corpus_root} sessions={len(rows)}\n")
@@ -64,21 +64,24 @@ def test_a_session_prints_its_document_and_a_body_its_exact_bytes(corpus: Path, 
     done = asz(config, session, "--json")
     assert done.returncode == EXIT_OK, done.stderr
     assert json.loads(done.stdout) == Session(corpus_root, session).document()
+    as_yaml = asz(config, session, "--yaml")
+    assert as_yaml.returncode == EXIT_OK and yaml.safe_load(as_yaml.stdout) == json.loads(done.stdout)
     pretty = asz(config, session)
-    assert pretty.returncode == EXIT_OK and str(call["id"]).encode() in pretty.stdout
-    assert f"request={ref['seq']}:{ref['row']}".encode() in pretty.stdout
+    assert pretty.returncode == EXIT_OK and f"conversation {session}".encode() in pretty.stdout
+    assert b"verified" in pretty.stdout and b"talk/" in pretty.stdout
     body = asz(config, session, "--body", f"{ref['seq']}:{ref['row']}")
     assert body.returncode == EXIT_OK, body.stderr
     src = Session(corpus_root, session).entry(ref).manifest.src
     assert body.stdout == (corpus / "provider-bodies" / src).read_bytes()
+    assert call["kind"] == "llm.call"
 
 
 def test_view_hide_from_the_configuration_and_the_flag_that_overrides_it(corpus_root: Path, tmp_path: Path) -> None:
     config = _config(tmp_path, corpus_root, hide="[system_prompt]")
     session, _, ref = _joined(corpus_root)
     hidden = json.loads(asz(config, session, "--json").stdout)
-    assert hidden["session"]["hide"] == ["system_prompt"]
-    assert not [c for s in hidden["streams"] for c in s["calls"] if "provider_bodies" in c]
+    assert list(hidden["summary"]["withheld"]) == ["provider_bodies", "system_prompt"]
+    assert not [c for c in calls_of(hidden).values() if "provider_bodies" in c]
     withheld = asz(config, session, "--body", f"{ref['seq']}:{ref['row']}")
     assert withheld.returncode == EXIT_FAILED and b"withholds system_prompt" in withheld.stderr
     assert withheld.stdout == b""
@@ -86,7 +89,7 @@ def test_view_hide_from_the_configuration_and_the_flag_that_overrides_it(corpus_
     assert json.loads(shown.stdout) == Session(corpus_root, session).document()
     assert asz(config, session, "--hide", "none", "--body", f"{ref['seq']}:{ref['row']}").returncode == EXIT_OK
     both = json.loads(asz(config, session, "--json", "--hide", "tool_schemas,system_prompt").stdout)
-    assert both["session"]["hide"] == ["system_prompt", "tool_schemas"]
+    assert list(both["summary"]["withheld"]) == ["provider_bodies", "system_prompt", "tool_schemas"]
 
 
 def test_each_error_says_what_and_exits_non_zero(corpus_root: Path, tmp_path: Path) -> None:

@@ -1,6 +1,8 @@
 """The view on the real corpus: every transcript and every body the provider adapter can claim,
-landed by both Claude Code adapters, then each session's document checked against an oracle read
-from the **source** files (transcripts and body files), which the view never reads.
+landed by both Claude Code adapters beside the Kiro captures and parsed, then each session's
+document checked against the shape ``formats/asz-view.md`` gives (``spec_shape``) and its joins
+against an oracle read from the **source** files (transcripts and body files), which neither the
+view nor the parse reads.
 
 The oracle pins each call's bodies with evidence the view does not use: its response is the file
 named after the ``requestId`` its transcript line records; its request is the one request file of
@@ -47,8 +49,12 @@ from typing import Any
 
 import pytest
 
+from asz_core.assembly.chain import Chain
+from asz_core.root.storage import landed_files
 from asz_core.sessiondata import open_file
 from asz_core.view import Session, list_sessions
+from tests.core.view.spec_shape import TOP, shape_problems, spec_top_keys
+from tests.core.view.view_helpers import calls_of, walk
 
 pytestmark = pytest.mark.corpus
 
@@ -164,12 +170,8 @@ def oracle(corpus: Path) -> Oracle:
 
 def _listed(session: Session, doc: dict[str, Any]) -> dict[str, dict[str, str]]:
     """Call id → role → the source file name of the body listed."""
-    out: dict[str, dict[str, str]] = {}
-    for stream in doc["streams"]:
-        for call in stream["calls"]:
-            out[call["id"]] = {b["role"]: session.entry(b["ref"]).manifest.src
-                               for b in call.get("provider_bodies", [])}
-    return out
+    return {call_id: {b["role"]: session.entry(b["ref"]).manifest.src for b in call.get("provider_bodies", [])}
+            for call_id, call in calls_of(doc).items()}
 
 
 def _compare(corpus: Path, root: Path, oracle: Oracle, session_id: str) -> Row:
@@ -227,74 +229,91 @@ def test_every_joined_body_is_the_right_one_and_every_miss_is_one_the_rule_state
     assert [r.session for r in rows if r.calls and r.requests_joined == r.calls]
 
 
+def _sessions(root: Path) -> list[str]:
+    return [row["id"] for row in list_sessions(root)]
+
+
 def test_every_ref_rebuilds_to_a_body_whose_role_and_ids_match_its_call(corpus: Path, corpus_root: Path) -> None:
     bodies = corpus / "provider-bodies"
     checked = Counter[str]()
-    for row in list_sessions(corpus_root):
-        if not row["provider_bodies"]:
-            continue
-        session = Session(corpus_root, row["id"])
-        for stream in session.document()["streams"]:
-            for call in stream["calls"]:
-                roles = [b["role"] for b in call.get("provider_bodies", [])]
-                assert roles in ([], ["response"], ["request"], ["request", "response"])
-                for listed in call.get("provider_bodies", []):
-                    body = session.body(listed["ref"])
-                    entry = session.entry(listed["ref"])
-                    assert entry.manifest.role == listed["role"]
-                    assert body == (bodies / entry.manifest.src).read_bytes()
-                    value = json.loads(body)
-                    if listed["role"] == "response":
-                        assert value["id"] == call["id"]
-                    else:
-                        found = _PROMPT.search(value["system"][0]["text"])
-                        assert found is not None and found.group(1) == call["run"] == entry.manifest.run
-                    checked[listed["role"]] += 1
+    for session_id in _sessions(corpus_root):
+        session = Session(corpus_root, session_id)
+        for call_id, call in calls_of(session.document()).items():
+            roles = [b["role"] for b in call.get("provider_bodies", [])]
+            assert roles in ([], ["response"], ["request"], ["request", "response"])
+            for listed in call.get("provider_bodies", []):
+                body = session.body(listed["ref"])
+                entry = session.entry(listed["ref"])
+                assert entry.manifest.role == listed["role"]
+                assert body == (bodies / entry.manifest.src).read_bytes()
+                value = json.loads(body)
+                if listed["role"] == "response":
+                    assert value["id"] == call_id
+                else:
+                    found = _PROMPT.search(value["system"][0]["text"])
+                    assert found is not None and found.group(1) == entry.manifest.run
+                checked[listed["role"]] += 1
     assert checked["request"] and checked["response"]
 
 
-def test_hiding_the_system_prompt_lists_no_body(corpus_root: Path) -> None:
+def test_every_document_of_the_corpus_has_the_shape_the_spec_gives(
+        corpus_root: Path, shared: Path) -> None:
+    """Claude Code and Kiro alike: every key of formats/asz-view.md, in its order, and every
+    talk, run and step of the fold in a tree, with the session's landed files and rounds."""
+    spec = shared / "spec" / "upstream" / "formats" / "asz-view.md"
+    assert spec_top_keys(spec) == list(TOP)  # the transcription still reads the page
+    checked = set()
+    for session_id in _sessions(corpus_root):
+        doc = Session(corpus_root, session_id).document()
+        assert shape_problems(doc) == [], session_id
+        assert doc["summary"]["state"] == "verified" and doc["conversation"] == session_id
+        fold = Chain(corpus_root, session_id).fold()
+        in_trees = {n["id"] for n in walk(doc)}
+        assert {id for id, n in fold.nodes.items()
+                if n["kind"] not in ("session", "stream", "epoch", "segment")} <= in_trees, session_id
+        assert {f["file"] for f in doc["files"] if f["format"] == "sd"} == {
+            p.relative_to(corpus_root).as_posix() for _, p in landed_files(corpus_root / session_id)}
+        checked.add(session_id)
+    assert len(_kiro_sessions(corpus_root) & checked) == 4 and len(checked) > 60
+
+
+def _kiro_sessions(root: Path) -> set[str]:
+    out = set()
+    for path in root.glob("*/streams/*/*.sd"):
+        with open_file(path) as landed:
+            if str(landed.header.get("adapter", "")).startswith("kiro"):
+                out.add(path.relative_to(root).parts[0])
+    return out
+
+
+def test_hiding_the_system_prompt_lists_no_body_and_keeps_every_node(corpus_root: Path) -> None:
     listed = withheld = 0
-    for row in list_sessions(corpus_root):
-        shown = Session(corpus_root, row["id"]).document()
-        hidden = Session(corpus_root, row["id"], hide=["system_prompt"]).document()
-        listed += sum(1 for s in shown["streams"] for c in s["calls"] if "provider_bodies" in c)
-        assert not [c for s in hidden["streams"] for c in s["calls"] if "provider_bodies" in c]
-        assert hidden["summary"]["captured_prompts"] == hidden["summary"]["captured_responses"] == 0
-        flagged = [st for s in hidden["streams"] for st in s["steps"] if "system_prompt" in st.get("flags", [])]
-        assert all(st["state"] == "omitted" and "text" not in str(st["parts"]) for st in flagged)
+    for session_id in _sessions(corpus_root):
+        shown = Session(corpus_root, session_id).document()
+        hidden = Session(corpus_root, session_id, hide=["system_prompt"]).document()
+        listed += sum(1 for n in walk(shown) if "provider_bodies" in n)
+        assert not [n for n in walk(hidden) if "provider_bodies" in n]
+        assert hidden["summary"]["captured_prompts"] == 0
+        assert hidden["summary"]["withheld"]["provider_bodies"] == shown["summary"]["provider_bodies"]
+        flagged = [n for n in walk(hidden) if "system_prompt" in n.get("flags", [])]
+        assert all(n["state"] == "omitted" and "text" not in n for n in flagged)
+        assert hidden["summary"]["withheld"]["system_prompt"] >= len({json.dumps(n["ref"]) for n in flagged})
         withheld += len(flagged)
-        assert [len(s["steps"]) for s in hidden["streams"]] == [len(s["steps"]) for s in shown["streams"]]
-        kept = [st for s in hidden["streams"] for st in s["steps"]
-                if "tool_schemas" in st.get("flags", []) and "system_prompt" not in st["flags"]]
-        assert all("state" not in st for st in kept)  # only what is named is withheld
-    # The corpus holds no prompt snapshot, the one attachment upstream's rule flags system_prompt,
-    # so no step of it is withheld (test_view_joins withholds flagged steps); its bodies are.
-    assert listed > 0 and withheld == 0
+        assert [n["id"] for n in walk(hidden)] == [n["id"] for n in walk(shown)]
+        kept = [n for n in walk(hidden) if "tool_schemas" in n.get("flags", []) and
+                "system_prompt" not in n["flags"]]
+        assert all(n.get("state") != "omitted" for n in kept)  # only what is named is withheld
+    # The Claude Code corpus holds no prompt snapshot, the one attachment upstream's rule flags
+    # system_prompt, so only its bodies are withheld; one Kiro capture's injection carries the flag.
+    assert listed > 0 and withheld == 1
 
 
-def _nulls(value: Any, where: str = "") -> Iterator[str]:
-    if value is None:
-        yield where
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _nulls(item, f"{where}.{key}")
-    elif isinstance(value, list):
-        for n, item in enumerate(value):
-            yield from _nulls(item, f"{where}[{n}]")
-
-
-def test_documents_have_no_nulls_and_name_only_root_relative_paths(corpus_root: Path) -> None:
-    for row in list_sessions(corpus_root):
-        doc = Session(corpus_root, row["id"]).document()
-        assert doc["format"] == "asz.view" and doc["version"] == "1.0"
-        assert not list(_nulls(doc)), row["id"]
-        assert all(f["path"].startswith(f"{row['id']}/") and (corpus_root / f["path"]).is_file()
-                   for f in doc["files"])
+def test_documents_name_only_root_relative_paths(corpus_root: Path) -> None:
+    for session_id in _sessions(corpus_root):
+        doc = Session(corpus_root, session_id).document()
+        assert all((corpus_root / f["file"]).is_file() for f in doc["files"])
+        assert all(f["file"].startswith((f"{session_id}/", f"_conversations/{session_id}/")) for f in doc["files"])
         assert str(corpus_root) not in json.dumps(doc)
-        summary = doc["summary"]
-        assert summary["calls"] == sum(len(s["calls"]) for s in doc["streams"])
-        assert summary["records"] == sum(f["lines"] for f in doc["files"]) and summary["problems"] == 0
 
 
 @pytest.mark.slow  # every session's document, twice, over a copy of the corpus root
@@ -303,24 +322,23 @@ def test_a_root_copied_elsewhere_gives_the_same_documents_and_the_view_writes_no
     before = sorted((p.relative_to(corpus_root), p.stat().st_mtime_ns) for p in corpus_root.rglob("*"))
     copy = tmp_path / "elsewhere" / "root"
     shutil.copytree(corpus_root, copy)
-    for row in list_sessions(corpus_root):
-        assert Session(copy, row["id"]).document() == Session(corpus_root, row["id"]).document()
+    for session_id in _sessions(corpus_root):
+        assert Session(copy, session_id).document() == Session(corpus_root, session_id).document()
     assert list_sessions(copy) == list_sessions(corpus_root)
     assert sorted((p.relative_to(corpus_root), p.stat().st_mtime_ns) for p in corpus_root.rglob("*")) == before
 
 
-def test_children_name_the_call_that_started_them(corpus_root: Path) -> None:
-    """A subagent stream's parent is the stream whose tool call names it, and that tool call's
-    result is joined."""
+def test_a_child_stream_names_the_step_that_opened_it(corpus_root: Path) -> None:
+    """A subagent stream's parent is the stream of the tool call that started it, and that call is
+    a step of the document with its result joined."""
     children = 0
-    for row in list_sessions(corpus_root):
-        doc = Session(corpus_root, row["id"]).document()
-        calls = {(s["id"], c["id"]): c for s in doc["streams"] for c in s["calls"]}
+    for session_id in _sessions(corpus_root):
+        doc = Session(corpus_root, session_id).document()
+        steps = {n["id"]: n for n in walk(doc)}
         for stream in doc["streams"]:
-            if stream["role"] != "child" or "parent_call" not in stream:
-                continue
-            starter = calls[(stream["parent"], stream["parent_call"])]
-            (tool,) = [t for t in starter["tool_calls"] if t.get("child") == stream["id"]]
-            assert "result" in tool and stream["id"] in starter["children"]
-            children += 1
+            for origin in stream["opened_by"]:
+                starter = steps[origin["step"]]
+                assert starter["stream"] == origin["stream"] == stream["parent"]
+                assert starter["kind"] in ("tool", "agent.call") and "result_state" in starter
+                children += 1
     assert children > 0

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from asz_core.assembly.parse import parse_session
 from asz_core.providerbody import BodyInfo, BodyLander, BodyStore, CutRules
 from asz_core.root.storage import StorageRoot
 from asz_core.sessiondata import (
@@ -34,6 +36,7 @@ LINE = 40  #: every constructed record stands for a source line of this many byt
 
 
 def prompt(run: str | None, text: str = "do it", **fields: object) -> Record:
+    fields.setdefault("flags", ["external_input"])
     return Record(from_=FROM_EXTERNAL, run=run, time="2026-09-01T10:00:00Z", parts=[Part.text_part(text)],
                   **fields)  # type: ignore[arg-type]
 
@@ -42,8 +45,8 @@ def reply(call: str, *, tools: tuple[str, ...] = (), text: str | None = "ok", mo
           finished: bool = True, usage: Usage | None = None, time: str = "2026-09-01T10:00:01Z") -> Record:
     parts = [Part.text_part(text)] if text is not None else []
     parts += [Part.call(tool, "Run", raw_json_of({"n": i})) for i, tool in enumerate(tools)]
-    return Record(from_=FROM_AGENT, call=call, model=model, time=time, usage=usage,
-                  flags=["finished"] if finished else [], parts=parts)
+    flags = (["finished"] if finished else []) + (["synthetic"] if model == "<synthetic>" else [])
+    return Record(from_=FROM_AGENT, call=call, model=model, time=time, usage=usage, flags=flags, parts=parts)
 
 
 def result(of: str, run: str | None = None, *, child: str | None = None, text: str = "done") -> Record:
@@ -78,8 +81,10 @@ class Body:
 
     def info(self) -> BodyInfo:
         record_id = f"{self.name}.{self.role}"
+        # a response's file is named after the provider's id for the request it answers
         return BodyInfo(record_id=record_id, role=self.role, src=f"{record_id}.json", session=SESSION,
-                        run=self.run, previous_request=self.previous, call=self.call)
+                        run=self.run, previous_request=self.previous, call=self.call,
+                        request=self.name if self.role == "response" else None)
 
 
 def request(name: str, run: str | None, previous: str | None = None, *, call: str | None = None) -> Body:
@@ -90,9 +95,17 @@ def response(request_id: str, call: str) -> Body:
     return Body("response", request_id, call=call)
 
 
-def _number(records: list[Record], ords: list[int] | None) -> None:
+def _number(records: list[Record], ords: list[int] | None, stream: str) -> None:
+    """Number the records as a collector would, and chain them as a transcript does: each names
+    the one before it as its parent, so a reply sits in the run its prompt opened."""
     off = 0
+    previous: str | None = None
     for n, record in enumerate(records):
+        if record.id is None:
+            record.id = f"{stream}-{n + 1}"
+        if record.parent is None and previous is not None:
+            record.parent = previous
+        previous = record.id
         record.ord = ords[n] if ords is not None else n + 1
         record.off = off if ords is None else (record.ord - 1) * (LINE + 1)
         record.bytes = LINE
@@ -106,7 +119,7 @@ def land(root: Path, streams: dict[str, list[Record]], bodies: Sequence[Body] = 
     store = StorageRoot(root, pass_started_ns=CLOCK_NS)
     with store.open_session(session) as handle:
         for stream, records in streams.items():
-            _number(records, (ords or {}).get(stream))
+            _number(records, (ords or {}).get(stream), stream)
             landing = handle.begin(f"streams/{stream}", Header(
                 kind="transcript", session=session, src=f"proj/{session}/{stream}.jsonl",
                 dialect="test/1", adapter="test/0", stream=stream))
@@ -122,3 +135,48 @@ def land(root: Path, streams: dict[str, list[Record]], bodies: Sequence[Body] = 
                 lander.add(body.bytes(), body.info())
             lander.finish()
     return root / session
+
+
+def view_of(root: Path, *, session: str = SESSION, hide: Iterable[str] = ()) -> dict[str, Any]:
+    """The session's ``asz.view`` document, after a parse of what landed."""
+    from asz_core.view import build_view
+
+    parsed = parse_session(root, session)
+    assert not parsed.outcome, parsed.message
+    return build_view(root, session, hide=hide)
+
+
+def walk(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every node of the document's trees, talks then loose, depth first."""
+    stack = [*reversed(doc["talks"]), *reversed(doc["loose"])]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(node.get("children", [])))
+
+
+def calls_of(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each model call of the document by its call id (its node id less ``call/``)."""
+    return {n["id"].removeprefix("call/"): n for n in walk(doc) if n["kind"] == "llm.call"}
+
+
+def change_record(tool: str, captured_by: str, time: str, path: str = "a.txt") -> dict[str, Any]:
+    """A ``changes/1`` record naming the tool call ``tool``, with one file changed."""
+    return {"schema": "changes/1", "id": tool, "captured_by": captured_by, "session": SESSION, "stream": "main",
+            "tool": tool, "time": time, "basis": "tool_window" if captured_by == "asz-plugin" else "runtime_reported",
+            "changed_files": 1, "changes": [{"path": path, "operation": "modify", "diff": "available"}]}
+
+
+def land_changes(root: Path, records: Sequence[dict[str, Any]], *, session: str = SESSION,
+                 kind: str = "changes") -> None:
+    """Land one ``changes`` (or ``execution``) file on the main stream, one record per line, as the
+    plugin's adapter does."""
+    store = StorageRoot(root, pass_started_ns=CLOCK_NS)
+    with store.open_session(session) as handle:
+        landing = handle.begin("streams/main", Header(kind=kind, session=session, src=f"{kind}/{session}.jsonl",
+                                                      dialect="test/1", adapter="test/0", stream="main"))
+        for n, value in enumerate(records, start=1):
+            data = raw_json_of(value)
+            landing.write(Record(ord=n, off=(n - 1) * (LINE + 1), bytes=LINE, sha=f"{n:012d}", from_=FROM_RUNTIME,
+                                 time=value["time"], parts=[Part.data_part(data)]))
+        handle.commit(landing)
