@@ -69,3 +69,10 @@ def test_a_run_does_not_import_the_other_commands_modules() -> None:
             "print(json.dumps(sorted(m for m in sys.modules if m.startswith('asz_core.cli.commands.'))))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == ["asz_core.cli.commands.run_cmd"]
+
+
+def test_every_command_module_is_a_built_in_command_named() -> None:
+    from pathlib import Path
+
+    modules = {p.name.removesuffix("_cmd.py") for p in Path(commands.__file__).parent.glob("*_cmd.py")}
+    assert modules == set(commands.NAMES)
