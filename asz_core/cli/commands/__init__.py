@@ -4,7 +4,7 @@ commands are.
 
 A command line that names a built-in command needs only that command's parser, so only its
 module is imported and only its parser built: a ``run`` does not load what ``conflicts``,
-``serve`` or ``schedule`` need (about a tenth of a no-op pass's instructions). Help, completion
+``serve`` or ``schedule`` need, which a pass that finds nothing new would pay for. Help, completion
 and a name that is not built in (a plugin's command, or a typo that argparse then reports with
 every choice) get every command, as :func:`asz_core.cli.main.build_parser` asks when it cannot
 tell which one is wanted.
