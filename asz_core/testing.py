@@ -131,8 +131,10 @@ def asz_pass(tmp_path: Path, asz_root: Path) -> Iterator[PassRunner]:
 
 @pytest.fixture
 def assert_root_verifies() -> Callable[[Path], None]:
+    host = PluginHost().load_entry_points()  # so each installed adapter's own check (asz_verify) runs too
+
     def check(root: Path) -> None:
-        problems = [str(p) for r in verify_root(root) for p in r.problems]
+        problems = [str(p) for r in verify_root(root, host=host) for p in r.problems]
         assert not problems, "verify found:\n" + "\n".join(problems)
         verdict = run_sdcheck(root)
         if verdict is not None:

@@ -20,16 +20,15 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import REPO, corpus, table
+from _common import corpus, table
 
-sys.path.insert(0, str(REPO))  # the loopback receiver the push tests use
 from asz_core.config import load_config
 from asz_core.host import PluginHost
 from asz_core.pipeline import run_pass
 from asz_core.root.layout import parse_file_name
+from asz_core.scenario.receiver import GrpcReceiver
 from asz_core.testing import run_sdcheck
 from asz_core.verify import verify_root
-from tests.plugins.otlp_push.otlp_receivers import GrpcReceiver
 
 
 def sizes(root: Path) -> tuple[Counter[str], Counter[str]]:

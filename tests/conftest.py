@@ -85,6 +85,17 @@ def corpus(shared: Path) -> Path:
     return shared / "corpus"
 
 
+@pytest.fixture(scope="session")
+def small_corpus(corpus: Path, landed_once: Callable[[str, Callable[[Path], None]], Path]) -> Path:
+    """Fifteen sessions of the corpus and their provider bodies, laid out as the corpus is
+    (``claude-code/projects/``, ``provider-bodies/``), copied once per run: for a default-lane
+    test whose rule a few sessions show, while its sweep of the whole corpus runs with ``--slow``
+    (``tests.provider_support.build_small_corpus`` says which)."""
+    from tests.provider_support import build_small_corpus
+
+    return landed_once("small-corpus", lambda directory: build_small_corpus(corpus, directory))
+
+
 @pytest.fixture
 def slow(request: pytest.FixtureRequest) -> bool:
     """Whether ``--slow`` was given, for a test that changes its size with the lane; a test that

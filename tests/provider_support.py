@@ -9,6 +9,7 @@ transcripts, and where a test needs it a landed transcript file made with the co
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -88,12 +89,23 @@ def land_transcript(root: Path, session: str, directory: str, calls: Iterable[st
 
 
 def bodies_by_session(bodies: Path) -> dict[str, list[Path]]:
-    """Request files by the session their ``metadata.user_id`` names."""
+    """Request files by the session their ``metadata.user_id`` names (a fresh mapping each call)."""
+    out: dict[str, list[Path]] = defaultdict(list)
+    for session, paths in _requests_by_session(bodies, bodies.stat().st_mtime_ns).items():
+        out[session] = list(paths)
+    return out
+
+
+@functools.cache
+def _requests_by_session(bodies: Path, _mtime_ns: int) -> dict[str, tuple[Path, ...]]:
+    # parsing every request body of the corpus whole is the most of what many provider tests
+    # spend before they land: read once per process and directory state (adding or removing a
+    # file changes the directory's mtime; the corpus never changes)
     out: dict[str, list[Path]] = defaultdict(list)
     for path in sorted(bodies.glob("*.request.json")):
         value = json.loads(path.read_bytes())
         out[json.loads(value["metadata"]["user_id"])["session_id"]].append(path)
-    return out
+    return {session: tuple(paths) for session, paths in out.items()}
 
 
 def copy_bodies(paths: Iterable[Path], target: Path, *, mtime_ns: int | None = None) -> None:
@@ -156,3 +168,33 @@ def land_small_session(corpus: Path, runner: PassRunner, work: Path) -> Path:
     first = runner.run()
     assert first.totals.records == 7 and not first.failed
     return src
+
+
+#: the small corpus's main project: five sessions, one with twelve subagents
+SMALL_PROJECT = "-Users-ingo-projects-irrlicht"
+#: and beside it the smallest projects of one session each, so it has more sessions than workers
+SMALL_OTHERS = 10
+
+
+def build_small_corpus(corpus: Path, target: Path) -> None:
+    """A corpus shaped like the shared one, for tests whose rule a few sessions show: under
+    ``target``, ``claude-code/projects/`` holds :data:`SMALL_PROJECT` and the
+    :data:`SMALL_OTHERS` smallest one-session projects of the same user, and ``provider-bodies/``
+    the bodies of their sessions (with their mtimes)."""
+    source = corpus / "claude-code" / "projects"
+
+    def size(project: Path) -> int:
+        return sum(p.stat().st_size for p in project.rglob("*") if p.is_file())
+
+    singles = [p for p in sorted(source.glob("-Users-*"))
+               if p.name != SMALL_PROJECT and len(list(p.glob("*.jsonl"))) == 1]
+    chosen = [source / SMALL_PROJECT, *sorted(singles, key=lambda p: (size(p), p.name))[:SMALL_OTHERS]]
+    projects = target / "claude-code" / "projects"
+    for project in chosen:
+        shutil.copytree(project, projects / project.name)
+    ids = transcript_ids(projects)
+    bodies = corpus / "provider-bodies"
+    by_session = bodies_by_session(bodies)
+    calls = {c for s in ids.values() for c in s.calls}
+    copy_bodies([*(p for s in sorted(ids) for p in by_session.get(s, [])), *response_files(bodies, calls)],
+                target / "provider-bodies")

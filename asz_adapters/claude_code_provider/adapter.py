@@ -30,9 +30,7 @@ __all__ = ["VERSION"]
 VERSION = "0.1.0"
 #: A session lands a chain of bodies, tens of milliseconds, where the core's default threshold
 #: is sized for sessions of a few: with no number of workers configured, eight sessions to land
-#: are enough to start them. Provider pass alone (``provider_bodies.py --corpus``), one process
-#: against four, interleaved: the 10mb preset's 7 sessions 0.27-0.28 s either way, the 100mb
-#: preset's 21 sessions 1.40-1.65 s against 0.96-1.04 s.
+#: are enough to start them (benchmarks/README.md, "Figures behind the code's constants").
 PARALLEL_FROM: Final = 8
 
 

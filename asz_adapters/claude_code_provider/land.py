@@ -62,7 +62,7 @@ RULES: Final = CutRules(arrays=names.TOOL_ARRAYS, first=names.FIRST_MESSAGE, cha
 #: The bodies of the session kept whole while it lands, newest first. A request copies its front
 #: from one of the chains' latest requests, which this holds; an older base is rebuilt from the
 #: session's pieces when asked for. Bounded, so that a pass holds a few bodies, not the session's
-#: (with the reader's 64 MB, one session of 607 bodies held 27 MB).
+#: (bounded by the reader's limit alone, one long session held many times this).
 _CACHE_BYTES: Final = 4 * 1024 * 1024
 
 

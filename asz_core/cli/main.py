@@ -81,7 +81,7 @@ def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
     if argv is None:
         # The process's own command line, so the process ends now: what is alive lives until
         # exit, and the interpreter's finalization would walk all of it again in its last
-        # collections (3 % of the instructions of a no-op pass over 2,000 sessions). Frozen, it
+        # collections, a share a no-op pass notices (benchmarks/README.md). Frozen, it
         # is simply let go with the process. (A caller passing ``argv``, as the tests do, keeps
         # its objects collectable.)
         gc.freeze()

@@ -285,7 +285,7 @@ def _load_renameat2() -> Any:
 
     try:
         # The process's own symbols, libc's among them: ctypes.util.find_library("c") would run
-        # ldconfig in a subprocess (8 ms, in every worker process too) to name the same library.
+        # ldconfig in a subprocess, in every worker process too, to name the same library.
         fn = ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError):
         return None

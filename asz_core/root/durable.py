@@ -46,8 +46,8 @@ def make_dirs(directory: Path) -> list[Path]:
     refers to what is inside) fsyncs each created directory's parent, as
     :meth:`asz_core.root.storage.SessionHandle.sync` does.
     """
-    # mkdir first and the parents only when it says they are missing: a session's three new
-    # directories cost 5 calls, not the 11 that a stat of each level before its mkdir took
+    # mkdir first and the parents only when it says they are missing: most levels already
+    # exist, and a stat of each level before its mkdir spent calls finding that out
     try:
         confined.mkdir(directory, OWNER_DIR)
     except FileExistsError:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from asz_core.assembly.chain import Chain
 from asz_core.scenario.properties import Property, register
-from asz_core.scenario.receiver import Receiver
+from asz_core.scenario.receiver import make_receiver
 from asz_core.scenario.workspace import Workspace, remove_tree
 from asz_core.sessiondata.times import parse_instant
 from asz_core.verify import verify_root
@@ -63,7 +63,8 @@ def _push(ws: Workspace, config: Path) -> tuple[int, str]:
 def _over(ws: Workspace, copy: Path, protocol: str) -> list[str]:
     problems: list[str] = []
     landed = {f.relpath: f for f in ws.landed(copy)}
-    with Receiver(protocol, refuse=1) as rx:
+    with make_receiver(protocol) as rx:
+        rx.plan("fail")
         config = copy / "asz.yaml"
         with config.open("a", encoding="utf-8") as f:
             f.write(f"export:\n  otlp:\n    protocol: {protocol}\n    endpoint: {rx.endpoint}\n"

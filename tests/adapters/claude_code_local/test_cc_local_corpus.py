@@ -10,6 +10,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -71,15 +72,20 @@ def test_a_pass_lands_every_session(landed: Landed) -> None:
     assert summary.totals.unreadable == 0 and summary.totals.conflicts == 0
 
 
-def test_the_default_exclude_leaves_out_private_tmp(cc_projects: Path,
+def test_the_default_exclude_leaves_out_private_tmp(cc_projects: Path, small_corpus: Path, tmp_path: Path,
                                                     run_local: Callable[..., PassSummary],
                                                     asz_pass: PassRunner) -> None:
-    summary = run_local(cc_projects)  # exclude: the default [/private/tmp/**]
-    tmp_sessions = {p.name[:-6] for p in cc_projects.glob("-private-tmp*/*.jsonl")}
+    # the corpus's /private/tmp project beside the small corpus's, not a second pass over all 62
+    projects = tmp_path / "projects"
+    shutil.copytree(small_corpus / "claude-code" / "projects", projects)
+    for project in cc_projects.glob("-private-tmp*"):
+        shutil.copytree(project, projects / project.name)
+    summary = run_local(projects)  # exclude: the default [/private/tmp/**]
+    tmp_sessions = {p.name[:-6] for p in projects.glob("-private-tmp*/*.jsonl")}
     assert len(tmp_sessions) == 1
     landed = {p.name for p in asz_pass.root.iterdir() if p.is_dir()}
-    assert landed == _session_ids(cc_projects) - tmp_sessions
-    assert summary.totals.sessions == 61
+    assert landed == _session_ids(projects) - tmp_sessions
+    assert summary.totals.sessions == len(_session_ids(projects)) - 1 > 1
 
 
 def test_the_root_passes_verify_and_sdcheck(landed: Landed, assert_root_verifies: Callable[[Path], None]) -> None:

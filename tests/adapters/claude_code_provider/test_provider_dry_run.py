@@ -1,7 +1,10 @@
 """A dry run counts what the pass would land: on the shared corpus, ``claude-code-local`` and
 the provider adapter together, a dry run's summary equals the real pass's that follows it, and
 the dry run writes nothing in the root (the provider's bodies whose sessions the same pass
-creates are placed through the index lines the dry run would have written)."""
+creates are placed through the index lines the dry run would have written).
+
+The default lane shows it on fifteen sessions and their bodies (``small_corpus``); ``--slow`` (CI) on the
+whole corpus, four passes of which cost seconds of CPU."""
 
 from __future__ import annotations
 
@@ -30,7 +33,10 @@ def _tree(root: Path) -> dict[str, tuple[int, int]]:
     return out
 
 
-def test_a_dry_run_counts_what_the_real_pass_lands_and_writes_nothing(corpus: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("whole", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["small", "corpus"])
+def test_a_dry_run_counts_what_the_real_pass_lands_and_writes_nothing(whole: bool, request: pytest.FixtureRequest,
+                                                                      tmp_path: Path) -> None:
+    corpus: Path = request.getfixturevalue("corpus" if whole else "small_corpus")
     runner = PassRunner(tmp_path, tmp_path / "root")
     runner.clock = lambda: INSTANT
     runner.configure(adapters=[{"name": "claude-code-local", "source_root": str(corpus / "claude-code" / "projects")},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,16 +15,17 @@ from asz_core.testing import PassRunner
 AT_MS = 1_767_225_600_000  #: 2026-01-01T00:00:00Z
 
 
-@pytest.fixture(scope="module")
-def landed_corpus(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Every session of the shared Claude Code corpus, landed (not parsed) in a root of its own."""
-    work = tmp_path_factory.mktemp("assembly-corpus")
-    runner = PassRunner(work, work / "root")
-    runner.configure(adapters=[{"name": "claude-code-local", "source_root": str(corpus / "claude-code" / "projects"),
-                                "exclude": []}])
-    summary = runner.run()
-    assert not summary.failed, summary.as_dict()
-    return work / "root"
+@pytest.fixture(scope="session")
+def landed_corpus(corpus: Path, landed_once: Callable[[str, Callable[[Path], None]], Path]) -> Path:
+    """Every session of the shared Claude Code corpus, landed (not parsed) in a root of its own,
+    once for the whole run; tests parse copies of it."""
+    def land(work: Path) -> None:
+        runner = PassRunner(work, work / "root")
+        runner.configure(adapters=[{"name": "claude-code-local",
+                                    "source_root": str(corpus / "claude-code" / "projects"), "exclude": []}])
+        summary = runner.run()
+        assert not summary.failed, summary.as_dict()
+    return landed_once("assembly-corpus", land) / "root"
 
 
 @pytest.fixture
@@ -32,6 +34,41 @@ def corpus_copy(landed_corpus: Path, tmp_path: Path) -> Path:
     target = tmp_path / "root"
     shutil.copytree(landed_corpus, target)
     return target
+
+
+@pytest.fixture(scope="session")
+def landed_small(small_corpus: Path, landed_once: Callable[[str, Callable[[Path], None]], Path]) -> Path:
+    """The small corpus's sessions (``small_corpus``), landed as ``landed_corpus`` is, once."""
+    def land(work: Path) -> None:
+        runner = PassRunner(work, work / "root")
+        runner.configure(adapters=[{"name": "claude-code-local",
+                                    "source_root": str(small_corpus / "claude-code" / "projects"), "exclude": []}])
+        summary = runner.run()
+        assert not summary.failed, summary.as_dict()
+    return landed_once("assembly-small", land) / "root"
+
+
+@pytest.fixture
+def small_copy(landed_small: Path, tmp_path: Path) -> Path:
+    """A copy of the small corpus's landed root a test may parse and damage."""
+    target = tmp_path / "root"
+    shutil.copytree(landed_small, target)
+    return target
+
+
+#: one corpus session, for the tests that need a single session's chain
+ONE_SESSION = "839f0678-4dbc-4aa5-a37c-10f12406d23f"
+
+
+@pytest.fixture
+def session_copy(landed_small: Path, tmp_path: Path) -> tuple[Path, str]:
+    """A root holding a copy of one landed corpus session (``ONE_SESSION``, one of the small
+    corpus's), and its id: what a test of one session's parse needs, without copying and parsing
+    them all."""
+    target = tmp_path / "root"
+    target.mkdir()
+    shutil.copytree(landed_small / ONE_SESSION, target / ONE_SESSION)
+    return target, ONE_SESSION
 
 
 def build_sd(scenario: Path, out: Path, through: str = "") -> str:

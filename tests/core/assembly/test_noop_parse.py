@@ -18,36 +18,42 @@ pytestmark = pytest.mark.corpus
 PROJECT = "-Users-ingo-projects-irrlicht"
 
 
-def test_a_parse_with_nothing_new_takes_no_lock_and_reads_no_landed_file(corpus_copy: Path) -> None:
-    first = parse_root(corpus_copy)
+# One session's chain shows each rule; every corpus session parsing cleanly is test_parse_corpus's.
+
+
+def test_a_parse_with_nothing_new_takes_no_lock_and_reads_no_landed_file(session_copy: tuple[Path, str]) -> None:
+    root, session = session_copy
+    first = parse_root(root)
     parsed = [r for r in first if r.rounds]
     assert parsed and not [r for r in first if r.outcome]
-    session = parsed[0].session
     # a held lock would make any parse that needs the chain report busy: this one never asks
-    with FileLock(Chain(corpus_copy, session).dir / ".lock"):
-        again = parse_session(corpus_copy, session)
+    with FileLock(Chain(root, session).dir / ".lock"):
+        again = parse_session(root, session)
     assert (again.outcome, again.rounds, again.files_read) == ("", [], 0)
     assert again.through_seq == parsed[0].through_seq
 
 
-def test_a_killed_writers_temporary_state_is_swept_by_the_next_parse_with_nothing_new(corpus_copy: Path) -> None:
-    session = next(r.session for r in parse_root(corpus_copy) if r.rounds)
-    chain = Chain(corpus_copy, session)
+def test_a_killed_writers_temporary_state_is_swept_by_the_next_parse_with_nothing_new(
+        session_copy: tuple[Path, str]) -> None:
+    root, session = session_copy
+    assert parse_session(root, session).rounds
+    chain = Chain(root, session)
     left = [chain.dir / ".tmp-000000000001-conversation.state", chain.rounds_dir / ".tmp-000000000002-r000009.sf"]
     for path in left:
         path.write_bytes(b"half")
-    again = parse_session(corpus_copy, session)
+    again = parse_session(root, session)
     assert (again.outcome, again.rounds) == ("", [])  # nothing new: no round, and the leftovers go
     assert not [p for p in left if p.exists()]
 
 
-def test_a_head_round_that_is_not_at_the_watermark_is_folded_and_extended(corpus_copy: Path) -> None:
-    session = next(r.session for r in parse_root(corpus_copy) if r.rounds)
-    chain = Chain(corpus_copy, session)
+def test_a_head_round_that_is_not_at_the_watermark_is_folded_and_extended(session_copy: tuple[Path, str]) -> None:
+    root, session = session_copy
+    assert parse_session(root, session).rounds
+    chain = Chain(root, session)
     head = chain.files()[-1].path
     head.chmod(0o600)
     head.write_bytes(head.read_bytes().replace(b'"through_seq":', b'"through_seq":9', 1))  # damaged
-    again = parse_session(corpus_copy, session)
+    again = parse_session(root, session)
     assert again.outcome == "refused"  # the fold, not the header line, decides
 
 

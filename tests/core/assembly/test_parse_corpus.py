@@ -17,9 +17,18 @@ from asz_core.verify import verify_root
 pytestmark = pytest.mark.corpus
 
 
-def test_every_session_of_the_shared_corpus_parses_into_one_round_that_verifies(corpus_copy: Path) -> None:
+# The default lane parses the small corpus's fifteen sessions; --slow (CI) all 62 too, which costs
+# seconds of CPU.
+WHOLE = [pytest.param(False, id="small"), pytest.param(True, id="corpus", marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("whole", WHOLE)
+def test_every_session_of_the_shared_corpus_parses_into_one_round_that_verifies(
+        whole: bool, request: pytest.FixtureRequest) -> None:
+    corpus_copy: Path = request.getfixturevalue("corpus_copy" if whole else "small_copy")
     results = parse_root(corpus_copy)
-    assert len(results) == 62
+    sessions = [p for p in corpus_copy.iterdir() if p.is_dir() and not p.name.startswith("_")]
+    assert len(results) == len(sessions) == (62 if whole else 15)
     assert all(not r.outcome and len(r.rounds) == 1 for r in results), [r.message for r in results if r.outcome]
     for r in results:
         fold = Chain(corpus_copy, r.session).fold()
@@ -32,8 +41,10 @@ def test_every_session_of_the_shared_corpus_parses_into_one_round_that_verifies(
     assert verdict is None or verdict.get("ok", True), verdict
 
 
-def test_a_parse_with_nothing_new_writes_no_round_and_reads_no_landed_file(corpus_copy: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("whole", WHOLE)
+def test_a_parse_with_nothing_new_writes_no_round_and_reads_no_landed_file(
+        whole: bool, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    corpus_copy: Path = request.getfixturevalue("corpus_copy" if whole else "small_copy")
     parse_root(corpus_copy)
 
     def refuse(seq: int, path: Path) -> evidence.LandedEvidence:
@@ -45,17 +56,17 @@ def test_a_parse_with_nothing_new_writes_no_round_and_reads_no_landed_file(corpu
 
 
 def test_a_one_byte_budget_cuts_one_round_per_landed_file_and_folds_to_the_same_entities(
-        corpus_copy: Path) -> None:
-    session = max((p.name for p in corpus_copy.iterdir() if p.is_dir() and not p.name.startswith("_")),
-                  key=lambda s: len(evidence.landed_seqs(corpus_copy / s)))
-    whole = parse_session(corpus_copy, session)
+        small_copy: Path) -> None:
+    session = max((p.name for p in small_copy.iterdir() if p.is_dir() and not p.name.startswith("_")),
+                  key=lambda s: len(evidence.landed_seqs(small_copy / s)))
+    whole = parse_session(small_copy, session)
     assert len(whole.rounds) == 1
-    one = Chain(corpus_copy, session).fold()
-    other = corpus_copy.parent / "cut"
+    one = Chain(small_copy, session).fold()
+    other = small_copy.parent / "cut"
     other.mkdir()
-    os.symlink(corpus_copy / session, other / session)
+    os.symlink(small_copy / session, other / session)
     cut = parse_session(other, session, max_round_bytes=1)
-    seqs = evidence.landed_seqs(corpus_copy / session)
+    seqs = evidence.landed_seqs(small_copy / session)
     assert len(cut.rounds) == len(seqs) > 1
     many = Chain(other, session).fold()
     assert many.nodes == one.nodes and many.relations == one.relations
@@ -63,11 +74,11 @@ def test_a_one_byte_budget_cuts_one_round_per_landed_file_and_folds_to_the_same_
            {k: v for k, v in one.unresolved.items() if v["state"] == "open"}
 
 
-def test_the_same_landed_evidence_writes_the_same_round_bytes(corpus_copy: Path, tmp_path: Path) -> None:
-    session = sorted(p.name for p in corpus_copy.iterdir() if p.is_dir() and not p.name.startswith("_"))[0]
-    first = parse_session(corpus_copy, session).rounds[0]
+def test_the_same_landed_evidence_writes_the_same_round_bytes(small_copy: Path, tmp_path: Path) -> None:
+    session = sorted(p.name for p in small_copy.iterdir() if p.is_dir() and not p.name.startswith("_"))[0]
+    first = parse_session(small_copy, session).rounds[0]
     second_root = tmp_path / "again"
     second_root.mkdir()
-    os.symlink(corpus_copy / session, second_root / session)
+    os.symlink(small_copy / session, second_root / session)
     second = parse_session(second_root, session).rounds[0]
     assert first.name == second.name and first.read_bytes() == second.read_bytes()

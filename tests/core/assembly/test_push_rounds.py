@@ -11,7 +11,7 @@ from asz_core.cli.app import App
 from asz_core.cli.main import main
 from asz_core.host import PluginHost
 from asz_core.scenario import mock_adapter
-from asz_core.scenario.receiver import Receiver
+from asz_core.scenario.receiver import make_receiver
 
 from .conftest import build_sd
 
@@ -28,7 +28,7 @@ def test_rounds_travel_after_their_files_once_each_and_a_new_round_alone(scenari
     session = build_sd(scenarios / "growth.yaml", tmp_path, through="turn1")
     config = tmp_path / "asz.yaml"
     assert main(["parse", "--config", str(config)], App(out=io.StringIO(), err=io.StringIO())) == 0
-    with Receiver("http") as rx:
+    with make_receiver("http") as rx:
         with config.open("a", encoding="utf-8") as f:
             f.write(f"export:\n  otlp:\n    protocol: http\n    endpoint: {rx.endpoint}\n    timeout: 10s\n")
         assert _push(config) == 0

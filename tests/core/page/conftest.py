@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -21,25 +21,26 @@ KIRO_DB = "../.local/share/kiro-cli/data.sqlite3"
 
 
 @pytest.fixture(scope="session")
-def page_root(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def page_root(corpus: Path, landed_once: Callable[[str, Callable[[Path], None]], Path]) -> Path:
     """Every corpus transcript, every provider body the provider adapter can claim, every Kiro
-    session, landed once."""
-    work = tmp_path_factory.mktemp("page-corpus")
-    saved = {name: os.environ.pop(name, None) for name in ("KIRO_HOME", "KIRO_CLI_DB_PATH", "XDG_DATA_HOME")}
-    try:
-        runner = PassRunner(work, work / "root")
-        runner.configure(adapters=[
-            {"name": "claude-code-local", "source_root": str(corpus / "claude-code" / "projects"), "exclude": []},
-            {"name": "claude-code-provider", "source_root": str(corpus / "provider-bodies"), "exclude": []},
-            {"name": "kiro", "source_root": str(corpus / "kiro" / ".kiro"), "cli_database": KIRO_DB, "exclude": []},
-        ])
-        summary = runner.run()
-    finally:
-        for name, value in saved.items():
-            if value is not None:
-                os.environ[name] = value
-    assert not summary.failed and summary.totals.records
-    return runner.root
+    session, landed once for the whole run (the tests only read it)."""
+    def land(work: Path) -> None:
+        saved = {name: os.environ.pop(name, None) for name in ("KIRO_HOME", "KIRO_CLI_DB_PATH", "XDG_DATA_HOME")}
+        try:
+            runner = PassRunner(work, work / "root")
+            runner.configure(adapters=[
+                {"name": "claude-code-local", "source_root": str(corpus / "claude-code" / "projects"), "exclude": []},
+                {"name": "claude-code-provider", "source_root": str(corpus / "provider-bodies"), "exclude": []},
+                {"name": "kiro", "source_root": str(corpus / "kiro" / ".kiro"), "cli_database": KIRO_DB,
+                 "exclude": []},
+            ])
+            summary = runner.run()
+        finally:
+            for name, value in saved.items():
+                if value is not None:
+                    os.environ[name] = value
+        assert not summary.failed and summary.totals.records
+    return landed_once("page-corpus", land) / "root"
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,9 @@ system prompt, a deep link, a transcript that tries to run a script, and an expo
 network. Screenshots go to each test's temporary directory (and to ``$ASZ_PAGE_SHOTS`` when set:
 that is how ``docs/page-*.png`` are made).
 
-Skipped, with the reason, when Chromium or Playwright is not installed.
+Skipped, with the reason, when Chromium or Playwright is not installed. In the slow lane only: a
+browser costs seconds of CPU to start and drive, while the same pages' data, withholding and
+escaping are checked without one in the default lane (``test_page_api``, ``test_page_export``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ if CHROMIUM is None:
         pytest.fail("ASZ_REQUIRE_BROWSER is set but no chromium is on PATH", pytrace=False)
     pytest.skip("no chromium on PATH (Debian: apt-get install chromium)", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+
+pytestmark = pytest.mark.slow
 
 SUBAGENTS = "8a525d27-37a4-4a12-8523-a3ea345290cf"
 PROMPT = "Test Foreground Subagent Detection"

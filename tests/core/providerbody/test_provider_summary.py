@@ -36,6 +36,10 @@ def ids(corpus: Path) -> dict[str, TranscriptIds]:
 @pytest.fixture
 def taken(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The landed provider_body files read (taken in whole), by name, in this process."""
+    return _count_reads(monkeypatch)
+
+
+def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.delenv("ASZ_WORKERS", raising=False)
     seen: list[str] = []
     real = ProviderBodies._take_in
@@ -86,14 +90,28 @@ def _without_summary(root: Path, src: Path) -> None:
     summary_path(root / CHAIN).unlink()
 
 
+@pytest.fixture(scope="module")
+def reference(corpus: Path, ids: dict[str, TranscriptIds],
+              tmp_path_factory: pytest.TempPathFactory) -> tuple[list[object], list[str]]:
+    """The second file's lines when the second pass reads the first file (no summary), and the
+    files it read: what every test below compares with, landed once."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        seen = _count_reads(monkeypatch)
+        lines, read, _, _ = _two_passes(tmp_path_factory.mktemp("reference") / "read", corpus, ids, seen,
+                                        _without_summary)
+    return lines, read
+
+
 def test_the_second_pass_reads_no_landed_file_and_lands_what_reading_them_lands(
         tmp_path: Path, corpus: Path, ids: dict[str, TranscriptIds], taken: list[str],
+        reference: tuple[list[object], list[str]],
         assert_root_verifies: Callable[[Path], None]) -> None:
-    reference, read, _, _ = _two_passes(tmp_path / "read", corpus, ids, taken, _without_summary)
+    lines, read = reference
     assert len(read) == 1  # without a summary: the first file, read whole
+    reference_lines = lines
     lines, read, root, src = _two_passes(tmp_path / "summary", corpus, ids, taken)
     assert read == []
-    assert lines == reference
+    assert lines == reference_lines
     assert rebuilds_exactly(root, src) == len(bodies_of(corpus, ids, CHAIN).written())
     assert_root_verifies(root)
     # the summary now covers both files: a third pass with a new body would not read them either
@@ -103,23 +121,21 @@ def test_the_second_pass_reads_no_landed_file_and_lands_what_reading_them_lands(
 
 def test_a_base_whose_source_file_is_gone_is_rebuilt_from_the_landed_files(
         tmp_path: Path, corpus: Path, ids: dict[str, TranscriptIds], taken: list[str],
-        assert_root_verifies: Callable[[Path], None]) -> None:
-    reference, _, _, _ = _two_passes(tmp_path / "read", corpus, ids, taken, _without_summary)
+        reference: tuple[list[object], list[str]], assert_root_verifies: Callable[[Path], None]) -> None:
 
     def clean_up(root: Path, src: Path) -> None:  # the spec's `find ... -delete` of collected files
         for path in src.iterdir():
             path.unlink()
 
     lines, read, root, _ = _two_passes(tmp_path / "deleted", corpus, ids, taken, clean_up)
-    assert len(read) == 1 and lines == reference
+    assert len(read) == 1 and lines == reference[0]
     assert_root_verifies(root)
 
 
 @pytest.mark.parametrize("change", ["touched", "garbled", "other_format"])
 def test_a_summary_that_does_not_match_the_files_is_not_used(
         tmp_path: Path, corpus: Path, ids: dict[str, TranscriptIds], taken: list[str], change: str,
-        assert_root_verifies: Callable[[Path], None]) -> None:
-    reference, _, _, _ = _two_passes(tmp_path / "read", corpus, ids, taken, _without_summary)
+        reference: tuple[list[object], list[str]], assert_root_verifies: Callable[[Path], None]) -> None:
 
     def spoil(root: Path, src: Path) -> None:
         path = summary_path(root / CHAIN)
@@ -135,7 +151,7 @@ def test_a_summary_that_does_not_match_the_files_is_not_used(
             path.write_bytes(json.dumps(data).encode())
 
     lines, read, root, _ = _two_passes(tmp_path / change, corpus, ids, taken, spoil)
-    assert len(read) == 1 and lines == reference
+    assert len(read) == 1 and lines == reference[0]
     assert_root_verifies(root)
 
 
@@ -182,9 +198,13 @@ def test_the_whole_corpus_in_two_passes_lands_the_same_bytes_with_and_without_su
     assert_root_verifies(summarized)
 
 
+@pytest.mark.parametrize("whole", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["small", "corpus"])
 def test_a_summary_restores_what_reading_the_files_gives(
-        tmp_path: Path, corpus: Path, ids: dict[str, TranscriptIds]) -> None:
-    root = _land_in_halves(tmp_path / "root", corpus, ids, None, 300_000)
+        whole: bool, request: pytest.FixtureRequest, tmp_path: Path, ids: dict[str, TranscriptIds]) -> None:
+    # fifteen sessions' bodies show it in the default lane, with files cut smaller so that some of
+    # their pieces are taken out too; the whole corpus costs seconds of CPU
+    corpus: Path = request.getfixturevalue("corpus" if whole else "small_corpus")
+    root = _land_in_halves(tmp_path / "root", corpus, ids, None, 300_000 if whole else 60_000)
     too_large = 0
     for session in sorted(p for p in root.iterdir() if (p / "provider_body").is_dir()):
         restored = load(session)

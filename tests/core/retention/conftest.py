@@ -10,26 +10,37 @@ from typing import Any
 
 import pytest
 
+from asz_core.scenario.receiver import GrpcReceiver
 from asz_core.testing import PassRunner
-from tests.plugins.otlp_push.otlp_receivers import GrpcReceiver
 
-#: three real sessions: a short one, a long one, one with subagents
-SLUGS = ("-Users-ingo-projects-irrlicht--claude-worktrees-228",
-         "-Users-ingo-projects-irrlicht--claude-worktrees-456",
-         "-home-marco-projects-spotter-worktrees-spotter-4te")
+#: three real sessions, each (project directory, session): a short one, a long one, one with
+#: subagents (the smallest of the corpus's sessions with subagents: each test lands all three, so
+#: their size is the tests' cost)
+SESSIONS = (("-Users-ingo-projects-irrlicht--claude-worktrees-228", "ef21e42a-0206-4578-8b08-8a767d47f5fd"),
+            ("-Users-ingo-projects-irrlicht--claude-worktrees-456", "a6357d32-308a-4030-84d4-59744b5438d1"),
+            ("-Users-ingo-projects-irrlicht", "8a525d27-37a4-4a12-8523-a3ea345290cf"))
 MAX_DELTA = 65536  #: small enough that the long sessions land in several files each
 
 
-@pytest.fixture
-def projects(corpus: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "projects"
-    for slug in SLUGS:
-        shutil.copytree(corpus / "claude-code" / "projects" / slug, target / slug)
-    for directory, _dirs, files in os.walk(target):  # the corpus is read-only; a source grows
+def copy_sessions(corpus: Path, target: Path) -> Path:
+    """``SESSIONS`` copied from the corpus into ``target`` (a ``projects`` tree), writable: the
+    corpus is read-only, and a source grows."""
+    for slug, session in SESSIONS:
+        source = corpus / "claude-code" / "projects" / slug
+        (target / slug).mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source / f"{session}.jsonl", target / slug / f"{session}.jsonl")
+        if (source / session).is_dir():
+            shutil.copytree(source / session, target / slug / session)
+    for directory, _dirs, files in os.walk(target):
         os.chmod(directory, 0o755)
         for name in files:
             os.chmod(Path(directory) / name, 0o644)
     return target
+
+
+@pytest.fixture
+def projects(corpus: Path, tmp_path: Path) -> Path:
+    return copy_sessions(corpus, tmp_path / "projects")
 
 
 @pytest.fixture

@@ -19,12 +19,12 @@ from asz_core.retention.policy import RetentionPolicy, parse_age
 from asz_core.retention.receipts import NO_RECEIVER
 from asz_core.retention.remove import removed_header
 from asz_core.retention.retain import retain_root
+from asz_core.scenario.receiver import GrpcReceiver
 from asz_core.sessiondata import open_file
 from asz_core.testing import PassRunner
 from asz_core.verify import verify_root
 from tests.core.retention.conftest import configure
 from tests.helpers import temp_files
-from tests.plugins.otlp_push.otlp_receivers import GrpcReceiver
 
 NS = 1_000_000_000
 

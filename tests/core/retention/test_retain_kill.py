@@ -3,7 +3,8 @@ skeleton is, or both; the next retention finishes, and the root verifies.
 
 Each seed either dies at a named step of a removal (before its skeleton lands, before the landed
 file is unlinked) at a random occurrence, or is killed by the parent after a random delay, which
-lands anywhere: inside the skeleton's write, between its fsync and its rename, mid unlink.
+lands anywhere: inside the skeleton's write, between its fsync and its rename, mid unlink. The
+first 2 seeds run in the default lane; ``--slow`` (CI) runs all 6.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ import pytest
 from asz_core.retention.plan import session_files
 from asz_core.sessiondata import open_file
 from asz_core.testing import PassRunner
-from tests.core.retention.conftest import SLUGS, configure
+from tests.core.retention.conftest import configure, copy_sessions
 from tests.helpers import temp_files
 
-SEEDS = 6
+SEEDS_QUICK, SEEDS = 2, 6  # each seed costs seconds of CPU: the rest go to the slow lane
 STEPS = ("skeleton-land", "landed-unlink")
 #: session → (ord, off, bytes) of each of its records, in seq order
 Structure = dict[str, list[tuple[int, int, int]]]
@@ -36,8 +37,7 @@ Structure = dict[str, list[tuple[int, int, int]]]
 def landed_root(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Structure]:
     """The three sessions landed in many small files, and each session's (ord, off, bytes)."""
     work = tmp_path_factory.mktemp("kill-root")
-    for slug in SLUGS:
-        shutil.copytree(corpus / "claude-code" / "projects" / slug, work / "projects" / slug)
+    copy_sessions(corpus, work / "projects")
     runner = PassRunner(work, work / "root")
     configure(runner, work / "projects", after=-1, max_delta=16384)
     while runner.run().totals.landed:  # a source lands at most so many files a pass
@@ -55,7 +55,8 @@ def _structure(root: Path) -> Structure:
     return out
 
 
-@pytest.mark.parametrize("seed", range(SEEDS))
+@pytest.mark.parametrize("seed", [pytest.param(s, marks=() if s < SEEDS_QUICK else pytest.mark.slow)
+                                  for s in range(SEEDS)])
 def test_retain_killed_at_a_random_instant_loses_nothing_not_meant_to_go(
         seed: int, landed_root: tuple[Path, Structure], tmp_path: Path,
         assert_root_verifies: Callable[[Path], None]) -> None:

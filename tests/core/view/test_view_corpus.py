@@ -168,15 +168,21 @@ def oracle(corpus: Path) -> Oracle:
     return _read_bodies(corpus / "provider-bodies")
 
 
+@pytest.fixture(scope="module")
+def documents(corpus_root: Path) -> dict[str, dict[str, Any]]:
+    """Every session's document (nothing hidden), in list order, built once: each sweep below
+    checks its own rule over the same documents, which the tests only read."""
+    return {session_id: Session(corpus_root, session_id).document() for session_id in _sessions(corpus_root)}
+
+
 def _listed(session: Session, doc: dict[str, Any]) -> dict[str, dict[str, str]]:
     """Call id → role → the source file name of the body listed."""
     return {call_id: {b["role"]: session.entry(b["ref"]).manifest.src for b in call.get("provider_bodies", [])}
             for call_id, call in calls_of(doc).items()}
 
 
-def _compare(corpus: Path, root: Path, oracle: Oracle, session_id: str) -> Row:
+def _compare(corpus: Path, root: Path, oracle: Oracle, session_id: str, doc: dict[str, Any]) -> Row:
     session = Session(root, session_id)
-    doc = session.document()
     listed = _listed(session, doc)
     landed = {e.manifest.src for e in session.provider_bodies.entries()}
     calls = _session_calls(root / session_id, corpus / "claude-code" / "projects")
@@ -212,8 +218,8 @@ def _compare(corpus: Path, root: Path, oracle: Oracle, session_id: str) -> Row:
 
 
 def test_every_joined_body_is_the_right_one_and_every_miss_is_one_the_rule_states(
-        corpus: Path, corpus_root: Path, oracle: Oracle) -> None:
-    rows = [_compare(corpus, corpus_root, oracle, s) for s in sorted(oracle.requests)
+        corpus: Path, corpus_root: Path, oracle: Oracle, documents: dict[str, dict[str, Any]]) -> None:
+    rows = [_compare(corpus, corpus_root, oracle, s, documents[s]) for s in sorted(oracle.requests)
             if (corpus_root / s / "provider_body").is_dir()]
     print(f"\n{'session':10} {'calls':>5} {'resp landed':>11} {'resp joined':>11} {'req joined':>10}  missed")
     for row in rows:
@@ -233,12 +239,13 @@ def _sessions(root: Path) -> list[str]:
     return [row["id"] for row in list_sessions(root)]
 
 
-def test_every_ref_rebuilds_to_a_body_whose_role_and_ids_match_its_call(corpus: Path, corpus_root: Path) -> None:
+def test_every_ref_rebuilds_to_a_body_whose_role_and_ids_match_its_call(
+        corpus: Path, corpus_root: Path, documents: dict[str, dict[str, Any]]) -> None:
     bodies = corpus / "provider-bodies"
     checked = Counter[str]()
-    for session_id in _sessions(corpus_root):
+    for session_id, doc in documents.items():
         session = Session(corpus_root, session_id)
-        for call_id, call in calls_of(session.document()).items():
+        for call_id, call in calls_of(doc).items():
             roles = [b["role"] for b in call.get("provider_bodies", [])]
             assert roles in ([], ["response"], ["request"], ["request", "response"])
             for listed in call.get("provider_bodies", []):
@@ -257,14 +264,13 @@ def test_every_ref_rebuilds_to_a_body_whose_role_and_ids_match_its_call(corpus: 
 
 
 def test_every_document_of_the_corpus_has_the_shape_the_spec_gives(
-        corpus_root: Path, shared: Path) -> None:
+        corpus_root: Path, shared: Path, documents: dict[str, dict[str, Any]]) -> None:
     """Claude Code and Kiro alike: every key of formats/asz-view.md, in its order, and every
     talk, run and step of the fold in a tree, with the session's landed files and rounds."""
     spec = shared / "spec" / "upstream" / "formats" / "asz-view.md"
     assert spec_top_keys(spec) == list(TOP)  # the transcription still reads the page
     checked = set()
-    for session_id in _sessions(corpus_root):
-        doc = Session(corpus_root, session_id).document()
+    for session_id, doc in documents.items():
         assert shape_problems(doc) == [], session_id
         assert doc["summary"]["state"] == "verified" and doc["conversation"] == session_id
         fold = Chain(corpus_root, session_id).fold()
@@ -286,10 +292,10 @@ def _kiro_sessions(root: Path) -> set[str]:
     return out
 
 
-def test_hiding_the_system_prompt_lists_no_body_and_keeps_every_node(corpus_root: Path) -> None:
+def test_hiding_the_system_prompt_lists_no_body_and_keeps_every_node(
+        corpus_root: Path, documents: dict[str, dict[str, Any]]) -> None:
     listed = withheld = 0
-    for session_id in _sessions(corpus_root):
-        shown = Session(corpus_root, session_id).document()
+    for session_id, shown in documents.items():
         hidden = Session(corpus_root, session_id, hide=["system_prompt"]).document()
         listed += sum(1 for n in walk(shown) if "provider_bodies" in n)
         assert not [n for n in walk(hidden) if "provider_bodies" in n]
@@ -308,9 +314,8 @@ def test_hiding_the_system_prompt_lists_no_body_and_keeps_every_node(corpus_root
     assert listed > 0 and withheld == 1
 
 
-def test_documents_name_only_root_relative_paths(corpus_root: Path) -> None:
-    for session_id in _sessions(corpus_root):
-        doc = Session(corpus_root, session_id).document()
+def test_documents_name_only_root_relative_paths(corpus_root: Path, documents: dict[str, dict[str, Any]]) -> None:
+    for session_id, doc in documents.items():
         assert all((corpus_root / f["file"]).is_file() for f in doc["files"])
         assert all(f["file"].startswith((f"{session_id}/", f"_conversations/{session_id}/")) for f in doc["files"])
         assert str(corpus_root) not in json.dumps(doc)
@@ -328,12 +333,11 @@ def test_a_root_copied_elsewhere_gives_the_same_documents_and_the_view_writes_no
     assert sorted((p.relative_to(corpus_root), p.stat().st_mtime_ns) for p in corpus_root.rglob("*")) == before
 
 
-def test_a_child_stream_names_the_step_that_opened_it(corpus_root: Path) -> None:
+def test_a_child_stream_names_the_step_that_opened_it(documents: dict[str, dict[str, Any]]) -> None:
     """A subagent stream's parent is the stream of the tool call that started it, and that call is
     a step of the document with its result joined."""
     children = 0
-    for session_id in _sessions(corpus_root):
-        doc = Session(corpus_root, session_id).document()
+    for doc in documents.values():
         steps = {n["id"]: n for n in walk(doc)}
         for stream in doc["streams"]:
             for origin in stream["opened_by"]:
