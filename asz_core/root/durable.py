@@ -81,8 +81,22 @@ def _syncfs() -> Any:
     return _syncfs_fn
 
 
+#: the first Linux whose ``syncfs`` reports a write that failed; before it, a failed write would
+#: pass unseen, so each file is fsynced on its own there
+_SYNCFS_REPORTS_ERRORS = (5, 8)
+
+
+def _kernel_release() -> tuple[int, int]:
+    """The running kernel's major and minor version (``(0, 0)`` when it does not say)."""
+    parts = os.uname().release.split(".")
+    try:
+        return int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or 0)
+    except (IndexError, ValueError):
+        return 0, 0
+
+
 def _load_syncfs() -> Any:
-    if not sys.platform.startswith("linux"):
+    if not sys.platform.startswith("linux") or _kernel_release() < _SYNCFS_REPORTS_ERRORS:
         return None
     import ctypes
 

@@ -184,3 +184,14 @@ def test_killed_in_the_second_group_a_pass_keeps_the_first_and_lands_the_rest_on
         assert [r.ord for _, r in records_of(runner.root, f"s{s}")] == list(range(1, 7)), f"s{s}"
     assert temp_files(runner.root) == []
     assert_root_verifies(runner.root)
+
+
+@pytest.mark.parametrize(("release", "grouped"),
+                         [("5.4.0-150-generic", False), ("5.8.0", True), ("6.1.0-18-amd64", True)])
+def test_a_kernel_whose_syncfs_hides_failed_writes_fsyncs_each_file_instead(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, release: str, grouped: bool) -> None:
+    monkeypatch.setattr(os, "uname", lambda: os.uname_result(("Linux", "h", release, "#1", "x86_64")))
+    monkeypatch.setattr(durable, "_syncfs_fn", durable._UNLOADED)
+    assert durable.can_sync_filesystem() is grouped
+    assert (CommitGroup.open(tmp_path, dry_run=False) is not None) is grouped
+    monkeypatch.setattr(durable, "_syncfs_fn", durable._UNLOADED)
