@@ -195,3 +195,19 @@ def test_a_kernel_whose_syncfs_hides_failed_writes_fsyncs_each_file_instead(
     assert durable.can_sync_filesystem() is grouped
     assert (CommitGroup.open(tmp_path, dry_run=False) is not None) is grouped
     monkeypatch.setattr(durable, "_syncfs_fn", durable._UNLOADED)
+
+
+def test_where_there_is_no_syncfs_each_session_fsyncs_its_own_and_lands_the_same_records(
+        asz_pass: PassRunner, tmp_path: Path, counted: dict[str, int], monkeypatch: pytest.MonkeyPatch,
+        assert_root_verifies: Callable[[Path], None]) -> None:
+    monkeypatch.setattr(durable, "_syncfs_fn", None)  # macOS, or Linux before 5.8
+    asz_pass.configure(**jsonl_config(_source(tmp_path, sessions=3)))
+    summary = asz_pass.run()
+    assert not summary.failed and summary.totals.landed == 3
+    assert counted["syncfs"] == 0 and counted["fsync"] >= 3 * 3  # a file, its directory, its cursor
+    for s in range(1, 4):
+        assert [r.ord for _, r in records_of(asz_pass.root, f"s{s}")] == list(range(1, 31))
+        cursor = _cursor(asz_pass.root, f"s{s}")
+        assert cursor is not None and cursor.ord == 30
+    assert not DEFERRED and temp_files(asz_pass.root) == []
+    assert_root_verifies(asz_pass.root)
