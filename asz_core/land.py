@@ -12,41 +12,85 @@ returns, which the pass merges in claim order (:mod:`asz_core.pipeline`). The st
    and the landing counted nothing unsettling, stat each source and cursor into the session's
    settled entry: the stat and the check of each cursor are one, so a source that grows
    meanwhile is never recorded as landed.
+
+:func:`land_claims` lands claims this way in groups (:mod:`asz_core.root.group`): each session's
+files and cursors wait, still under its lock, for one commit of the whole group; step 3 runs
+once the group's steps are durable, so the settled entry stats the cursors as they now are; and
+the outcomes go out, in claim order, only then (a file an outcome names is in place).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from asz_core.context import AdapterContext
 from asz_core.failures import describe_failure
 from asz_core.host import PluginHost
 from asz_core.plugin import SessionClaim
+from asz_core.root.group import GROUP_SESSIONS, CommitGroup
 from asz_core.root.layout import cursor_file
 from asz_core.root.locks import LockBusy
 from asz_core.root.settled import SettledEntry, settled_entry
+from asz_core.root.storage import SessionHandle
 from asz_core.tally import SessionOutcome
 
-__all__ = ["land_claim"]
+__all__ = ["land_claim", "land_claims"]
 
 
-def land_claim(host: PluginHost, actx: AdapterContext, claim: SessionClaim) -> SessionOutcome:
-    """Land ``claim`` under its session's lock and return what that did."""
+def land_claims(host: PluginHost, actx: AdapterContext, claims: Iterable[SessionClaim]) -> Iterator[SessionOutcome]:
+    """Land each of ``claims`` (:func:`land_claim`) in groups of :data:`GROUP_SESSIONS`
+    committed together, and yield their outcomes in claim order as each group commits."""
+    group = CommitGroup.open(actx.root.path, dry_run=actx.dry_run)
+    if group is None:
+        for claim in claims:
+            yield land_claim(host, actx, claim)
+        return
+    landed: list[SessionOutcome] = []
+    try:
+        for claim in claims:
+            landed.append(land_claim(host, actx, claim, group))
+            if len(group) >= GROUP_SESSIONS:
+                group.commit()
+                done, landed = landed, []
+                yield from done
+    finally:  # the last group, or whatever is held when the pass stops taking outcomes
+        group.close()
+    yield from landed
+
+
+def land_claim(host: PluginHost, actx: AdapterContext, claim: SessionClaim,
+               group: CommitGroup | None = None) -> SessionOutcome:
+    """Land ``claim`` under its session's lock and return what that did. In a ``group``, the
+    outcome is complete once the group has committed."""
     outcome = SessionOutcome(claim.session, settles=claim.settled_by is not None and not actx.dry_run)
     started = time.perf_counter()
     try:
-        with actx.root.open_session(claim.session, outcome.landed.append) as session, \
+        with actx.root.open_session(claim.session, outcome.landed.append, group) as session, \
                 actx.landing(outcome):
+            if session.group is not None:
+                session.on_failure = lambda exc: outcome.error(describe_failure(exc))
+                session.after_commit = lambda: _settle(session, claim, outcome)
             host.land(actx.name, actx, claim, session)
-            if outcome.settles and outcome.settled_now:
-                outcome.settled = _entry(session.dir, claim, outcome)
+            if session.group is None:
+                _settle(session, claim, outcome)
     except LockBusy:
         outcome.counters.busy += 1
     except Exception as exc:  # noqa: BLE001 - isolate each session's failure
         outcome.error(describe_failure(exc))
     outcome.seconds = time.perf_counter() - started
     return outcome
+
+
+def _settle(session: SessionHandle, claim: SessionClaim, outcome: SessionOutcome) -> None:
+    """Step 3: the session's settled entry, when its landing left it settled."""
+    if not (outcome.settles and outcome.settled_now):
+        return
+    try:
+        outcome.settled = _entry(session.dir, claim, outcome)
+    except Exception as exc:  # noqa: BLE001 - as the landing's own failure would be
+        outcome.error(describe_failure(exc))
 
 
 def _entry(session_dir: Path, claim: SessionClaim, outcome: SessionOutcome) -> SettledEntry | None:

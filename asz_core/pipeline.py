@@ -3,7 +3,8 @@ land → outcome → tally → observers.
 
 The root is locked for the whole pass. For each adapter, what discovery finds goes, less what
 ``include``/``exclude`` leave out, to the adapter's claims; each claim is landed as it comes
-(:func:`asz_core.land.land_claim`, here or in worker processes), unless the settled table says
+(:func:`asz_core.land.land_claims`, here or in worker processes, in groups whose files and
+cursors are made durable together), unless the settled table says
 nothing of it changed; each landing's outcome is merged into the pass's tally in claim order.
 Once every adapter has run, the observers see the summary (``asz_pass_end``), and the summary
 is finished with what they recorded. An adapter that raises is reported with its name (and the
@@ -24,7 +25,7 @@ from asz_core.errors import NotStarted
 from asz_core.failures import describe_failure
 from asz_core.filters import SessionFilter
 from asz_core.host import PluginHost
-from asz_core.land import land_claim
+from asz_core.land import land_claims
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
 from asz_core.root.locks import LockBusy
 from asz_core.root.owed import PassOwed
@@ -121,10 +122,7 @@ def _run_adapter(host: PluginHost, ctx: PassContext, name: str, options: dict[st
     claimed: set[str] = set()
     to_land, workers = _processes(info, actx, _owing(actx, owed, _to_land(actx, claims, claimed)), total)
     outcomes: Iterable[SessionOutcome]
-    if workers > 1:
-        outcomes = land_in_workers(host, actx, to_land, workers)
-    else:
-        outcomes = (land_claim(host, actx, claim) for claim in to_land)
+    outcomes = land_in_workers(host, actx, to_land, workers) if workers > 1 else land_claims(host, actx, to_land)
     for done, outcome in enumerate(outcomes, start=1):
         _merge(host, actx, outcome)
         if outcome.landed or outcome.errors:  # errors too: a worker that died may have landed unreported files

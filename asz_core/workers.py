@@ -13,7 +13,8 @@ and when the pass hears of it:
 * claims are pickled to a worker as one frees up (so a claim's payload must pickle), a few at a
   time when sessions land quickly (:func:`_per_task`), and the pass takes the next claims from
   the adapter only then: it holds a few sessions, not all;
-* a worker lands a claim with the same :func:`asz_core.land.land_claim` as the pass's process
+* a worker lands a task's claims with the same :func:`asz_core.land.land_claims` as the pass's
+  process, one group commit per task,
   and sends back what it returns, the session's :class:`~asz_core.tally.SessionOutcome`; the
   pass merges outcomes in claim order (it announces the landed files, so ``asz_file_landed``
   observers run in the pass's process, records the settled entry and applies what the adapter
@@ -42,8 +43,9 @@ from typing import TYPE_CHECKING, Any
 from asz_core.context import AdapterContext
 from asz_core.failures import describe_failure
 from asz_core.host import PluginHost
-from asz_core.land import land_claim
+from asz_core.land import land_claims
 from asz_core.plugin import SessionClaim
+from asz_core.root.group import GROUP_SESSIONS
 from asz_core.tally import SessionOutcome
 
 if TYPE_CHECKING:
@@ -106,12 +108,13 @@ _AHEAD = 2
 #: merged in claim order), beyond which no more are sent until it is in
 _MOST_WAITING = 16
 #: A task (the claims sent to a worker at once) should take about this long: each task costs
-#: the pass a little CPU (pickling, the pool's queues, threads and futures), so a few claims per
-#: task keep it small, and a task this short still lets the workers finish close together
-#: (figures: benchmarks/README.md, "Figures behind the code's constants").
-_TASK_SECONDS = 0.05
-#: ... and holds at most this many claims.
-_MOST_PER_TASK = 16
+#: the pass a little CPU (pickling, the pool's queues, threads and futures) and the worker a
+#: group commit (two ``syncfs``, :mod:`asz_core.root.group`), so several claims per task keep
+#: both small, and a task this short still lets the workers finish close together (figures:
+#: benchmarks/README.md, "Figures behind the code's constants").
+_TASK_SECONDS = 0.2
+#: ... and holds at most this many claims: one group.
+_MOST_PER_TASK = GROUP_SESSIONS
 
 
 class _Worker:
@@ -145,7 +148,7 @@ def _start_worker(host: PluginHost, actx: AdapterContext) -> None:
 
 def _land_task(claims: list[SessionClaim]) -> list[SessionOutcome]:
     assert _worker is not None, "a task runs only in a worker process"
-    return [land_claim(_worker.host, _worker.actx, claim) for claim in claims]
+    return list(land_claims(_worker.host, _worker.actx, claims))
 
 
 def _per_task(seconds: float, landed: int) -> int:

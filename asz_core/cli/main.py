@@ -41,8 +41,11 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message} (--help says how)")
 
 
-def build_parser(app: App) -> argparse.ArgumentParser:
+def build_parser(app: App, named: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or, given the command it ``named``, one fit to parse it (the
+    built-in commands other than that one are left out)."""
     from asz_core import userdirs
+    from asz_core.cli.commands import Subcommands
 
     parser = _Parser(
         prog="asz-pipeline",
@@ -51,8 +54,10 @@ def build_parser(app: App) -> argparse.ArgumentParser:
                f"(`asz-pipeline config` prints the one in effect).")
     parser.add_argument("--version", action="version", version=f"asz {__version__}")
     parser.add_argument("--config", metavar="FILE", help=_CONFIG_HELP)
-    sub: argparse._SubParsersAction[argparse.ArgumentParser] = parser.add_subparsers(
-        dest="command", metavar="COMMAND", required=True, parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=_Parser,
+                                action=Subcommands)
+    assert isinstance(sub, Subcommands)
+    sub.wanted = named
     app.host.add_commands(sub)
     for command in sub.choices.values():
         # --config after the command too; its default must not undo one given before it
@@ -89,9 +94,22 @@ def _main(argv: list[str], app: App | None) -> int:
 
     app = app or App()
     commands.register(app.host)
-    args = build_parser(app).parse_args(argv)
+    args = build_parser(app, _command_named(argv)).parse_args(argv)
     app.config_path = args.config
     return int(args.func(args, app))
+
+
+def _command_named(argv: list[str]) -> str | None:
+    """The command ``argv`` names: its first word that is neither an option nor ``--config``'s
+    value. ``None`` when an option other than ``--config`` comes first (``--help``,
+    ``--version``, or one argparse will refuse): the whole command line is built then."""
+    words = iter(argv)
+    for word in words:
+        if word == "--config":
+            next(words, None)
+        elif not word.startswith("--config="):
+            return None if word.startswith("-") else word
+    return None
 
 
 def _failure(exc: BaseException, *, json_wanted: bool, out: TextIO, err: TextIO) -> int:

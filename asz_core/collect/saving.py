@@ -22,20 +22,21 @@ class SavableState(Protocol):
     updated_at: str
     state: str
 
-    def save(self, path: Path) -> None: ...
+    def encode(self) -> bytes: ...
 
 
 def save_state(ctx: AdapterContext, session: SessionHandle, state: SavableState, path: Path) -> None:
-    """Make what landed in ``session`` durable, then replace ``path`` with ``state``.
+    """Make what landed in ``session`` durable, then replace ``path`` with ``state``
+    (:meth:`~asz_core.root.storage.SessionHandle.save_state`; in a group commit, the group does
+    both, in that order).
 
     The order is the guarantee: a cursor never names a file whose name could still vanish in a
     power loss. Nothing is written in a dry run.
     """
     if ctx.dry_run:
         return
-    session.sync()
     state.updated_at = format_instant(ctx.now_ns())
-    state.save(path)
+    session.save_state(path, state.encode())
 
 
 def load_cursor(ctx: AdapterContext, cls: type[C], path: Path) -> C | None:

@@ -149,9 +149,12 @@ class Cursor:
     def save(self, path: Path) -> None:
         """Replace the cursor atomically. Its new name is not fsynced into the directory: a
         cursor lost to a power loss only lags, and is brought forward from the landed files."""
-        pairs = ((name, getattr(self, name)) for name in self._fields()
-                 if name not in self._WHEN_SET or getattr(self, name))
-        write_replace(path, format_pairs(pairs), sync_dir=False)
+        write_replace(path, self.encode(), sync_dir=False)
+
+    def encode(self) -> bytes:
+        """The cursor file's bytes."""
+        return format_pairs((name, getattr(self, name)) for name in self._fields()
+                            if name not in self._WHEN_SET or getattr(self, name))
 
 
 @dataclass

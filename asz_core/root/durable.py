@@ -1,8 +1,13 @@
-"""Durable file operations: install without replacing, replace atomically, fsync directories.
+"""Durable file operations: install without replacing, replace atomically, fsync directories,
+sync a whole file system.
 
 A landed file is installed with a rename that refuses to replace anything (Linux
 ``renameat2(RENAME_NOREPLACE)``, else a hard link and an unlink), so two writers can never
 overwrite each other's file and a crash leaves either the old state or the new one.
+A group commit (:mod:`~asz_core.root.group`) makes many files durable with one ``syncfs``
+(:func:`sync_filesystem`) and holds the state files it will write meanwhile in
+:data:`DEFERRED`, where :func:`read_small` reads them, so this process never sees a state older
+than the one it wrote.
 """
 
 from __future__ import annotations
@@ -10,17 +15,23 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from asz_core.root import confined, faults
 
-__all__ = ["OWNER_DIR", "OWNER_FILE", "fsync_dir", "install_noreplace", "make_dirs", "open_private", "read_small",
-           "read_table", "temp_name", "write_note", "write_replace"]
+__all__ = ["DEFERRED", "OWNER_DIR", "OWNER_FILE", "can_sync_filesystem", "fsync_dir", "install_noreplace",
+           "make_dirs", "open_private", "read_small", "read_table", "sync_filesystem", "temp_name", "write_note",
+           "write_replace"]
 
 OWNER_DIR = 0o700
 OWNER_FILE = 0o600
+
+#: state files a group commit will write (path → bytes), not written yet: what this process
+#: reads at those paths meanwhile (:func:`read_small`)
+DEFERRED: dict[str, bytes] = {}
 
 
 def install_noreplace(temp: str | Path, final: str | Path) -> None:
@@ -37,6 +48,65 @@ def fsync_dir(directory: Path) -> None:
     finally:
         if owned:
             os.close(fd)
+
+
+def can_sync_filesystem() -> bool:
+    """Whether :func:`sync_filesystem` is there (Linux's ``syncfs``)."""
+    return _syncfs() is not None
+
+
+def sync_filesystem(fd: int) -> None:
+    """Make everything written to the file system that holds ``fd`` durable: file contents,
+    names, directories, in one call and one flush of the disk's cache, where an ``fsync`` of each
+    costs a flush each. A write that failed since ``fd`` was opened is an ``OSError`` here
+    (Linux 5.8 and later report them to ``syncfs``)."""
+    fn = _syncfs()
+    assert fn is not None, "only where can_sync_filesystem()"
+    if fn(fd) != 0:
+        import ctypes
+
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code))
+
+
+_UNLOADED: Any = object()
+_syncfs_fn: Any = _UNLOADED
+
+
+def _syncfs() -> Any:
+    """libc's ``syncfs``, loaded on first use (``None`` where there is none)."""
+    global _syncfs_fn
+    if _syncfs_fn is _UNLOADED:
+        _syncfs_fn = _load_syncfs()
+    return _syncfs_fn
+
+
+#: the first Linux whose ``syncfs`` reports a write that failed; before it, a failed write would
+#: pass unseen, so each file is fsynced on its own there
+_SYNCFS_REPORTS_ERRORS = (5, 8)
+
+
+def _kernel_release() -> tuple[int, int]:
+    """The running kernel's major and minor version (``(0, 0)`` when it does not say)."""
+    parts = os.uname().release.split(".")
+    try:
+        return int(parts[0]), int("".join(ch for ch in parts[1] if ch.isdigit()) or 0)
+    except (IndexError, ValueError):
+        return 0, 0
+
+
+def _load_syncfs() -> Any:
+    if not sys.platform.startswith("linux") or _kernel_release() < _SYNCFS_REPORTS_ERRORS:
+        return None
+    import ctypes
+
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).syncfs  # the process's own symbols, libc's among them
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return fn
 
 
 def make_dirs(directory: Path) -> list[Path]:
@@ -126,7 +196,12 @@ def read_small(path: Path | str) -> bytes | None:
     With ``os.open`` and ``os.read``: an open, a read or two and a close, where ``read_text``
     builds a buffered text stream over it (an ``fstat``, an ``isatty`` ``ioctl`` and two
     ``lseek``s more), which a pass paid for each of the two or three cursor reads of a session.
+    A state file a group commit has yet to write (:data:`DEFERRED`) reads as it will be.
     """
+    if DEFERRED:
+        deferred = DEFERRED.get(os.fspath(path))
+        if deferred is not None:
+            return deferred
     try:
         fd = confined.open_path(path, os.O_RDONLY)
     except FileNotFoundError:

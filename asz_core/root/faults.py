@@ -1,6 +1,9 @@
 """Named points in landing where the crash-safety tests stop a pass.
 
-Each step of landing a file or replacing a state file calls :func:`checkpoint` with its name.
+Each step of landing a file or replacing a state file calls :func:`checkpoint` with its name,
+whether a session makes it alone or a group commit makes it for several
+(:mod:`~asz_core.root.group`: ``temp-fsync`` once per file before the group's first ``syncfs``,
+``dir-fsync`` once per directory before its second).
 Normally that does nothing. When ``ASZ_FAULT`` is set (only the tests set it) to
 ``<action>:<step>:<n>``, the ``n``-th time ``step`` is reached the process is killed with
 SIGKILL (``kill``), the step fails with ``ENOSPC`` (``enospc``), or the pass stops there for
@@ -27,6 +30,7 @@ STEPS = (
     "dir-fsync",      # renamed, directory entry not yet durable
     "state-write",    # a cursor or state file's temporary copy is being written
     "state-rename",   # the temporary copy is durable, not yet renamed over the old one
+    "group-release",  # a group's steps are durable; a session of it not yet settled and released
     "owed-end",       # every landing done; the log not yet told which sessions landed
     "owed-replace",   # the parse after the pass is done; its log not yet settled
 )

@@ -5,6 +5,9 @@ rewritten or appended after that. A crash at any instant leaves at most a tempor
 the next holder of the session's lock removes. The directory fsync that makes the new name
 durable is the session's (:meth:`~asz_core.root.storage.SessionHandle.sync`): it is done once per
 directory before anything refers to the file (a cursor, a state table), not once per file.
+In a group commit (:mod:`~asz_core.root.group`) the same steps run in the same order, several
+sessions' files at each: :meth:`LandingFile.close` without the fsync, one ``syncfs`` for all,
+then :meth:`LandingFile.install`.
 """
 
 from __future__ import annotations
@@ -82,24 +85,42 @@ class LandingFile:
     def commit(self) -> LandedFile:
         """Close, make durable and read-only, install under the final name (not yet fsynced
         in its directory: see :meth:`~asz_core.root.storage.SessionHandle.sync`)."""
+        landed = self.close(durable=True)
+        self.install()
+        return landed
+
+    def close(self, *, durable: bool) -> LandedFile:
+        """Close the temporary file, fsynced first when ``durable``, and make it read-only.
+        Not ``durable``: a group commit (:mod:`~asz_core.root.group`) makes it durable with
+        others before it calls :meth:`install`."""
         summary = self.writer.close()
         if self._file is not None and self._temp is not None:
             try:
                 self._file.flush()
-                faults.checkpoint("temp-fsync")
-                os.fsync(self._file.fileno())
+                if durable:
+                    faults.checkpoint("temp-fsync")
+                    os.fsync(self._file.fileno())
                 faults.checkpoint("temp-readonly")
                 os.fchmod(self._file.fileno(), 0o400)
                 self._file.close()
-                faults.checkpoint("install")
-                install_noreplace(self._temp, self.final)
-                self._temp = None
             except BaseException:
                 self.abort()
                 raise
         return LandedFile(path=self.final, relpath=self.relpath, session=self.header.session,
                           kind=self.header.kind, seq=self.header.seq, stream=self.header.stream,
                           batch=self.header.batch, summary=summary, dry_run=self.dry_run)
+
+    def install(self) -> None:
+        """Rename the closed, durable temporary file to its final name, never replacing one."""
+        if self._temp is None:
+            return
+        try:
+            faults.checkpoint("install")
+            install_noreplace(self._temp, self.final)
+            self._temp = None
+        except BaseException:
+            self.abort()
+            raise
 
     def abort(self) -> None:
         """Drop the temporary file; nothing of it was ever visible."""

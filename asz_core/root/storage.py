@@ -16,12 +16,22 @@ from typing import TYPE_CHECKING
 
 from asz_core.root import confined, faults
 from asz_core.root.cursors import format_pairs
-from asz_core.root.durable import OWNER_DIR, fsync_dir, make_dirs, write_note
+from asz_core.root.durable import (
+    DEFERRED,
+    OWNER_DIR,
+    OWNER_FILE,
+    fsync_dir,
+    make_dirs,
+    temp_name,
+    write_note,
+    write_replace,
+)
 from asz_core.root.layout import check_id, parse_file_name
 from asz_core.root.locks import FileLock, LockBusy
 from asz_core.root.upstream_index import drop_upstream_index
 
 if TYPE_CHECKING:
+    from asz_core.root.group import CommitGroup
     from asz_core.root.landing import LandedFile, LandingFile
     from asz_core.sessiondata.model import Header
 
@@ -166,21 +176,34 @@ class StorageRoot:
     def session_dir(self, session: str) -> Path:
         return self.path / check_id(session, "session id")
 
-    def open_session(self, session: str,
-                     on_landed: Callable[[LandedFile], None] | None = None) -> SessionHandle:
-        """Lock a session for landing. ``LockBusy`` if another writer holds it."""
+    def open_session(self, session: str, on_landed: Callable[[LandedFile], None] | None = None,
+                     group: CommitGroup | None = None) -> SessionHandle:
+        """Lock a session for landing. ``LockBusy`` if another writer holds it. In a ``group``,
+        its durable steps wait for the group's commit, and so does the release of its lock."""
         if not self._entered:  # once a pass, not a stat and an fstat per session
             confined.enter(self.path)
             self._entered = True
-        return SessionHandle(self, check_id(session, "session id"), on_landed)
+        return SessionHandle(self, check_id(session, "session id"), on_landed, group)
 
 
 class SessionHandle:
     """A session held for landing: allocates sequence numbers and lands files into it."""
 
     def __init__(self, root: StorageRoot, session: str,
-                 on_landed: Callable[[LandedFile], None] | None) -> None:
+                 on_landed: Callable[[LandedFile], None] | None, group: CommitGroup | None = None) -> None:
         self.root = root
+        self.group = None if root.dry_run else group
+        #: in a group: files closed, not yet durable nor installed, in the order they landed
+        self.queued_files: list[LandingFile] = []
+        #: in a group: state files' new bytes, by path (also in ``durable.DEFERRED``)
+        self.queued_states: dict[str, bytes] = {}
+        self.queued = False  #: in its group's list of sessions with steps waiting
+        #: in a group: the cursors' temporary copies written, by final path
+        self._state_temps: dict[str, str] = {}
+        #: in a group: called once its steps are durable, still under the lock (a settled entry)
+        self.after_commit: Callable[[], None] | None = None
+        #: in a group: told what failed in its steps (the session's error)
+        self.on_failure: Callable[[BaseException], None] | None = None
         self.id = session
         self.dir = root.path / session
         self._on_landed = on_landed
@@ -220,11 +243,25 @@ class SessionHandle:
             self._index_checked = fresh  # nor an upstream ``index/`` to drop
             self._next_seq = max(on_disk, self.root.dry_seq.get(self.id, 0)) + 1
         except BaseException:
-            self.__exit__()
+            self._release()
             raise
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self.group is not None and self._lock is not None:
+            self.group.hold(self)  # released once the group has committed
+            return
+        self._release()
+
+    def release_after_commit(self) -> None:
+        """(The group) every step is durable or dropped: settle the session and let it go."""
+        try:
+            if self.after_commit is not None:
+                self.after_commit()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
         try:
             self.sync()
             if self.landed and not self.root.dry_run:
@@ -256,6 +293,12 @@ class SessionHandle:
         again. State kept elsewhere (``_provider/seen.state``) has no such luck, so its writer
         asks for ``created=True``: the entries of directories created this pass too.
         """
+        if self.group is not None:
+            # the group's ``syncfs`` makes every name durable before a cursor moves; one that
+            # state elsewhere is about to name (``created``) is made durable now
+            if created:
+                self.group.flush()
+            return
         dirs = self._unsynced | self._created if created else self._unsynced
         for directory in sorted(dirs, key=lambda p: len(p.parts), reverse=True):
             faults.checkpoint("dir-fsync")
@@ -338,7 +381,12 @@ class SessionHandle:
         The file is durable, its name not yet: call :meth:`sync` before writing anything that
         refers to it (the collectors do, before each cursor write).
         """
-        landed = landing.commit()
+        if self.group is not None:
+            landed = landing.close(durable=False)
+            self.queued_files.append(landing)
+            self.group.queued(self)
+        else:
+            landed = landing.commit()
         if not landed.dry_run:
             self._unsynced.add(landing.directory)
             self._created.update(p.parent for p in landing.created_dirs)
@@ -346,3 +394,79 @@ class SessionHandle:
         if self._on_landed is not None:
             self._on_landed(landed)
         return landed
+
+    def save_state(self, path: Path, data: bytes) -> None:
+        """Replace the state file ``path`` (a cursor) that refers to what landed: after every
+        name landed is durable, through a temporary file fsynced before its rename. In a group,
+        the group's commit writes it (this process reads ``data`` there meanwhile)."""
+        if self.group is None:
+            self.sync()
+            write_replace(path, data, sync_dir=False)
+            return
+        key = os.fspath(path)
+        self.queued_states[key] = DEFERRED[key] = data
+        self.group.queued(self)
+
+    # The group's steps for this session (:mod:`~asz_core.root.group`, rule 2). Each returns
+    # whether the session goes on; a failure drops what is left of it and is the session's error.
+
+    def install_queued(self) -> bool:
+        """Rename each durable temporary file to its final name, in the order they landed."""
+        try:
+            while self.queued_files:
+                self.queued_files[0].install()
+                self.queued_files.pop(0)
+        except OSError as exc:
+            self.drop_queued(exc)
+            return False
+        return True
+
+    def write_queued_states(self) -> bool:
+        """Write each state file's temporary copy (no fsync: the group's ``syncfs`` follows)."""
+        try:
+            for path, data in self.queued_states.items():
+                temp = temp_name(path)
+                fd = confined.open_path(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_FILE)
+                self._state_temps[path] = temp
+                try:
+                    faults.checkpoint("state-write")
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view):]
+                finally:
+                    os.close(fd)
+        except OSError as exc:
+            self.drop_queued(exc)
+            return False
+        return True
+
+    def checkpoint_dirs(self) -> None:
+        """The directories whose new names the group's second ``syncfs`` makes durable."""
+        for _ in self._unsynced:
+            faults.checkpoint("dir-fsync")
+        self._unsynced.clear()
+
+    def move_queued_states(self) -> None:
+        """Rename each durable state copy over its file."""
+        try:
+            for path in list(self._state_temps):
+                faults.checkpoint("state-rename")
+                confined.rename(self._state_temps.pop(path), path, replace=True)
+                del self.queued_states[path]
+                DEFERRED.pop(path, None)
+        except OSError as exc:
+            self.drop_queued(exc)
+
+    def drop_queued(self, exc: BaseException) -> None:
+        """Remove what is left of this session's steps; ``exc`` is its error."""
+        for landing in self.queued_files:
+            landing.abort()
+        self.queued_files.clear()
+        for temp in self._state_temps.values():
+            _remove_temporary(Path(temp))
+        self._state_temps.clear()
+        for path in self.queued_states:
+            DEFERRED.pop(path, None)
+        self.queued_states.clear()
+        if self.on_failure is not None:
+            self.on_failure(exc)

@@ -1,47 +1,52 @@
-"""The built-in subcommands, one module each (each exposes ``add(subparsers)``), added to
-``asz-pipeline`` through ``asz_add_commands`` as any plugin's commands are."""
+"""The built-in subcommands, one module each (``<name>_cmd``, each exposing
+``add(subparsers)``), added to ``asz-pipeline`` through ``asz_add_commands`` as any plugin's
+commands are.
+
+A command line that names a built-in command needs only that command's parser, so only its
+module is imported and only its parser built: a ``run`` does not load what ``conflicts``,
+``serve`` or ``schedule`` need, which a pass that finds nothing new would pay for. Help, completion
+and a name that is not built in (a plugin's command, or a typo that argparse then reports with
+every choice) get every command, as :func:`asz_core.cli.main.build_parser` asks when it cannot
+tell which one is wanted.
+"""
 
 from __future__ import annotations
 
 import argparse
+from importlib import import_module
 
 from asz_core import hookimpl
-from asz_core.cli.commands import (
-    completion_cmd,
-    config_cmd,
-    conflicts_cmd,
-    conversation_cmd,
-    export_cmd,
-    glossary_cmd,
-    parse_cmd,
-    plugins_cmd,
-    repack_cmd,
-    retain_cmd,
-    run_cmd,
-    scenario_cmd,
-    schedule_cmd,
-    serve_cmd,
-    sources_cmd,
-    usage_cmd,
-    verify_cmd,
-    view_cmd,
-)
 from asz_core.host import PluginHost
 
-__all__ = ["NAME", "asz_add_commands", "register"]
+__all__ = ["NAME", "NAMES", "Subcommands", "asz_add_commands", "register"]
 
 #: the name the built-in commands are registered under, as a plugin of the host
 NAME = "asz-pipeline"
 
-_COMMANDS = (run_cmd, parse_cmd, sources_cmd, verify_cmd, view_cmd, conversation_cmd, serve_cmd, usage_cmd,
-             export_cmd, conflicts_cmd, plugins_cmd, config_cmd, schedule_cmd, scenario_cmd, completion_cmd,
-             glossary_cmd, retain_cmd, repack_cmd)
+#: the built-in commands, in the order help lists them; ``<name>_cmd`` is each one's module
+NAMES = ("run", "parse", "sources", "verify", "view", "conversation", "serve", "usage", "export", "conflicts",
+         "plugins", "config", "schedule", "scenario", "completion", "glossary", "retain", "repack")
+
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    _Action = argparse._SubParsersAction[argparse.ArgumentParser]
+else:  # not subscriptable at run time
+    _Action = argparse._SubParsersAction
+
+
+class Subcommands(_Action):
+    """``asz-pipeline``'s commands: the one the command line names (``wanted``), when it can be
+    told before parsing, so that built-in commands other than it need not be loaded."""
+
+    wanted: str | None = None
 
 
 @hookimpl(tryfirst=True)  # listed before any plugin's
 def asz_add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    for module in _COMMANDS:
-        module.add(subparsers)
+    wanted = subparsers.wanted if isinstance(subparsers, Subcommands) else None
+    for name in (wanted,) if wanted in NAMES else NAMES:
+        import_module(f"{__name__}.{name}_cmd").add(subparsers)
 
 
 def register(host: PluginHost) -> None:

@@ -1,0 +1,213 @@
+"""Group commit: several sessions' files made durable together, then installed, then their
+cursors moved, with what a landing reads back consistent meanwhile and a failure confined to the
+session it hits. Kills at each step are in ``test_root.py`` (every ``faults.STEPS``) and
+``tests/faults``."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from asz_core import land
+from asz_core.root import durable, faults, group
+from asz_core.root.cursors import AppendCursor
+from asz_core.root.durable import DEFERRED
+from asz_core.root.group import CommitGroup
+from asz_core.root.storage import StorageRoot
+from asz_core.testing import PassRunner
+from tests.helpers import jsonl_config, records_of, temp_files
+
+pytestmark = pytest.mark.skipif(not durable.can_sync_filesystem(), reason="group commit needs syncfs (Linux)")
+
+
+def _source(tmp_path: Path, sessions: int, lines: int = 30, pad: int = 300) -> Path:
+    src = tmp_path / "src"
+    src.mkdir(exist_ok=True)
+    for s in range(1, sessions + 1):
+        (src / f"s{s}.jsonl").write_bytes(b"".join(b'{"n":%d,"pad":"%s"}\n' % (i, b"p" * pad)
+                                                   for i in range(1, lines + 1)))
+    return src
+
+
+def _cursor(root: Path, session: str) -> AppendCursor | None:
+    cursors = sorted((root / session / "streams").glob("*/*.cursor"))
+    return AppendCursor.load(cursors[0]) if cursors else None
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """How many ``fsync`` and ``syncfs`` the pass makes (in this process)."""
+    counts = {"fsync": 0, "syncfs": 0}
+    real_fsync, real_syncfs = os.fsync, durable.sync_filesystem
+
+    def fsync(fd: int) -> None:
+        counts["fsync"] += 1
+        real_fsync(fd)
+
+    def syncfs(fd: int) -> None:
+        counts["syncfs"] += 1
+        real_syncfs(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(group, "sync_filesystem", syncfs)
+    return counts
+
+
+def test_a_group_of_sessions_is_made_durable_with_two_syncfs_and_no_fsync_per_session(
+        asz_pass: PassRunner, tmp_path: Path, counted: dict[str, int], monkeypatch: pytest.MonkeyPatch,
+        assert_root_verifies: Callable[[Path], None]) -> None:
+    monkeypatch.setattr(land, "GROUP_SESSIONS", 4)
+    asz_pass.configure(**jsonl_config(_source(tmp_path, sessions=10)))
+    summary = asz_pass.run()
+    assert not summary.failed and summary.totals.landed == 10
+    # three groups (4, 4, 2), two syncfs each; the only fsyncs left are the owed-parse log's
+    # ``start``, ``end`` and its directory's, once a pass
+    assert counted["syncfs"] == 6
+    assert counted["fsync"] == 3
+    for s in range(1, 11):
+        assert [r.ord for _, r in records_of(asz_pass.root, f"s{s}")] == list(range(1, 31))
+        cursor = _cursor(asz_pass.root, f"s{s}")
+        assert cursor is not None and cursor.ord == 30
+    assert not DEFERRED and temp_files(asz_pass.root) == []
+    assert_root_verifies(asz_pass.root)
+
+
+def test_a_cursor_read_back_before_the_commit_reads_as_it_will_be_and_is_on_disk_only_after(
+        tmp_path: Path) -> None:
+    root = StorageRoot(tmp_path / "root")
+    root.ensure()
+    commit = CommitGroup(root.path)
+    path = root.path / "s1" / "streams" / "main" / "transcript.cursor"
+    with root.open_session("s1", group=commit) as session:
+        session.path("streams/main").mkdir(parents=True)
+        session.save_state(path, AppendCursor(state="active", offset=7, ord=3).encode())
+        seen = AppendCursor.load(path)
+        assert seen is not None and (seen.offset, seen.ord) == (7, 3)
+        assert not path.exists()
+    assert not path.exists()  # held by the group until it commits
+    commit.close()
+    on_disk = AppendCursor.read(path)
+    assert on_disk is not None and on_disk.offset == 7 and not DEFERRED
+    assert temp_files(root.path) == []
+
+
+def test_a_session_whose_install_fails_loses_only_its_own_steps(
+        asz_pass: PassRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        assert_root_verifies: Callable[[Path], None]) -> None:
+    # s1 lands four files (30 lines of ~320 bytes, 4 KiB each); its third install fails
+    asz_pass.configure(**jsonl_config(_source(tmp_path, sessions=2), max_delta_bytes=4096))
+    monkeypatch.setattr(faults, "_spec", "enospc:install:3")
+    monkeypatch.setattr(faults, "_counts", {})
+    summary = asz_pass.run()
+    assert summary.failed and [e.session for e in summary.errors] == ["s1"]
+    assert "no space left" in summary.errors[0].message
+    assert len(list((asz_pass.root / "s1/streams/main").glob("*.sd"))) == 2
+    assert _cursor(asz_pass.root, "s1") is None  # the files landed before the failure lead it
+    s2 = _cursor(asz_pass.root, "s2")
+    assert s2 is not None and s2.ord == 30
+    assert temp_files(asz_pass.root) == [] and not DEFERRED
+    monkeypatch.setattr(faults, "_spec", "")
+    assert not asz_pass.run().failed
+    for session in ("s1", "s2"):
+        assert [r.ord for _, r in records_of(asz_pass.root, session)] == list(range(1, 31))
+    assert_root_verifies(asz_pass.root)
+
+
+def test_a_syncfs_that_fails_fails_every_session_of_its_group_and_leaves_no_file(
+        asz_pass: PassRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        assert_root_verifies: Callable[[Path], None]) -> None:
+    asz_pass.configure(**jsonl_config(_source(tmp_path, sessions=3)))
+    real = durable.sync_filesystem
+
+    def failing(fd: int) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(group, "sync_filesystem", failing)
+    summary = asz_pass.run()
+    assert summary.failed and sorted(e.session for e in summary.errors) == ["s1", "s2", "s3"]
+    assert all("Input/output error" in e.message for e in summary.errors)
+    assert records_of(asz_pass.root, "s1") == [] and temp_files(asz_pass.root) == [] and not DEFERRED
+    monkeypatch.setattr(group, "sync_filesystem", real)
+    assert not asz_pass.run().failed
+    for session in ("s1", "s2", "s3"):
+        assert [r.ord for _, r in records_of(asz_pass.root, session)] == list(range(1, 31))
+    assert_root_verifies(asz_pass.root)
+
+
+def test_the_outcomes_of_a_group_are_merged_only_once_its_files_are_in_place(
+        asz_pass: PassRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(land, "GROUP_SESSIONS", 2)
+    asz_pass.configure(**jsonl_config(_source(tmp_path, sessions=5)))
+    missing: list[Path] = []
+    real = land.land_claims
+
+    def watching(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        for outcome in real(*args, **kwargs):  # type: ignore[arg-type]
+            missing.extend(f.path for f in outcome.landed if not f.path.is_file())
+            yield outcome
+
+    monkeypatch.setattr("asz_core.pipeline.land_claims", watching)
+    assert asz_pass.run().totals.landed == 5
+    assert missing == []
+
+
+#: a step of the second group (sessions 33 to 40): the first has committed and been merged
+_SECOND_GROUP_STEPS = [pytest.param(step, marks=() if step in ("install", "state-rename") else pytest.mark.slow)
+                       for step in ("temp-write", "temp-fsync", "temp-readonly", "install", "dir-fsync",
+                                    "state-write", "state-rename", "group-release")]
+
+
+@pytest.mark.parametrize("step", _SECOND_GROUP_STEPS)
+def test_killed_in_the_second_group_a_pass_keeps_the_first_and_lands_the_rest_once(
+        step: str, tmp_path: Path, assert_root_verifies: Callable[[Path], None]) -> None:
+    assert group.GROUP_SESSIONS == 32
+    runner = PassRunner(tmp_path, tmp_path / "root")
+    config = runner.configure(**jsonl_config(_source(tmp_path, sessions=40, lines=6, pad=50)))
+    cli = [sys.executable, "-m", "asz_core.cli", "run", "--config", str(config)]
+    # each session lands one file (of six records) in one directory with one cursor: the 35th
+    # of each step (the 205th record written) is the third session's of the second group
+    nth = 6 * 34 + 1 if step == "temp-write" else 35
+    killed = subprocess.run(cli, env={**os.environ, "ASZ_FAULT": f"kill:{step}:{nth}"}, capture_output=True,
+                            check=False)
+    assert killed.returncode == -9, killed.stderr.decode()
+    whole = [n for n in range(1, 41) if len(records_of(runner.root, f"s{n}")) == 6]
+    assert len(whole) >= 32  # the first group committed before the kill: kept
+    finished = subprocess.run(cli, capture_output=True, check=False)
+    assert finished.returncode == 0, finished.stderr.decode()
+    for s in range(1, 41):
+        assert [r.ord for _, r in records_of(runner.root, f"s{s}")] == list(range(1, 7)), f"s{s}"
+    assert temp_files(runner.root) == []
+    assert_root_verifies(runner.root)
+
+
+@pytest.mark.parametrize(("release", "grouped"),
+                         [("5.4.0-150-generic", False), ("5.8.0", True), ("6.1.0-18-amd64", True)])
+def test_a_kernel_whose_syncfs_hides_failed_writes_fsyncs_each_file_instead(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, release: str, grouped: bool) -> None:
+    monkeypatch.setattr(os, "uname", lambda: os.uname_result(("Linux", "h", release, "#1", "x86_64")))
+    monkeypatch.setattr(durable, "_syncfs_fn", durable._UNLOADED)
+    assert durable.can_sync_filesystem() is grouped
+    assert (CommitGroup.open(tmp_path, dry_run=False) is not None) is grouped
+    monkeypatch.setattr(durable, "_syncfs_fn", durable._UNLOADED)
+
+
+def test_where_there_is_no_syncfs_each_session_fsyncs_its_own_and_lands_the_same_records(
+        asz_pass: PassRunner, tmp_path: Path, counted: dict[str, int], monkeypatch: pytest.MonkeyPatch,
+        assert_root_verifies: Callable[[Path], None]) -> None:
+    monkeypatch.setattr(durable, "_syncfs_fn", None)  # macOS, or Linux before 5.8
+    asz_pass.configure(**jsonl_config(_source(tmp_path, sessions=3)))
+    summary = asz_pass.run()
+    assert not summary.failed and summary.totals.landed == 3
+    assert counted["syncfs"] == 0 and counted["fsync"] >= 3 * 3  # a file, its directory, its cursor
+    for s in range(1, 4):
+        assert [r.ord for _, r in records_of(asz_pass.root, f"s{s}")] == list(range(1, 31))
+        cursor = _cursor(asz_pass.root, f"s{s}")
+        assert cursor is not None and cursor.ord == 30
+    assert not DEFERRED and temp_files(asz_pass.root) == []
+    assert_root_verifies(asz_pass.root)
