@@ -7,7 +7,7 @@
   marked ``slow`` (the long fault seeds, whole-corpus sweeps) are deselected unless ``--slow`` is
   given; ``.ci/run`` gives it, so CI runs everything.
 * **Parallel.** ``pytest`` with no paths runs the suite over the machine's CPUs (pytest-xdist,
-  ``-n auto``, idle workers steal queued tests); naming files or directories runs them in this
+  two workers a CPU since many tests wait on fsync, idle workers steal queued tests); naming files or directories runs them in this
   process, as does ``-n 0``. Each process has its own temporary directories and asz cache; a
   corpus landing that tests only read is built once per run (``landed_once``).
 """
@@ -40,7 +40,8 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     if (config.pluginmanager.hasplugin("xdist") and config.option.numprocesses is None
             and config.args_source is pytest.Config.ArgsSource.TESTPATHS
             and not os.environ.get("PYTEST_XDIST_WORKER")):
-        config.option.numprocesses = "auto"
+        # two workers a CPU: many tests wait on fsync, and a waiting worker leaves its CPU idle
+        config.option.numprocesses = 2 * (os.cpu_count() or 1)
         if config.option.dist == "no":
             config.option.dist = "worksteal"
 
