@@ -7,9 +7,10 @@
   marked ``slow`` (the long fault seeds, whole-corpus sweeps) are deselected unless ``--slow`` is
   given; ``.ci/run`` gives it, so CI runs everything.
 * **Parallel.** ``pytest`` with no paths runs the suite over the machine's CPUs (pytest-xdist,
-  two workers a CPU since many tests wait on fsync, idle workers steal queued tests); naming files or directories runs them in this
-  process, as does ``-n 0``. Each process has its own temporary directories and asz cache; a
-  corpus landing that tests only read is built once per run (``landed_once``).
+  two workers a CPU since many tests wait on fsync, idle workers steal queued tests); naming
+  files or directories runs them in this process, as does ``-n 0``. Each process has its own
+  temporary directories and asz cache; a corpus landing that tests only read is built once per
+  run (``landed_once``).
 """
 
 from __future__ import annotations
