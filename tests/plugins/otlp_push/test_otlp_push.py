@@ -416,19 +416,19 @@ def test_a_file_larger_than_batch_bytes_goes_alone(receiver: GrpcReceiver | Http
     assert_each_exactly_once(root, receiver.records)
 
 
-def test_grpc_request_over_the_receivers_limit_is_an_error_not_a_throttle(whole_root: Path,
-                                                                         tmp_path: Path) -> None:
+def test_grpc_request_over_the_receivers_limit_is_an_error_not_a_throttle(root: Path, tmp_path: Path) -> None:
     """gRPC says RESOURCE_EXHAUSTED for a message over its limit too; waiting would not cure
-    it, so it is an error naming the limit, and the requests after it still go. (On the whole
-    corpus: its largest files are larger than a batch, so the limit refuses single files.)"""
-    root = whole_root
+    it, so it is an error naming the limit, and the requests after it still go. (Its largest
+    files are larger than a batch, so the limit refuses single files.)"""
+    batch = 16384
     pusher = Pusher(tmp_path, root)
     files = landed(root)
     server = GrpcReceiver()
     server.max_receive = sorted((len(b) for b in files.values()), reverse=True)[5]
+    assert server.max_receive > batch
     server.start()
     try:
-        for_receiver(pusher, server, batch_bytes=65536)
+        for_receiver(pusher, server, batch_bytes=batch)
         code, result, _ = pusher.push()
         assert code == 1 and not result["throttled"]
         refused = set(files) - {r.file for r in server.records}
