@@ -33,6 +33,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from asz_core.page.catalogue import Catalogue, Digest
 from asz_core.page.server import PageServer
@@ -62,7 +63,8 @@ def _cpu(fn: Callable[[], object]) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def _draw_conversation(url: str, conversation: str, repeat: int) -> float | str:
+def _chromium() -> tuple[str, Any] | str:
+    """The system Chromium and playwright's ``sync_playwright``, or why they are not here."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         return "no chromium on PATH"
@@ -70,6 +72,14 @@ def _draw_conversation(url: str, conversation: str, repeat: int) -> float | str:
         from playwright.sync_api import sync_playwright
     except ImportError:
         return "playwright is not installed"
+    return chromium, sync_playwright
+
+
+def _draw_conversation(url: str, conversation: str, repeat: int) -> float | str:
+    found = _chromium()
+    if isinstance(found, str):
+        return found
+    chromium, sync_playwright = found
     draws = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
@@ -85,13 +95,10 @@ def _draw_conversation(url: str, conversation: str, repeat: int) -> float | str:
 
 
 def _browser(url: str, words: str, repeat: int) -> tuple[float, float] | str:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        return "no chromium on PATH"
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        return "playwright is not installed"
+    found = _chromium()
+    if isinstance(found, str):
+        return found
+    chromium, sync_playwright = found
     renders, searches = [], []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])

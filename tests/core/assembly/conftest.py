@@ -15,17 +15,21 @@ from asz_core.testing import PassRunner
 AT_MS = 1_767_225_600_000  #: 2026-01-01T00:00:00Z
 
 
+def _lander(projects: Path) -> Callable[[Path], None]:
+    """Land every Claude Code session under ``projects`` (not parsed) into ``<work>/root``."""
+    def land(work: Path) -> None:
+        runner = PassRunner(work, work / "root")
+        runner.configure(adapters=[{"name": "claude-code-local", "source_root": str(projects), "exclude": []}])
+        summary = runner.run()
+        assert not summary.failed, summary.as_dict()
+    return land
+
+
 @pytest.fixture(scope="session")
 def landed_corpus(corpus: Path, landed_once: Callable[[str, Callable[[Path], None]], Path]) -> Path:
     """Every session of the shared Claude Code corpus, landed (not parsed) in a root of its own,
     once for the whole run; tests parse copies of it."""
-    def land(work: Path) -> None:
-        runner = PassRunner(work, work / "root")
-        runner.configure(adapters=[{"name": "claude-code-local",
-                                    "source_root": str(corpus / "claude-code" / "projects"), "exclude": []}])
-        summary = runner.run()
-        assert not summary.failed, summary.as_dict()
-    return landed_once("assembly-corpus", land) / "root"
+    return landed_once("assembly-corpus", _lander(corpus / "claude-code" / "projects")) / "root"
 
 
 @pytest.fixture
@@ -39,13 +43,7 @@ def corpus_copy(landed_corpus: Path, tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def landed_small(small_corpus: Path, landed_once: Callable[[str, Callable[[Path], None]], Path]) -> Path:
     """The small corpus's sessions (``small_corpus``), landed as ``landed_corpus`` is, once."""
-    def land(work: Path) -> None:
-        runner = PassRunner(work, work / "root")
-        runner.configure(adapters=[{"name": "claude-code-local",
-                                    "source_root": str(small_corpus / "claude-code" / "projects"), "exclude": []}])
-        summary = runner.run()
-        assert not summary.failed, summary.as_dict()
-    return landed_once("assembly-small", land) / "root"
+    return landed_once("assembly-small", _lander(small_corpus / "claude-code" / "projects")) / "root"
 
 
 @pytest.fixture
