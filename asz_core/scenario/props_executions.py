@@ -120,17 +120,19 @@ def land_executions(root: Path, plan: Plan, records: dict[str, list[dict[str, An
 
 def _steps_by_tool_use(root: Path, session: str, doc: dict[str, Any]) -> dict[str, str]:
     """Tool-use id → the step of the root's document whose request carries it."""
-    parts: dict[tuple[int, int, int], str] = {}
+    parts: dict[tuple[int, int, int | None], str] = {}
     for landed in read_landed(root, session):
         for row, (_, record) in enumerate(landed.records, start=1):
             for block, part in enumerate(record.parts):
                 if part.k == "call" and part.id:
                     parts[(landed.seq, row, block)] = part.id
+                    if len(record.parts) == 1:  # a ref with no block names the record's only part
+                        parts[(landed.seq, row, None)] = part.id
     out: dict[str, str] = {}
     for node in walk(doc):
         ref = node.get("ref") or {}
-        if node["kind"] in ("tool", "agent.call") and ref.get("block") is not None:
-            tool = parts.get((ref["seq"], ref["row"], ref["block"]))
+        if node["kind"] in ("tool", "agent.call") and ref:
+            tool = parts.get((ref["seq"], ref["row"], ref.get("block")))
             if tool:
                 out[tool] = node["id"]
     return out
