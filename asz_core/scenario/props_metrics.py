@@ -13,7 +13,7 @@ the plan. This project derives no metric family; what it reports of tokens is ea
 3. The usage count's: each call the catalogue reads of the session, under its stream.
 4. A call whose usage record was in a landed file the scenario lost (``lose``) has nothing left
    to report: its ``usage_at`` names a sequence the document's ``files`` no longer list. Its
-   planned usage is set aside; such a call in a scenario that lost no file is a problem.
+   planned usage is set aside; a call whose file went without the scenario losing it is a problem.
 5. Each is compared with the plan source by source and type by type (``in``, ``out``,
    ``cache_read``, ``cache_write``), and by the number of calls that reported usage.
 """
@@ -21,9 +21,11 @@ the plan. This project derives no metric family; what it reports of tokens is ea
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import PurePosixPath
 from typing import Any
 
 from asz_core.page.catalogue import Catalogue
+from asz_core.root.layout import parse_file_name
 from asz_core.scenario.keys_view import walk
 from asz_core.scenario.plan import Plan
 from asz_core.scenario.properties import Property, register
@@ -81,15 +83,16 @@ def document_tokens(doc: dict[str, Any]) -> Tally:
     return out
 
 
-def calls_lost_with_their_files(doc: dict[str, Any]) -> frozenset[tuple[str, str]]:
-    """Rule 4: ``(stream, call)`` of every call whose usage record is in no landed file."""
+def calls_lost_with_their_files(doc: dict[str, Any]) -> dict[tuple[str, str], int]:
+    """Rule 4: ``(stream, call)`` → the sequence of its usage record, for every call whose usage
+    record is in no landed file."""
     landed = {f["seq"] for f in doc["files"] if f.get("seq") is not None}
-    out = set()
+    out = {}
     for node in walk(doc):
         at = (node.get("attrs") or {}).get("usage_at")
         if node["kind"] == "llm.call" and isinstance(at, dict) and at.get("seq") not in landed:
-            out.add((str(node.get("stream", "")), str(node["id"]).removeprefix("call/")))
-    return frozenset(out)
+            out[(str(node.get("stream", "")), str(node["id"]).removeprefix("call/"))] = int(at.get("seq") or 0)
+    return out
 
 
 def usage_tokens(ws: Workspace) -> Tally:
@@ -103,7 +106,7 @@ def usage_tokens(ws: Workspace) -> Tally:
 
 
 def tally_differences(what: str, got: Tally, want: Tally) -> list[str]:
-    """Rule 4: one line per count that differs from the plan's."""
+    """Rule 5: one line per count that differs from the plan's."""
     return [f"{what}: {key} is {got.get(key, 0)}, the plan says {want.get(key, 0)}"
             for key in sorted(got.keys() | want.keys()) if got.get(key, 0) != want.get(key, 0)]
 
@@ -111,12 +114,11 @@ def tally_differences(what: str, got: Tally, want: Tally) -> list[str]:
 def metrics_match_the_plan(ws: Workspace) -> list[str]:
     assert ws.plan is not None, "nothing built yet"
     doc = build_view(ws.out, ws.session)
-    lost = calls_lost_with_their_files(doc)
-    out = []
-    if lost and not ws.lost:
-        out.append(f"the usage of {', '.join(sorted(c for _, c in lost))} is in no landed file, "
-                   f"and the scenario lost none")
-    want = plan_tokens(ws.plan, lost)
+    gone = calls_lost_with_their_files(doc)
+    lost_seqs = {name.seq for name in map(parse_file_name, (PurePosixPath(p).name for p in ws.lost)) if name}
+    out = [f"the usage of {call} is in seq {seq}, which is in no landed file, and the scenario did not lose it"
+           for (_, call), seq in sorted(gone.items()) if seq not in lost_seqs]
+    want = plan_tokens(ws.plan, frozenset(gone))
     out += tally_differences("the document", document_tokens(doc), want)
     out += tally_differences("the usage count", usage_tokens(ws), want)
     return out[:8]

@@ -84,6 +84,7 @@ def test_a_call_in_a_file_gone_from_the_root_is_set_aside_only_when_the_scenario
     path.chmod(0o600)
     path.unlink()
     problems = PROPERTIES["metrics_match_the_plan"].check(ws)
-    assert problems == ["the usage of helper-s1-call is in no landed file, and the scenario lost none"]
+    assert problems == [f"the usage of helper-s1-call is in seq {child.seq}, which is in no landed file, "
+                        f"and the scenario did not lose it"]
     ws.lost.append(child.relpath)  # as the scenario's ``lose`` records it
     assert PROPERTIES["metrics_match_the_plan"].check(ws) == []
