@@ -55,11 +55,16 @@ def _measure(value: Any) -> dict[str, Any]:
     return {"bytes": len(raw), "sha256": hashlib.sha256(raw).hexdigest(), "state": "size_only"}
 
 
+def _cwd(plan: Plan) -> str:
+    """The working directory the session's transcript names (the Claude Code writer's rule)."""
+    return "/Users/dev/" + plan.project.removeprefix("-Users-dev-")
+
+
 def _record(plan: Plan, stream: str, tool: str, name: str, at: int | None, failed: bool,
             arguments: dict[str, Any], result: str) -> dict[str, Any]:
     out: dict[str, Any] = {
         "schema": SCHEMA, "id": f"{tool}/client_hook", "observed_by": "asz-plugin", "boundary": "client_hook",
-        "session": plan.session, "stream": stream, "tool": tool, "tool_name": name, "cwd": plan.project,
+        "session": plan.session, "stream": stream, "tool": tool, "tool_name": name, "cwd": _cwd(plan),
         "protocol": "mcp", "server": {"name": "scenario", "source": "user"},
         "time": format_ms(at or plan.at), "duration_ms": 100, "outcome": "failed" if failed else "returned",
         "arguments": _measure(arguments)}
