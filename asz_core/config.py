@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from asz_core import __version__, configcache, userdirs
 from asz_core.errors import ConfigError
 from asz_core.host import AdapterNotAvailable, PluginHost
+from asz_core.metrics.lookback import LOOKBACK_PATTERN
 from asz_core.page.prices import PRICES_SCHEMA
 from asz_core.retention.schema import RETENTION_SCHEMA
 
@@ -112,6 +113,16 @@ CORE_SCHEMA: dict[str, Any] = {
             },
             "default": {},
         },
+        # upstream's derived metrics (``asz_core.metrics``): derived at the end of each pass
+        "metrics": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "enabled": {"type": "boolean", "default": True},
+                "lookback": {"type": "string", "pattern": LOOKBACK_PATTERN, "default": "72h"},
+            },
+            "default": {},
+        },
         "parse": {
             "type": "object",
             "additionalProperties": False,
@@ -129,9 +140,7 @@ CORE_SCHEMA: dict[str, Any] = {
 
 
 #: upstream's sections this implementation does not have yet: what each is, for the warning
-UPSTREAM_ONLY_SECTIONS: dict[str, str] = {
-    "metrics": "upstream's derived metrics, which this asz does not derive yet",
-}
+UPSTREAM_ONLY_SECTIONS: dict[str, str] = {}
 #: upstream's adapters this implementation does not have yet (unless one is installed)
 UPSTREAM_ONLY_ADAPTERS: dict[str, str] = {
     "changes": "the Claude Code plugin's change records",

@@ -1,0 +1,103 @@
+"""Write-once files of the derivation: the spool's requests and the sessions' receipts.
+
+A file appears under its final name only once every byte is durable (temporary file, fsync,
+read-only, a rename that never replaces, the directory fsynced), follows no link on the way
+(:mod:`~asz_core.root.confined`), and is never rewritten. A crash leaves at most a temporary file
+(a dot name every reader skips); a name already taken means an earlier pass wrote it, and the
+pass uses what is there.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import orjson
+
+from asz_core.root import confined, faults
+from asz_core.root.durable import OWNER_FILE, fsync_dir, install_noreplace, make_dirs, read_small, temp_name
+
+__all__ = ["SPOOL_DIR", "Receipt", "read_receipt", "receipt_path", "spool_name", "write_once"]
+
+SPOOL_DIR: Final = "_metrics"
+RECEIPTS_DIR: Final = "metrics"
+
+
+def spool_name(session: str, seq: int) -> str:
+    """The spool file of a session's landed file ``seq``."""
+    return f"metrics-{session}-{seq:06d}-local.pb"
+
+
+def receipt_path(root: Path, session: str, seq: int) -> Path:
+    return root / session / RECEIPTS_DIR / f"{seq:06d}.json"
+
+
+def write_once(path: Path, data: bytes) -> bool:
+    """Install ``data`` at ``path`` durably; ``False`` when a file is there already (kept)."""
+    for created in make_dirs(path.parent):
+        fsync_dir(created.parent)
+    temp = temp_name(path)
+    fd = confined.open_path(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_FILE)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            faults.checkpoint("metrics-fsync")
+            os.fsync(fd)
+            os.fchmod(fd, 0o400)
+        finally:
+            os.close(fd)
+        faults.checkpoint("metrics-install")
+        install_noreplace(temp, path)
+    except FileExistsError:
+        confined.unlink(temp)
+        return False
+    except BaseException:
+        with contextlib.suppress(OSError):
+            confined.unlink(temp)
+        raise
+    fsync_dir(path.parent)
+    return True
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What deriving one landed file decided, published before its request enters the spool, so a
+    retry after a crash keeps the same accounting even when more fragments have landed since."""
+
+    digest: str                 #: the landed file's SHA-256 when it was derived
+    counted: tuple[str, ...]    #: the calls it counted
+    series: dict[str, int]      #: series key → where its last window now ends (ns)
+    points: int
+    skipped: bool               #: points older than the look-back were left out
+    request: bytes              #: the spool file's exact bytes (empty: no points)
+
+    def encode(self) -> bytes:
+        return orjson.dumps({"digest": self.digest, "counted": list(self.counted),
+                             "series": self.series, "points": self.points, "skipped": self.skipped,
+                             "request": base64.b64encode(self.request).decode("ascii")}) + b"\n"
+
+
+def read_receipt(path: Path, digest: str) -> Receipt | None:
+    """The receipt at ``path`` when there is one for a file of ``digest``; ``ValueError`` when
+    one is there and does not read, or is another file's."""
+    raw = read_small(path)
+    if raw is None:
+        return None
+    try:
+        data = orjson.loads(raw)
+        receipt = Receipt(str(data["digest"]), tuple(str(c) for c in data["counted"]),
+                          {str(k): int(v) for k, v in data["series"].items()}, int(data["points"]),
+                          bool(data["skipped"]), base64.b64decode(data["request"], validate=True))
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"{path}: the receipt does not read ({exc}); move it aside and the file "
+                         f"is derived again") from None
+    if receipt.digest != digest:
+        raise ValueError(f"{path}: the receipt is for a file of digest {receipt.digest[:12]}, the landed "
+                         f"file's is {digest[:12]}; the root was changed, `asz-pipeline verify` says how")
+    return receipt
