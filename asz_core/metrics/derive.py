@@ -17,8 +17,9 @@ The steps, for each session in turn:
    unless that minute ended before the look-back.
 4. Give each point its window: its minute, unless the series already has a point at or past it,
    in which case it follows that point; no two windows of a series overlap.
-5. Publish the receipt (or use the one there), then the request in the spool; only then take the
-   file's effect into the state. A file that fails stops its session there, for the next pass.
+5. Publish the receipt (or use the one there; a file that counted nothing needs none), then the
+   request in the spool; only then take the file's effect into the state. A file that fails
+   stops its session there, for the next pass.
 
 Then ``metrics.state`` is saved, once.
 """
@@ -35,6 +36,7 @@ from asz_core.metrics.calls import Call, read_calls, read_on
 from asz_core.metrics.encode import Point, encode_request
 from asz_core.metrics.spool import SPOOL_DIR, Receipt, read_receipt, receipt_path, spool_name, write_once
 from asz_core.metrics.state import MetricsState, SessionCounts
+from asz_core.root.durable import fsync_dir, make_dirs
 from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import StorageRoot, landed_files
 from asz_core.sessiondata import SessionDataError
@@ -78,6 +80,8 @@ def derive_root(root: Path, *, lookback_s: float, clock: Callable[[], int] = tim
         if _derive_session(root, spool, session, state, stats):
             state.pending_since.pop(session, None)
     if stats.files or state.first:
+        for created in make_dirs(spool):
+            fsync_dir(created.parent)
         state.save(clock())
     return stats
 
@@ -164,6 +168,8 @@ def _receipt_for(root: Path, lf: _Landed, following: list[_Landed], since: int |
     request = encode_request(points, service=RUNTIME_SERVICE, scope=SCOPE, version=__version__,
                              describe=DESCRIBE) if points else b""
     receipt = Receipt(found.digest, tuple(counted), series, len(points), skipped, request)
+    if not counted:  # nothing spooled, nothing counted: a later derivation cannot contradict it
+        return receipt
     if not write_once(path, receipt.encode()):  # published meanwhile: that one holds
         other = read_receipt(path, found.digest)
         assert other is not None

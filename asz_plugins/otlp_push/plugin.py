@@ -151,9 +151,9 @@ def run_push(args: argparse.Namespace, app: App) -> int:
               f"http: its base URL). Sessions are private: only a receiver named there gets them.",
               file=app.err)
         return EXIT_CONFIG
-    if not cfg.logs:
-        print(f"asz: export.otlp.logs is false in {config.source}, so push has nothing to send",
-              file=app.err)
+    if not cfg.logs and not cfg.metrics:
+        print(f"asz: export.otlp.logs and export.otlp.metrics are both false in {config.source}, so "
+              f"push has nothing to send; set either to true", file=app.err)
         return EXIT_CONFIG
     plain = cfg.plain_text_secret()
     if plain:
