@@ -21,7 +21,8 @@ The steps, for each session in turn:
    request in the spool; only then take the file's effect into the state. A file that fails
    stops its session there, for the next pass.
 
-Then ``metrics.state`` is saved, once.
+Then ``metrics.state`` is saved, once. A killed pass's temporary files (dot names no reader
+takes) are swept by the next, in the spool and in each session it derives.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from asz_core.metrics.spool import SPOOL_DIR, Receipt, read_receipt, receipt_pat
 from asz_core.metrics.state import MetricsState, SessionCounts
 from asz_core.root.durable import fsync_dir, make_dirs
 from asz_core.root.layout import parse_file_name
-from asz_core.root.storage import StorageRoot, landed_files
+from asz_core.root.storage import StorageRoot, landed_files, sweep_temporaries
 from asz_core.sessiondata import SessionDataError
 
 __all__ = ["TOKEN_USAGE", "TYPES", "DeriveStats", "derive_root"]
@@ -74,6 +75,7 @@ def derive_root(root: Path, *, lookback_s: float, clock: Callable[[], int] = tim
     state = MetricsState.load(spool)
     stats = DeriveStats()
     since = clock() - int(lookback_s * 1e9) if state.first and lookback_s > 0 else None
+    sweep_temporaries(spool)  # what a killed pass was writing; the caller holds the root's lock
     for session in sessions if sessions is not None else list(StorageRoot(root).sessions()):
         if since is not None:
             state.pending_since[session] = since
@@ -128,9 +130,13 @@ def _derive_session(root: Path, spool: Path, session: str, state: MetricsState,
                 continue  # said when the loop below reaches it
             if receipt is not None:
                 _commit(counts, receipt)
+    swept = False
     for i, lf in enumerate(files):
         if lf.relpath in state.derived:
             continue
+        if not swept:
+            sweep_temporaries(receipt_path(root, session, lf.seq).parent)
+            swept = True
         try:
             receipt = _receipt_for(root, lf, files[i + 1:], since, counts)
             if receipt.request and write_once(spool / spool_name(session, lf.seq), receipt.request):
