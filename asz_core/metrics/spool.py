@@ -21,7 +21,7 @@ import orjson
 from asz_core.root import confined, faults
 from asz_core.root.durable import OWNER_FILE, fsync_dir, install_noreplace, make_dirs, read_small, temp_name
 
-__all__ = ["SPOOL_DIR", "Receipt", "read_receipt", "receipt_path", "spool_name", "write_once"]
+__all__ = ["SPOOL_DIR", "Receipt", "read_receipt", "receipt_path", "spool_files_of", "spool_name", "write_once"]
 
 SPOOL_DIR: Final = "_metrics"
 RECEIPTS_DIR: Final = "metrics"
@@ -30,6 +30,17 @@ RECEIPTS_DIR: Final = "metrics"
 def spool_name(session: str, seq: int) -> str:
     """The spool file of a session's landed file ``seq``."""
     return f"metrics-{session}-{seq:06d}-local.pb"
+
+
+def spool_files_of(root: Path, session: str) -> list[Path]:
+    """The spool files ``session`` owns (what its removal deletes, storage-root.md's step 5)."""
+    prefix = f"metrics-{session}-"
+    try:
+        names = confined.listdir(root / SPOOL_DIR)
+    except (FileNotFoundError, NotADirectoryError, confined.LinkRefused):
+        return []
+    return [root / SPOOL_DIR / name for name in sorted(names)
+            if name.startswith(prefix) and name.endswith("-local.pb") and name[len(prefix):-9].isdigit()]
 
 
 def receipt_path(root: Path, session: str, seq: int) -> Path:

@@ -170,3 +170,18 @@ def test_a_metrics_state_that_does_not_read_is_refused_not_overwritten(tmp_path:
     with pytest.raises(MetricsStateError, match="move it aside"):
         derive_root(tmp_path, lookback_s=0, clock=_clock)
     assert (tmp_path / "_metrics" / "metrics.state").read_bytes() == b"{not json"
+
+
+def test_a_removed_session_leaves_no_line_in_metrics_state_and_its_spool_files_are_named(tmp_path: Path) -> None:
+    from asz_core.metrics.spool import spool_files_of
+
+    other = "99999999-2222-4333-8444-555555555555"
+    land(tmp_path, 1, "main", [Fragment("c1", T0, (1, 0, 0, 0), finished=True)])
+    land(tmp_path, 1, "main", [Fragment("c9", T0, (1, 0, 0, 0), finished=True)], session=other)
+    derive_root(tmp_path, lookback_s=0, clock=_clock)
+    assert [p.name for p in spool_files_of(tmp_path, SESSION)] == [f"metrics-{SESSION}-000001-local.pb"]
+    state = MetricsState.load(tmp_path / "_metrics")
+    state.forget(SESSION)
+    state.save(NOW)
+    text = (tmp_path / "_metrics" / "metrics.state").read_text()
+    assert SESSION not in text and other in text
