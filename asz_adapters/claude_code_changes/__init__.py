@@ -5,5 +5,6 @@
 * :mod:`.record` — a line read as a ``changes/1`` record, as upstream's typed decoder reads it;
 * :mod:`.dialect` — a line → the record landed for it;
 * :mod:`.land` — landing a session's files through the host's append collector;
+* :mod:`.glossary` — the dialect's vocabulary, for ``asz-pipeline glossary``;
 * :mod:`.adapter` — the hooks (the entry point).
 """

@@ -34,6 +34,7 @@ from asz_core.plugin import AdapterInfo, Found, SessionClaim, SettledBy
 
 if TYPE_CHECKING:
     from asz_core.context import AdapterContext
+    from asz_core.glossary import Glossary
     from asz_core.root.storage import SessionHandle
 
 __all__ = ["VERSION"]
@@ -107,3 +108,10 @@ def asz_land(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -
 
     for item in claim.found:
         land_session(ctx, item.payload, session)
+
+
+@hookimpl
+def asz_glossary() -> list[Glossary]:
+    from asz_adapters.claude_code_changes.glossary import GLOSSARY  # only the glossary command reads it
+
+    return [GLOSSARY]
