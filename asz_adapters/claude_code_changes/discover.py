@@ -46,6 +46,8 @@ __all__ = ["ChangeFile", "Listing", "PluginSession", "Refused", "default_plugin_
 _SUFFIX: Final = ".jsonl"
 #: the most of a first line read for its workspace; a longer one names none
 _FIRST_LINE_LIMIT: Final = 1 << 20
+#: read a piece at a time: a first line is most often a few kilobytes
+_CHUNK: Final = 1 << 16
 
 
 def default_plugin_data() -> Path:
@@ -178,14 +180,19 @@ def workspace(session: PluginSession) -> str:
         fd = os.open(session.files[0].location, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
         return ""
+    head = b""
     try:
-        head = os.read(fd, _FIRST_LINE_LIMIT)
+        while b"\n" not in head and len(head) < _FIRST_LINE_LIMIT:
+            chunk = os.read(fd, _CHUNK)
+            if not chunk:
+                break
+            head += chunk
     except OSError:
         return ""
     finally:
         os.close(fd)
     line, newline, _ = head.partition(b"\n")
-    if not newline and len(head) == _FIRST_LINE_LIMIT:
+    if not newline and len(head) >= _FIRST_LINE_LIMIT:
         return ""
     try:
         return workspace_of(orjson.loads(line.rstrip(b"\r")))

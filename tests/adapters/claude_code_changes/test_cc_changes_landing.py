@@ -246,3 +246,20 @@ def test_the_plugins_directory_absent_is_nothing_to_do(asz_pass: PassRunner, tmp
 
     assert (summary.totals.found, summary.failed) == (0, False)
     assert any("not a directory" in w for w in asz_pass.reporter.warnings)
+
+
+def test_a_session_whose_first_record_is_unfinished_is_judged_once_it_is_complete(
+        asz_pass: PassRunner, tmp_path: Path) -> None:
+    source = tmp_path / "data"
+    line = change("toolu_1", workspace="/private/tmp/scratch")
+    path = write(source, "main", line[:30])
+    configure(asz_pass, source, exclude=["/private/tmp/**"])
+
+    first = asz_pass.run()
+    with path.open("ab") as f:
+        f.write(line[30:] + b"\n")
+    second = asz_pass.run()
+
+    assert (first.totals.sessions, first.totals.records) == (1, 0)  # no workspace yet: collected, nothing lands
+    assert (second.totals.sessions, second.totals.records) == (0, 0)  # its workspace is excluded
+    assert not list((asz_pass.root / SESSION).rglob("changes-*.sd"))
