@@ -93,7 +93,7 @@ def _session_dir(root: Path, session: str) -> Path | None:
     return directory
 
 
-def _search(root: Path, session_dir: Path, want: str) -> Search:
+def _search(session_dir: Path, want: str) -> Search:
     from asz_core.providerbody.reader import open_landed
     from asz_core.sessiondata.errors import SessionDataError
     from asz_core.view.files import session_files
@@ -161,10 +161,10 @@ def run(args: argparse.Namespace, app: App) -> int:
     confined.enter(root)
     session_dir = _session_dir(root, args.session)
     if session_dir is None:
-        print(f"show: unknown session {_safe(args.session)!s} in {root}; `asz-pipeline view` lists the "
+        print(f"show: unknown session {_safe(args.session)} in {root}; `asz-pipeline view` lists the "
               f"sessions there", file=app.err)
         return EXIT_FAILED
-    found = _search(root, session_dir, args.id)
+    found = _search(session_dir, args.id)
     want = _safe(args.id)
     if found.tool:
         print(f"tool-use id {want} resolves to {len(found.tool)} block(s)\n", file=app.out)
