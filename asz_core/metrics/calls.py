@@ -61,7 +61,7 @@ class FileCalls:
 
     session: str
     stream: str | None
-    digest: str
+    digest: str  #: SHA-256 of the file; ``""`` for a file rule 1 does not count
     calls: list[Call] = field(default_factory=list)
     #: the call the file's last record belongs to, when it may go on in a later file
     open_tail: Call | None = None
@@ -73,13 +73,15 @@ def _dialect(header: dict[str, object]) -> str:
 
 def read_calls(path: Path) -> FileCalls:
     """Rules 1-3 and 5 for one file (``SessionDataError`` when it does not read by the rules)."""
-    data = path.read_bytes()
     with open_file(path) as landed:
         header = landed.header
         stream = header.get("stream")
-        out = FileCalls(str(header["session"]), stream if isinstance(stream, str) else None,
-                        hashlib.sha256(data).hexdigest())
         counted = header.get("kind") == "transcript" and _dialect(header) in COUNTED_DIALECTS
+        # a file no call of which can count is known by its header alone
+        digest = hashlib.sha256(path.read_bytes()).hexdigest() if counted else ""
+        out = FileCalls(str(header["session"]), stream if isinstance(stream, str) else None, digest)
+        if not counted:
+            return out
         source = MAIN if out.stream == MAIN else SUBAGENT
         by_id: dict[str, Call] = {}
         last: Call | None = None

@@ -21,12 +21,14 @@ The steps, for each session in turn:
    request in the spool; only then take the file's effect into the state. A file that fails
    stops its session there, for the next pass.
 
-Then ``metrics.state`` is saved, once. A killed pass's temporary files (dot names no reader
+Then ``metrics.state`` is saved, once, in a spool that exists: a root where no call was ever
+counted gets no ``_metrics/``. A killed pass's temporary files (dot names no reader
 takes) are swept by the next, in the spool and in each session it derives.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,7 +39,6 @@ from asz_core.metrics.calls import Call, read_calls, read_on
 from asz_core.metrics.encode import Point, encode_request
 from asz_core.metrics.spool import SPOOL_DIR, Receipt, read_receipt, receipt_path, spool_name, write_once
 from asz_core.metrics.state import MetricsState, SessionCounts
-from asz_core.root.durable import fsync_dir, make_dirs
 from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import StorageRoot, landed_files, sweep_temporaries
 from asz_core.sessiondata import SessionDataError
@@ -81,9 +82,9 @@ def derive_root(root: Path, *, lookback_s: float, clock: Callable[[], int] = tim
             state.pending_since[session] = since
         if _derive_session(root, spool, session, state, stats):
             state.pending_since.pop(session, None)
-    if stats.files or state.first:
-        for created in make_dirs(spool):
-            fsync_dir(created.parent)
+    # Nothing is written to a root with no call counted yet (a Kiro root, an empty one): the spool
+    # appears with its first file, and until then every pass reads only the headers it must.
+    if (stats.files or state.first) and os.path.isdir(spool):
         state.save(clock())
     return stats
 
@@ -123,9 +124,10 @@ def _derive_session(root: Path, spool: Path, session: str, state: MetricsState,
     counts = state.session(session)
     since = state.pending_since.get(session)
     for lf in files:  # step 1
-        if lf.relpath not in state.derived:
+        path = receipt_path(root, session, lf.seq)
+        if lf.relpath not in state.derived and os.path.exists(path):
             try:
-                receipt = read_receipt(receipt_path(root, session, lf.seq), _digest_of(lf.path))
+                receipt = read_receipt(path, _digest_of(lf.path))
             except (ValueError, OSError):
                 continue  # said when the loop below reaches it
             if receipt is not None:
@@ -162,6 +164,8 @@ def _receipt_for(root: Path, lf: _Landed, following: list[_Landed], since: int |
                  counts: SessionCounts) -> Receipt:
     """Steps 2-5 for one file: the receipt an earlier pass published, else a new one, published."""
     found = read_calls(lf.path)
+    if not found.digest:  # a file that counts nothing (rule 1 of the calls): nothing to publish
+        return Receipt("", (), {}, 0, False, b"")
     path = receipt_path(root, found.session, lf.seq)
     existing = read_receipt(path, found.digest)
     if existing is not None:

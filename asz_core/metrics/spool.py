@@ -20,11 +20,13 @@ import orjson
 
 from asz_core.root import confined, faults
 from asz_core.root.durable import OWNER_FILE, fsync_dir, install_noreplace, make_dirs, read_small, temp_name
+from asz_core.sessiondata import format_instant, parse_instant
 
 __all__ = ["SPOOL_DIR", "Receipt", "read_receipt", "receipt_path", "spool_files_of", "spool_name", "write_once"]
 
 SPOOL_DIR: Final = "_metrics"
 RECEIPTS_DIR: Final = "metrics"
+RECEIPT_SCHEMA: Final = 1
 
 
 def spool_name(session: str, seq: int) -> str:
@@ -79,7 +81,9 @@ def write_once(path: Path, data: bytes) -> bool:
 @dataclass(frozen=True)
 class Receipt:
     """What deriving one landed file decided, published before its request enters the spool, so a
-    retry after a crash keeps the same accounting even when more fragments have landed since."""
+    retry after a crash keeps the same accounting even when more fragments have landed since.
+    Written as upstream writes it (``schema`` 1, ``last_end`` as times, the request in base64,
+    empty fields left out), so a root either wrote resumes under the other."""
 
     digest: str                 #: the landed file's SHA-256 when it was derived
     counted: tuple[str, ...]    #: the calls it counted
@@ -89,9 +93,18 @@ class Receipt:
     request: bytes              #: the spool file's exact bytes (empty: no points)
 
     def encode(self) -> bytes:
-        return orjson.dumps({"digest": self.digest, "counted": list(self.counted),
-                             "series": self.series, "points": self.points, "skipped": self.skipped,
-                             "request": base64.b64encode(self.request).decode("ascii")}) + b"\n"
+        data: dict[str, object] = {"schema": RECEIPT_SCHEMA, "digest": self.digest}
+        if self.counted:
+            data["counted"] = list(self.counted)
+        if self.series:
+            data["last_end"] = {k: format_instant(v) for k, v in sorted(self.series.items())}
+        if self.request:
+            data["request"] = base64.b64encode(self.request).decode("ascii")
+        if self.points:
+            data["points"] = self.points
+        if self.skipped:
+            data["skipped"] = True
+        return orjson.dumps(data) + b"\n"
 
 
 def read_receipt(path: Path, digest: str) -> Receipt | None:
@@ -102,9 +115,17 @@ def read_receipt(path: Path, digest: str) -> Receipt | None:
         return None
     try:
         data = orjson.loads(raw)
-        receipt = Receipt(str(data["digest"]), tuple(str(c) for c in data["counted"]),
-                          {str(k): int(v) for k, v in data["series"].items()}, int(data["points"]),
-                          bool(data["skipped"]), base64.b64decode(data["request"], validate=True))
+        if data.get("schema") != RECEIPT_SCHEMA:
+            raise ValueError(f"schema {data.get('schema')!r} is not {RECEIPT_SCHEMA}")
+        series = {}
+        for key, end in (data.get("last_end") or {}).items():
+            instant = parse_instant(end)
+            if instant is None:
+                raise ValueError(f"last_end of {key} is not a time")
+            series[str(key)] = instant
+        receipt = Receipt(str(data["digest"]), tuple(str(c) for c in data.get("counted") or ()), series,
+                          int(data.get("points") or 0), bool(data.get("skipped")),
+                          base64.b64decode(data.get("request") or "", validate=True))
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise ValueError(f"{path}: the receipt does not read ({exc}); move it aside and the file "
                          f"is derived again") from None
