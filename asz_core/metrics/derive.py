@@ -39,6 +39,7 @@ from asz_core.metrics.calls import Call, read_calls, read_on
 from asz_core.metrics.encode import Point, encode_request
 from asz_core.metrics.spool import SPOOL_DIR, Receipt, read_receipt, receipt_path, spool_name, write_once
 from asz_core.metrics.state import MetricsState, SessionCounts
+from asz_core.root.durable import fsync_dir, make_dirs
 from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import StorageRoot, landed_files, sweep_temporaries
 from asz_core.sessiondata import SessionDataError
@@ -65,6 +66,7 @@ class DeriveStats:
     requests: int = 0    #: spool files written
     points: int = 0
     skipped: int = 0     #: files with points older than the look-back
+    counted: int = 0     #: calls counted (the look-back's included)
     errors: list[str] = field(default_factory=list)
 
 
@@ -82,9 +84,12 @@ def derive_root(root: Path, *, lookback_s: float, clock: Callable[[], int] = tim
             state.pending_since[session] = since
         if _derive_session(root, spool, session, state, stats):
             state.pending_since.pop(session, None)
-    # Nothing is written to a root with no call counted yet (a Kiro root, an empty one): the spool
-    # appears with its first file, and until then every pass reads only the headers it must.
-    if (stats.files or state.first) and os.path.isdir(spool):
+    # Nothing is written to a root with no call counted yet (a Kiro root, an empty one), and every
+    # pass reads only the headers it must; the spool appears once a call is counted, even one the
+    # look-back left out, so that the state says the first pass is over.
+    if (stats.files or state.first) and (stats.counted or os.path.isdir(spool)):
+        for created in make_dirs(spool):
+            fsync_dir(created.parent)
         state.save(clock())
     return stats
 
@@ -148,6 +153,7 @@ def _derive_session(root: Path, spool: Path, session: str, state: MetricsState,
             stats.errors.append(f"metrics: {lf.relpath}: {exc}; it is derived again next pass")
             return False
         stats.skipped += receipt.skipped
+        stats.counted += len(receipt.counted)
         _commit(counts, receipt)
         state.derived[lf.relpath] = receipt.digest
         stats.files += 1

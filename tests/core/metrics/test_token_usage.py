@@ -185,3 +185,19 @@ def test_a_removed_session_leaves_no_line_in_metrics_state_and_its_spool_files_a
     state.save(NOW)
     text = (tmp_path / "_metrics" / "metrics.state").read_text()
     assert SESSION not in text and other in text
+
+
+def test_a_first_pass_whose_calls_are_all_older_than_the_lookback_still_ends_the_first_pass(tmp_path: Path) -> None:
+    land(tmp_path, 1, "main", [Fragment("old", "2025-12-01T10:00:00Z", (1, 0, 0, 0), finished=True)])
+    stats = derive_root(tmp_path, lookback_s=3600, clock=_clock)
+    assert (stats.counted, stats.requests) == (1, 0)
+    assert not MetricsState.load(tmp_path / "_metrics").first  # later files are derived whole
+    land(tmp_path, 2, "main", [Fragment("older", "2025-11-01T10:00:00Z", (4, 0, 0, 0), finished=True)])
+    derive_root(tmp_path, lookback_s=3600, clock=_clock)
+    assert _by_type(_points(tmp_path))[("main", "input")] == 4
+
+
+def test_a_root_where_nothing_counts_gets_no_spool(tmp_path: Path) -> None:
+    land(tmp_path, 1, "main", [Fragment("c1", T0, (1, 0, 0, 0), finished=True)], dialect="kiro/1")
+    derive_root(tmp_path, lookback_s=0, clock=_clock)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [SESSION]
