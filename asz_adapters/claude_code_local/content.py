@@ -61,12 +61,12 @@ def _text(text: str) -> Part:
     return Part("text", text=text or None, bytes=utf8_len(text))
 
 
-def attachment_part(line: SourceLine, record: Fields, value: dict[str, Any]) -> Part:
-    """The one part of an ``attachment`` line."""
+def attachment_part(line: SourceLine, record: Fields, written: Any) -> Part:
+    """The one part of an ``attachment`` line; ``written`` is its ``attachment`` as written."""
     if not record.has("attachment"):
         return Part("data")
     key = record.key("attachment")
-    attachment = read(value[key], ATTACHMENT_TEXT)
+    attachment = read(written, ATTACHMENT_TEXT)
     if attachment is not None and attachment.typed:
         if attachment.text("text"):
             return _text(attachment.text("text"))
@@ -77,18 +77,15 @@ def attachment_part(line: SourceLine, record: Fields, value: dict[str, Any]) -> 
     return Part("data", data=data, bytes=len(data))
 
 
-def content_parts(line: SourceLine, record: Fields, result_data: RawJSON | None) -> tuple[list[Part], list[Dropped]]:
-    """The parts of ``message.content``. ``result_data`` is the line's ``toolUseResult`` when it
-    read whole, which every result part carries as its data."""
-    message = record.sub("message")
-    if not message.has("content"):
-        return [], []
-    content = message.value("content")
-    path: _Path = (record.key("message"), message.key("content"))
+def content_parts(line: SourceLine, record: Fields, content: Any,
+                  result_data: RawJSON | None) -> tuple[list[Part], list[Dropped]]:
+    """The parts of ``message.content`` (written, its value ``content``). ``result_data`` is the
+    line's ``toolUseResult`` when it read whole, which every result part carries as its data."""
     if isinstance(content, str):
         return [_text(content)], []
     if content is None:
         return [], []
+    path: _Path = (record.key("message"), record.sub("message").key("content"))
     if not isinstance(content, list):
         return [Part.unknown(bytes(line.data_at(*path)), CONTENT_NOT_READ)], []
     parts: list[Part] = []
