@@ -53,7 +53,7 @@ from asz_core.sessiondata import FROM_AGENT, FROM_EXTERNAL, FROM_RUNTIME, Droppe
 __all__ = ["DIALECT", "SCRIPT_REASON", "ClaudeCodeDialect"]
 
 SCRIPT_REASON: Final = "the source is a program, not data"
-_FROM: Final = {"assistant": FROM_AGENT, "user": FROM_EXTERNAL}
+_FROM: Final[dict[str | None, str]] = {"assistant": FROM_AGENT, "user": FROM_EXTERNAL}
 #: the fields whose presence sends a line past the ids: its content, a tool result, what
 #: started it, what the flags of a meta line or a summary read
 _READ_FURTHER: Final = frozenset({"message", "toolUseResult", "attachment", "origin", "promptSource",
