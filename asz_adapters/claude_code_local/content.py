@@ -100,20 +100,21 @@ def _block_part(line: SourceLine, block: Any, path: _Path, result_data: RawJSON 
     fields = read(block, BLOCK)
     if fields is None or not fields.typed:
         return Part.unknown(bytes(line.data_at(*path)), BLOCK_NOT_READ)
-    kind = fields.text("type")
+    get = fields.values.get  # the block read typed: a string field holds a str or None
+    kind = get("type") or ""
     if kind == "text":
-        return _text(fields.text("text"))
+        return _text(get("text") or "")
     if kind in ("thinking", "redacted_thinking"):
-        thought = fields.text("thinking")
+        thought = get("thinking") or ""
         state = "redacted" if kind == "redacted_thinking" else "available" if thought else "unavailable"
-        signature = fields.text("signature")
+        signature = get("signature")
         if signature:
             dropped.append(Dropped("reasoning signature", utf8_len(signature), SIGNATURE_WHY))
         return Part("reasoning", text=thought or None, state=state, bytes=utf8_len(thought))
     if kind in ("tool_use", "server_tool_use"):
-        data = line.data_at(*path, fields.key("input")) if fields.has("input") else None
-        name = fields.text("name")
-        part = Part("call", id=fields.text("id") or None, name=name or None, data=data,
+        data = line.data_at(*path, fields.key("input")) if "input" in fields.values else None
+        name = get("name") or ""
+        part = Part("call", id=get("id") or None, name=name or None, data=data,
                     bytes=len(data) if data is not None else 0)
         if kind == "tool_use":
             part.server, part.server_tool = split_mcp_name(name)
@@ -121,24 +122,26 @@ def _block_part(line: SourceLine, block: Any, path: _Path, result_data: RawJSON 
     if kind == "tool_result":
         return _result_part(line, fields, path, result_data)
     if kind == "image":
-        source = fields.sub("source")
-        encoded = source.text("data")
-        return Part("media", media=source.text("media_type") or None,
+        source = fields.inner("source")
+        encoded = source.get("data") or ""
+        return Part("media", media=source.get("media_type") or None,
                     data=RawJSON(marshal(encoded)), bytes=utf8_len(encoded))
     return Part.unknown(bytes(line.data_at(*path)), f'block type "{kind}" is not one this dialect describes')
 
 
 def _result_part(line: SourceLine, fields: Fields, path: _Path, result_data: RawJSON | None) -> Part:
-    text, size = _result_text(fields.value("content")) if fields.has("content") else ("", 0)
+    values = fields.values
+    given = "content" in values
+    text, size = _result_text(values["content"]) if given else ("", 0)
     data: RawJSON | None = None
-    if not text and fields.has("content"):
+    if not text and given:
         data = line.data_at(*path, fields.key("content"))
         size = len(data)
     if result_data is not None:
         data = result_data
-    failed = fields.value("is_error")
-    return Part("result", of=fields.text("tool_use_id") or None, text=text or None, data=data,
-                failed=failed if isinstance(failed, bool) else None, bytes=size)
+    failed = values.get("is_error")  # a bool or None, as read
+    return Part("result", of=values.get("tool_use_id") or None, text=text or None, data=data,
+                failed=failed, bytes=size)
 
 
 def _result_text(content: Any) -> tuple[str, int]:
@@ -146,10 +149,15 @@ def _result_text(content: Any) -> tuple[str, int]:
     if isinstance(content, str):
         return content, utf8_len(content)
     if isinstance(content, list):
-        blocks = [read(item, BLOCK) for item in content]
-        if all(block is not None and block.typed for block in blocks):
-            texts = [block.text("text") for block in blocks if block is not None and block.text("text")]
-            if texts:
-                joined = "\n".join(texts)
-                return joined, utf8_len(joined)
+        texts = []
+        for item in content:
+            block = read(item, BLOCK)
+            if block is None or not block.typed:
+                return "", 0
+            text = block.values.get("text")  # a str or None, as read
+            if text:
+                texts.append(text)
+        if texts:
+            joined = "\n".join(texts)
+            return joined, utf8_len(joined)
     return "", 0

@@ -87,7 +87,10 @@ class ClaudeCodeDialect:
             return Record(from_=FROM_RUNTIME, parts=[line.unknown_part(SCRIPT_REASON)])
         if kind == MANIFEST:
             return self._manifest(line)
-        fields = read(line.value, RECORD) if line.is_json else None
+        value = line.value
+        # most lines are plain (:mod:`.shape`): read as themselves, with no call to :func:`read`
+        fields = (Fields(value, None, True) if type(value) is dict and RECORD.plain(value)
+                  else read(value, RECORD) if line.is_json else None)
         if fields is None or not fields.typed:
             return Record(from_=FROM_RUNTIME, flags=damaged_flags(line.raw),
                           parts=[line.unknown_part(NOT_JSON)])
