@@ -85,7 +85,8 @@ def content_parts(line: SourceLine, record: Fields, content: Any,
         return [_text(content)], []
     if content is None:
         return [], []
-    path: _Path = (record.key("message"), record.sub("message").key("content"))
+    message = record.values["message"]  # its object when it is plain, else its Fields
+    path: _Path = (record.key("message"), message.key("content") if isinstance(message, Fields) else "content")
     if not isinstance(content, list):
         return [Part.unknown(bytes(line.data_at(*path)), CONTENT_NOT_READ)], []
     parts: list[Part] = []
