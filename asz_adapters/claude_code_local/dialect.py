@@ -32,13 +32,19 @@ One dialect instance reads one source, made with what the source's path says
 
 An empty string read from a field is no value: the record leaves that field out.
 
+Most lines of a transcript (progress, snapshots, titles) hold none of the fields that rule 4's
+rules past the ids read (``message``, ``toolUseResult``, ``attachment``, ``origin``,
+``promptSource``, ``isMeta``, ``isCompactSummary``) and are no ``attachment``: such a line gets
+its ids, ``from`` and ``batch``, a ``system`` line's flag and the whole-line part, with no other
+rule asked, since none would find anything.
+
 A dialect instance also keeps, for the session's derived index, the ``message.id`` and
 ``requestId`` of each ``assistant`` line it converts, by line number.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from asz_adapters.claude_code_local.about import DIALECT
 from asz_adapters.claude_code_local.changes import changes_part
@@ -88,9 +94,12 @@ class ClaudeCodeDialect:
         if kind == MANIFEST:
             return self._manifest(line)
         value = line.value
-        # most lines are plain (:mod:`.shape`): read as themselves, with no call to :func:`read`
-        fields = (Fields(value, None, True) if type(value) is dict and RECORD.plain(value)
-                  else read(value, RECORD) if line.is_json else None)
+        if type(value) is dict and RECORD.plain(value):  # most lines (:mod:`.shape`)
+            if value.keys().isdisjoint(_READ_FURTHER) and not self._linked and value.get("type") != "attachment":
+                return self._ids_only(line, value)
+            fields: Fields | None = Fields(value, None, True)
+        else:
+            fields = read(value, RECORD) if line.is_json else None
         if fields is None or not fields.typed:
             return Record(from_=FROM_RUNTIME, flags=damaged_flags(line.raw),
                           parts=[line.unknown_part(NOT_JSON)])
@@ -108,23 +117,27 @@ class ClaudeCodeDialect:
         record.parts.append(_whole(line))
         return record
 
+    def _ids_only(self, line: SourceLine, values: dict[str, Any]) -> Record:
+        """A plain transcript line holding none of the fields past the ids (:data:`_READ_FURTHER`),
+        not an attachment: what every rule gives it, without asking the rules that find nothing
+        (over half the lines: progress, snapshots, titles)."""
+        get = values.get
+        kind = get("type")
+        return Record(
+            id=get("uuid") or None, parent=get("parentUuid") or None,
+            run=get("promptId") or None, continues=get("logicalParentUuid") or None,
+            batch=self.source.run or None,
+            label=get("aiTitle") or get("description") or get("workflowName") or None,
+            started_by=get("parentAgentId") or None,
+            from_=FROM_RUNTIME if self._runtime else _FROM.get(kind, FROM_RUNTIME),
+            time=get("timestamp") or None, flags=subtype_flags(kind, get("subtype")),
+            parts=[_whole(line)])
+
     def _record(self, line: SourceLine, fields: Fields) -> Record:
         values = fields.values
         get = values.get  # a typed string field holds a str or None: "" is no value
         source = self.source
         kind = get("type")
-        if values.keys().isdisjoint(_READ_FURTHER) and kind != "attachment" and not self._linked:
-            # most lines (progress, snapshots, titles): no rule but the ids' and a system
-            # line's flag reads them, so none of the rest is asked
-            return Record(
-                id=get("uuid") or None, parent=get("parentUuid") or None,
-                run=get("promptId") or None, continues=get("logicalParentUuid") or None,
-                batch=source.run or None,
-                label=get("aiTitle") or get("description") or get("workflowName") or None,
-                started_by=get("parentAgentId") or None,
-                from_=FROM_RUNTIME if self._runtime else _FROM.get(kind, FROM_RUNTIME),
-                time=get("timestamp") or None, flags=subtype_flags(kind, get("subtype")),
-                parts=[_whole(line)])
         # a nested shape's values are read in place; the line read typed, so each of its
         # fields holds its type or None (an integer field an int, never a bool)
         message = fields.inner("message")
