@@ -177,6 +177,14 @@ def asz_receipts(config: ConfigSections, root: Path) -> Receipts | None:
 
 
 @hookspec
+def asz_sessions_removed(config: ConfigSections, root: Path, sessions: list[str]) -> None:
+    """A scenario removal (:mod:`asz_core.removal`) deleted these sessions' landed files and
+    chains from ``root``: drop every line of this plugin's state there that names one of them.
+    Called only once the files are gone, so nothing is sent or derived twice; an exception keeps
+    the sessions' markers, and the next pass calls again."""
+
+
+@hookspec
 def asz_config_sections() -> dict[str, dict[str, Any]]:  # type: ignore[empty-body]
     """Top-level ``asz.yaml`` sections this plugin owns, as ``{"dotted.key": JSON Schema}``.
 

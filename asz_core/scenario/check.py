@@ -29,6 +29,7 @@ from asz_core.scenario import (  # noqa: F401 - they register
     props_assembly,
     props_push,
     props_records,
+    props_removal,
     props_source,
     props_view,
 )
