@@ -14,12 +14,14 @@ Once for every marked session (:func:`blocked_for_all`):
 
 For each session (:func:`decide`):
 
-4. Every file the marker lists is a regular file holding the bytes the build wrote. A session
-   whose build wrote provider bodies is kept: this asz does not remove them.
+4. Every file the marker lists is a regular file holding the bytes the build wrote; provider
+   bodies among them only while the provider adapter reads them where the build wrote them.
 5. Something of it is landed, and every landed file came from a file the marker lists, through
-   the adapter whose source directory holds it.
-6. Every file the marker lists is covered by a cursor of the session at its full size: the
-   adapters would land nothing more of it.
+   the adapter whose source directory holds it (a provider file holds many bodies: rule 6
+   checks them).
+6. Every file the marker lists is landed at its full size, by a cursor of the session or as the
+   adapters attribute files to it (``asz_session_sources``), and every file they attribute to it
+   is one the build wrote: the adapters would land nothing more of it.
 7. Every landed file is recorded as sent to this receiver with the digest it has now, and none
    has a ``rejected`` line.
 8. The chain's head round reaches the last landed file, and every round is sent as 7 says.
@@ -46,8 +48,11 @@ from asz_core.sessiondata.times import parse_instant
 
 __all__ = ["BODIES_PREFIX", "Verdict", "blocked_for_all", "claude_code_dirs", "decide"]
 
-#: where under the local source a build writes provider bodies
+#: where under the local source a build writes provider bodies, and the adapter that reads them
 BODIES_PREFIX = "provider-bodies/"
+PROVIDER = "claude-code-provider"
+#: a session's source files the adapters attribute to it: absolute path → (state, size)
+Attributed = dict[str, tuple[str, int]]
 
 
 @dataclass(frozen=True)
@@ -153,23 +158,35 @@ def source_file_holds(path: Path, size: int, sha256: str) -> str:
 
 
 def decide(root: Path, source: Path, marker: Marker, roots: dict[str, Path], sending: Sending,
-           now_ns: int) -> Verdict:
+           now_ns: int, attributed: Attributed) -> Verdict:
     """Rules 4 to 9 for one session. ``roots`` is each enabled adapter's source directory."""
     assert sending.receipts is not None
     listed = {f.path: f for f in marker.files}
-    for f in marker.files:                                                      # rule 4
-        if f.path.startswith(BODIES_PREFIX):
-            return _kept("its build wrote provider bodies, and this asz does not remove them; remove the "
-                         "session's files yourself")
+    bodies = any(p.startswith(BODIES_PREFIX) for p in listed)
+    if bodies:                                                                  # rule 4
+        want = source / BODIES_PREFIX.rstrip("/")
+        if PROVIDER not in roots:
+            return _kept(f"the provider adapter is off; the bodies the build wrote under {want} would never "
+                         f"be landed")
+        if os.path.realpath(roots[PROVIDER]) != os.path.realpath(want):
+            return _kept(f"the provider adapter reads {roots[PROVIDER]}, not {want}; the bodies the build wrote "
+                         f"would never be landed")
+    for f in marker.files:
         why = source_file_holds(source / f.path, f.size, f.sha256)
         if why:
             return _kept(why)
-    landed, why = _read_landed(root, marker.session, source, roots, listed)       # rule 5
+    landed, why = _read_landed(root, marker.session, source, roots, listed, bodies)  # rule 5
     if why:
         return _kept(why)
     if not landed.files:
         return _kept("nothing of it is landed, so nothing of it can be sent")
     covered = _covered(root / marker.session, source, roots)                      # rule 6
+    for path, (state, size) in sorted(attributed.items()):
+        rel = _relative(Path(path), source)
+        if rel not in listed:
+            return _kept(f"{path} is not a file the build wrote")
+        if state == "landed":
+            covered[rel] = size
     for f in marker.files:
         if covered.get(f.path) != f.size:
             return _waiting("not landed in full yet")
@@ -190,7 +207,7 @@ def decide(root: Path, source: Path, marker: Marker, roots: dict[str, Path], sen
 
 
 def _read_landed(root: Path, session: str, source: Path, roots: dict[str, Path],
-                 listed: dict[str, MarkerFile]) -> tuple[Landed, str]:
+                 listed: dict[str, MarkerFile], bodies: bool) -> tuple[Landed, str]:
     out = Landed()
     for seq, path in sorted(landed_files(root / session)):
         rel = path.relative_to(root).as_posix()
@@ -209,7 +226,9 @@ def _read_landed(root: Path, session: str, source: Path, roots: dict[str, Path],
         if base is None or not isinstance(src, str) or header.get("session") != session:
             return out, (f"landed file {rel} came through {adapter or 'no adapter'!r}, which reads no file "
                          f"the build wrote")
-        if _relative(base / src, source) not in listed:
+        if adapter == PROVIDER and bodies:
+            pass  # a provider file holds many bodies: rule 6 checks each is one the build wrote
+        elif _relative(base / src, source) not in listed:
             return out, f"landed file {rel} names a source the build did not write"
         out.files[rel] = _digest(path)
         out.max_seq = max(out.max_seq, seq)
@@ -227,7 +246,8 @@ def _covered(session_dir: Path, source: Path, roots: dict[str, Path]) -> dict[st
     """Marker path → the size an active cursor of the session has landed it to: an append
     cursor's offset when it has reached the size it saw, a snapshot cursor's size."""
     out: dict[str, int] = {}
-    for dirpath, _dirs, names in os.walk(session_dir / "streams", followlinks=False):
+    walks = (os.walk(session_dir / place, followlinks=False) for place in ("streams", "runs"))
+    for dirpath, _dirs, names in (step for walk in walks for step in walk):
         for name in names:
             if not name.endswith(".cursor"):
                 continue

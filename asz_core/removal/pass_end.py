@@ -97,7 +97,7 @@ def remove_sent(ctx: PassContext) -> RemovalResult | None:
         if marker.session in _stopped:
             continue
         if marker.state != REMOVING:
-            verdict = decide(root, source, marker, roots, sending, ctx.clock())
+            verdict = decide(root, source, marker, roots, sending, ctx.clock(), _attributed(ctx, config, marker))
             if not verdict.go:
                 if verdict.kept:
                     _keep(result, marker.session, verdict.reason)
@@ -172,6 +172,15 @@ def _sending(ctx: PassContext, config: object, root: Path) -> Sending:
     sends = bool(section.get("endpoint")) and bool(receipts.receiver)
     return Sending(receiver=receipts.receiver if sends else "", logs=bool(section.get("logs", True)),
                    metrics=bool(section.get("metrics", True)), receipts=receipts if sends else None)
+
+
+def _attributed(ctx: PassContext, config: object, marker: Marker) -> dict[str, tuple[str, int]]:
+    """Every source file the adapters attribute to the session beside its cursors."""
+    assert ctx.hooks is not None
+    out: dict[str, tuple[str, int]] = {}
+    for answer in ctx.hooks.asz_session_sources(config=config, root=ctx.root.path, session=marker.session):
+        out.update(answer or {})
+    return out
 
 
 def _forget(ctx: PassContext, config: object, root: Path, sessions: list[str], result: RemovalResult) -> None:

@@ -11,7 +11,8 @@ then parse. For a ``claude-code`` build, in this order:
 4. ``push.state`` names another receiver besides this one: nothing is removed.
 5. The marker is gone: the session is sent, and nothing is removed.
 6. After a clean push, ``immediately`` removes the whole session in that pass: the files the
-   build wrote for it, its landed files, its chain, its lines in ``push.state`` and its marker,
+   build wrote for it, its landed files, its chain, its lines in ``push.state`` and
+   ``_provider/seen.state``, and its marker,
    leaving ``_removed/`` empty and the noise beside it. Then a pass and a parse land, send and
    write nothing, and leave no session or chain directory behind.
 7. A retention of 24 hours keeps the sent session one second before its last record is 24 hours
@@ -155,9 +156,9 @@ def _removed_whole(ws: Workspace, copy: Path) -> list[str]:
     removed = copy / REMOVED_DIR
     if removed.is_dir() and any(removed.iterdir()):
         problems.append(f"{REMOVED_DIR}/ is not empty: {sorted(p.name for p in removed.iterdir())}")
-    state = copy / "push.state"
-    if state.exists() and ws.session in state.read_text("utf-8"):
-        problems.append("push.state still names the session's files")
+    for state in (copy / "push.state", copy / "_provider" / "seen.state"):
+        if state.exists() and ws.session in state.read_text("utf-8"):
+            problems.append(f"{state.relative_to(copy)} still names the session")
     noise = [p for p in (copy / "_source").rglob("*") if p.is_file() and MARKER_DIR not in p.parts]
     if not noise:
         problems.append("the noise beside the session, which no session owns, was removed too")
