@@ -15,7 +15,8 @@ Once for every marked session (:func:`blocked_for_all`):
 For each session (:func:`decide`):
 
 4. Every file the marker lists is a regular file holding the bytes the build wrote; provider
-   bodies among them only while the provider adapter reads them where the build wrote them.
+   bodies and plugin output among them only while an adapter reads them where the build wrote
+   them.
 5. Something of it is landed, and every landed file came from a file the marker lists, through
    the adapter whose source directory holds it (a provider file holds many bodies: rule 6
    checks them).
@@ -51,6 +52,8 @@ __all__ = ["BODIES_PREFIX", "Verdict", "blocked_for_all", "claude_code_dirs", "d
 #: where under the local source a build writes provider bodies, and the adapter that reads them
 BODIES_PREFIX = "provider-bodies/"
 PROVIDER = "claude-code-provider"
+#: where under the local source a build writes the asz plugin's change records
+CHANGES_PREFIX = "plugins/data/"
 #: a session's source files the adapters attribute to it: absolute path → (state, size)
 Attributed = dict[str, tuple[str, int]]
 
@@ -171,6 +174,12 @@ def decide(root: Path, source: Path, marker: Marker, roots: dict[str, Path], sen
         if os.path.realpath(roots[PROVIDER]) != os.path.realpath(want):
             return _kept(f"the provider adapter reads {roots[PROVIDER]}, not {want}; the bodies the build wrote "
                          f"would never be landed")
+    if any(p.startswith(CHANGES_PREFIX) for p in listed):
+        want = source / CHANGES_PREFIX.rstrip("/")
+        readers = [n for n, r in roots.items() if os.path.realpath(r) == os.path.realpath(want)]
+        if not readers:
+            return _kept(f"no enabled adapter reads {want}; the plugin output the build wrote there would "
+                         f"never be landed")
     for f in marker.files:
         why = source_file_holds(source / f.path, f.size, f.sha256)
         if why:
