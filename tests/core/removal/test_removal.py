@@ -141,6 +141,20 @@ def test_a_source_file_changed_after_the_build_keeps_its_session_for_a_person(
     assert f"kept: {first}: " in err
 
 
+def test_a_file_of_the_session_the_build_did_not_write_keeps_it_and_stays(
+        built: Built, capsys: pytest.CaptureFixture[str]) -> None:
+    first = built.sessions[0]
+    child = next(p for p in built.listed(first) if p.name.startswith("agent-") and p.suffix == ".jsonl")
+    stranger = child.with_name("agent-a0000000000000000.jsonl")
+    stranger.write_bytes(child.read_bytes().replace(child.stem.removeprefix("agent-").encode(), b"a0000000000000000"))
+    with make_receiver("grpc") as rx:
+        assert isinstance(rx, GrpcReceiver)
+        built.send_to(rx)
+        built.run()
+    assert "names a source the build did not write" in capsys.readouterr().err
+    assert built.whole(first) and stranger.exists()
+
+
 def test_a_link_at_removed_keeps_every_marked_session_and_nothing_goes_through_it(
         built: Built, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     outside = tmp_path / "outside"
