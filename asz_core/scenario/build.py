@@ -43,7 +43,8 @@ from asz_core.scenario.plan import Plan, derived_session, plan
 from asz_core.scenario.write_claude_code import BODIES_DIR, NOISE, write_claude_code
 from asz_core.scenario.write_sd import write_sd
 
-__all__ = ["FORMATS", "MARKER_DIR", "SOURCE_DIR", "BuildOptions", "Built", "build", "parse_at", "write_config"]
+__all__ = ["FORMATS", "MARKER_DIR", "SOURCE_DIR", "BuildOptions", "Built", "build", "check_options",
+           "describe_policy", "parse_at", "write_config"]
 
 FORMATS = ("claude-code", "sd")
 SOURCE_DIR = "_source"
@@ -106,11 +107,7 @@ def feed_session(moment_ms: int) -> str:
 
 def build(scenario: Scenario, out: Path, opts: BuildOptions) -> Built:
     """Steps 1 to 4 for a one-shot or ``--repeat`` build."""
-    if opts.format not in FORMATS:
-        raise ScenarioError(f"--format {opts.format!r}: the formats are {', '.join(FORMATS)}")
-    if opts.format == "sd" and opts.remove != "immediately":
-        raise ScenarioError("--remove applies to claude-code builds only: an sd build writes no source to remove")
-    _policy(opts.remove)
+    check_options(opts)
     write_config(out, scenario, opts)
     built = Built()
     first = scenario.session or derived_session(scenario)
@@ -133,6 +130,22 @@ def build_one_feed_session(scenario: Scenario, out: Path, opts: BuildOptions) ->
              session=feed_session(now))
     _write(p, out, opts)
     return p
+
+
+def check_options(opts: BuildOptions) -> None:
+    """What is refused before anything is written: an unknown format, ``--remove`` with ``sd``
+    (an sd build writes no source and is never removed), and a policy that is not one."""
+    if opts.format not in FORMATS:
+        raise ScenarioError(f"--format {opts.format!r}: the formats are {', '.join(FORMATS)}")
+    if opts.format == "sd" and opts.remove != "immediately":
+        raise ScenarioError("--remove applies to claude-code builds only: an sd build writes no source to remove")
+    _policy(opts.remove)
+
+
+def describe_policy(text: str) -> str:
+    """The policy as the build prints it after ``config``."""
+    _kind, retain = _policy(text)
+    return "immediately, once sent" if not retain else f"{retain} after its last record, once sent"
 
 
 def _policy(text: str) -> tuple[str, str]:

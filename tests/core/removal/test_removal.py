@@ -265,3 +265,20 @@ def test_a_pass_killed_at_each_point_of_a_removal_is_finished_by_the_next(
         assert first not in (built.root / "push.state").read_text("utf-8")
     assert (built.root / second).is_dir()
     assert_root_verifies(built.root)
+
+
+def test_the_build_command_says_the_policy_and_refuses_one_it_cannot_apply(tmp_path: Path) -> None:
+    (tmp_path / "s.yaml").write_text(SCENARIO, encoding="utf-8")
+    out = io.StringIO()
+    code = main(["scenario", "build", str(tmp_path / "s.yaml"), "--format", "claude-code", "--out",
+                 str(tmp_path / "cc"), "--remove", "24h"], App(out=out, err=io.StringIO()))
+    assert code == 0
+    assert "remove   : 24h after its last record, once sent" in out.getvalue().splitlines()
+    marker = json.loads(marker_path(tmp_path / "cc" / "_source", "7d3c1e2a-0b4f-4c55-9a6e-1f2e3d4c5b6a").read_bytes())
+    assert (marker["schema"], marker["policy"], marker["retain"], marker["state"]) == (1, "retain", "24h", "written")
+    for bad in (["--format", "sd", "--remove", "24h"], ["--format", "claude-code", "--remove", "0"]):
+        err = io.StringIO()
+        code = main(["scenario", "build", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "bad"), *bad],
+                    App(out=io.StringIO(), err=err))
+        assert code == 2 and "--remove" in err.getvalue()
+        assert not (tmp_path / "bad").exists()
