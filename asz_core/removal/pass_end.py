@@ -36,10 +36,12 @@ from asz_core.removal.scenario_root import REMOVED_DIR, UnsafeRemoved, is_scenar
 from asz_core.root import faults
 
 if TYPE_CHECKING:
-    from asz_core.context import PassContext
+    import pluggy
+
+    from asz_core.context import ConfigSections, PassContext
     from asz_core.removal.decide import Sending
 
-__all__ = ["LOCAL_ADAPTER", "NAME", "RemovalResult", "remove_sent"]
+__all__ = ["LOCAL_ADAPTER", "NAME", "RemovalResult", "promise", "remove_sent"]
 
 NAME = "scenario-removal"
 #: the adapter under whose source directory a ``claude-code`` build writes its sessions and markers
@@ -58,6 +60,24 @@ class RemovalResult:
     kept: list[tuple[str, str]] = field(default_factory=list)      #: (session or EVERY, reason)
     waiting: list[tuple[str, str]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+
+
+def promise(config: ConfigSections, hooks: pluggy.HookRelay) -> str | None:
+    """What a pipeline over ``config``'s root will remove, asked as every pass asks before it looks
+    at a session (step 3), for the ``scenario :`` line a pipeline prints when it starts; ``None``
+    over a root that is no scenario root."""
+    from asz_core.config import Config
+    from asz_core.removal.decide import blocked_for_all
+
+    if not isinstance(config, Config) or not is_scenario_root(config.root):
+        return None
+    local = next((e for e in config.adapters if e.name == LOCAL_ADAPTER and e.enabled), None)
+    if local is None or not local.options.get("source_root"):
+        return f"no session is removed: {LOCAL_ADAPTER}, under whose source directory a build marks sessions, is off"
+    reason = blocked_for_all(_sending(hooks, config, config.root), Path(str(local.options["source_root"])))
+    if reason:
+        return f"no session is removed: {reason}"
+    return "a session a build marked is removed by its policy once all of it is sent"
 
 
 def remove_sent(ctx: PassContext) -> RemovalResult | None:
@@ -87,7 +107,7 @@ def remove_sent(ctx: PassContext) -> RemovalResult | None:
         return _said_and_done(ctx, result)
     except OSError as exc:
         result.errors.append(f"{root / REMOVED_DIR}: {exc.strerror or exc}")
-    sending = _sending(ctx, config, root)                                      # step 3
+    sending = _sending(ctx.hooks, config, root)                                      # step 3
     reason = blocked_for_all(sending, source)
     if reason:
         _keep(result, EVERY, reason)
@@ -135,7 +155,10 @@ def remove_sent(ctx: PassContext) -> RemovalResult | None:
 
 
 def _marker_names(source: Path) -> list[str]:
+    """The markers' names; none when the marker directory is a link (nothing is read through it)."""
     try:
+        if not stat.S_ISDIR(os.lstat(source / MARKER_DIR).st_mode):
+            return []
         entries = list(os.scandir(source / MARKER_DIR))
     except OSError:
         return []
@@ -161,14 +184,15 @@ def _markers(result: RemovalResult, source: Path, names: list[str]) -> list[tupl
     return sorted(out, key=lambda mp: mp[0].state != REMOVING)
 
 
-def _sending(ctx: PassContext, config: object, root: Path) -> Sending:
+def _sending(hooks: pluggy.HookRelay | None, config: object, root: Path) -> Sending:
+    """The receiver this configuration sends to, its switches, and what it confirmed."""
     from asz_core.config import Config
     from asz_core.removal.decide import Sending
     from asz_core.retention.step import receipts_of
 
-    assert isinstance(config, Config) and ctx.hooks is not None
+    assert isinstance(config, Config) and hooks is not None
     section = config.section("export.otlp")
-    receipts, _problem = receipts_of(ctx.hooks, config, root)
+    receipts, _problem = receipts_of(hooks, config, root)
     sends = bool(section.get("endpoint")) and bool(receipts.receiver)
     return Sending(receiver=receipts.receiver if sends else "", logs=bool(section.get("logs", True)),
                    metrics=bool(section.get("metrics", True)), receipts=receipts if sends else None)

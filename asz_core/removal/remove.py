@@ -99,6 +99,14 @@ def _delete_sources(source: Path, marker: Marker) -> None:
                     os.fsync(dir_fd)
             except FileNotFoundError:
                 pass  # its directory went with a stopped removal
+            except NotADirectoryError:
+                raise RemovalStopped(f"a directory above {source / f.path} is not one; nothing was deleted "
+                                     f"through it") from None
+            except OSError as exc:
+                if exc.errno != errno.ELOOP:
+                    raise
+                raise RemovalStopped(f"a directory above {source / f.path} is a symbolic link; nothing was "
+                                     f"deleted through it") from None
             faults.checkpoint("remove-source-file")
             parts = parent.split("/")
             if marker.session in parts[1:]:  # a directory named for the session, below its project

@@ -50,10 +50,15 @@ def is_scenario_root(root: Path) -> bool:
 
 @contextlib.contextmanager
 def open_nofollow_dir(base_fd: int | None, rel: str) -> Iterator[int]:
-    """The directory ``rel`` (components separated by ``/``) below ``base_fd`` (or the working
-    directory's absolute path when ``None``), each component opened without following a link."""
-    parts = [p for p in rel.split("/") if p]
-    fd = os.open("/" if rel.startswith("/") else ".", _DIR_FLAGS) if base_fd is None else os.dup(base_fd)
+    """The directory ``rel`` (components separated by ``/``) below ``base_fd``, each component
+    opened without following a link. With no ``base_fd``, ``rel`` is the root or the source
+    directory itself, the user's choice: it is resolved like any path, and opened as it resolves."""
+    if base_fd is None:
+        fd = os.open(os.path.realpath(rel), _DIR_FLAGS)
+        parts: list[str] = []
+    else:
+        fd = os.dup(base_fd)
+        parts = [p for p in rel.split("/") if p]
     try:
         for part in parts:
             nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
