@@ -11,7 +11,8 @@ steps, in this order:
 3. What keeps every marked session (:func:`~asz_core.removal.decide.blocked_for_all`) is said
    once, as ``kept: every marked session: <reason>``, and nothing is removed.
 4. Each marker is read: one saying ``removing`` first, and finished without deciding again; any
-   other removed when :func:`~asz_core.removal.decide.decide` says it may go. A session kept for a
+   other removed when :func:`~asz_core.removal.decide.decide` says it may go; at most
+   :data:`MAX_PER_PASS` sessions a pass. A session kept for a
    reason a person must act on is said once per process as ``kept: <session>: <reason>``; one
    only waiting (not sent yet, not old enough) is said nothing of.
 5. For every session removed (:func:`~asz_core.removal.remove.remove_session`, steps 1 to 4), the
@@ -47,6 +48,10 @@ NAME = "scenario-removal"
 #: the adapter under whose source directory a ``claude-code`` build writes its sessions and markers
 LOCAL_ADAPTER = "claude-code-local"
 EVERY = "every marked session"
+#: how many sessions one pass removes, resumed ones included: the pass holds the root while it
+#: removes, and a feed can mark sessions faster than that is worth holding it (a starting value,
+#: as upstream's)
+MAX_PER_PASS = 16
 
 #: (who, reason) already said by this process: a kept line is said once
 _said: set[tuple[str, str]] = set()
@@ -113,8 +118,12 @@ def remove_sent(ctx: PassContext) -> RemovalResult | None:
         _keep(result, EVERY, reason)
         return _said_and_done(ctx, result)
     finished: list[tuple[str, Path]] = []
+    reached = 0
     for marker, path in _markers(result, source, names):                       # step 4
         if marker.session in _stopped:
+            continue
+        if reached >= MAX_PER_PASS:
+            result.waiting.append((marker.session, f"{MAX_PER_PASS} sessions went this pass; the rest go at the next"))
             continue
         if marker.state != REMOVING:
             verdict = decide(root, source, marker, roots, sending, ctx.clock(), _attributed(ctx, config, marker))
@@ -124,6 +133,7 @@ def remove_sent(ctx: PassContext) -> RemovalResult | None:
                 else:
                     result.waiting.append((marker.session, verdict.reason))
                 continue
+        reached += 1
         try:
             remove_session(root, source, marker, path)
         except SessionBusy as exc:
@@ -137,20 +147,18 @@ def remove_sent(ctx: PassContext) -> RemovalResult | None:
             result.errors.append(f"{marker.session}: the removal did not finish ({exc}); the next pass goes on with it")
             continue
         finished.append((marker.session, path))
-    if finished:                                                               # step 5
-        _forget(ctx, config, root, [s for s, _ in finished], result)
-        if not result.errors:
-            faults.checkpoint("remove-state")
-            for session, path in finished:
-                try:
-                    os.unlink(path)
-                except FileNotFoundError:
-                    pass
-                except OSError as exc:
-                    result.errors.append(f"{session}: its marker {path} cannot be deleted ({exc.strerror or exc})")
-                    continue
-                result.removed.append(session)
-                faults.checkpoint("remove-unmarked")
+    if finished and _forget(ctx, config, root, [s for s, _ in finished], result):  # step 5
+        faults.checkpoint("remove-state")
+        for session, path in finished:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                result.errors.append(f"{session}: its marker {path} cannot be deleted ({exc.strerror or exc})")
+                continue
+            result.removed.append(session)
+            faults.checkpoint("remove-unmarked")
     return _said_and_done(ctx, result)
 
 
@@ -207,8 +215,9 @@ def _attributed(ctx: PassContext, config: object, marker: Marker) -> dict[str, t
     return out
 
 
-def _forget(ctx: PassContext, config: object, root: Path, sessions: list[str], result: RemovalResult) -> None:
-    """Step 5's state lines: the sending plugin's, then each adapter's settled table."""
+def _forget(ctx: PassContext, config: object, root: Path, sessions: list[str], result: RemovalResult) -> bool:
+    """Step 5's state lines: the sending plugin's, then each adapter's settled table; whether
+    they went (else the markers stay, and the next pass tries again)."""
     from asz_core.config import Config
     from asz_core.root.settled import SettledSessions
 
@@ -218,7 +227,7 @@ def _forget(ctx: PassContext, config: object, root: Path, sessions: list[str], r
     except Exception as exc:  # noqa: BLE001 - a plugin's failure keeps the markers: the next pass tries again
         result.errors.append(f"the state lines of {', '.join(sessions)} cannot be dropped ({exc}); the next pass "
                              f"tries again")
-        return
+        return False
     for entry in config.adapters:
         info = ctx.adapter_info(entry.name)
         if info is None:
@@ -227,6 +236,7 @@ def _forget(ctx: PassContext, config: object, root: Path, sessions: list[str], r
         for session in sessions:
             table.forget(session)
         table.save()
+    return True
 
 
 def _keep(result: RemovalResult, who: str, reason: str) -> None:

@@ -118,7 +118,7 @@ def test_a_session_goes_whole_once_sent_and_an_unmarked_one_stays(
 
 def test_nothing_is_removed_without_a_receiver_and_the_pipeline_says_why(built: Built) -> None:
     _code, first = built.run()
-    _code, second = built.run()
+    built.run()  # a second pass: still nothing sent, still nothing removed
     reason = "no export endpoint; nothing is sent, so nothing is removed"
     assert f"scenario : no session is removed: {reason}" in first.splitlines()
     assert all(built.whole(s) for s in built.sessions)
@@ -157,6 +157,22 @@ def test_a_file_of_the_session_the_build_did_not_write_keeps_it_and_stays(
         built.run()
     assert "names a source the build did not write" in capsys.readouterr().err
     assert built.whole(first) and stranger.exists()
+
+
+def test_a_removal_that_meets_a_changed_source_file_stops_and_names_it(built: Built) -> None:
+    first = built.sessions[0]
+    data = json.loads(built.marker(first).read_bytes())
+    data["state"] = REMOVING  # a pass decided, then stopped; since then a file changed
+    built.marker(first).write_text(json.dumps(data), encoding="utf-8")
+    changed = built.listed(first)[0]
+    changed.write_bytes(changed.read_bytes() + b"\n")
+    with make_receiver("grpc") as rx:
+        assert isinstance(rx, GrpcReceiver)
+        built.send_to(rx)
+        code, said = built.run()
+    assert code == 1
+    assert f"the removal stopped: {changed} changed after the build wrote it" in said
+    assert changed.exists() and (built.root / first).is_dir() and built.marker(first).exists()
 
 
 def test_a_link_at_removed_keeps_every_marked_session_and_nothing_goes_through_it(
