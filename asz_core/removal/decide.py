@@ -54,6 +54,10 @@ BODIES_PREFIX = "provider-bodies/"
 PROVIDER = "claude-code-provider"
 #: where under the local source a build writes the asz plugin's change records
 CHANGES_PREFIX = "plugins/data/"
+#: the latest record time this process found in each retained session's landed files, by root and
+#: session: it only grows while the session is kept, so a session it shows too young is still too
+#: young and a pass need not read its files again to say so
+_last_ns: dict[tuple[str, str], int] = {}
 #: a session's source files the adapters attribute to it: absolute path → (state, size)
 Attributed = dict[str, tuple[str, int]]
 
@@ -164,6 +168,9 @@ def decide(root: Path, source: Path, marker: Marker, roots: dict[str, Path], sen
            now_ns: int, attributed: Attributed) -> Verdict:
     """Rules 4 to 9 for one session. ``roots`` is each enabled adapter's source directory."""
     assert sending.receipts is not None
+    known = _last_ns.get((str(root), marker.session))
+    if marker.retain_ns and known is not None and now_ns < known + marker.retain_ns:
+        return _until(known + marker.retain_ns)  # landed files never change: still too young
     listed = {f.path: f for f in marker.files}
     bodies = any(p.startswith(BODIES_PREFIX) for p in listed)
     if bodies:                                                                  # rule 4
@@ -208,11 +215,14 @@ def decide(root: Path, source: Path, marker: Marker, roots: dict[str, Path], sen
     if marker.retain_ns:                                                          # rule 9
         if landed.last_ns is None:
             return _kept("no landed record carries a time, so the retention cannot be counted")
-        until = landed.last_ns + marker.retain_ns
-        if now_ns < until:
-            when = datetime.fromtimestamp(until / 1e9, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-            return _waiting(f"kept until {when}")
+        _last_ns[(str(root), marker.session)] = landed.last_ns
+        if now_ns < landed.last_ns + marker.retain_ns:
+            return _until(landed.last_ns + marker.retain_ns)
     return GO
+
+
+def _until(until_ns: int) -> Verdict:
+    return _waiting(f"kept until {datetime.fromtimestamp(until_ns / 1e9, UTC).strftime('%Y-%m-%dT%H:%M:%SZ')}")
 
 
 def _read_landed(root: Path, session: str, source: Path, roots: dict[str, Path],
