@@ -29,6 +29,7 @@ import errno
 import hashlib
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from asz_core.assembly.chain import CONVERSATIONS
@@ -68,7 +69,7 @@ def remove_session(root: Path, source: Path, marker: Marker, marker_file: Path) 
 
 
 @contextlib.contextmanager
-def _locked(directory: Path):  # type: ignore[no-untyped-def]
+def _locked(directory: Path) -> Iterator[None]:
     """The directory's ``.lock`` held, when the directory is there (taking a lock would create it)."""
     try:
         st = os.lstat(directory)
