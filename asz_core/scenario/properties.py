@@ -9,7 +9,7 @@ Every property upstream's guide names is registered. The ones that read rounds, 
 view document need conversation assembly and are registered as :func:`needs_assembly`, and fail
 by name until they are replaced with :func:`register`. The implemented ones live in
 :mod:`.props_source`, :mod:`.props_records`, :mod:`.props_push`, :mod:`.props_assembly`,
-:mod:`.props_view` and :mod:`.props_removal` (``removed_after_sent``).
+:mod:`.props_view`, :mod:`.props_metrics`, :mod:`.props_executions` and :mod:`.props_removal`.
 """
 
 from __future__ import annotations
