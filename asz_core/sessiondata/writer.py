@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import orjson
 
 from asz_core.sessiondata.errors import NotEncodable, SessionDataError
-from asz_core.sessiondata.jsonbytes import MAX_DEPTH, compact, depth_exceeds, encode_value
+from asz_core.sessiondata.jsonbytes import MAX_DEPTH, compact, depth_exceeds, encode_value, holds_separator
 from asz_core.sessiondata.model import SPLICE_FROM, Header, RawJSON, Record
 from asz_core.sessiondata.times import parse_instant, same_sort, sorts_as_instant
 
@@ -22,8 +22,6 @@ __all__ = ["ByteSink", "FileSummary", "NotEncodable", "SessionDataWriter", "chec
 
 #: lines shorter than this are written with their newline joined on
 _JOIN_BELOW = 1 << 16
-_LINE_SEP = b"\xe2\x80\xa8"
-_PARA_SEP = b"\xe2\x80\xa9"
 #: looked for as byte values: ``b"\n" in line`` first tries ``b"\n"`` as an integer, and
 #: raising and clearing that error cost more than the search, on every record
 _LF, _CR = ord("\n"), ord("\r")
@@ -59,9 +57,8 @@ def encode_record(record: Record, *, deep: bool = False) -> bytes:
     except orjson.JSONEncodeError:
         line = _dumps_repaired(obj)  # a lone surrogate in a string we encode, or worse
     else:
-        if not line.isascii() and (_LINE_SEP in line or _PARA_SEP in line):
-            # Our own strings escape U+2028/U+2029; a source's data keeps what it wrote. (Most
-            # lines are ASCII, which is checked far faster than either is searched for.)
+        if holds_separator(line):
+            # Our own strings escape U+2028/U+2029; a source's data keeps what it wrote.
             line = _dumps_repaired(obj)
     del obj
     if splice:
@@ -199,14 +196,25 @@ class SessionDataWriter:
         if line is None:
             line = encode_record(record)
         if len(line) < _JOIN_BELOW:
-            self._emit(line + b"\n")  # one write and one hash update for the usual small line
+            # one write and one hash update for the usual small line (what ``_emit`` does,
+            # written out: this runs for every record)
+            chunk = line + b"\n"
+            self._sink.write(chunk)
+            self._hash.update(chunk)
+            self._size += len(chunk)
         else:
             self._emit(line)  # a large line is not copied to add its newline
             self._emit(b"\n")
         self._records += 1
         self._last_record = (record.ord, record.off, record.bytes)
-        if record.time is not None:
-            self._note_time(record.time)
+        time = record.time
+        if time is not None:
+            last = self._last
+            if (last is not None and last.sorts and time >= last.text and same_sort(time, last.text)
+                    and sorts_as_instant(time)):
+                self._last = _Time(time, None, True)  # the usual record: ``_note_time``'s first case
+            else:
+                self._note_time(time)
 
     def _note_time(self, text: str) -> None:
         first, last = self._first, self._last
