@@ -20,8 +20,10 @@ from asz_core.sessiondata.times import parse_instant, same_sort, sorts_as_instan
 __all__ = ["ByteSink", "FileSummary", "NotEncodable", "SessionDataWriter", "check_header", "closing_line",
            "encode_record"]
 
-#: lines shorter than this are written with their newline joined on
-_JOIN_BELOW = 1 << 16
+#: Records are handed to the sink and the digest in batches of about this many bytes, joined
+#: once: a write and a hash update per record cost more than the bytes they carry. A line this
+#: long or longer is handed on by itself, never copied into a batch.
+_BATCH_BYTES = 1 << 16
 #: looked for as byte values: ``b"\n" in line`` first tries ``b"\n"`` as an integer, and
 #: raising and clearing that error cost more than the search, on every record
 _LF, _CR = ord("\n"), ord("\r")
@@ -160,7 +162,8 @@ class ByteSink(Protocol):
 
 
 class SessionDataWriter:
-    """Streams one Session Data file into ``sink`` (a binary file opened for writing)."""
+    """Streams one Session Data file into ``sink`` (a binary file opened for writing). Records
+    reach the sink in batches, all of them by :meth:`close`; :attr:`size` counts them at once."""
 
     def __init__(self, sink: ByteSink, header: Header) -> None:
         head = header.to_json()
@@ -168,6 +171,9 @@ class SessionDataWriter:
         self._sink = sink
         self._hash = hashlib.sha256()
         self._size = 0
+        #: records written but not yet handed to the sink (each line, then its newline)
+        self._batch: list[bytes] = []
+        self._batch_size = 0
         self._records = 0
         self._first: _Time | None = None
         self._last: _Time | None = None
@@ -189,21 +195,31 @@ class SessionDataWriter:
         self._hash.update(chunk)
         self._size += len(chunk)
 
+    def _hand_on(self) -> None:
+        """Hand the batch of records to the sink and the digest (their size is counted)."""
+        if self._batch:
+            chunk = b"".join(self._batch)
+            self._batch.clear()
+            self._batch_size = 0
+            self._sink.write(chunk)
+            self._hash.update(chunk)
+
     def write(self, record: Record, line: bytes | None = None) -> None:
         """Write one record. ``line`` is its encoding when the caller already made it."""
         if self._closed:
             raise SessionDataError("the file is closed")
         if line is None:
             line = encode_record(record)
-        if len(line) < _JOIN_BELOW:
-            # one write and one hash update for the usual small line (what ``_emit`` does,
-            # written out: this runs for every record)
-            chunk = line + b"\n"
-            self._sink.write(chunk)
-            self._hash.update(chunk)
-            self._size += len(chunk)
+        size = len(line) + 1
+        if size < _BATCH_BYTES:
+            self._batch += (line, b"\n")
+            self._batch_size += size
+            self._size += size
+            if self._batch_size >= _BATCH_BYTES:
+                self._hand_on()
         else:
-            self._emit(line)  # a large line is not copied to add its newline
+            self._hand_on()
+            self._emit(line)  # a large line is not copied into a batch, nor to add its newline
             self._emit(b"\n")
         self._records += 1
         self._last_record = (record.ord, record.off, record.bytes)
@@ -240,6 +256,7 @@ class SessionDataWriter:
         """Write the closing line; the caller then flushes and installs the file."""
         if self._closed:
             raise SessionDataError("the file is already closed")
+        self._hand_on()
         digest = self._hash.hexdigest()
         closing = closing_line(self._records, digest)
         self._sink.write(closing)
