@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from asz_core.root.durable import OWNER_FILE, make_dirs
+from asz_core.scenario.changes import PLUGIN_DATA
 from asz_core.scenario.model import Scenario, ScenarioError, parse_duration
 from asz_core.scenario.plan import Plan, derived_session, plan
 from asz_core.scenario.write_claude_code import BODIES_DIR, write_claude_code
@@ -166,6 +167,7 @@ def write_config(out: Path, scenario: Scenario, opts: BuildOptions) -> Path:
     text = (f"{_WRITTEN_BY}\n# scenario: {scenario.path.name}, format {opts.format}\n"
             f"storage:\n  root: {where}\nadapters:\n"
             + adapter("claude-code-local", cc, SOURCE_DIR)
+            + adapter("claude-code-changes", cc, f"{SOURCE_DIR}/{PLUGIN_DATA}")  # idle while no tool changes a file
             + adapter("claude-code-provider", cc, f"{SOURCE_DIR}/{BODIES_DIR}")  # idle while no body is written
             + adapter("kiro", False, "_source/kiro")
             + f"{_YOURS}\n")

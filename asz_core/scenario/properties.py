@@ -9,7 +9,8 @@ Every property upstream's guide names is registered. The ones that read rounds, 
 view document need conversation assembly and are registered as :func:`needs_assembly`; removal
 of sent sessions is not in this project either. Both fail by name until they are replaced with
 :func:`register`. The implemented ones live in :mod:`.props_source`, :mod:`.props_records`,
-:mod:`.props_push`, :mod:`.props_assembly` and :mod:`.props_view`.
+:mod:`.props_push`, :mod:`.props_assembly`, :mod:`.props_view`, :mod:`.props_metrics` and
+:mod:`.props_executions`.
 """
 
 from __future__ import annotations
