@@ -3,8 +3,7 @@
 :func:`main` is the console script. Ctrl-C before the command has started anything (while
 Python imports it) ends it quietly with status 130; from then on
 :func:`asz_core.cli.main.main` answers an interrupt itself. So this module imports nothing
-until it is called; called so, it first makes the methods ``dataclasses`` writes come compiled
-from a cache (:mod:`asz_core.cli.generated_code`), which a process embedding asz does not get.
+until it is called.
 """
 
 from __future__ import annotations
@@ -26,17 +25,10 @@ def _interrupted_before_start(signum: int, frame: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
-    own = argv is None  # the process's own command line: nothing has started yet
-    if own:
+    if argv is None:  # the process's own command line: nothing has started yet
         import signal
 
-        from asz_core.cli import generated_code
-
         signal.signal(signal.SIGINT, _interrupted_before_start)
-        generated_code.install()  # before any module defines a dataclass
     from asz_core.cli.main import main as run_command
 
-    code = run_command(argv, app)
-    if own:
-        generated_code.save()
-    return code
+    return run_command(argv, app)
