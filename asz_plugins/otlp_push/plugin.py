@@ -129,9 +129,14 @@ def asz_receipts(config: Config, root: Path) -> PushReceipts | None:
 
 @hookimpl
 def asz_sessions_removed(config: Config, root: Path, sessions: list[str]) -> None:
-    """A scenario removal took these sessions away: their lines in ``push.state`` go too."""
+    """A scenario removal took these sessions away: the metrics spool files they own and their
+    lines in ``metrics.state`` go (steps 5 and 6), then their lines in ``push.state``."""
+    import time
+
+    from asz_core.metrics.removal import forget_sessions
     from asz_plugins.otlp_push.state import PushState
 
+    forget_sessions(root, sessions, now_ns=time.time_ns())
     state = PushState.load(root)
     if state.forget(sessions):
         state.save()

@@ -92,3 +92,21 @@ def test_a_partial_success_marks_the_spool_file_sent_and_rejected(
     result = _push(root, receiver, logs=False)
     assert result.rejected == 1  # type: ignore[attr-defined]
     assert f"_metrics/metrics-{SESSION}-000001-local.pb" in PushState.load(root).rejected
+
+
+def test_a_removed_session_takes_its_spool_files_and_their_state_lines_with_it(
+        tmp_path: Path, receiver: GrpcReceiver | HttpReceiver) -> None:
+    from asz_core.metrics.state import MetricsState
+    from asz_plugins.otlp_push.plugin import asz_sessions_removed
+
+    root = _root(tmp_path)
+    other = "99999999-2222-4333-8444-555555555555"
+    land(root, 1, "main", [Fragment("c9", T0, (1, 0, 0, 0), finished=True)], session=other)
+    derive_root(root, lookback_s=0, clock=time.time_ns)
+    _push(root, receiver)
+    asz_sessions_removed(config=None, root=root, sessions=[SESSION])  # type: ignore[arg-type]
+    assert sorted(p.name for p in (root / "_metrics").glob("metrics-*")) == [f"metrics-{other}-000001-local.pb"]
+    pushed = PushState.load(root).pushed
+    assert not [p for p in pushed if SESSION in p] and f"_metrics/metrics-{other}-000001-local.pb" in pushed
+    state = MetricsState.load(root / "_metrics")
+    assert SESSION not in state.sessions and other in state.sessions
