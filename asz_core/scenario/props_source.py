@@ -63,12 +63,16 @@ def _plugin_sources(ws: Workspace) -> list[Path]:
     return sorted(output.glob("*.jsonl")) if output.is_dir() else []
 
 
+#: the changes adapter, by its name and by its name before upstream's 0.5.0 (a header keeps it)
+_CHANGES_ADAPTER = ("changes", "claude-code-changes")
+
+
 def _source_rel(header: dict[str, object]) -> str:
     """A landed file's source, relative to the build's source directory: a header's ``src`` is
     relative to its adapter's own source root, and the changes adapter reads the plugin's."""
     src = str(header.get("src"))
     adapter = str(header.get("adapter", "")).rpartition("/")[0]
-    return f"{PLUGIN_DATA}/{src}" if adapter == "claude-code-changes" else src
+    return f"{PLUGIN_DATA}/{src}" if adapter in _CHANGES_ADAPTER else src
 
 
 def _landed_by_src(ws: Workspace) -> dict[str, list[tuple[bytes, Record]]]:
