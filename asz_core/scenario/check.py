@@ -31,6 +31,7 @@ from asz_core.scenario import (  # noqa: F401 - they register
     props_metrics,
     props_push,
     props_records,
+    props_removal,
     props_source,
     props_view,
 )
