@@ -73,7 +73,7 @@ def test_by_default_it_reads_the_plugins_data_under_claude_codes_directory(
 
 
 def test_the_plugins_earlier_name_and_its_current_one_are_both_its_data_directories(
-        asz_pass: PassRunner, tmp_path: Path) -> None:
+        asz_pass: PassRunner, tmp_path: Path, assert_root_verifies: Callable[[Path], None]) -> None:
     source = tmp_path / "data"
     other = "00000001-0000-4000-8000-0000000000bb"
     write(source, "main", change("toolu_1") + b"\n", plugin="asz-changes-local")
@@ -85,10 +85,11 @@ def test_the_plugins_earlier_name_and_its_current_one_are_both_its_data_director
 
     assert (summary.totals.records, summary.failed) == (2, False)
     assert [h["src"] for h, _ in landed(asz_pass.root)] == [f"asz-changes-local/output/{SESSION}/main.jsonl"]
+    assert_root_verifies(asz_pass.root)
 
 
 def test_a_configuration_naming_claude_code_changes_runs_changes_and_lands_under_its_name(
-        asz_pass: PassRunner, tmp_path: Path) -> None:
+        asz_pass: PassRunner, tmp_path: Path, assert_root_verifies: Callable[[Path], None]) -> None:
     source = tmp_path / "data"
     write(source, "main", change("toolu_1") + b"\n", plugin="asz-changes-inline")
     asz_pass.configure(adapters=[{"name": "claude-code-changes", "source_root": str(source), "exclude": []}])
@@ -101,6 +102,7 @@ def test_a_configuration_naming_claude_code_changes_runs_changes_and_lands_under
     assert summary.by_adapter["changes"].records == 1
     [(header, _)] = landed(asz_pass.root)
     assert header["adapter"] == "changes/0.1.0"
+    assert_root_verifies(asz_pass.root)
 
 
 def test_two_entries_reading_one_directory_are_refused_and_named(asz_pass: PassRunner, tmp_path: Path) -> None:
@@ -116,7 +118,8 @@ def test_two_entries_reading_one_directory_are_refused_and_named(asz_pass: PassR
     assert str(source) in problem and "a source_root of its own" in problem
 
 
-def test_two_entries_each_reading_its_own_directory_both_land(asz_pass: PassRunner, tmp_path: Path) -> None:
+def test_two_entries_each_reading_its_own_directory_both_land(
+        asz_pass: PassRunner, tmp_path: Path, assert_root_verifies: Callable[[Path], None]) -> None:
     plugin_data, recorder = tmp_path / "plugins" / "data", tmp_path / "recorder"
     other = "00000001-0000-4000-8000-0000000000bb"
     write(plugin_data, "main", change("toolu_1") + b"\n", plugin="file-changes-inline")
@@ -129,3 +132,4 @@ def test_two_entries_each_reading_its_own_directory_both_land(asz_pass: PassRunn
     assert (summary.totals.records, summary.failed) == (2, False)
     assert {h["session"] for h, _ in landed(asz_pass.root)} == {SESSION}
     assert (asz_pass.root / other / "streams" / "main").is_dir()
+    assert_root_verifies(asz_pass.root)
