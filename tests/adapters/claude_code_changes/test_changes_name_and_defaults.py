@@ -129,7 +129,7 @@ def test_two_entries_each_reading_its_own_directory_both_land(
 
     summary = asz_pass.run()
 
-    assert (summary.totals.records, summary.failed) == (2, False)
+    assert (summary.totals.records, summary.by_adapter["changes"].sessions, summary.failed) == (2, 2, False)
     assert {h["session"] for h, _ in landed(asz_pass.root)} == {SESSION}
     assert (asz_pass.root / other / "streams" / "main").is_dir()
     assert_root_verifies(asz_pass.root)
