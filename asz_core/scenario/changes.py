@@ -44,8 +44,9 @@ __all__ = ["PLUGIN_DATA", "PLUGIN_DIR", "plugin_files", "runtime_record", "runti
 
 #: where under the runtime's directory the plugin keeps its data (the adapter's source root)
 PLUGIN_DATA: Final = "plugins/data"
-#: the plugin's data directory: its name (``file-changes``) and the marketplace it came from
-PLUGIN_DIR: Final = "file-changes-inline"
+#: the plugin's data directory: its name (``file-changes``) and, after a dash, the marketplace
+#: upstream publishes it in (``skywalking-ai-sessionizer``), as Claude Code names it on install
+PLUGIN_DIR: Final = "file-changes-skywalking-ai-sessionizer"
 
 
 def plugin_files(p: Plan) -> dict[str, bytes]:
