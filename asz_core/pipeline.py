@@ -143,7 +143,7 @@ def _run_adapter(host: PluginHost, ctx: PassContext, name: str, options: dict[st
         found.drain()  # units the claim hook did not walk are found all the same
     except Exception as exc:  # noqa: BLE001
         ctx.error(name, describe_failure(exc))
-    counters.sessions = len(claimed)
+    counters.sessions += len(claimed)  # an adapter listed twice (two directories) counts both
     actx.save_settled()
 
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from asz_core import hookimpl
 from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, App
+from asz_core.config import RENAMED_ADAPTERS
 from asz_core.context import PassContext, PassSummary
 from asz_core.errors import ConfigError
 from asz_core.host import PluginHost
@@ -58,7 +59,8 @@ def runtime_resolver(host: PluginHost) -> Callable[[str], str]:
 
 def _runtimes(adapter_info: Callable[[str], AdapterInfo | None]) -> Callable[[str], str]:
     def runtime_of(adapter: str) -> str:
-        info = adapter_info(adapter)
+        # a header landed under an adapter's old name is that adapter's
+        info = adapter_info(RENAMED_ADAPTERS.get(adapter, adapter))
         return info.runtime if info is not None and info.runtime else adapter
     return runtime_of
 
