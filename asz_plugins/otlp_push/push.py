@@ -45,7 +45,7 @@ from asz_plugins.otlp_push.records import (
     read_body,
 )
 from asz_plugins.otlp_push.state import PushState, PushStateError
-from asz_plugins.otlp_push.transport import SendFailed, Throttled, Transport
+from asz_plugins.otlp_push.transport import SendFailed, Taken, Throttled, Transport
 
 __all__ = ["PushResult", "make_transport", "push_root"]
 
@@ -210,32 +210,10 @@ class _Pusher:
     def _send_metrics(self, files: list[SpoolFile]) -> bool:
         """Send one metrics request; record its spool files when taken. ``False`` stops the push."""
         request = metrics_request(files, self.resources, self._service_of_session)
-        wire = request.ByteSize()
-        self.result.paused_s += self.budget.take(wire)
-        if self.transport is None:
-            self.transport = self.transport_factory(self.cfg)
-        self.result.requests += 1
-        self.result.wire += wire
-        try:
-            taken = self.transport.export_metrics(request)
-        except Throttled as exc:
-            self.budget.empty()
-            self.result.throttled = True
-            self.result.retry_after_s = exc.retry_after_s
-            self.result.notes.append(f"{exc}; the rest waits for the next push")
-            return False
-        except SendFailed as exc:
-            self.result.errors.append(str(exc))
-            return not exc.stop
-        sent = [(f.relpath, f.sha256) for f in files]
-        try:
-            self.state.record(self.receiver, sent, [f.relpath for f in files] if taken.rejected else [],
-                              self.clock())
-        except OSError as exc:
-            self.result.errors.append(f"{self.state.path}: cannot be written ({exc.strerror or exc}); "
-                                      f"the receiver took {len(files)} metrics file(s) that will be sent "
-                                      f"again next push")
-            return False
+        taken = self._deliver(request, lambda t: t.export_metrics(request),
+                              [(f.relpath, f.sha256) for f in files], "metrics file(s)")
+        if isinstance(taken, bool):
+            return taken
         self.result.metrics += len(files)
         if taken.rejected:
             self.result.rejected += taken.rejected
@@ -327,6 +305,25 @@ class _Pusher:
         files = [(b.info.relpath, b.sha256) for b in bodies]
         size = sum(b.size for b in bodies)
         bodies.clear()  # the request holds its own copy; keep one, not two
+        taken = self._deliver(request, lambda t: t.export(request), files, "file(s)")
+        if isinstance(taken, bool):
+            return taken
+        self.result.files += len(files)
+        self.result.bytes += size
+        if taken.rejected:
+            self.result.rejected += taken.rejected
+            self.result.notes.append(
+                f"{self.receiver} took a request and rejected {taken.rejected} of its "
+                f"{len(files)} records ({taken.message or 'no reason given'}); its files are "
+                f"marked rejected in push.state and not sent again")
+        return True
+
+    def _deliver(self, request: Any, export: Callable[[Transport], Taken], files: list[tuple[str, str]],
+                 what: str) -> Taken | bool:
+        """The one way a request goes out, logs or metrics: within the wire budget, counted, and
+        its ``files`` recorded in ``push.state`` once the receiver took them (all marked
+        rejected when it rejected any). Returns what the receiver took; when it took nothing,
+        whether the push goes on (a throttle or a failure that stops it: ``False``)."""
         wire = request.ByteSize()
         self.result.paused_s += self.budget.take(wire)
         if self.transport is None:
@@ -334,7 +331,7 @@ class _Pusher:
         self.result.requests += 1
         self.result.wire += wire
         try:
-            taken = self.transport.export(request)
+            taken = export(self.transport)
         except Throttled as exc:
             self.budget.empty()
             self.result.throttled = True
@@ -349,18 +346,10 @@ class _Pusher:
             self.state.record(self.receiver, files, rejected, self.clock())
         except OSError as exc:
             self.result.errors.append(f"{self.state.path}: cannot be written ({exc.strerror or exc}); "
-                                      f"the receiver took {len(files)} file(s) that will be sent "
+                                      f"the receiver took {len(files)} {what} that will be sent "
                                       f"again next push")
             return False
-        self.result.files += len(files)
-        self.result.bytes += size
-        if taken.rejected:
-            self.result.rejected += taken.rejected
-            self.result.notes.append(
-                f"{self.receiver} took a request and rejected {taken.rejected} of its "
-                f"{len(files)} records ({taken.message or 'no reason given'}); its files are "
-                f"marked rejected in push.state and not sent again")
-        return True
+        return taken
 
 
 def push_root(root: Path, cfg: OtlpConfig, *, runtime_of: Callable[[str], str],
