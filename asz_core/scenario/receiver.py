@@ -186,14 +186,9 @@ class Receiver:
 
     def handle(self, request: ExportLogsServiceRequest) -> Outcome:
         """Decide what to do with a request and, when it is taken, keep its records."""
-        action = self._next_action()
-        if action == "die":
-            os.kill(os.getpid(), signal.SIGKILL)
-        if action == "hang":
-            self._release.wait(HANG_LIMIT_S)
-            return Outcome("hang")
-        if action not in ("ok", "partial"):
-            return Outcome(action)
+        action, refused = self._act()
+        if refused is not None:
+            return refused
         taken: list[Received] = []
         rejected = 0
         for resource_logs in request.resource_logs:
@@ -216,6 +211,20 @@ class Receiver:
             return Outcome("ok", rejected + self.partial_rejects, "some records were rejected")
         return Outcome("ok", rejected, "digest or line count mismatch" if rejected else "")
 
+    def _act(self) -> tuple[str, Outcome | None]:
+        """The planned action for this request, carried out when it takes nothing: die (the
+        receiver's process is killed), hang (until released), or a refusal; else the action
+        (``ok`` or ``partial``) and ``None``, for the caller to take the request."""
+        action = self._next_action()
+        if action == "die":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if action == "hang":
+            self._release.wait(HANG_LIMIT_S)
+            return action, Outcome("hang")
+        if action not in ("ok", "partial"):
+            return action, Outcome(action)
+        return action, None
+
     def _next_action(self) -> str:
         with self._lock:
             self.seen += 1
@@ -223,14 +232,9 @@ class Receiver:
 
     def handle_metrics(self, request: ExportMetricsServiceRequest) -> Outcome:
         """As :meth:`handle`, for a metrics request: every point is kept (a sum's points only)."""
-        action = self._next_action()
-        if action == "die":
-            os.kill(os.getpid(), signal.SIGKILL)
-        if action == "hang":
-            self._release.wait(HANG_LIMIT_S)
-            return Outcome("hang")
-        if action not in ("ok", "partial"):
-            return Outcome(action)
+        action, refused = self._act()
+        if refused is not None:
+            return refused
         taken = []
         for resource_metrics in request.resource_metrics:
             resource = {kv.key: _value(kv.value) for kv in resource_metrics.resource.attributes}

@@ -7,13 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from asz_core.scenario.check import DEFAULT_AT_MS
-from asz_core.scenario.expect import load_expectations
-from asz_core.scenario.model import load_scenario
 from asz_core.scenario.properties import PROPERTIES
 from asz_core.scenario.props_metrics import plan_tokens
 from asz_core.scenario.workspace import Workspace
 from asz_core.sessiondata import Header, SessionDataWriter
+from tests.scenarios.workspaces import parsed_workspace
 
 #: a main call with its own usage, one at the default, a lost call, a child's call, and a replay
 #: of the main stream's last records (the same calls again)
@@ -32,14 +30,7 @@ steps:
 
 
 def _workspace(tmp_path: Path, fmt: str) -> Workspace:
-    path = tmp_path / "metrics.yaml"
-    path.write_text(SCENARIO)
-    scenario = load_scenario(path)
-    ws = Workspace(scenario, load_expectations(scenario), fmt, tmp_path / fmt, DEFAULT_AT_MS)
-    ws.build()
-    ws.collect()
-    ws.parse()
-    return ws
+    return parsed_workspace(tmp_path, "metrics.yaml", SCENARIO, fmt)
 
 
 def test_the_plan_counts_every_call_once_under_its_stream_and_nothing_lost(tmp_path: Path) -> None:
