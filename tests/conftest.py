@@ -108,6 +108,44 @@ def small_corpus(corpus: Path, landed_once: Callable[[str, Callable[[Path], None
     return landed_once("small-corpus", lambda directory: build_small_corpus(corpus, directory))
 
 
+#: what the Kiro adapter would otherwise read of the machine running the tests
+_KIRO_ENV = ("KIRO_HOME", "KIRO_CLI_DB_PATH", "XDG_DATA_HOME", "XDG_CONFIG_HOME")
+
+
+@pytest.fixture(scope="session")
+def every_adapter_root(corpus: Path, landed_once: Callable[[str, Callable[[Path], None]], Path]) -> Path:
+    """Every corpus transcript, every provider body the provider adapter can claim and every Kiro
+    session, nothing excluded, each parsed into its round chain: landed once for the whole run and
+    only read (the view's and the page's tests share it: a second landing cost seconds of CPU)."""
+    from asz_core.assembly.parse import parse_root
+    from asz_core.testing import PassRunner
+
+    def land(work: Path) -> None:
+        saved = {name: os.environ.get(name) for name in (*_KIRO_ENV, "HOME")}
+        os.environ["HOME"] = str(work / "no-home")
+        for name in _KIRO_ENV:
+            os.environ.pop(name, None)
+        try:
+            runner = PassRunner(work, work / "root")
+            runner.configure(adapters=[
+                {"name": "claude-code-local", "source_root": str(corpus / "claude-code" / "projects"), "exclude": []},
+                {"name": "claude-code-provider", "source_root": str(corpus / "provider-bodies"), "exclude": []},
+                {"name": "kiro", "source_root": str(corpus / "kiro" / ".kiro"),
+                 "cli_database": "../.local/share/kiro-cli/data.sqlite3", "exclude": []},
+            ])
+            summary = runner.run()
+            parsed = parse_root(runner.root)  # the page draws the conversations' rounds
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+        assert not summary.failed and summary.totals.records
+        assert parsed and not [p.message for p in parsed if p.outcome]
+    return landed_once("every-adapter-corpus", land) / "root"
+
+
 @pytest.fixture
 def slow(request: pytest.FixtureRequest) -> bool:
     """Whether ``--slow`` was given, for a test that changes its size with the lane; a test that

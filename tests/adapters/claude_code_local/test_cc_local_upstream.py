@@ -253,9 +253,17 @@ def _explain(tally: Tally) -> str:
     return "\n".join(lines)
 
 
-def test_the_corpus_lands_what_upstream_lands(cc_projects: Path, tmp_path: Path) -> None:
-    tally = compare_root(_land(cc_projects, tmp_path), cc_projects)
-    assert tally.records == 10_131
+#: the records each corpus lands: the fifteen sessions of ``small_corpus``, and all 62
+RECORDS = {False: 609, True: 10_131}
+
+
+# the whole corpus costs ten seconds of CPU; the small corpus's sessions show the same rules
+@pytest.mark.parametrize("whole", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_the_corpus_lands_what_upstream_lands(cc_projects: Path, small_corpus: Path, tmp_path: Path,
+                                             whole: bool) -> None:
+    projects = cc_projects if whole else small_corpus / "claude-code" / "projects"
+    tally = compare_root(_land(projects, tmp_path), projects)
+    assert tally.records == RECORDS[whole]
     assert not tally.unexplained, _explain(tally)
     assert tally.share >= 0.99, _explain(tally)
     print(f"corpus: {_explain(tally)}")

@@ -3,14 +3,12 @@ transcripts, their provider bodies and Kiro side by side), and small hand-made s
 
 from __future__ import annotations
 
-import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from asz_core.assembly.parse import parse_root
 from asz_core.glossary import gather
 from asz_core.host import PluginHost
 from asz_core.page.catalogue import Catalogue
@@ -19,33 +17,13 @@ from asz_core.page.watch import Watcher
 from asz_core.testing import PassRunner
 from tests.core.page.page_helpers import FIRST, copy_transcript
 
-#: Kiro's CLI database, relative to the corpus's ``.kiro`` home (as the kiro tests read it).
-KIRO_DB = "../.local/share/kiro-cli/data.sqlite3"
-
 
 @pytest.fixture(scope="session")
-def page_root(corpus: Path, landed_once: Callable[[str, Callable[[Path], None]], Path]) -> Path:
+def page_root(every_adapter_root: Path) -> Path:
     """Every corpus transcript, every provider body the provider adapter can claim, every Kiro
-    session, landed once for the whole run (the tests only read it)."""
-    def land(work: Path) -> None:
-        saved = {name: os.environ.pop(name, None) for name in ("KIRO_HOME", "KIRO_CLI_DB_PATH", "XDG_DATA_HOME")}
-        try:
-            runner = PassRunner(work, work / "root")
-            runner.configure(adapters=[
-                {"name": "claude-code-local", "source_root": str(corpus / "claude-code" / "projects"), "exclude": []},
-                {"name": "claude-code-provider", "source_root": str(corpus / "provider-bodies"), "exclude": []},
-                {"name": "kiro", "source_root": str(corpus / "kiro" / ".kiro"), "cli_database": KIRO_DB,
-                 "exclude": []},
-            ])
-            summary = runner.run()
-            parsed = parse_root(runner.root)  # the page draws the conversations' rounds
-        finally:
-            for name, value in saved.items():
-                if value is not None:
-                    os.environ[name] = value
-        assert not summary.failed and summary.totals.records
-        assert parsed and not [p.message for p in parsed if p.outcome]
-    return landed_once("page-corpus", land) / "root"
+    session, landed and parsed once for the whole run (``every_adapter_root``, which the view's
+    tests read too; the tests only read it)."""
+    return every_adapter_root
 
 
 @pytest.fixture(scope="session")
