@@ -88,8 +88,19 @@ def test_the_default_exclude_leaves_out_private_tmp(cc_projects: Path, small_cor
     assert summary.totals.sessions == len(_session_ids(projects)) - 1 > 1
 
 
-def test_the_root_passes_verify_and_sdcheck(landed: Landed, assert_root_verifies: Callable[[Path], None]) -> None:
-    assert_root_verifies(landed.root)
+# the whole corpus's root costs seconds of CPU to read twice; the small corpus's shows the same
+# checks on the same adapter's files, the whole corpus's runs with --slow
+@pytest.mark.parametrize("whole", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_the_root_passes_verify_and_sdcheck(request: pytest.FixtureRequest, whole: bool, small_corpus: Path,
+                                            run_local: Callable[..., PassSummary], asz_pass: PassRunner,
+                                            assert_root_verifies: Callable[[Path], None]) -> None:
+    if whole:
+        root = request.getfixturevalue("landed").root
+    else:
+        summary = run_local(small_corpus / "claude-code" / "projects", exclude=[])
+        assert summary.totals.sessions == 15 and not summary.failed, summary.as_dict()
+        root = asz_pass.root
+    assert_root_verifies(root)
 
 
 def test_one_record_per_source_line_for_every_file(landed: Landed) -> None:

@@ -42,9 +42,8 @@ class CorpusPass:
     calls: set[str]
 
 
-@pytest.fixture(scope="module")
-def corpus_pass(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CorpusPass]:
-    work = tmp_path_factory.mktemp("provider-corpus")
+def _two_passes(corpus: Path, work: Path) -> CorpusPass:
+    """Every body of ``corpus`` (the shared one or ``small_corpus``) through two passes."""
     runner = PassRunner(work, work / "root")
     ids = transcript_ids(corpus / "claude-code" / "projects")
     for session in ids.values():
@@ -53,7 +52,12 @@ def corpus_pass(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
     runner.configure(adapters=[provider_config(bodies, exclude=[])])
     first = runner.run()
     second = runner.run()
-    yield CorpusPass(runner.root, bodies, first, second, {c for s in ids.values() for c in s.calls})
+    return CorpusPass(runner.root, bodies, first, second, {c for s in ids.values() for c in s.calls})
+
+
+@pytest.fixture(scope="module")
+def corpus_pass(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CorpusPass]:
+    yield _two_passes(corpus, tmp_path_factory.mktemp("provider-corpus"))
 
 
 def test_every_body_the_rules_can_claim_lands_and_rebuilds_exactly(corpus_pass: CorpusPass) -> None:
@@ -94,7 +98,14 @@ def test_landed_bytes_are_at_most_18_percent_of_what_claude_code_wrote(corpus_pa
     assert landed / written <= TARGET_RATIO, f"{landed} of {written} bytes ({landed / written:.1%})"
 
 
-def test_verify_and_sdcheck_accept_the_root(corpus_pass: CorpusPass) -> None:
+# the whole corpus's root costs seconds of CPU to read twice; the small corpus's bodies show the
+# same checks, the whole corpus's run with --slow
+@pytest.mark.parametrize("whole", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_verify_and_sdcheck_accept_the_root(request: pytest.FixtureRequest, whole: bool, small_corpus: Path,
+                                            tmp_path: Path) -> None:
+    corpus_pass: CorpusPass = (request.getfixturevalue("corpus_pass") if whole
+                               else _two_passes(small_corpus, tmp_path))
+    assert corpus_pass.first.totals.records > 10 and not corpus_pass.first.failed
     reports = verify_root(corpus_pass.root)
     assert not [str(p) for r in reports for p in r.problems]
     assert sum(r.counts["provider_body_ok"] for r in reports) == corpus_pass.first.totals.records

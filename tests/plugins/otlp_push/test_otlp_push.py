@@ -72,7 +72,8 @@ def small_root(landed_once: Callable[[str, Callable[[Path], None]], Path], small
 def root(small_root: Path, tmp_path: Path) -> Path:
     """A copy of a landed root this test may push from and change: the small corpus's, for every
     rule a push follows (pushing all 62 sessions in each test cost seconds of CPU each); the whole
-    corpus arrives in ``test_corpus_root_arrives_whole_byte_exact_with_the_attributes``."""
+    corpus arrives in ``test_corpus_root_arrives_whole_byte_exact_with_the_attributes`` with
+    ``--slow``."""
     copy = tmp_path / "root"
     shutil.copytree(small_root, copy)
     return copy
@@ -160,9 +161,12 @@ def assert_each_exactly_once(root: Path, records: list[Received]) -> None:
 # ---- a root arrives whole -----------------------------------------------------------------
 
 
+# the small corpus's root by default; the whole corpus's (a landing and a push of all 62 sessions,
+# seconds of CPU) with --slow
+@pytest.mark.parametrize("whole", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_corpus_root_arrives_whole_byte_exact_with_the_attributes(
-        receiver: GrpcReceiver | HttpReceiver, whole_root: Path, tmp_path: Path) -> None:
-    root = whole_root
+        receiver: GrpcReceiver | HttpReceiver, request: pytest.FixtureRequest, whole: bool, tmp_path: Path) -> None:
+    root: Path = request.getfixturevalue("whole_root" if whole else "root")
     pusher = Pusher(tmp_path, root)
     for_receiver(pusher, receiver, instance_id="ci@asz", layer="AI_AGENT")
     code, result, err = pusher.push()
