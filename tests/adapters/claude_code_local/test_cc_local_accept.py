@@ -15,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cc_helpers import copy_session
@@ -199,7 +200,14 @@ def _killed(runner: PassRunner, fault: str, *args: str) -> subprocess.CompletedP
                           env=env, capture_output=True, text=True, check=False)
 
 
-@pytest.mark.parametrize("step", ["state-write", "state-rename"])
+def _steps(quick: str, *rest: str) -> list[Any]:
+    """Landing steps to kill a process at: ``quick`` in the default lane, the rest with ``--slow``
+    (each kill is a process and two passes, most of a second of CPU; ``tests/core/root/test_root.py``
+    kills a pass at every step in the default lane)."""
+    return [quick, *(pytest.param(step, marks=pytest.mark.slow) for step in rest)]
+
+
+@pytest.mark.parametrize("step", _steps("state-rename", "state-write"))
 def test_a_kill_while_accepting_leaves_the_conflict_for_the_accept_to_be_run_again(
         step: str, projects: Path, cc_projects: Path, run_local: Callable[..., PassSummary],
         asz_pass: PassRunner, assert_root_verifies: Callable[[Path], None]) -> None:
@@ -217,8 +225,8 @@ def test_a_kill_while_accepting_leaves_the_conflict_for_the_accept_to_be_run_aga
     assert_root_verifies(asz_pass.root)
 
 
-@pytest.mark.parametrize("step", ["temp-write", "temp-fsync", "temp-readonly", "install", "dir-fsync",
-                                  "state-write", "state-rename"])
+@pytest.mark.parametrize("step", _steps("install", "temp-write", "temp-fsync", "temp-readonly", "dir-fsync",
+                                         "state-write", "state-rename"))
 def test_a_kill_while_the_accepted_version_lands_is_completed_by_the_next_pass(
         step: str, projects: Path, cc_projects: Path, run_local: Callable[..., PassSummary],
         asz_pass: PassRunner, assert_root_verifies: Callable[[Path], None]) -> None:
