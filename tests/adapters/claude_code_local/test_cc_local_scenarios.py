@@ -14,8 +14,14 @@ SCENARIOS = ("assembly", "attachment-input", "discovery", "fixture", "growth", "
              "unfinished-tool")
 
 
+#: the scenarios the default lane builds: a child and a reset, system records, an attached input;
+#: every other one with ``--slow`` (each is two builds and two passes)
+QUICK = ("fixture", "system-records", "attachment-input")
+
+
 @pytest.mark.corpus
-@pytest.mark.parametrize("name", SCENARIOS)
+@pytest.mark.parametrize("name", [name if name in QUICK else pytest.param(name, marks=pytest.mark.slow)
+                                  for name in SCENARIOS])
 def test_every_upstream_scenario_lands_the_records_its_session_data_says(corpus: Path, name: str,
                                                                         tmp_path: Path) -> None:
     path = corpus / "upstream" / "tests" / "scenarios" / f"{name}.yaml"
