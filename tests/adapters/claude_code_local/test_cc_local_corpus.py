@@ -1,7 +1,9 @@
-"""A pass over the whole shared Claude Code corpus: every session lands, whole and exact.
+"""A pass over the shared Claude Code corpus: every session lands, whole and exact.
 
 One pass lands the corpus into a root shared by this module's tests (landing is the slow part);
-tests that change sources work on copies elsewhere.
+tests that change sources work on copies elsewhere. The default lane lands the small corpus
+(``small_corpus``: fifteen sessions, one with twelve subagents), whose sessions show every rule
+here; ``--slow`` lands all 62 as well.
 """
 
 from __future__ import annotations
@@ -34,11 +36,16 @@ pytestmark = pytest.mark.corpus
 DIGESTS = Path(__file__).with_name("corpus_digests.json")
 
 
+#: what each corpus holds: (sessions, records, landed files), the small one's and the whole one's
+SIZES = {False: (15, 609, 27), True: (62, 10_131, 87)}
+
+
 class Landed:
     """The corpus landed once: the runner, the first pass's summary, and every landed record."""
 
-    def __init__(self, runner: PassRunner, projects: Path, summary: PassSummary) -> None:
-        self.runner, self.projects, self.summary = runner, projects, summary
+    def __init__(self, runner: PassRunner, projects: Path, summary: PassSummary, whole: bool) -> None:
+        self.runner, self.projects, self.summary, self.whole = runner, projects, summary, whole
+        self.sessions, self.records, self.files = SIZES[whole]
         self.root = runner.root
         #: src → [(header, record), ...] in landed order (seq, then row)
         self.by_src: dict[str, list[tuple[dict[str, object], Record]]] = defaultdict(list)
@@ -50,12 +57,16 @@ class Landed:
                         self.by_src[str(header["src"])].append((header, record))
 
 
-@pytest.fixture(scope="module")
-def landed(cc_projects: Path, tmp_path_factory: pytest.TempPathFactory) -> Landed:
+# the whole corpus's landing costs seconds of CPU, and the small corpus's sessions show each rule
+@pytest.fixture(scope="module", params=[False, pytest.param(True, marks=pytest.mark.slow)], ids=["small", "whole"])
+def landed(request: pytest.FixtureRequest, cc_projects: Path, small_corpus: Path,
+           tmp_path_factory: pytest.TempPathFactory) -> Landed:
+    whole: bool = request.param
+    projects = cc_projects if whole else small_corpus / "claude-code" / "projects"
     work = tmp_path_factory.mktemp("corpus-pass")
     runner = PassRunner(work, work / "root")
-    runner.configure(adapters=[{"name": ADAPTER, "source_root": str(cc_projects), "exclude": []}])
-    return Landed(runner, cc_projects, runner.run())
+    runner.configure(adapters=[{"name": ADAPTER, "source_root": str(projects), "exclude": []}])
+    return Landed(runner, projects, runner.run(), whole)
 
 
 def _session_ids(projects: Path) -> set[str]:
@@ -66,7 +77,7 @@ def test_a_pass_lands_every_session(landed: Landed) -> None:
     expected = _session_ids(landed.projects)
     summary = landed.summary
     assert not summary.failed, summary.as_dict()
-    assert summary.totals.sessions == len(expected) == 62
+    assert summary.totals.sessions == len(expected) == landed.sessions
     assert {p.name for p in landed.root.iterdir() if p.is_dir() and not p.name.startswith("_")} == expected
     assert summary.totals.sources == len(source_files(landed.projects))
     assert summary.totals.unreadable == 0 and summary.totals.conflicts == 0
@@ -88,19 +99,8 @@ def test_the_default_exclude_leaves_out_private_tmp(cc_projects: Path, small_cor
     assert summary.totals.sessions == len(_session_ids(projects)) - 1 > 1
 
 
-# the whole corpus's root costs seconds of CPU to read twice; the small corpus's shows the same
-# checks on the same adapter's files, the whole corpus's runs with --slow
-@pytest.mark.parametrize("whole", [False, pytest.param(True, marks=pytest.mark.slow)])
-def test_the_root_passes_verify_and_sdcheck(request: pytest.FixtureRequest, whole: bool, small_corpus: Path,
-                                            run_local: Callable[..., PassSummary], asz_pass: PassRunner,
-                                            assert_root_verifies: Callable[[Path], None]) -> None:
-    if whole:
-        root = request.getfixturevalue("landed").root
-    else:
-        summary = run_local(small_corpus / "claude-code" / "projects", exclude=[])
-        assert summary.totals.sessions == 15 and not summary.failed, summary.as_dict()
-        root = asz_pass.root
-    assert_root_verifies(root)
+def test_the_root_passes_verify_and_sdcheck(landed: Landed, assert_root_verifies: Callable[[Path], None]) -> None:
+    assert_root_verifies(landed.root)
 
 
 def test_one_record_per_source_line_for_every_file(landed: Landed) -> None:
@@ -124,7 +124,7 @@ def test_every_record_is_its_source_bytes(landed: Landed) -> None:
             assert hashlib.sha256(piece).hexdigest()[:12] == record.sha, (src, record.ord)
             assert data[record.off + record.bytes:record.off + record.bytes + 1] == b"\n", (src, record.ord)
             checked += 1
-    assert checked == landed.summary.totals.records == 10_131
+    assert checked == landed.summary.totals.records == landed.records
 
 
 def test_headers_name_the_stream_the_file_came_from(landed: Landed) -> None:
@@ -142,7 +142,7 @@ def test_headers_name_the_stream_the_file_came_from(landed: Landed) -> None:
 def test_a_second_pass_lands_nothing(landed: Landed) -> None:
     again = landed.runner.run()
     assert not again.failed
-    assert (again.totals.landed, again.totals.records, again.totals.sessions) == (0, 0, 62)
+    assert (again.totals.landed, again.totals.records, again.totals.sessions) == (0, 0, landed.sessions)
 
 
 def test_the_index_knows_every_call_request_and_directory(landed: Landed) -> None:
@@ -208,11 +208,14 @@ def test_every_landed_file_is_the_one_the_manifest_recorded(landed: Landed) -> N
     # Landed bytes never change with the code that lands them (a speed change included): every
     # file's header and record lines against the digests recorded from the code that wrote the
     # manifest. A change that is meant to change landed bytes rewrites the manifest on purpose:
-    # ASZ_RECORD_CORPUS_DIGESTS=1 pytest -k manifest, and the diff says which files changed.
+    # ASZ_RECORD_CORPUS_DIGESTS=1 pytest --slow -k manifest, and the diff says which files changed.
     found = _landed_digests(landed.root)
-    if os.environ.get("ASZ_RECORD_CORPUS_DIGESTS"):
+    if os.environ.get("ASZ_RECORD_CORPUS_DIGESTS") and landed.whole:
         DIGESTS.write_text(json.dumps(found, indent=1, sort_keys=True) + "\n")
     expected = json.loads(DIGESTS.read_text())
-    assert len(found) == len(expected) == 87
+    assert len(expected) == 87
+    if not landed.whole:  # the small corpus's files, each against the whole manifest's line for it
+        expected = {name: digests for name, digests in expected.items() if name.split(" #")[0] in landed.by_src}
+    assert len(found) == len(expected) == landed.files
     changed = sorted(name for name in expected.keys() | found.keys() if expected.get(name) != found.get(name))
     assert not changed, f"{len(changed)} landed files differ from the manifest, e.g. {changed[:5]}"
