@@ -1,10 +1,10 @@
 """Whether a marked session may be removed now: the conditions, in the order they are checked.
 
 A session is removed at the end of a pass only when all of these hold; the first that does not
-says why it stays, and what to do about it. A reason is *kept* (a person has to act: it is said
-once, as ``kept:``) or *waiting* (it changes on its own: not sent, not derived, not old enough
-yet; nothing is said). The list follows upstream's scenario guide and its storage root's "A
-scenario root", condition by condition.
+says why it stays and what to do about it (in upstream's own words where its guide prints them).
+A reason is *kept* (a person has to act: it is said once, as ``kept:``) or *waiting* (it changes
+on its own: not sent, not derived, not old enough yet; nothing is said). The list follows
+upstream's scenario guide and its storage root's "A scenario root", condition by condition.
 
 Once for every marked session (:func:`blocked_for_all`):
 
@@ -131,8 +131,7 @@ def _overlaps(a: Path, b: Path) -> bool:
 def blocked_for_all(sending: Sending, sources: Sources) -> str:
     """Rules 1 to 4: why no marked session goes this pass, or ``""``."""
     if not sending.receiver or sending.receipts is None:
-        return ("no export endpoint; nothing is sent, so nothing is removed (name the receiver under "
-                "export.otlp.endpoint)")
+        return "no export endpoint; nothing is sent, so nothing is removed"  # as upstream's guide prints it
     if not sending.logs:
         return "export.otlp.logs is off; landed files and rounds are never sent (switch it on to remove)"
     if not sending.metrics:
@@ -329,8 +328,7 @@ def _sent(receipts: Receipts, files: dict[str, str], not_yet: str) -> Verdict:
     for rel, digest in sorted(files.items()):
         receipt = receipts.receipt(rel, digest)
         if receipt == REJECTED:
-            return kept(f"the receiver rejected records of {rel}; it holds less than was landed, so the "
-                        f"session stays for a person")
+            return kept(f"the receiver rejected records of {rel}")  # as upstream's guide prints it
         if receipt != ACCEPTED and wait.go:
             wait = waiting(not_yet)
     return wait

@@ -67,8 +67,7 @@ def metrics_sent(root: Path, session: str, files: list[LandedFile], receipts: Re
                         f"move the session's files aside yourself")
         receipt = receipts.receipt(rel, digest)
         if receipt == REJECTED:
-            return kept(f"the receiver rejected records of {rel}; it holds less than was derived, so the "
-                        f"session stays for a person")
+            return kept(f"the receiver rejected records of {rel}")
         if receipt != ACCEPTED and wait.go:
             wait = waiting(NOT_SENT)
     return wait
