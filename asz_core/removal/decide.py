@@ -21,7 +21,8 @@ Once for every marked session (:func:`blocked_for_all`):
 For each session (:func:`decide`):
 
 5. Every file the marker lists is a regular file holding the bytes the build wrote; provider
-   bodies among them only while the provider adapter reads them where the build wrote them.
+   bodies among them only while the provider adapter reads them where the build wrote them; and
+   the local adapter's ``include`` and ``exclude`` admit the session's project directory.
 6. Something of it is landed, and every landed file came from a file the marker lists, through
    the adapter whose source directory holds it (a provider file holds many bodies: rule 7
    checks them).
@@ -49,6 +50,7 @@ from pathlib import Path
 
 from asz_core.assembly.chain import CONVERSATIONS, Chain
 from asz_core.config import RENAMED_ADAPTERS
+from asz_core.filters import SessionFilter
 from asz_core.metrics.calls import COUNTED_DIALECTS
 from asz_core.metrics.state import MetricsState
 from asz_core.removal.marker import Marker, MarkerFile
@@ -100,6 +102,8 @@ class Sources:
     local: Path                                 #: the local adapter's: sessions and markers
     changes: tuple[Path, ...] = ()              #: every enabled ``changes`` entry's
     provider: Path | None = None                #: the provider adapter's, while it is on
+    #: the local adapter's ``include`` and ``exclude``
+    local_filter: SessionFilter = field(default_factory=SessionFilter)
 
     @property
     def plugin_data(self) -> Path:
@@ -194,9 +198,10 @@ def source_file_holds(path: Path, size: int, sha256: str) -> str:
 _BY_HAND = "the session stays until a person removes its files"
 
 
-def decide(root: Path, source: Path, marker: Marker, roots: dict[str, Path], sending: Sending,
+def decide(root: Path, sources: Sources, marker: Marker, roots: dict[str, Path], sending: Sending,
            now_ns: int, attributed: Attributed) -> Verdict:
     """Rules 5 to 11 for one session. ``roots`` is each enabled adapter's source directory."""
+    source = sources.local
     assert sending.receipts is not None
     known = _last_ns.get((str(root), marker.session))
     if marker.retain_ns and known is not None and now_ns < known + marker.retain_ns:
@@ -215,6 +220,10 @@ def decide(root: Path, source: Path, marker: Marker, roots: dict[str, Path], sen
         why = source_file_holds(source / f.path, f.size, f.sha256)
         if why:
             return kept(f"{why}; {_BY_HAND}")
+    for project in _projects(marker):
+        if not sources.local_filter.admits_slug(project):
+            return kept(f"the local adapter's include and exclude leave {marker.session} out (its project "
+                        f"directory is {project}); admit it there, or remove the session's files yourself")
     landed, why = _read_landed(root, marker.session, source, roots, listed, bodies)  # rule 6
     if why:
         return kept(f"{why}; {_BY_HAND}")
@@ -249,6 +258,12 @@ def decide(root: Path, source: Path, marker: Marker, roots: dict[str, Path], sen
         if now_ns < landed.last_ns + marker.retain_ns:
             return _until(landed.last_ns + marker.retain_ns)
     return GO
+
+
+def _projects(marker: Marker) -> set[str]:
+    """The project directories of the session's own transcripts (``<project>/<session>.jsonl``)."""
+    return {parent for parent, _, name in (f.path.rpartition("/") for f in marker.files)
+            if name == f"{marker.session}.jsonl" and parent and "/" not in parent}
 
 
 def _until(until_ns: int) -> Verdict:

@@ -113,7 +113,8 @@ def remove_sent(ctx: PassContext) -> RemovalResult | None:
     except OSError as exc:
         result.errors.append(f"{root / REMOVED_DIR}: {exc.strerror or exc}")
     sending = _sending(ctx.hooks, config, root)                                      # step 3
-    reason = blocked_for_all(sending, _sources(config)) or _load_derived(sending, root)
+    sources = _sources(config)
+    reason = blocked_for_all(sending, sources) or _load_derived(sending, root)
     if reason:
         _keep(result, EVERY, reason)
         return _said_and_done(ctx, result)
@@ -126,7 +127,7 @@ def remove_sent(ctx: PassContext) -> RemovalResult | None:
             result.waiting.append((marker.session, f"{MAX_PER_PASS} sessions went this pass; the rest go at the next"))
             continue
         if marker.state != REMOVING:
-            verdict = decide(root, source, marker, roots, sending, ctx.clock(), _attributed(ctx, config, marker))
+            verdict = decide(root, sources, marker, roots, sending, ctx.clock(), _attributed(ctx, config, marker))
             if not verdict.go:
                 if verdict.kept:
                     _keep(result, marker.session, verdict.reason)
@@ -250,12 +251,19 @@ def _roots(config: object) -> dict[str, Path]:
 
 def _sources(config: object) -> Sources:
     """The source directories rules 2 and 3 compare (the caller knows the local adapter is on)."""
+    from asz_core.config import Config
+    from asz_core.filters import SessionFilter
     from asz_core.removal.decide import CHANGES_NAMES, PROVIDER, Sources
 
+    assert isinstance(config, Config)
     enabled = _enabled(config)
-    local = next(root for name, root in enabled if name == LOCAL_ADAPTER)
+    local = dict(enabled)[LOCAL_ADAPTER]  # of a local adapter listed twice, the one _roots keeps
+    entry = next(e for e in config.adapters if e.enabled and e.name == LOCAL_ADAPTER
+                 and Path(str(e.options.get("source_root") or "")) == local)
     return Sources(local=local, changes=tuple(root for name, root in enabled if name in CHANGES_NAMES),
-                   provider=next((root for name, root in enabled if name == PROVIDER), None))
+                   provider=next((root for name, root in enabled if name == PROVIDER), None),
+                   local_filter=SessionFilter.of(entry.options.get("include") or (),
+                                                 entry.options.get("exclude") or ()))
 
 
 def _attributed(ctx: PassContext, config: object, marker: Marker) -> dict[str, tuple[str, int]]:

@@ -320,3 +320,14 @@ def test_a_file_with_a_call_that_would_count_waits_until_metrics_state_names_it_
     assert verdict(state) == (False, False, NOT_DERIVED)  # a transcript must be named with its digest
     state.derived = {f.relpath: "0" * 64 for f in files}
     assert verdict(state) == (False, False, NOT_DERIVED)
+
+
+def test_a_session_the_local_adapters_filter_leaves_out_is_kept_and_the_reason_says_where_to_admit_it(
+        copy: Copy, capsys: pytest.CaptureFixture[str]) -> None:
+    project = next(p.parent.name for p in copy.source.glob(f"*/{SESSION}.jsonl"))
+    local = f"source_root: {copy.source.resolve()}\n    exclude: []\n"
+    copy.configure(adapters={local: local.replace("exclude: []", f"exclude: ['{project}']")})
+    copy.run()
+    assert (f"kept: {SESSION}: the local adapter's include and exclude leave {SESSION} out (its project "
+            f"directory is {project}); admit it there") in capsys.readouterr().err
+    assert copy.whole()
