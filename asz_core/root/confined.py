@@ -41,9 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Entry", "LinkRefused", "RootRefused", "check_owner", "dir_descriptor", "enter", "hold", "know", "known",
-           "listdir", "mkdir", "open_dir", "open_path", "release_held", "rename", "rename_noreplace_at", "scandir",
-           "unlink"]
+__all__ = ["Entry", "LinkRefused", "RootRefused", "check_owner", "dir_descriptor", "enter", "held_count", "hold",
+           "know", "known", "listdir", "mkdir", "open_dir", "open_path", "release_held", "rename",
+           "rename_noreplace_at", "scandir", "unlink"]
 
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -210,6 +210,11 @@ def hold(directory: str | Path) -> int:
     if fd is None:
         fd = _held[key] = open_dir(key)
     return fd
+
+
+def held_count() -> int:
+    """How many directories are held open."""
+    return len(_held)
 
 
 def know(directory: str | Path, files: Iterable[str]) -> None:

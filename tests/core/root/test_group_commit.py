@@ -62,7 +62,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
 def test_a_group_of_sessions_is_made_durable_with_two_syncfs_and_no_fsync_per_session(
         asz_pass: PassRunner, tmp_path: Path, counted: dict[str, int], monkeypatch: pytest.MonkeyPatch,
         assert_root_verifies: Callable[[Path], None]) -> None:
-    monkeypatch.setattr(land, "GROUP_SESSIONS", 4)
+    monkeypatch.setattr(group, "GROUP_SESSIONS", 4)
     asz_pass.configure(**jsonl_config(_source(tmp_path, sessions=10)))
     summary = asz_pass.run()
     assert not summary.failed and summary.totals.landed == 10
@@ -142,7 +142,7 @@ def test_a_syncfs_that_fails_fails_every_session_of_its_group_and_leaves_no_file
 
 def test_the_outcomes_of_a_group_are_merged_only_once_its_files_are_in_place(
         asz_pass: PassRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(land, "GROUP_SESSIONS", 2)
+    monkeypatch.setattr(group, "GROUP_SESSIONS", 2)
     asz_pass.configure(**jsonl_config(_source(tmp_path, sessions=5)))
     missing: list[Path] = []
     real = land.land_claims
