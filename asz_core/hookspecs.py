@@ -177,6 +177,24 @@ def asz_receipts(config: ConfigSections, root: Path) -> Receipts | None:
 
 
 @hookspec
+def asz_session_sources(config: ConfigSections, root: Path, session: str) -> dict[str, tuple[str, int]] | None:
+    """The source files this plugin attributes to ``session`` that no cursor of the session
+    names (a file read whole into a store many sessions share, such as a provider body):
+    absolute path → (its state, ``landed`` once every byte of it is, and its size as last seen).
+    A scenario removal (:mod:`asz_core.removal`) removes a session only when every file its build
+    wrote is landed, and only when every file attributed to it is one the build wrote. ``None``:
+    this plugin reads no such file under this configuration."""
+
+
+@hookspec
+def asz_sessions_removed(config: ConfigSections, root: Path, sessions: list[str]) -> None:
+    """A scenario removal (:mod:`asz_core.removal`) deleted these sessions' landed files and
+    chains from ``root``: drop every line of this plugin's state there that names one of them.
+    Called only once the files are gone, so nothing is sent or derived twice; an exception keeps
+    the sessions' markers, and the next pass calls again."""
+
+
+@hookspec
 def asz_config_sections() -> dict[str, dict[str, Any]]:  # type: ignore[empty-body]
     """Top-level ``asz.yaml`` sections this plugin owns, as ``{"dotted.key": JSON Schema}``.
 

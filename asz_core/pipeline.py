@@ -93,6 +93,13 @@ def run_pass(host: PluginHost, config: Config, *, clock: Clock = time.time_ns,
             host.pass_end(ctx, ctx.tally.summary(started_ns=started, elapsed_s=elapsed, dry_run=dry_run))
         except Exception as exc:  # noqa: BLE001 - an observer must not lose the summary
             ctx.error("pass_end", describe_failure(exc))
+        if not dry_run:  # after the push: a scenario root's sessions that are sent in full go
+            from asz_core.removal.pass_end import remove_sent
+
+            try:
+                remove_sent(ctx)
+            except Exception as exc:  # noqa: BLE001 - as an observer's failure: the summary is kept
+                ctx.error("scenario-removal", describe_failure(exc))
         # finished after the observers: a failure one of them recorded fails the pass too
         return ctx.tally.summary(started_ns=started, elapsed_s=elapsed, dry_run=dry_run)
 

@@ -20,9 +20,9 @@ name or stream:
    not empty and does not end in a newline, ``no_newline_at_end``; an after that is not known →
    ``present`` true, ``bytes`` null;
 7. hunks: the runtime's patch with its keys renamed, else a line diff of the two sides
-   (:mod:`.linediff`): ``too_large`` when a side is too long, ``binary`` when a side holds a NUL;
-   ``additions``/``deletions`` count the ``+``/``-`` lines, and are null unless the diff is
-   ``available``;
+   (:func:`asz_core.changes.files.line_diff`): ``too_large`` when a side is too long, ``binary``
+   when a side holds a NUL; ``additions``/``deletions`` count the ``+``/``-`` lines, and are
+   null unless the diff is ``available``;
 8. the record names the session and stream the line lands in, the tool-use id (as ``id`` and
    ``tool``), the line's ``timestamp`` and ``cwd``; one without a time, a session or a stream is
    not a record, and no part is made.
@@ -32,13 +32,12 @@ The record is encoded as upstream encodes it (:mod:`.marshal`), in its key order
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any, Final
 
-from asz_adapters.claude_code_local.linediff import Hunk, diff_lines, split_lines
 from asz_adapters.claude_code_local.marshal import go_string, marshal
 from asz_adapters.claude_code_local.shape import Fields
 from asz_adapters.claude_code_local.source_facts import SourceFacts
+from asz_core.changes.files import endpoint, line_diff
 from asz_core.sessiondata import Part, RawJSON
 
 __all__ = ["changes_part", "go_rel"]
@@ -104,9 +103,10 @@ def _file_change(path: str, created: bool, before_side: _Side | None, after_side
     before = before_side[0] if before_side is not None else None
     after = after_side[0] if after_side is not None else None
     # an after not known is a file that is there, of unknown bytes
-    known_after = _endpoint(after_side) if after_side is not None else {"present": True, "bytes": None}
+    known_after = endpoint(after_side[1]) if after_side is not None else {"present": True, "bytes": None}
     change: dict[str, Any] = {"path": path, "operation": "create" if created else "modify",
-                              "before": _endpoint(before_side), "after": known_after}
+                              "before": endpoint(None if before_side is None else before_side[1]),
+                              "after": known_after}
     hunks: list[dict[str, Any]] = []
     additions = deletions = 0
     diff = "available"
@@ -121,36 +121,16 @@ def _file_change(path: str, created: bool, before_side: _Side | None, after_side
                     additions += 1
                 elif text and text.startswith("-"):
                     deletions += 1
-    elif "\x00" in (before or "") or "\x00" in (after or ""):
-        diff = "binary"
     else:
-        found = diff_lines(split_lines(before or ""), split_lines(after or ""))
-        if found is None:
-            diff = "too_large"
-        else:
-            computed, additions, deletions = found
-            hunks = [_hunk(h) for h in computed]
+        computed = line_diff(before or "", after or "")
+        diff, hunks = computed.diff, computed.hunks
+        additions, deletions = computed.additions or 0, computed.deletions or 0
     change["diff"] = diff
     change["additions"] = additions if diff == "available" else None
     change["deletions"] = deletions if diff == "available" else None
     if hunks:
         change["hunks"] = hunks
     return change
-
-
-def _hunk(hunk: Hunk) -> dict[str, Any]:
-    return {"old_start": hunk.old_start, "old_lines": hunk.old_lines, "new_start": hunk.new_start,
-            "new_lines": hunk.new_lines, "lines": hunk.lines}
-
-
-def _endpoint(side: _Side | None) -> dict[str, Any]:
-    if side is None:
-        return {"present": False, "bytes": None}
-    data = side[1]
-    out: dict[str, Any] = {"present": True, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-    if data and not data.endswith(b"\n"):
-        out["no_newline_at_end"] = True
-    return out
 
 
 def _relative(path: str, cwd: str) -> str:

@@ -21,7 +21,7 @@ from asz_core import hookimpl
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
 
 if TYPE_CHECKING:
-    from asz_core.context import AdapterContext
+    from asz_core.context import AdapterContext, ConfigSections
     from asz_core.root.storage import SessionHandle
     from asz_core.session_report import Problem
 
@@ -32,6 +32,7 @@ VERSION = "0.1.0"
 #: is sized for sessions of a few: with no number of workers configured, eight sessions to land
 #: are enough to start them (benchmarks/README.md, "Figures behind the code's constants").
 PARALLEL_FROM: Final = 8
+_NAME: Final = "claude-code-provider"
 
 
 @hookimpl
@@ -87,6 +88,38 @@ def asz_land(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -
         land_session(ctx, claim, session)
     finally:
         ctx.hand_back(_session_landed, None)
+
+
+def _source_root(config: ConfigSections) -> Path | None:
+    for entry in config.adapters:
+        if entry.name == _NAME and entry.enabled and entry.options.get("source_root"):
+            return Path(str(entry.options["source_root"]))
+    return None
+
+
+@hookimpl
+def asz_session_sources(config: ConfigSections, root: Path, session: str) -> dict[str, tuple[str, int]] | None:
+    """The body files the seen table attributes to ``session``, for a scenario removal."""
+    source = _source_root(config)
+    if source is None:
+        return None
+    table = SeenTable.read_only(root)
+    return {str(source / e.name): (e.state, e.size) for e in table.entries.values() if e.session == session}
+
+
+@hookimpl
+def asz_sessions_removed(config: ConfigSections, root: Path, sessions: list[str]) -> None:
+    """A scenario removal took these sessions and their body files away: their lines go."""
+    if _source_root(config) is None or not (root / "_provider").is_dir():
+        return
+    from asz_core.root.storage import StorageRoot
+
+    table = SeenTable.load(StorageRoot(root))
+    gone = [name for name, e in table.entries.items() if e.session in sessions]
+    for name in gone:
+        table.drop(name)
+    if gone:
+        table.save()
 
 
 @hookimpl

@@ -635,11 +635,13 @@ class _Builder:
     def join_provider_bodies(self) -> None:
         """Join each provider body to its call, once, here, so no reader has to open every body.
 
-        A response joins by the call it names, and so does a request that names its call, when
-        exactly one body of that role names it. A request that names no call joins the call of
-        its stream whose previous call's response carries the request id it names as the one
-        before it, and whose prompt is the run it names, when exactly one request and one call
-        carry those two ids. Nothing joins by position or time; a synthetic call joins nothing.
+        A response joins by the call its record names, and so does a request whose record names
+        its call, when exactly one body of that role names it (upstream's lander writes a
+        request's call in its manifest only, and that joins nothing). A request that names no
+        call joins the call of its stream whose previous call's response carries the request id
+        it names as the one before it, and whose prompt is the run it names, when exactly one
+        request and one call carry those two ids. Nothing joins by position or time; a
+        synthetic call joins nothing.
         """
         if not self.bodies:
             return

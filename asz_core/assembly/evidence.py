@@ -192,10 +192,11 @@ def _body_keys(parts: object) -> dict[str, str]:
     role = manifest.get("role")
     if role not in ("request", "response"):
         return {}
-    # the run a request was sent in is the record's; the manifest says the same where a
-    # landing left the record without it
+    # Only the keys the record does not carry come from the manifest, as upstream's index reads
+    # them: a body's run and call are its record's (a request's record names its run, a
+    # response's its call), so a call a request's manifest alone names joins nothing by it.
     return {"body_role": role, "body_request": _str(manifest, "request"),
-            "body_previous": _str(manifest, "previous_request"), "run": _str(manifest, "run")}
+            "body_previous": _str(manifest, "previous_request")}
 
 
 def _lines(path: Path) -> tuple[bytes, list[bytes]]:
@@ -267,11 +268,10 @@ def read_landed(seq: int, path: Path) -> LandedEvidence:
             hi = ts if ts > hi else hi
         kind = file_kind or _FROM_KINDS.get(_str(rec, "from"), UNKNOWN)
         body = _body_keys(rec.get("parts")) if kind == PROVIDER_BODY else {}
-        manifest_run = body.pop("run", "")
         entries.append(Entry(
             seq=seq, row=row, kind=kind, stream=stream, batch=_str(rec, "batch") or file_batch,
             record=_str(rec, "id"), parent=_str(rec, "parent"), call=_str(rec, "call"),
-            run=_str(rec, "run") or manifest_run, continues=_str(rec, "continues"), tool=_str(rec, "tool"),
+            run=_str(rec, "run"), continues=_str(rec, "continues"), tool=_str(rec, "tool"),
             child=_str(rec, "child"), started_by=_str(rec, "started_by"), label=_str(rec, "label"),
             trigger=_str(rec, "trigger"), flags=flags_of(rec.get("flags")), ts=ts,
             ord=rec["ord"] if type(rec.get("ord")) is int else 0,
@@ -280,7 +280,7 @@ def read_landed(seq: int, path: Path) -> LandedEvidence:
                           [lo, hi] if lo else [])
 
 
-_CACHE_FORMAT = 3
+_CACHE_FORMAT = 4  # 4: a provider body's run is its record's alone
 
 
 def cache_dir(session_dir: Path) -> Path:

@@ -30,50 +30,43 @@ def line_sha(raw: bytes) -> str:
 
 
 class SourceLine:
-    """One line of a source (without its newline), its place, and its parse."""
+    """One line of a source (without its newline), its place, and its parse.
 
-    __slots__ = ("_error", "_json", "_too_large", "off", "ord", "raw")
+    ``is_json``: whether the line is one JSON value. ``value``: the parsed line (``None`` when
+    it is not JSON). ``deep``: whether a slice of it could nest too deep inside a record (it
+    nests deeper than a part's data may: :attr:`JSONLine.deep`). ``error``: why the line is not
+    JSON, when it is not. They are plain attributes, set once: a dialect reads them several
+    times a line.
+    """
+
+    __slots__ = ("_json", "_too_large", "deep", "error", "is_json", "off", "ord", "raw", "value")
 
     def __init__(self, raw: bytes, ord: int = 1, off: int = 0, *, unread: str | None = None) -> None:
         self.raw = raw
         self.ord = ord
         self.off = off
         self._json: JSONLine | None = None
-        self._error: str | None = unread
+        self.value: Any = None
+        self.is_json = False
+        self.deep = False
+        self.error: str | None = unread
         self._too_large = ""  # the line's SHA-256 once the collector says it cannot land whole
         if unread is not None:
             return  # taken as a line that does not decode, for the reason given
         try:
-            self._json = JSONLine(raw)
+            parsed = JSONLine(raw)
         except NotJSON as exc:
-            self._error = str(exc)
+            self.error = str(exc)
+            return
+        self._json, self.value, self.is_json, self.deep = parsed, parsed.value, True, parsed.deep
 
     def release(self, *, keep_bytes: bool = True) -> None:
         """Let go of the parse once the record is built, and of the bytes unless ``keep_bytes``
         (:attr:`raw` is then empty); the line reads as one that did not parse from then on."""
-        self._json = None
+        self._json = self.value = None
+        self.is_json = self.deep = False
         if not keep_bytes:
             self.raw = b""
-
-    @property
-    def is_json(self) -> bool:
-        return self._json is not None
-
-    @property
-    def value(self) -> Any:
-        """The parsed line (``None`` when it is not JSON; check :attr:`is_json`)."""
-        return self._json.value if self._json is not None else None
-
-    @property
-    def deep(self) -> bool:
-        """Whether a slice of the line could nest too deep inside a record (it holds more
-        containers than a part's data may: :attr:`JSONLine.deep`)."""
-        return self._json is not None and self._json.deep
-
-    @property
-    def error(self) -> str | None:
-        """Why the line is not JSON, when it is not."""
-        return self._error
 
     def data_at(self, *path: str | int) -> RawJSON:
         """The source's own bytes of the value at ``path`` (the whole line with no path)."""
@@ -174,7 +167,9 @@ def convert_encoded(dialect: LineDialect, line: SourceLine,
             return *_reduced_unknown_record(line, digest), None
         line.too_large_to_land(digest)  # the dialect describes it, its bytes are never escaped
     record = convert_line(dialect, line)
-    _envelope(record, line, digest)
+    # the envelope (:func:`_envelope`, written out: this runs for every line)
+    record.ord, record.off, record.bytes = line.ord, line.off, len(raw)
+    record.sha = digest[:12] if large else line_sha(raw)
     deep = line.deep
     line.release(keep_bytes=not large)
     del raw

@@ -27,11 +27,17 @@ class Receipts(Protocol):
     def owner(self, session: str) -> str:
         """The owner ``session`` is sent under (a skeleton's ``removed.owner``)."""
 
+    @property
+    def others(self) -> frozenset[str]:
+        """The receivers files were recorded as sent to besides this one (``unknown`` for files
+        recorded before receivers were named): with any, which file reached which cannot be told."""
+
 
 class _NoReceiver:
     """No plugin sends files: nothing is ever confirmed."""
 
     receiver = ""
+    others: frozenset[str] = frozenset()
 
     def receipt(self, relpath: str, sha256: str) -> Receipt:
         return UNCONFIRMED

@@ -6,9 +6,13 @@ The steps, in order:
    first line says who wrote it), so a directory holds one configuration. What a person put
    below the build's block (an ``export`` section) is kept across builds.
 2. The scenario is planned against ``--at`` (``now`` by default, cut to the millisecond).
-3. ``claude-code``: the runtime's files under ``DIR/_source``, then the session's marker,
-   ``DIR/_source/.asz-scenario/<session>.json``, last (the removal policy and every file the
-   build wrote, with its size and SHA-256). ``sd``: Session Data landed into ``DIR`` directly.
+3. ``claude-code``: ``DIR/_scenario/``, the sign that a pipeline over this root removes what
+   the build marked; then, for each session, its old marker goes (a build refuses a session
+   whose marker says a pipeline is removing it), the runtime's files are written under
+   ``DIR/_source``, and the session's marker, ``DIR/_source/.asz-scenario/<session>.json``,
+   last (:mod:`asz_core.removal.marker`: the ``--remove`` policy and every file the build wrote
+   for the session, with its size and SHA-256; not the noise beside it, which no session owns).
+   ``sd``: Session Data landed into ``DIR`` directly; never marked.
 4. ``--repeat N`` builds N sessions end to end on the clock, the first with the scenario's id and
    the rest counted up from it; ``--every D`` keeps building one a period, each stamped so its
    last record falls at the moment it was written, with an id taken from that moment.
@@ -24,17 +28,27 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from asz_core.removal.marker import (
+    MARKER_DIR,
+    REMOVING,
+    Marker,
+    MarkerFile,
+    marker_path,
+    parse_policy,
+)
+from asz_core.removal.scenario_root import SCENARIO_DIR
 from asz_core.root.durable import OWNER_FILE, make_dirs
+from asz_core.scenario.changes import PLUGIN_DATA
 from asz_core.scenario.model import Scenario, ScenarioError, parse_duration
 from asz_core.scenario.plan import Plan, derived_session, plan
-from asz_core.scenario.write_claude_code import BODIES_DIR, write_claude_code
+from asz_core.scenario.write_claude_code import BODIES_DIR, NOISE, write_claude_code
 from asz_core.scenario.write_sd import write_sd
 
-__all__ = ["FORMATS", "SOURCE_DIR", "BuildOptions", "Built", "build", "parse_at", "write_config"]
+__all__ = ["FORMATS", "MARKER_DIR", "SOURCE_DIR", "BuildOptions", "Built", "build", "check_options",
+           "describe_policy", "parse_at", "write_config"]
 
 FORMATS = ("claude-code", "sd")
 SOURCE_DIR = "_source"
-MARKER_DIR = ".asz-scenario"
 _WRITTEN_BY = "# written by asz-pipeline scenario build: a build rewrites everything above the line below"
 _YOURS = "# ---- what follows is yours: builds keep it ----"
 
@@ -94,10 +108,7 @@ def feed_session(moment_ms: int) -> str:
 
 def build(scenario: Scenario, out: Path, opts: BuildOptions) -> Built:
     """Steps 1 to 4 for a one-shot or ``--repeat`` build."""
-    if opts.format not in FORMATS:
-        raise ScenarioError(f"--format {opts.format!r}: the formats are {', '.join(FORMATS)}")
-    if opts.format == "sd" and opts.remove != "immediately":
-        raise ScenarioError("--remove applies to claude-code builds only: an sd build writes no source to remove")
+    check_options(opts)
     write_config(out, scenario, opts)
     built = Built()
     first = scenario.session or derived_session(scenario)
@@ -122,18 +133,63 @@ def build_one_feed_session(scenario: Scenario, out: Path, opts: BuildOptions) ->
     return p
 
 
+def check_options(opts: BuildOptions) -> None:
+    """What is refused before anything is written: an unknown format, ``--remove`` with ``sd``
+    (an sd build writes no source and is never removed), and a policy that is not one."""
+    if opts.format not in FORMATS:
+        raise ScenarioError(f"--format {opts.format!r}: the formats are {', '.join(FORMATS)}")
+    if opts.format == "sd" and opts.remove != "immediately":
+        raise ScenarioError("--remove applies to claude-code builds only: an sd build writes no source to remove")
+    _policy(opts.remove)
+
+
+def describe_policy(text: str) -> str:
+    """The policy as the build prints it after ``config``."""
+    _kind, retain = _policy(text)
+    return "immediately, once sent" if not retain else f"{retain} after its last record, once sent"
+
+
+def _policy(text: str) -> tuple[str, str]:
+    try:
+        return parse_policy(text)
+    except ValueError as exc:
+        raise ScenarioError(f"--remove: {exc}; give immediately or a duration such as 30m, 24h or 7d") from None
+
+
 def _write(p: Plan, out: Path, opts: BuildOptions) -> list[Path]:
     if opts.format == "sd":
         return write_sd(p, out)
+    policy, retain = _policy(opts.remove)
+    make_dirs(out / SCENARIO_DIR)
     source = out / SOURCE_DIR
+    marker = marker_path(source, p.session)
+    _clear_marker(marker, out, p.session)
     files = write_claude_code(p, source)
-    marker = source / MARKER_DIR / f"{p.session}.json"
-    listed = [{"path": str(f.relative_to(source)), "size": f.stat().st_size,
-               "sha256": hashlib.sha256(f.read_bytes()).hexdigest()} for f in files]
+    noise = {source / p.project / rel for rel, _content in NOISE}
+    listed = [MarkerFile(f.relative_to(source).as_posix(), f.stat().st_size, hashlib.sha256(f.read_bytes()).hexdigest())
+              for f in files if f not in noise]
     make_dirs(marker.parent)
-    _write_file(marker, json.dumps({"session": p.session, "remove": opts.remove, "files": listed},
-                                   indent=1).encode() + b"\n")
+    Marker(p.session, policy, retain, files=listed).save(marker)
     return [*files, marker]
+
+
+def _clear_marker(marker: Path, out: Path, session: str) -> None:
+    """A marker saying ``removing`` means a pipeline is deleting the session's files: the build
+    stops rather than write under it. Any other goes first, so no marker vouches for files this
+    build is about to rewrite."""
+    try:
+        data = marker.read_bytes()
+    except FileNotFoundError:
+        return
+    try:
+        state = json.loads(data).get("state")
+    except (ValueError, AttributeError):
+        raise ScenarioError(f"{marker} is not a marker this build can read; delete it once no pipeline over "
+                            f"{out} is removing session {session}, or build into another --out") from None
+    if state == REMOVING:
+        raise ScenarioError(f"session {session} is being removed by a pipeline over {out}; build it again once "
+                            f"that has finished, or build into another --out")
+    marker.unlink()
 
 
 def _write_file(path: Path, data: bytes) -> None:
@@ -166,6 +222,7 @@ def write_config(out: Path, scenario: Scenario, opts: BuildOptions) -> Path:
     text = (f"{_WRITTEN_BY}\n# scenario: {scenario.path.name}, format {opts.format}\n"
             f"storage:\n  root: {where}\nadapters:\n"
             + adapter("claude-code-local", cc, SOURCE_DIR)
+            + adapter("claude-code-changes", cc, f"{SOURCE_DIR}/{PLUGIN_DATA}")  # idle while no tool changes a file
             + adapter("claude-code-provider", cc, f"{SOURCE_DIR}/{BODIES_DIR}")  # idle while no body is written
             + adapter("kiro", False, "_source/kiro")
             + f"{_YOURS}\n")

@@ -27,8 +27,11 @@ from asz_core.scenario import (  # noqa: F401 - they register
     keys_assembly,
     keys_view,
     props_assembly,
+    props_executions,
+    props_metrics,
     props_push,
     props_records,
+    props_removal,
     props_source,
     props_view,
 )

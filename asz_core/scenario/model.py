@@ -31,6 +31,8 @@ __all__ = [
     "Agent",
     "Call",
     "Child",
+    "EDITING_TOOLS",
+    "FileChange",
     "Reset",
     "ResultSpec",
     "Scenario",
@@ -93,12 +95,22 @@ class ResultSpec:
 
 
 @dataclass
+class FileChange:
+    """One file a tool changed: its path under the workspace, its text before and after
+    (``None``: the file was absent on that side)."""
+
+    path: str
+    before: str | None
+    after: str | None
+
+
+@dataclass
 class ToolSpec:
     name: str
     id: str = ""
     input: dict[str, Any] | None = None
     result: ResultSpec | None = None
-    changes: list[dict[str, Any]] = field(default_factory=list)
+    changes: list[FileChange] = field(default_factory=list)
 
 
 @dataclass
@@ -188,6 +200,8 @@ class Scenario:
         return [s.checkpoint for s in self.steps if s.checkpoint]
 
 
+#: the tools whose own patch the runtime records on their result (the plugin observes the others)
+EDITING_TOOLS = frozenset(("Edit", "Write", "NotebookEdit"))
 _STEP_KINDS = ("input", "queued", "inject", "call", "result", "error", "reset", "replay", "system")
 _STEP_KEYS = frozenset((*_STEP_KINDS, "after", "checkpoint", "lost"))
 _TOP_KEYS = frozenset(("session", "project", "title", "interval", "entrypoint", "provider_bodies",
@@ -218,6 +232,32 @@ class _Reader:
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             raise self.fail(where, f"expected text, got {type(value).__name__}")
         return str(value)
+
+    def changes(self, value: Any, tool: str, where: str) -> list[FileChange]:
+        """A tool's ``changes``: what neither the plugin nor the runtime could have written is
+        refused (a path that is not relative to the workspace, a file absent on both sides), and
+        so is a change on an editing tool, whose patch the runtime records on its result and
+        which a build does not write yet."""
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise self.fail(where, "expected a list of {path, before, after}")
+        out = []
+        for i, item in enumerate(value):
+            at = f"{where}[{i}]"
+            ch = self.mapping(item, at, frozenset(("path", "before", "after")))
+            path = self.text(ch.get("path"), f"{at}.path")
+            if not path or path.startswith("/"):
+                raise self.fail(f"{at}.path", "a change needs a path relative to the workspace")
+            before = None if ch.get("before") is None else self.text(ch["before"], f"{at}.before")
+            after = None if ch.get("after") is None else self.text(ch["after"], f"{at}.after")
+            if before is None and after is None:
+                raise self.fail(at, f"change {path} has neither a before nor an after")
+            out.append(FileChange(path, before, after))
+        if out and tool in EDITING_TOOLS:
+            raise self.fail(where, f"{tool} records its own patch on its result, which a build does not write "
+                                   f"yet; give the change to a tool the plugin observes, such as Bash")
+        return out
 
     def flag(self, value: Any, where: str) -> bool:
         if value is None:
@@ -347,12 +387,9 @@ class _Reader:
             tool_input = t.get("input")
             if tool_input is not None and not isinstance(tool_input, dict):
                 raise self.fail(f"{where}.tool.input", "expected a mapping")
-            changes = t.get("changes") or []
-            if not isinstance(changes, list) or not all(isinstance(ch, dict) for ch in changes):
-                raise self.fail(f"{where}.tool.changes", "expected a list of {path, before, after}")
             result = None if t.get("result") is None else self.result(t["result"], f"{where}.tool.result")
             call.tool = ToolSpec(name=name, id=self.text(t.get("id"), f"{where}.tool.id"), input=tool_input,
-                                 result=result, changes=[dict(ch) for ch in changes])
+                                 result=result, changes=self.changes(t.get("changes"), name, f"{where}.tool.changes"))
         if c.get("agent") is not None:
             a = self.mapping(c["agent"], f"{where}.agent", frozenset(
                 ("name", "prompt", "after", "steps", "notify", "lost", "system_prompt", "tools")))

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from asz_core.scenario.model import Call, Scenario, ScenarioError, Step
+from asz_core.scenario.model import Call, FileChange, Scenario, ScenarioError, Step
 
 __all__ = ["Event", "Plan", "RunPlan", "StreamPlan", "agent_id", "format_ms", "plan", "workflow_run_id"]
 
@@ -67,6 +67,7 @@ class Event:
     ack: dict[str, str] | None = None      #: child, prompt, label of an agent launch
     fork: str = ""                         #: the child a skill forked
     launch: dict[str, str] | None = None   #: run and name of a workflow launch
+    changes: list[FileChange] = field(default_factory=list)  #: the files the tool changed
     # a notice
     notice_child: str = ""
     # queued, inject, system
@@ -113,6 +114,12 @@ class Plan:
     runs: list[RunPlan] = field(default_factory=list)
     #: each stream's advertised system prompt and tools (``main`` and each child by id)
     prompts: dict[str, tuple[str, list[dict[str, Any]]]] = field(default_factory=dict)
+
+    @property
+    def cwd(self) -> str:
+        """The working directory every record names: the project's slug read back as a path
+        under ``/Users/dev``, and the workspace a change record's paths are relative to."""
+        return "/Users/dev/" + self.project.removeprefix("-Users-dev-")
 
     def lost_streams(self) -> set[str]:
         return {s.id for s in self.streams if s.lost}
@@ -299,7 +306,7 @@ class _Planner:
             r = c.tool.result
             e = self.emit(Event("result", at=self.tick(lane, r.after_ms), id=f"{sid}-result", parent=lane.last,
                                 run=run, of=tool[0], text=r.text, failed=r.failed, string_enrichment=r.string,
-                                lost=lost or r.lost, tool_name=tool[1], **base))
+                                lost=lost or r.lost, tool_name=tool[1], changes=c.tool.changes, **base))
             lane.last = e.id
         elif c.agent is not None and tool is not None:
             a = c.agent

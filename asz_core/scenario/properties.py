@@ -6,10 +6,10 @@ problems, each one line; none is a pass. A scenario's expectation file may set o
 a property may not apply (``applies``: provider bodies when the scenario writes none).
 
 Every property upstream's guide names is registered. The ones that read rounds, the fold or the
-view document need conversation assembly and are registered as :func:`needs_assembly`; removal
-of sent sessions is not in this project either. Both fail by name until they are replaced with
-:func:`register`. The implemented ones live in :mod:`.props_source`, :mod:`.props_records`,
-:mod:`.props_push`, :mod:`.props_assembly` and :mod:`.props_view`.
+view document need conversation assembly and are registered as :func:`needs_assembly`, and fail
+by name until they are replaced with :func:`register`. The implemented ones live in
+:mod:`.props_source`, :mod:`.props_records`, :mod:`.props_push`, :mod:`.props_assembly`,
+:mod:`.props_view`, :mod:`.props_metrics`, :mod:`.props_executions` and :mod:`.props_removal`.
 """
 
 from __future__ import annotations
@@ -48,10 +48,6 @@ def needs_assembly(*_workspaces: Workspace) -> list[str]:
     raise NotImplementedYet(ASSEMBLY)
 
 
-def _needs_removal(*_workspaces: Workspace) -> list[str]:
-    raise NotImplementedYet("not implemented: needs removal of sent sessions (the pipeline has none)")
-
-
 def _has_changes(ws: Workspace) -> bool:
     def walk(steps: list) -> bool:  # type: ignore[type-arg]
         for s in steps:
@@ -73,4 +69,3 @@ register(Property("changes_leave_the_fold", needs_assembly, applies=_has_changes
                   why_not="the scenario changes no file"))
 register(Property("provider_bodies_leave_the_fold", needs_assembly,
                   applies=lambda ws: ws.scenario.provider_bodies, why_not="the scenario writes no provider bodies"))
-register(Property("removed_after_sent", _needs_removal))

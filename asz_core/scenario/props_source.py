@@ -1,8 +1,9 @@
 """The properties of a runtime format: what the adapters did with the files the build wrote.
 
 * ``recollect_idempotent``: a second collect lands nothing.
-* ``every_line_a_record``: every line of every source file of the session is one landed record,
-  in order, at its offset and size; a one-document source (sidecar, manifest, script) is one.
+* ``every_line_a_record``: every line of every source file of the session (the plugin's change
+  files too) is one landed record, in order, at its offset and size; a one-document source
+  (sidecar, manifest, script) is one.
 * ``parts_keep_source_bytes``: a record's ``sha`` is the digest of the source bytes its ``off``
   and ``bytes`` name; a call, result or data part's ``data`` is found unchanged in them, an
   unknown part's raw bytes too (media is the adapter's own encoding, and skipped); every landed
@@ -25,6 +26,7 @@ from collections import Counter
 from pathlib import Path
 
 from asz_core.root.cursors import SOURCE_GONE, parse_pairs
+from asz_core.scenario.changes import PLUGIN_DATA, PLUGIN_DIR
 from asz_core.scenario.properties import Property, register
 from asz_core.scenario.workspace import Workspace, remove_tree
 from asz_core.scenario.write_claude_code import BODIES_DIR, NOISE
@@ -55,19 +57,33 @@ def recollect_idempotent(ws: Workspace) -> list[str]:
     return []
 
 
+def _plugin_sources(ws: Workspace) -> list[Path]:
+    """The change files the build wrote for the session, as the plugin writes them."""
+    output = ws.source / PLUGIN_DATA / PLUGIN_DIR / "output" / ws.session
+    return sorted(output.glob("*.jsonl")) if output.is_dir() else []
+
+
+def _source_rel(header: dict[str, object]) -> str:
+    """A landed file's source, relative to the build's source directory: a header's ``src`` is
+    relative to its adapter's own source root, and the changes adapter reads the plugin's."""
+    src = str(header.get("src"))
+    adapter = str(header.get("adapter", "")).rpartition("/")[0]
+    return f"{PLUGIN_DATA}/{src}" if adapter == "claude-code-changes" else src
+
+
 def _landed_by_src(ws: Workspace) -> dict[str, list[tuple[bytes, Record]]]:
     out: dict[str, list[tuple[bytes, Record]]] = {}
     for landed in ws.landed():
         if landed.header.get("kind") == "provider_body":
             continue
-        out.setdefault(str(landed.header.get("src")), []).extend(landed.records)
+        out.setdefault(_source_rel(landed.header), []).extend(landed.records)
     return out
 
 
 def every_line_a_record(ws: Workspace) -> list[str]:
     by_src = _landed_by_src(ws)
     problems = []
-    for path in _session_sources(ws):
+    for path in [*_session_sources(ws), *_plugin_sources(ws)]:
         rel = path.relative_to(ws.source).as_posix()
         data = path.read_bytes()
         records = by_src.pop(rel, [])
@@ -187,7 +203,7 @@ def _digests(ws: Workspace, root: Path) -> dict[str, str]:
 def _cursor_of(ws: Workspace, rel: str) -> str:
     """The cursor a source file's landing keeps: named by the header ``src`` of its files."""
     for landed in ws.landed():
-        if landed.header.get("src") == rel:
+        if _source_rel(landed.header) == rel:
             directory = os.path.dirname(landed.relpath)
             prefix = os.path.basename(landed.relpath).split("-", 1)[0]
             return f"{directory}/{prefix}.cursor"

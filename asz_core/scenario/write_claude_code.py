@@ -12,6 +12,8 @@ What is written, in this order:
    session id and a ``memory/`` directory. Discovery must pass over both.
 4. With ``provider_bodies``, every body under ``provider-bodies/``, its modification time the
    moment it was written.
+5. For a tool that changes files, the asz Claude Code plugin's change records, one file per
+   stream, under ``plugins/data/`` (:mod:`.changes`).
 
 Every file is written whole from the plan, so a build through a later checkpoint extends what
 an earlier one wrote (a live session's files only grow), and the same plan and ``--at`` write
@@ -26,6 +28,7 @@ from typing import Any
 
 from asz_core.root.durable import OWNER_FILE, make_dirs
 from asz_core.scenario.bodies import provider_bodies
+from asz_core.scenario.changes import PLUGIN_DATA, plugin_files
 from asz_core.scenario.jsonline import js_line
 from asz_core.scenario.plan import MODEL, Event, Plan, format_ms
 
@@ -87,6 +90,8 @@ def write_claude_code(p: Plan, source: Path) -> list[Path]:
         put(session_dir / "workflows" / "scripts" / f"{r.id.removeprefix('wf_')}-{r.id}.js", r.script)
     for body in provider_bodies(p):
         put(source / BODIES_DIR / body.name, body.data, body.at)
+    for rel, data in plugin_files(p).items():
+        put(source / PLUGIN_DATA / rel, data)
     return sorted(written)
 
 
@@ -96,7 +101,7 @@ class _Lines:
     def __init__(self, p: Plan) -> None:
         self.p = p
         self.files: dict[str, list[str]] = {}
-        self.cwd = "/Users/dev/" + p.project.removeprefix("-Users-dev-")
+        self.cwd = p.cwd
 
     def add(self, e: Event, body: dict[str, Any], *, head: dict[str, Any] | None = None) -> None:
         """``head`` comes first (``parentUuid``, …), then the envelope, then ``body``."""

@@ -11,9 +11,9 @@ like any other root:
    adapters land through), and every file is write-once.
 4. The landing clock is the plan's last record, so a fixed ``--at`` lands the same bytes.
 
-5. Provider bodies last, by the installed ``claude-code-provider`` adapter (:mod:`.sd_bodies`):
-   a body's record is cut against the bodies before it, so it is encoded by the one code that
-   encodes bodies, in the order a ``claude-code`` build's collect lands them.
+5. The plugin's change records and the provider bodies last, by the installed
+   ``claude-code-changes`` and ``claude-code-provider`` adapters (:mod:`.sd_sources`): each is
+   landed by the one code that lands it, in the order a ``claude-code`` build's collect lands them.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from asz_core.scenario.records import (
     meta_record,
     script_record,
 )
-from asz_core.scenario.sd_bodies import land_bodies
+from asz_core.scenario.sd_sources import land_sources
 from asz_core.sessiondata.model import Header, Record
 
 __all__ = ["MOCK_ADAPTER", "MOCK_DIALECT", "write_sd"]
@@ -77,9 +77,9 @@ def write_sd(p: Plan, root: Path) -> list[Path]:
                  [manifest_record(r)])
             land(f"runs/{r.id}", "script", _header("workflow_script", f"{run_src}/script", batch=r.id),
                  [script_record(r)])
-    problems = land_bodies(p, root, clock_ns)
+    problems = land_sources(p, root, clock_ns)
     if problems:
-        raise ScenarioError(f"the provider bodies did not land: {'; '.join(problems)}")
+        raise ScenarioError(f"the change records or provider bodies did not land: {'; '.join(problems)}")
     return landed
 
 

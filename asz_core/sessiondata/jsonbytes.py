@@ -33,6 +33,7 @@ __all__ = [
     "compact",
     "depth_exceeds",
     "encode_value",
+    "holds_separator",
     "loads_strict",
     "marshal_value",
 ]
@@ -44,6 +45,8 @@ RECORD_DATA_DEPTH = MAX_DEPTH - 3
 
 _LINE_SEP = b"\xe2\x80\xa8"
 _PARA_SEP = b"\xe2\x80\xa9"
+#: either of them: one search, where searching for each costs two
+_SEPARATOR = re.compile(b"\xe2\x80[\xa8\xa9]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _TOKEN_OR_SPACE = re.compile(rb'("(?:[^"\\]|\\.)*")|[ \t\r\n]+', re.DOTALL)
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
@@ -82,17 +85,49 @@ def depth_exceeds(raw: bytes, limit: int = MAX_DEPTH) -> bool:
 
 def value_depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
     """True when a parsed value nests more than ``limit`` objects and lists."""
+    return _value_depth(value, limit) > limit
+
+
+def _value_depth(value: Any, limit: int = MAX_DEPTH) -> int:
+    """How many objects and lists ``value`` holds open at once at its deepest, walking its
+    containers; once past ``limit``, a number past it (the walk stops there)."""
     if not isinstance(value, (dict, list)):
-        return False
+        return 0
+    deepest = 0
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()
-        if depth > limit:
-            return True
+        if depth > deepest:
+            deepest = depth
+            if depth > limit:
+                return depth
         for child in node.values() if isinstance(node, dict) else node:
             if isinstance(child, (dict, list)):
                 stack.append((child, depth + 1))
+    return deepest
+
+
+def _encoder_refuses_depth(depth: int) -> bool:
+    """Whether ``orjson.dumps`` refuses ``depth`` lists nested in one another."""
+    nested: list[Any] = []
+    for _ in range(depth - 1):
+        nested = [nested]
+    try:
+        orjson.dumps(nested)
+    except orjson.JSONEncodeError:
+        return True
     return False
+
+
+#: orjson's encoder refuses to nest past 254 objects and lists, so a parsed value that encodes
+#: inside one more list nests at most :data:`RECORD_DATA_DEPTH` deep: a proof made in C, where
+#: walking a value's containers would be made in Python. The limit is orjson's, not a promise of
+#: its interface, so it is tried once here; an encoder that allows more proves nothing, and the
+#: containers are walked.
+_ENCODER_PROVES_SHALLOW = _encoder_refuses_depth(RECORD_DATA_DEPTH + 2)
+#: :class:`JSONLine` encodes a line shorter than this whole as it parses it; a longer one is not,
+#: so its encoding is never held beside its bytes and its parse (it is proved as it is needed)
+_PROVE_WHOLE_BELOW = 1 << 20
 
 
 def loads_strict(raw: bytes) -> Any:
@@ -106,9 +141,16 @@ def loads_strict(raw: bytes) -> Any:
 
 
 def _loads(raw: bytes) -> tuple[Any, bool]:
-    """:func:`loads_strict`'s value, and whether ``raw`` could nest deeper than
-    :data:`RECORD_DATA_DEPTH` (:func:`_may_nest_deeper`: rare, and what a record holding a
-    slice of it must be checked for)."""
+    """:func:`loads_strict`'s value, and whether it nests deeper than :data:`RECORD_DATA_DEPTH`
+    (rare, and what a record holding a slice of it must be checked for)."""
+    value = _parse(raw)
+    if isinstance(value, (dict, list)) and _may_nest_deeper(raw, RECORD_DATA_DEPTH):
+        return value, _deeper_than_a_record_holds(value)
+    return value, False
+
+
+def _parse(raw: bytes) -> Any:
+    """The parsed value, its depth not checked yet (:func:`_deeper_than_a_record_holds`)."""
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -116,10 +158,24 @@ def _loads(raw: bytes) -> tuple[Any, bool]:
     if value is _REFUSED:
         # not inside the ``except``: orjson's error holds the whole line decoded as its ``doc``
         value = _loads_slow(raw)
-    deep = isinstance(value, (dict, list)) and _may_nest_deeper(raw, RECORD_DATA_DEPTH)
-    if deep and value_depth_exceeds(value):
+    return value
+
+
+def _deeper_than_a_record_holds(value: Any) -> bool:
+    """Whether a parsed value nests deeper than :data:`RECORD_DATA_DEPTH`; :class:`NotJSON`
+    past :data:`MAX_DEPTH`. Encoding it inside one more list proves the usual case (many
+    containers side by side, few nested) in C; only a value it does not prove is walked."""
+    if _ENCODER_PROVES_SHALLOW:
+        try:
+            orjson.dumps([value])
+        except orjson.JSONEncodeError:
+            pass  # nested past the encoder's limit, or a value orjson cannot encode: walked
+        else:
+            return False
+    depth = _value_depth(value)
+    if depth > MAX_DEPTH:
         raise NotJSON(f"nested deeper than {MAX_DEPTH}")
-    return value, deep
+    return depth > RECORD_DATA_DEPTH
 
 
 def _may_nest_deeper(raw: bytes, limit: int = MAX_DEPTH) -> bool:
@@ -163,10 +219,17 @@ def encode_value(value: Any) -> bytes:
         out = orjson.dumps(value)
     except orjson.JSONEncodeError:
         return _encode_slow(value)
-    if not out.isascii() and (_LINE_SEP in out or _PARA_SEP in out):
+    if holds_separator(out):
         # orjson writes them raw inside strings; the writer escapes them
         out = out.replace(_LINE_SEP, b"\\u2028").replace(_PARA_SEP, b"\\u2029")
     return out
+
+
+def holds_separator(encoded: bytes) -> bool:
+    """Whether ``encoded`` holds U+2028 or U+2029 unescaped, which orjson writes raw and the
+    writer's rules escape. (Most lines are ASCII, which is checked far faster than either is
+    searched for.)"""
+    return not encoded.isascii() and _SEPARATOR.search(encoded) is not None
 
 
 def marshal_value(value: Any) -> bytes:
@@ -210,10 +273,26 @@ class JSONLine:
 
     def __init__(self, raw: bytes) -> None:
         self.raw = raw
-        #: whether the line holds more than :data:`MAX_DEPTH` containers, so that a slice of it
-        #: put inside a record could nest too deep there (a record is checked only then)
-        self.value, self.deep = _loads(raw)
         self._canonical: bool | None = None
+        value = _parse(raw)
+        self.value = value
+        #: whether the line nests deeper than :data:`RECORD_DATA_DEPTH`, so that a slice of it
+        #: put inside a record could nest too deep there (a record is checked only then)
+        self.deep = False
+        if _ENCODER_PROVES_SHALLOW and len(raw) < _PROVE_WHOLE_BELOW:
+            # One encoding of the line, inside one more list, answers both questions asked of
+            # it: whether it nests too deep (:func:`_deeper_than_a_record_holds`), and whether
+            # it is canonical (:attr:`canonical`), which :meth:`raw_at` would otherwise encode
+            # it to learn for four lines in ten; the brackets are not counted at all.
+            try:
+                encoded = orjson.dumps([value])
+            except orjson.JSONEncodeError:
+                pass  # too deep for the encoder, or not encodable: proved the long way below
+            else:
+                self._canonical = len(encoded) == len(raw) + 2 and encoded.startswith(raw, 1)
+                return
+        if isinstance(value, (dict, list)) and _may_nest_deeper(raw, RECORD_DATA_DEPTH):
+            self.deep = _deeper_than_a_record_holds(value)
 
     @property
     def canonical(self) -> bool:
@@ -230,10 +309,10 @@ class JSONLine:
         value = self.value
         for step in path:
             value = value[step]
-        if not path and _has_no_whitespace(self.raw):
-            # The whole line with no whitespace byte anywhere is compacted already: its own
-            # bytes, whatever its escapes, with no encoding to prove them (a third of a
-            # transcript's lines land whole this way).
+        if not path and (self._canonical or _has_no_whitespace(self.raw)):
+            # The whole line, proved canonical or with no whitespace byte anywhere, is
+            # compacted already: its own bytes, with no encoding to prove them (a large line is
+            # not proved when parsed, and a third of a transcript's lines land whole this way).
             return self.raw
         if self.canonical:
             return self.raw if not path else orjson.dumps(value)

@@ -13,17 +13,17 @@ from typing import Any, Protocol
 import orjson
 
 from asz_core.sessiondata.errors import NotEncodable, SessionDataError
-from asz_core.sessiondata.jsonbytes import MAX_DEPTH, compact, depth_exceeds, encode_value
+from asz_core.sessiondata.jsonbytes import MAX_DEPTH, compact, depth_exceeds, encode_value, holds_separator
 from asz_core.sessiondata.model import SPLICE_FROM, Header, RawJSON, Record
 from asz_core.sessiondata.times import parse_instant, same_sort, sorts_as_instant
 
 __all__ = ["ByteSink", "FileSummary", "NotEncodable", "SessionDataWriter", "check_header", "closing_line",
            "encode_record"]
 
-#: lines shorter than this are written with their newline joined on
-_JOIN_BELOW = 1 << 16
-_LINE_SEP = b"\xe2\x80\xa8"
-_PARA_SEP = b"\xe2\x80\xa9"
+#: Records are handed to the sink and the digest in batches of about this many bytes, joined
+#: once: a write and a hash update per record cost more than the bytes they carry. A line this
+#: long or longer is handed on by itself, never copied into a batch.
+_BATCH_BYTES = 1 << 16
 #: looked for as byte values: ``b"\n" in line`` first tries ``b"\n"`` as an integer, and
 #: raising and clearing that error cost more than the search, on every record
 _LF, _CR = ord("\n"), ord("\r")
@@ -59,9 +59,8 @@ def encode_record(record: Record, *, deep: bool = False) -> bytes:
     except orjson.JSONEncodeError:
         line = _dumps_repaired(obj)  # a lone surrogate in a string we encode, or worse
     else:
-        if not line.isascii() and (_LINE_SEP in line or _PARA_SEP in line):
-            # Our own strings escape U+2028/U+2029; a source's data keeps what it wrote. (Most
-            # lines are ASCII, which is checked far faster than either is searched for.)
+        if holds_separator(line):
+            # Our own strings escape U+2028/U+2029; a source's data keeps what it wrote.
             line = _dumps_repaired(obj)
     del obj
     if splice:
@@ -163,7 +162,8 @@ class ByteSink(Protocol):
 
 
 class SessionDataWriter:
-    """Streams one Session Data file into ``sink`` (a binary file opened for writing)."""
+    """Streams one Session Data file into ``sink`` (a binary file opened for writing). Records
+    reach the sink in batches, all of them by :meth:`close`; :attr:`size` counts them at once."""
 
     def __init__(self, sink: ByteSink, header: Header) -> None:
         head = header.to_json()
@@ -171,6 +171,9 @@ class SessionDataWriter:
         self._sink = sink
         self._hash = hashlib.sha256()
         self._size = 0
+        #: records written but not yet handed to the sink (each line, then its newline)
+        self._batch: list[bytes] = []
+        self._batch_size = 0
         self._records = 0
         self._first: _Time | None = None
         self._last: _Time | None = None
@@ -192,21 +195,42 @@ class SessionDataWriter:
         self._hash.update(chunk)
         self._size += len(chunk)
 
+    def _hand_on(self) -> None:
+        """Hand the batch of records to the sink and the digest (their size is counted)."""
+        if self._batch:
+            chunk = b"".join(self._batch)
+            self._batch.clear()
+            self._batch_size = 0
+            self._sink.write(chunk)
+            self._hash.update(chunk)
+
     def write(self, record: Record, line: bytes | None = None) -> None:
         """Write one record. ``line`` is its encoding when the caller already made it."""
         if self._closed:
             raise SessionDataError("the file is closed")
         if line is None:
             line = encode_record(record)
-        if len(line) < _JOIN_BELOW:
-            self._emit(line + b"\n")  # one write and one hash update for the usual small line
+        size = len(line) + 1
+        if size < _BATCH_BYTES:
+            self._batch += (line, b"\n")
+            self._batch_size += size
+            self._size += size
+            if self._batch_size >= _BATCH_BYTES:
+                self._hand_on()
         else:
-            self._emit(line)  # a large line is not copied to add its newline
+            self._hand_on()
+            self._emit(line)  # a large line is not copied into a batch, nor to add its newline
             self._emit(b"\n")
         self._records += 1
         self._last_record = (record.ord, record.off, record.bytes)
-        if record.time is not None:
-            self._note_time(record.time)
+        time = record.time
+        if time is not None:
+            last = self._last
+            if (last is not None and last.sorts and time >= last.text and same_sort(time, last.text)
+                    and sorts_as_instant(time)):
+                self._last = _Time(time, None, True)  # the usual record: ``_note_time``'s first case
+            else:
+                self._note_time(time)
 
     def _note_time(self, text: str) -> None:
         first, last = self._first, self._last
@@ -232,6 +256,7 @@ class SessionDataWriter:
         """Write the closing line; the caller then flushes and installs the file."""
         if self._closed:
             raise SessionDataError("the file is already closed")
+        self._hand_on()
         digest = self._hash.hexdigest()
         closing = closing_line(self._records, digest)
         self._sink.write(closing)

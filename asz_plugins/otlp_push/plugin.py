@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from asz_plugins.otlp_push.push import PushResult
     from asz_plugins.otlp_push.receipts import PushReceipts
 
-__all__ = ["asz_add_commands", "asz_config_sections", "asz_pass_end", "runtime_resolver"]
+__all__ = ["asz_add_commands", "asz_config_sections", "asz_pass_end", "asz_sessions_removed", "runtime_resolver"]
 
 NAME = "otlp-push"
 
@@ -125,6 +125,16 @@ def asz_receipts(config: Config, root: Path) -> PushReceipts | None:
     from asz_plugins.otlp_push.receipts import PushReceipts
 
     return PushReceipts.load(OtlpConfig.from_section(section), root)
+
+
+@hookimpl
+def asz_sessions_removed(config: Config, root: Path, sessions: list[str]) -> None:
+    """A scenario removal took these sessions away: their lines in ``push.state`` go too."""
+    from asz_plugins.otlp_push.state import PushState
+
+    state = PushState.load(root)
+    if state.forget(sessions):
+        state.save()
 
 
 @hookimpl

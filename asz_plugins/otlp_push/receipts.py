@@ -36,6 +36,10 @@ class PushReceipts:
         """Whether ``push.state`` names the configured receiver and no other."""
         return self.state.receivers == {redact_url(self.receiver)}
 
+    @property
+    def others(self) -> frozenset[str]:
+        return frozenset(self.state.receivers - {redact_url(self.receiver)})
+
     def receipt(self, relpath: str, sha256: str) -> Receipt:
         if not self.sole_receiver or self.state.pushed.get(relpath) != sha256:
             return UNCONFIRMED

@@ -97,6 +97,17 @@ class PushState:
         self.updated_at = format_instant(now_ns - now_ns % 1_000_000_000)
         self.save()
 
+    def forget(self, sessions: list[str]) -> bool:
+        """Drop the lines of every file of ``sessions`` (landed files and rounds), once a scenario
+        removal deleted them; whether any went. The endpoint lines stay."""
+        prefixes = tuple(p for s in sessions for p in (f"{s}/", f"_conversations/{s}/"))
+        gone = [p for p in self.pushed if p.startswith(prefixes)]
+        for path in gone:
+            del self.pushed[path]
+        dropped = {p for p in self.rejected if p.startswith(prefixes)}
+        self.rejected -= dropped
+        return bool(gone or dropped)
+
     def render(self) -> bytes:
         lines = [f"schema {SCHEMA}", f"updated_at {self.updated_at}"]
         lines.extend(f"endpoint {name}" for name in sorted(self.receivers))

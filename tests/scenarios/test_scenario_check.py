@@ -1,8 +1,7 @@
 """``scenario check`` over upstream's shared scenarios and this project's own.
 
-What this project checks must pass, in both formats; what it cannot check yet (removal, the
-metrics, executions) must fail by name, and so must the view's count of the asz plugin's change
-records, which no build here writes yet. The split is asserted exactly. The full sweep
+What this project checks must pass, in both formats; what it cannot check yet must fail by
+name. The split is asserted exactly. The full sweep
 over every shared scenario is slow (``--slow``); by default two run: the fixture (checkpoints, a
 child, a reset) and lost-ends (files deleted from the root).
 """
@@ -19,7 +18,6 @@ from asz_core.cli.app import App
 from asz_core.cli.main import main
 from asz_core.scenario.check import DEFAULT_AT_MS, CheckOptions, ScenarioReport, check_scenario
 from asz_core.scenario.expect import load_expectations
-from asz_core.scenario.keys import ASSEMBLY
 from asz_core.scenario.model import load_scenario
 from asz_core.scenario.properties import PROPERTIES
 from asz_core.scenario.workspace import Workspace
@@ -32,11 +30,8 @@ WORKING = frozenset({"reproducible", "recollect_idempotent", "every_line_a_recor
                      "discovery_ignores_noise", "pruned_sources_gone", "records_well_formed", "cross_format",
                      "provider_bodies_rebuild", "push_follows_the_wire", "records_match", "fold_equals_parse",
                      "immutable_rounds", "bundle", "header_matches_fold", "changes_leave_the_fold",
-                     "provider_bodies_leave_the_fold", "repack_keeps_structure", "view_covers_the_session"})
-#: what the view says of the asz plugin's change records (and their file), which neither build
-#: writes yet: a scenario whose tool changes a file expects them
-PLUGIN_CHANGES = ("view.files ", "view.changes ", "view.changed_files ", "view.changes_joined ",
-                  "view.captured_by.asz-plugin ")
+                     "provider_bodies_leave_the_fold", "repack_keeps_structure", "view_covers_the_session",
+                     "metrics_match_the_plan", "executions_leave_the_fold", "removed_after_sent"})
 
 
 def _scenarios(corpus: Path) -> list[Path]:
@@ -46,21 +41,19 @@ def _scenarios(corpus: Path) -> list[Path]:
 
 def assert_the_split(report: ScenarioReport) -> None:
     """Every key or property passes, is off or does not apply, or fails as not implemented:
-    exactly the ones that need assembly (or removal) and nothing else."""
+    exactly the ones that need assembly and nothing else."""
     for o in report.outcomes:
         where = o.line(report.name)
         if o.checkpoint != "properties":
-            if o.key == "view" and o.status == "fail":
-                assert all(p.startswith(PLUGIN_CHANGES) for p in o.got.split("; ")), where
-            else:
-                assert o.status == "pass", where
+            assert o.status == "pass", where
         elif o.key in WORKING:
             assert o.status in ("pass", "n/a", "off"), where
         else:
             assert o.status in ("not implemented", "n/a", "off"), where
             assert o.status != "not implemented" or o.got.startswith("not implemented: needs"), where
     ran = {o.key for o in report.outcomes if o.checkpoint == "properties" and o.status == "pass"}
-    assert {"reproducible", "records_well_formed", "fold_equals_parse", "immutable_rounds"} <= ran
+    assert {"reproducible", "records_well_formed", "fold_equals_parse", "immutable_rounds",
+            "metrics_match_the_plan", "executions_leave_the_fold"} <= ran
     assert "push_follows_the_wire" in ran  # rounds travel after their files
 
 
@@ -72,7 +65,7 @@ def test_what_this_project_checks_holds_and_the_rest_fails_by_name(corpus: Path,
     report = check_scenario(corpus / "upstream" / "tests" / "scenarios" / f"{name}.yaml",
                             CheckOptions(formats=formats, out=tmp_path))
     assert_the_split(report)
-    assert not report.ok  # what cannot be checked fails: a check never passes what it did not check
+    assert report.ok, report.lines()  # every key and property of both scenarios is checked, and holds
 
 
 @pytest.mark.corpus
@@ -101,15 +94,23 @@ def test_this_projects_own_scenario_holds_every_property_it_checks(tmp_path: Pat
 
 @pytest.mark.corpus
 def test_the_command_prints_each_failure_by_scenario_checkpoint_and_key(corpus: Path, tmp_path: Path) -> None:
-    scenario = corpus / "upstream" / "tests" / "scenarios" / "tool-both-sides.yaml"
+    shared = corpus / "upstream" / "tests" / "scenarios"
+    scenario = tmp_path / "tool-both-sides.yaml"
+    scenario.write_bytes((shared / "tool-both-sides.yaml").read_bytes())
+    expect = (shared / "tool-both-sides.expect.yaml").read_text("utf-8")
+    assert "llm.call: 2}" in expect  # the call count made wrong: a failure to print
+    (tmp_path / "tool-both-sides.expect.yaml").write_text(expect.replace("llm.call: 2}", "llm.call: 9}", 1))
     out, err = io.StringIO(), io.StringIO()
-    code = main(["scenario", "check", str(scenario), "--format", "sd", "--out", str(tmp_path)],
+    code = main(["scenario", "check", str(scenario), "--format", "sd", "--out", str(tmp_path / "out")],
                 App(out=out, err=err))
     assert code == 1
     lines = out.getvalue().splitlines()
-    assert "tool-both-sides / final (sd) / kinds: pass" in lines
-    assert ("tool-both-sides / properties (sd) / metrics_match_the_plan: expected to hold, "
-            f"got {ASSEMBLY}") in lines
+    assert any(line.startswith('tool-both-sides / final (sd) / kinds: expected {"llm.call": 9, "tool": 1}, got ')
+               for line in lines), lines
+    assert "tool-both-sides / final (sd) / nodes: pass" in lines
+    assert "tool-both-sides / properties (sd) / metrics_match_the_plan: pass" in lines
+    assert "tool-both-sides / properties (sd) / executions_leave_the_fold: pass" in lines
+    assert "tool-both-sides / properties (sd) / removed_after_sent: pass" in lines
     assert "tool-both-sides / properties (sd) / view_covers_the_session: pass" in lines
     assert "tool-both-sides / properties (sd) / records_well_formed: pass" in lines
     out = io.StringIO()
@@ -117,8 +118,8 @@ def test_the_command_prints_each_failure_by_scenario_checkpoint_and_key(corpus: 
     verdict = json.loads(out.getvalue())
     assert verdict["ok"] is False
     statuses = {o["key"]: o["status"] for o in verdict["scenarios"][0]["outcomes"]}
-    assert statuses["kinds"] == "pass" and statuses["view_covers_the_session"] == "pass"
-    assert statuses["metrics_match_the_plan"] == "not implemented"
+    assert statuses["kinds"] == "fail" and statuses["view_covers_the_session"] == "pass"
+    assert statuses["metrics_match_the_plan"] == "pass" and statuses["removed_after_sent"] == "pass"
 
 
 def test_an_expectation_for_a_checkpoint_the_scenario_does_not_name_is_refused(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ __all__ = ["NAME", "NAMES", "Subcommands", "asz_add_commands", "register"]
 NAME = "asz-pipeline"
 
 #: the built-in commands, in the order help lists them; ``<name>_cmd`` is each one's module
-NAMES = ("run", "parse", "sources", "verify", "view", "conversation", "serve", "usage", "export", "conflicts",
+NAMES = ("run", "parse", "sources", "verify", "view", "conversation", "show", "serve", "usage", "export", "conflicts",
          "plugins", "config", "schedule", "scenario", "completion", "glossary", "retain", "repack")
 
 

@@ -78,6 +78,12 @@ def run(args: argparse.Namespace, app: App) -> int:
     app.require_plugins()
     if not config.root.exists() and not args.dry_run:
         print(f"asz: landing into a new storage root, {config.root}", file=app.err)
+    if not args.dry_run and (config.root / "_scenario").is_dir():  # a scenario build's root
+        from asz_core.removal.pass_end import promise
+
+        said = promise(config, app.host.pm.hook)
+        if said:
+            print(f"scenario : {said}", file=app.err)
     if not args.watch:
         reporter = ConsoleReporter(app.err, verbose=args.verbose)
         summary = run_pass(app.host, config, reporter=reporter, dry_run=args.dry_run, wait=args.wait)

@@ -57,6 +57,14 @@ def _scenario_files(names: list[str]) -> list[Path]:
     return out
 
 
+def _say_policy(app: App, args: argparse.Namespace) -> None:
+    """A ``claude-code`` build says when a pipeline removes what it wrote."""
+    from asz_core.scenario.build import describe_policy
+
+    if args.format == "claude-code" and not getattr(args, "json", False):
+        print(f"remove   : {describe_policy(args.remove)}", file=app.out)
+
+
 def run_build(args: argparse.Namespace, app: App) -> int:
     import random
 
@@ -69,8 +77,7 @@ def run_build(args: argparse.Namespace, app: App) -> int:
                               interval_ms=parse_duration(args.interval, "--interval") if args.interval else 0.0,
                               through=args.through, repeat=args.repeat, remove=args.remove,
                               watch=bool(args.every))
-        if args.remove != "immediately":
-            parse_duration(args.remove, "--remove")
+        b.check_options(opts)
         if not scenarios:
             raise ScenarioError("no scenario given")
         out = Path(args.out)
@@ -82,8 +89,10 @@ def run_build(args: argparse.Namespace, app: App) -> int:
             named = ", ".join(ids) if len(ids) <= 3 else f"{ids[0]} … {ids[-1]}"
             _say(app, args, {"out": str(out), "format": args.format, "sessions": ids, "files": len(built.files)},
                  f"built {len(ids)} session(s) ({named}) into {out}; {len(built.files)} file(s)")
+            _say_policy(app, args)
             return EXIT_OK
         period = b.every_ms(args.every) / 1000.0
+        _say_policy(app, args)
         chooser = random.Random(args.seed or None)
         count = 0
         while args.repeat <= 1 or count < args.repeat:

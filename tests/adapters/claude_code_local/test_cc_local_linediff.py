@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from asz_adapters.claude_code_local.linediff import CONTEXT, MAX_LINES, Hunk, diff_lines, split_lines
+from asz_core.changes.linediff import CONTEXT, MAX_LINES, Hunk, diff_lines, split_lines
 
 lines = st.lists(st.sampled_from(["a", "b", "c", "", "a\r"]), max_size=14)
 

@@ -7,12 +7,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from asz_core.sessiondata import jsonbytes
 from asz_core.sessiondata.jsonbytes import (
     JSONLine,
     NotJSON,
     compact,
     depth_exceeds,
     encode_value,
+    holds_separator,
     loads_strict,
 )
 
@@ -96,6 +98,65 @@ def test_nesting_limit_is_256() -> None:
     with pytest.raises(NotJSON):
         loads_strict(b'{"":' * 256 + b"[]" + b"}" * 256)
     assert len(loads_strict(b"[" + b"[{}]," * 400 + b"[]]")) == 401
+
+
+def _nested(depth: int, inner: bytes = b"0") -> bytes:
+    """``depth`` objects and lists, alternating, nested in one another around ``inner``."""
+    return b"".join(b'{"k":' if n % 2 else b"[" for n in range(depth)) + inner + b"".join(
+        b"}" if n % 2 else b"]" for n in reversed(range(depth)))
+
+
+def test_orjson_still_refuses_to_encode_past_254_so_one_encoding_proves_a_line_shallow() -> None:
+    # the proof a line is parsed with rests on this limit of orjson's, probed at import; were it
+    # lifted, lines would be proved the slower way, and this says so
+    assert jsonbytes._ENCODER_PROVES_SHALLOW
+    orjson.dumps(orjson.loads(_nested(254)))
+    with pytest.raises(orjson.JSONEncodeError):
+        orjson.dumps(orjson.loads(_nested(255)))
+
+
+@pytest.mark.parametrize("prove_whole_below", [1 << 20, 0], ids=["proved as parsed", "proved as needed"])
+def test_a_line_is_deep_only_past_what_a_record_holds_and_refused_past_256(
+        prove_whole_below: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jsonbytes, "_PROVE_WHOLE_BELOW", prove_whole_below)
+    # many containers side by side are not deep, nor are brackets inside strings
+    wide = b"[" + b",".join([b'{"a":[1]}'] * 300) + b"]"
+    assert not JSONLine(wide).deep
+    assert JSONLine(wide).canonical
+    assert not JSONLine(b'["' + b"[" * 400 + b'"]').deep
+    assert not JSONLine(_nested(253)).deep
+    for depth in (254, 256):
+        line = JSONLine(_nested(depth))
+        assert line.deep  # a slice of it, three deeper inside a record, could pass 256
+        assert line.raw_at() == _nested(depth)
+    assert JSONLine(b"[" + _nested(254) + b"," + wide + b"]").deep
+    for depth in (257, 600):
+        with pytest.raises(NotJSON):
+            JSONLine(_nested(depth))
+    # a value the encoder refuses for what it holds, not for its depth, is walked: still right
+    big = b"[" * 255 + b"18446744073709551616" + b"]" * 255
+    assert JSONLine(big).deep and not JSONLine(big).canonical
+    assert not JSONLine(b'[[["\\ud800"]]]').deep
+
+
+@pytest.mark.parametrize("prove_whole_below", [1 << 20, 0], ids=["proved as parsed", "proved as needed"])
+def test_a_line_is_canonical_exactly_when_its_encoding_is_its_bytes(
+        prove_whole_below: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jsonbytes, "_PROVE_WHOLE_BELOW", prove_whole_below)
+    for raw in (b'{"a":"two  words","b":[1,2.5,null]}', b'"x"', b"[]", b'{"e":"\\u001f\\n\\"\\\\"}'):
+        assert JSONLine(raw).canonical
+        assert JSONLine(raw).raw_at() == raw
+    for raw in (b'{"a": 1}', b'{"a":"\\u00e9"}', b'{"a":1E2}', b'{"a":1,"a":2}', b'{"a":"\\/"}', b" [1]"):
+        line = JSONLine(raw)
+        assert not line.canonical
+        assert line.raw_at() == compact(raw)
+
+
+def test_a_separator_is_found_in_an_encoding_only_when_it_is_there() -> None:
+    assert not holds_separator(b'{"a":"plain"}')
+    assert not holds_separator('{"a":"\u2014 \u201cquoted\u201d \u2027"}'.encode())
+    assert holds_separator('{"a":"x\u2028"}'.encode())
+    assert holds_separator('{"a":"\u2029x"}'.encode())
 
 
 def _depth_by_scanning(raw: bytes) -> int:

@@ -274,3 +274,37 @@ def test_usage_lands_the_counts_it_has_in_the_spec_order() -> None:
     assert list(Usage(cache_write=5, in_=2).to_json().items()) == [("in", 2), ("cache_write", 5)]
     assert Usage(out=0).to_json() == {}  # a zero is left out, as upstream leaves it out
     assert Usage().to_json() == {}
+
+
+class _Chunks:
+    """A sink that keeps each chunk it is handed."""
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+
+    def write(self, data: bytes) -> int:
+        self.chunks.append(data)
+        return len(data)
+
+
+def test_records_handed_on_in_batches_land_every_byte_and_digest_as_written_one_by_one() -> None:
+    sink = _Chunks()
+    writer = SessionDataWriter(sink, header())
+    records = [Record(ord=n, off=n, bytes=1, parts=[Part.text_part("x" * size)])
+               for n, size in enumerate([10, 40_000, 30_000, 5, 70_000, 3, 200_000, 1, 65_520], start=1)]
+    lines = [encode_record(r) for r in records]
+    expected = orjson.dumps(header().to_json()) + b"\n"
+    for record, line in zip(records, lines, strict=True):
+        writer.write(record, line)
+        expected += line + b"\n"
+        assert writer.size == len(expected)  # counted as written, whether handed on yet or not
+    summary = writer.close()
+    landed = b"".join(sink.chunks)
+    body = landed[:landed.rindex(b'{"t":"end"')]
+    assert body == expected
+    assert summary.digest == hashlib.sha256(expected).hexdigest()
+    assert summary.sha256 == hashlib.sha256(landed).hexdigest()
+    # a line of a batch's size or more is handed on by itself, not copied into a batch
+    assert any(chunk is lines[4] for chunk in sink.chunks)
+    assert any(chunk is lines[6] for chunk in sink.chunks)
+    assert len(sink.chunks) < 2 + 2 * len(lines)

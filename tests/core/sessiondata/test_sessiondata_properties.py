@@ -166,6 +166,7 @@ def test_reader_fuzz_raises_only_its_own_error(tmp_path: Path) -> None:
                     parts=[Part.call("c", "mcp__a__b", RawJSON(b'{"k":[1,2,{"x":"\\u00e9"}]}')),
                            Part.unknown(b"\xff", "r"), Part.result("c", text="t", failed=True)])
     writer.write(sample)
+    writer.close()  # records reach the sink by then
     line = buf.getvalue().split(b"\n")[1]
     rng = random.Random(20261129)
     alphabet = b'{}[]",:0123456789.-+eEtrufalsn \\u\xff\x00'

@@ -7,11 +7,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
+from asz_core.providerbody import BodyStore, CutRules
+from asz_core.providerbody.encode import encode_body
+from asz_core.providerbody.landing import SUBDIR
+from asz_core.root.storage import StorageRoot
+from asz_core.sessiondata import Header, Record, open_file
 from asz_core.view import Session
 from tests.core.view.view_helpers import (
+    CLOCK_NS,
     SESSION,
+    Body,
     calls_of,
     land,
     note,
@@ -138,23 +143,70 @@ def test_two_responses_with_one_message_id_join_neither(tmp_path: Path) -> None:
     assert _bodies(tmp_path) == {"m1": [("request", "q1.request")]}
 
 
-@pytest.mark.xfail(strict=True, reason="assembly names a call by its message id alone (call/<id>), so two "
-                                        "streams' calls with one id are one node, and the response joins it")
-def test_a_message_id_two_calls_carry_joins_neither(tmp_path: Path) -> None:
-    """Two streams record a call with one message id: a body naming it cannot say which."""
+def test_a_message_id_two_streams_carry_is_one_call_and_a_body_naming_it_joins_it(tmp_path: Path) -> None:
+    """Upstream's rule (session-flow, "Ids": ``call/<provider call id>``): a call is grouped by its
+    message id across the session, so two streams' records with one id are one call, whose prompt
+    is the run of its first fragment. A response naming the id joins it; a request naming the other
+    stream's prompt is not its request."""
     land(tmp_path, {"main": [prompt("P1"), reply("m1")], "agent-b": [prompt("P2"), reply("m1")]},
          [response("req_1", "m1"), request("qb", "P2")])
-    listed = [n.get("provider_bodies") for n in walk(view_of(tmp_path)) if n["kind"] == "llm.call"]
-    assert sorted(listed, key=str) == sorted([None, [{"role": "request", "ref": {"seq": 3, "row": 2}}]], key=str)
+    (call,) = [n for n in walk(view_of(tmp_path)) if n["kind"] == "llm.call"]
+    assert call["id"] == "call/m1" and call["refs"] == [{"seq": 1, "row": 2}, {"seq": 2, "row": 2}]
+    assert call["provider_bodies"] == [{"role": "response", "ref": {"seq": 3, "row": 1}}]
 
 
-@pytest.mark.xfail(strict=True, reason="the body lander writes a request's call in its manifest only, and "
-                                        "assembly reads the record's call, so no request is joined by its call")
-def test_a_request_that_names_its_call_joins_by_it(tmp_path: Path) -> None:
-    """A runtime that names the call on the request (the record's ``call``) needs no chain."""
+def _land_records(root: Path, bodies: list[Body], edit: Callable[[Body, Record], None]) -> None:
+    """Land ``bodies`` in one ``provider_body`` file as a lander that writes its own records
+    would: each cut by the core rules, then ``edit``-ed before it is written."""
+    store = StorageRoot(root, pass_started_ns=CLOCK_NS)
+    with store.open_session(SESSION) as handle:
+        landing = handle.begin(SUBDIR, Header(kind="provider_body", session=SESSION, src=".",
+                                              dialect="test-provider/1", adapter="test/0"))
+        for body in bodies:
+            record = encode_body(body.bytes(), body.info(), BodyStore(), CutRules())
+            edit(body, record)
+            landing.write(record)
+        handle.commit(landing)
+
+
+def test_a_request_whose_call_only_its_manifest_names_joins_by_no_call(tmp_path: Path) -> None:
+    """Upstream's lander writes a request's ``call`` in its manifest and not on its record, and
+    its assembly joins a request by the call its record names: so such a request is not joined
+    by it (nor by its chain, having no prompt)."""
     land(tmp_path, {"main": [prompt(None), reply("m1"), reply("m2")]},
          [request("q2", None, call="m2"), response("req_2", "m2")])
+    (landed,) = (tmp_path / SESSION / SUBDIR).glob("*.sd")
+    q2 = next(iter(open_file(landed)))
+    assert q2.call is None and q2.parts[-1].value()["call"] == "m2"
+    assert _bodies(tmp_path) == {"m1": [], "m2": [("response", "req_2.response")]}
+
+
+def test_a_request_whose_record_names_its_call_joins_by_it(
+        tmp_path: Path, assert_root_verifies: Callable[[Path], None]) -> None:
+    """A runtime whose request knows its call, landed with the call on the record, needs no chain."""
+    land(tmp_path, {"main": [prompt(None), reply("m1"), reply("m2")]})
+
+    def name_the_call(body: Body, record: Record) -> None:
+        record.call = body.call
+
+    _land_records(tmp_path, [request("q2", None, call="m2"), response("req_2", "m2")], name_the_call)
     assert _bodies(tmp_path) == {"m1": [], "m2": [("request", "q2.request"), ("response", "req_2.response")]}
+    assert_root_verifies(tmp_path)
+
+
+def test_a_request_whose_run_only_its_manifest_names_joins_by_no_prompt(tmp_path: Path) -> None:
+    """The prompt a request joins by is the run its record names, as upstream's index reads it; a
+    manifest naming one beside a record naming none does not stand in for it."""
+    land(tmp_path, {"main": [prompt("P1"), reply("m1")]})
+
+    def drop_the_run(body: Body, record: Record) -> None:
+        record.run = None
+
+    _land_records(tmp_path, [request("q1", "P1"), response("req_1", "m1")], drop_the_run)
+    assert _bodies(tmp_path) == {"m1": [("response", "req_1.response")]}
+    # the same bodies with the run on the record, as the core lander writes it, join
+    land(tmp_path / "kept", {"main": [prompt("P1"), reply("m1")]}, [request("q1", "P1"), response("req_1", "m1")])
+    assert _bodies(tmp_path / "kept") == {"m1": [("request", "q1.request"), ("response", "req_1.response")]}
 
 
 def test_a_landed_body_listed_twice_is_one_body(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The line diff a ``changes/1`` record carries when the runtime reported no patch of its own.
+"""The line diff a ``changes/1`` record carries when no patch was reported with the change.
 
 It must give the hunks upstream's differ gives, line for line, so it follows the same method:
 

@@ -1,0 +1,318 @@
+"""Whether a marked session may be removed now: the conditions, in the order they are checked.
+
+A session is removed at the end of a pass only when all of these hold; the first that does not
+says why it stays. A reason is *kept* (a person has to act: it is said once, as ``kept:``) or
+*waiting* (it changes on its own: not sent yet, not old enough; nothing is said).
+
+Once for every marked session (:func:`blocked_for_all`):
+
+1. The configuration sends: ``export.otlp`` names a receiver, with ``logs`` and ``metrics`` on.
+2. The local adapter's source directory is not, does not hold and does not lie inside a place
+   Claude Code keeps its own files (``CLAUDE_CONFIG_DIR``, ``XDG_CONFIG_HOME/claude``,
+   ``~/.claude``), compared as written and with links resolved.
+3. ``push.state`` names no receiver but the one this pipeline sends to.
+
+For each session (:func:`decide`):
+
+4. Every file the marker lists is a regular file holding the bytes the build wrote; provider
+   bodies and plugin output among them only while an adapter reads them where the build wrote
+   them.
+5. Something of it is landed, and every landed file came from a file the marker lists, through
+   the adapter whose source directory holds it (a provider file holds many bodies: rule 6
+   checks them).
+6. Every file the marker lists is landed at its full size, by a cursor of the session or as the
+   adapters attribute files to it (``asz_session_sources``), and every file they attribute to it
+   is one the build wrote: the adapters would land nothing more of it.
+7. Every landed file is recorded as sent to this receiver with the digest it has now, and none
+   has a ``rejected`` line.
+8. The chain's head round reaches the last landed file, and every round is sent as 7 says.
+9. The policy allows it: ``immediately``, or the last landed record is at least the retention old.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from asz_core.assembly.chain import CONVERSATIONS, Chain
+from asz_core.removal.marker import Marker, MarkerFile
+from asz_core.retention.receipts import ACCEPTED, REJECTED, Receipts
+from asz_core.root.cursors import ACTIVE, parse_pairs
+from asz_core.root.storage import landed_files
+from asz_core.sessiondata.reader import open_file
+from asz_core.sessiondata.times import parse_instant
+
+__all__ = ["BODIES_PREFIX", "Verdict", "blocked_for_all", "claude_code_dirs", "decide"]
+
+#: where under the local source a build writes provider bodies, and the adapter that reads them
+BODIES_PREFIX = "provider-bodies/"
+PROVIDER = "claude-code-provider"
+#: where under the local source a build writes the asz plugin's change records
+CHANGES_PREFIX = "plugins/data/"
+#: the latest record time this process found in each retained session's landed files, by root and
+#: session: it only grows while the session is kept, so a session it shows too young is still too
+#: young and a pass need not read its files again to say so
+_last_ns: dict[tuple[str, str], int] = {}
+#: a session's source files the adapters attribute to it: absolute path → (state, size)
+Attributed = dict[str, tuple[str, int]]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    reason: str = ""
+    kept: bool = False     #: a person has to act (else it only waits)
+
+    @property
+    def go(self) -> bool:
+        return not self.reason
+
+
+GO = Verdict()
+
+
+def _kept(reason: str) -> Verdict:
+    return Verdict(reason, kept=True)
+
+
+def _waiting(reason: str) -> Verdict:
+    return Verdict(reason)
+
+
+@dataclass
+class Sending:
+    """What the pass knows about sending: the receiver, its switches, what it confirmed."""
+
+    receiver: str = ""
+    logs: bool = True
+    metrics: bool = True
+    receipts: Receipts | None = None
+
+
+def claude_code_dirs() -> list[Path]:
+    """Every place Claude Code may keep its files, whichever the environment selects."""
+    bases = []
+    if os.environ.get("CLAUDE_CONFIG_DIR"):
+        bases.append(Path(os.environ["CLAUDE_CONFIG_DIR"]))
+    if os.environ.get("XDG_CONFIG_HOME"):
+        bases.append(Path(os.environ["XDG_CONFIG_HOME"]) / "claude")
+    home = os.path.expanduser("~")
+    if home and home != "~":
+        bases.append(Path(home) / ".claude")
+    return [d for b in bases for d in (b, b / "projects", b / "plugins" / "data")]
+
+
+def _overlaps(a: Path, b: Path) -> bool:
+    def under(x: Path, y: Path) -> bool:
+        return x == y or y in x.parents
+    la, lb = Path(os.path.abspath(a)), Path(os.path.abspath(b))
+    ra, rb = Path(os.path.realpath(a)), Path(os.path.realpath(b))
+    return under(la, lb) or under(lb, la) or under(ra, rb) or under(rb, ra)
+
+
+def blocked_for_all(sending: Sending, source: Path) -> str:
+    """Rules 1 to 3: why no marked session goes this pass, or ``""``."""
+    if not sending.receiver or sending.receipts is None:
+        return "no export endpoint; nothing is sent, so nothing is removed"
+    if not sending.logs:
+        return "export.otlp.logs is off; landed files and rounds are never sent"
+    if not sending.metrics:
+        return "export.otlp.metrics is off; the metrics derived from a session are never sent"
+    for own in claude_code_dirs():
+        if _overlaps(source, own):
+            return (f"{source} is, holds, or lies inside {own}, where Claude Code keeps its own files; "
+                    f"asz never removes there")
+    others = sorted(sending.receipts.others)
+    if others:
+        return (f"push.state records sending to {', '.join(others)}; this pipeline sends to {sending.receiver}; "
+                f"which file reached which receiver cannot be told")
+    return ""
+
+
+@dataclass
+class Landed:
+    """What a session's landed files hold, read once."""
+
+    files: dict[str, str] = field(default_factory=dict)   #: relpath → SHA-256
+    max_seq: int = 0
+    last_ns: int | None = None                              #: its latest record's time
+
+
+def _digest(path: Path) -> str:
+    h = hashlib.sha256()
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def source_file_holds(path: Path, size: int, sha256: str) -> str:
+    """``""`` when ``path`` is a regular file of ``size`` bytes with that digest, else why not."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return f"{path}, which the build wrote, is missing"
+    if not stat.S_ISREG(st.st_mode):
+        return f"{path} is a symbolic link or not a regular file"
+    if st.st_size != size or _digest(path) != sha256:
+        return f"{path} changed after the build wrote it"
+    return ""
+
+
+def decide(root: Path, source: Path, marker: Marker, roots: dict[str, Path], sending: Sending,
+           now_ns: int, attributed: Attributed) -> Verdict:
+    """Rules 4 to 9 for one session. ``roots`` is each enabled adapter's source directory."""
+    assert sending.receipts is not None
+    known = _last_ns.get((str(root), marker.session))
+    if marker.retain_ns and known is not None and now_ns < known + marker.retain_ns:
+        return _until(known + marker.retain_ns)  # landed files never change: still too young
+    listed = {f.path: f for f in marker.files}
+    bodies = any(p.startswith(BODIES_PREFIX) for p in listed)
+    if bodies:                                                                  # rule 4
+        want = source / BODIES_PREFIX.rstrip("/")
+        if PROVIDER not in roots:
+            return _kept(f"the provider adapter is off; the bodies the build wrote under {want} would never "
+                         f"be landed")
+        if os.path.realpath(roots[PROVIDER]) != os.path.realpath(want):
+            return _kept(f"the provider adapter reads {roots[PROVIDER]}, not {want}; the bodies the build wrote "
+                         f"would never be landed")
+    if any(p.startswith(CHANGES_PREFIX) for p in listed):
+        want = source / CHANGES_PREFIX.rstrip("/")
+        readers = [n for n, r in roots.items() if os.path.realpath(r) == os.path.realpath(want)]
+        if not readers:
+            return _kept(f"no enabled adapter reads {want}; the plugin output the build wrote there would "
+                         f"never be landed")
+    for f in marker.files:
+        why = source_file_holds(source / f.path, f.size, f.sha256)
+        if why:
+            return _kept(why)
+    landed, why = _read_landed(root, marker.session, source, roots, listed, bodies)  # rule 5
+    if why:
+        return _kept(why)
+    if not landed.files:
+        return _kept("nothing of it is landed, so nothing of it can be sent")
+    covered = _covered(root / marker.session, source, roots)                      # rule 6
+    for path, (state, size) in sorted(attributed.items()):
+        rel = _relative(Path(path), source)
+        if rel not in listed:
+            return _kept(f"{path} is not a file the build wrote")
+        if state == "landed":
+            covered[rel] = size
+    for f in marker.files:
+        if covered.get(f.path) != f.size:
+            return _waiting("not landed in full yet")
+    verdict = _sent(sending.receipts, landed.files, "not sent yet")              # rule 7
+    if not verdict.go:
+        return verdict
+    verdict = _chain_sent(root, marker.session, landed, sending.receipts)         # rule 8
+    if not verdict.go:
+        return verdict
+    if marker.retain_ns:                                                          # rule 9
+        if landed.last_ns is None:
+            return _kept("no landed record carries a time, so the retention cannot be counted")
+        _last_ns[(str(root), marker.session)] = landed.last_ns
+        if now_ns < landed.last_ns + marker.retain_ns:
+            return _until(landed.last_ns + marker.retain_ns)
+    return GO
+
+
+def _until(until_ns: int) -> Verdict:
+    return _waiting(f"kept until {datetime.fromtimestamp(until_ns / 1e9, UTC).strftime('%Y-%m-%dT%H:%M:%SZ')}")
+
+
+def _read_landed(root: Path, session: str, source: Path, roots: dict[str, Path],
+                 listed: dict[str, MarkerFile], bodies: bool) -> tuple[Landed, str]:
+    out = Landed()
+    for seq, path in sorted(landed_files(root / session)):
+        rel = path.relative_to(root).as_posix()
+        try:
+            with open_file(path) as f:
+                header = f.header
+                for _line, record in f.raw_records():
+                    t = parse_instant(record.time) if record.time else None
+                    if t is not None and (out.last_ns is None or t > out.last_ns):
+                        out.last_ns = t
+        except (OSError, ValueError) as exc:
+            return out, f"landed file {rel} cannot be read ({exc})"
+        adapter = str(header.get("adapter", "")).partition("/")[0]
+        base = roots.get(adapter)
+        src = header.get("src")
+        if base is None or not isinstance(src, str) or header.get("session") != session:
+            return out, (f"landed file {rel} came through {adapter or 'no adapter'!r}, which reads no file "
+                         f"the build wrote")
+        if adapter == PROVIDER and bodies:
+            pass  # a provider file holds many bodies: rule 6 checks each is one the build wrote
+        elif _relative(base / src, source) not in listed:
+            return out, f"landed file {rel} names a source the build did not write"
+        out.files[rel] = _digest(path)
+        out.max_seq = max(out.max_seq, seq)
+    return out, ""
+
+
+def _relative(path: Path, base: Path) -> str:
+    try:
+        return Path(os.path.normpath(path)).relative_to(os.path.normpath(base)).as_posix()
+    except ValueError:
+        return ""
+
+
+def _covered(session_dir: Path, source: Path, roots: dict[str, Path]) -> dict[str, int]:
+    """Marker path → the size an active cursor of the session has landed it to: an append
+    cursor's offset when it has reached the size it saw, a snapshot cursor's size."""
+    out: dict[str, int] = {}
+    walks = (os.walk(session_dir / place, followlinks=False) for place in ("streams", "runs"))
+    for dirpath, _dirs, names in (step for walk in walks for step in walk):
+        for name in names:
+            if not name.endswith(".cursor"):
+                continue
+            try:
+                fd = os.open(Path(dirpath) / name, os.O_RDONLY | os.O_NOFOLLOW)
+                with os.fdopen(fd, "rb") as f:
+                    pairs = dict(parse_pairs(f.read(1 << 16).decode("utf-8")))
+                size = int(pairs.get("size", "-1"))
+                landed = int(pairs.get("offset", size))
+            except (OSError, UnicodeDecodeError, ValueError):
+                continue
+            if pairs.get("state") != ACTIVE or not pairs.get("source") or landed != size:
+                continue
+            for base in roots.values():
+                rel = _relative(base / pairs["source"], source)
+                if rel:
+                    out[rel] = size
+    return out
+
+
+def _sent(receipts: Receipts, files: dict[str, str], not_yet: str) -> Verdict:
+    wait = GO
+    for rel, digest in sorted(files.items()):
+        receipt = receipts.receipt(rel, digest)
+        if receipt == REJECTED:
+            return _kept(f"the receiver rejected records of {rel}")
+        if receipt != ACCEPTED and wait.go:
+            wait = _waiting(not_yet)
+    return wait
+
+
+def _chain_sent(root: Path, session: str, landed: Landed, receipts: Receipts) -> Verdict:
+    chain = Chain(root, session)
+    rounds = chain.files()
+    if not rounds:
+        return _waiting("not parsed or not sent yet")
+    head = rounds[-1].path
+    try:
+        with open(head, "rb") as f:
+            header = json.loads(f.readline())
+    except (OSError, ValueError) as exc:
+        return _kept(f"the head round {head} cannot be read ({exc})")
+    if header.get("session") != session:
+        return _kept(f"the head round {head} names session {header.get('session')!r}, not {session}")
+    through = header.get("through_seq")
+    if not isinstance(through, int) or through < landed.max_seq:
+        return _waiting("not parsed or not sent yet")
+    files = {f"{CONVERSATIONS}/{session}/rounds/{r.path.name}": _digest(r.path) for r in rounds}
+    return _sent(receipts, files, "not parsed or not sent yet")
