@@ -27,9 +27,9 @@ and when the pass hears of it:
 
 ``collector.workers`` (or ``$ASZ_WORKERS``) sets how many; one lands in the pass's own process.
 Unset, a pass on Linux with many sessions to land uses two processes for each CPU it may use (at
-most four): each session waits for three fsyncs, during which its process needs no CPU and
-another can use it; a pass with a few sessions to land is not slowed by starting them
-(:func:`configured_workers`).
+most four): a landing waits for the disk (its group's ``syncfs``, reads), during which its
+process needs no CPU and another can use it; a pass with a few sessions to land is not slowed
+by starting them (:func:`configured_workers`).
 """
 
 from __future__ import annotations
@@ -63,7 +63,8 @@ _PR_SET_PDEATHSIG = 1
 #: (figures: benchmarks/README.md, "Figures behind the code's constants").
 DEFAULT_FROM_SESSIONS = 32
 #: ... in this many for each CPU the pass may use: a session's landing waits for the disk
-#: (three fsyncs) as well as using a CPU, and a second process on the CPU lands meanwhile.
+#: (its group's ``syncfs``) as well as using a CPU, and a second process on the CPU lands
+#: meanwhile.
 DEFAULT_PER_CPU = 2
 #: ... and in at most this many.
 DEFAULT_MOST = 4
