@@ -21,7 +21,8 @@ truncate, delete or chmod anything outside it. So:
    while it is held) is *known*: the names made, renamed and removed in it through this module
    are noted, so listing it, or opening a name that is not there, costs no system call
    (:func:`known`). Nothing else writes there: the writer holds the session's lock, and every
-   write below the root goes through this module.
+   write below the root goes through this module. A name found there all the same (a create
+   or ``mkdir`` refused as existing) makes the directory unknown again.
 5. A path below no entered root (a test of one function, a scratch directory) is the caller's
    own: a directory is reached as ``os.open`` reaches it, and only a file's last component is
    never followed (``O_NOFOLLOW``).
@@ -163,6 +164,8 @@ def open_path(path: str | Path, flags: int, mode: int = 0o600) -> int:
             else:
                 fd = _open_beneath(where[0], where[1], flags, mode)
     except OSError as exc:
+        if exc.errno == errno.EEXIST and _known:
+            _distrust(os.path.dirname(text))
         if exc.errno == errno.ELOOP or (exc.errno == errno.EXDEV and where is not None):
             raise LinkRefused(path) from None
         # a link where a directory was asked for says "not a directory" (``O_DIRECTORY`` is
@@ -342,10 +345,23 @@ def scandir(path: str | Path) -> list[Entry]:
 
 
 def mkdir(path: str | Path, mode: int) -> None:
-    with _parent(path) as (fd, name):
-        os.mkdir(name, mode, dir_fd=fd)
+    try:
+        with _parent(path) as (fd, name):
+            os.mkdir(name, mode, dir_fd=fd)
+    except FileExistsError:
+        if _known:
+            _distrust(os.path.dirname(os.fspath(path)))
+        raise
     if _known:
         _note(os.fspath(path), made=True, is_dir=True)
+
+
+def _distrust(directory: str) -> None:
+    """A name was there that a known ``directory`` did not list: something else wrote there,
+    so it, and what is below it, is for the system to say from now on."""
+    below = directory + os.sep
+    for key in [key for key in _known if key == directory or key.startswith(below)]:
+        del _known[key]
 
 
 def unlink(path: str | Path) -> None:
