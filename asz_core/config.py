@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from asz_core import __version__, configcache, userdirs
 from asz_core.errors import ConfigError
 from asz_core.host import AdapterNotAvailable, PluginHost
-from asz_core.page.prices import PRICES_SCHEMA
+from asz_core.page.prices_schema import PRICES_SCHEMA
 from asz_core.retention.schema import RETENTION_SCHEMA
 
 if TYPE_CHECKING:

@@ -101,12 +101,18 @@ def _main(argv: list[str], app: App | None) -> int:
 
 def _command_named(argv: list[str]) -> str | None:
     """The command ``argv`` names: its first word that is neither an option nor ``--config``'s
-    value. ``None`` when an option other than ``--config`` comes first (``--help``,
-    ``--version``, or one argparse will refuse): the whole command line is built then."""
+    value. :data:`~asz_core.cli.commands.NO_COMMAND` when that option is ``--version``, which
+    argparse answers before reading a command. ``None`` when another option other than
+    ``--config`` comes first (``--help``, or one argparse will refuse): the whole command line
+    is built then."""
+    from asz_core.cli.commands import NO_COMMAND
+
     words = iter(argv)
     for word in words:
         if word == "--config":
             next(words, None)
+        elif word == "--version":
+            return NO_COMMAND
         elif not word.startswith("--config="):
             return None if word.startswith("-") else word
     return None

@@ -22,28 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from asz_core.page.prices_schema import KINDS, PRICES_SCHEMA
+
 __all__ = ["KINDS", "PACKAGED", "PRICES_SCHEMA", "Price", "PriceTable"]
 
-KINDS: Final = ("in", "out", "cache_read", "cache_write")
 #: Where the packaged table is, inside this package.
 PACKAGED: Final = "prices.yaml"
 _DATED: Final = re.compile(r"(.+)-[0-9]{8}")
-
-#: ``usage.prices`` in ``asz.yaml``, and a ``--prices`` file's ``prices``: model name to price.
-PRICES_SCHEMA: Final[dict[str, Any]] = {
-    "type": "object",
-    "additionalProperties": {
-        "type": "object",
-        "additionalProperties": False,
-        "required": list(KINDS),
-        "properties": {
-            **{kind: {"type": "number", "minimum": 0} for kind in KINDS},
-            "source": {"type": "string"},
-            "date": {"description": "when the price was checked against its source: YYYY-MM-DD"},
-        },
-    },
-    "default": {},
-}
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ module is imported and only its parser built: a ``run`` does not load what ``con
 ``serve`` or ``schedule`` need, which a pass that finds nothing new would pay for. Help, completion
 and a name that is not built in (a plugin's command, or a typo that argparse then reports with
 every choice) get every command, as :func:`asz_core.cli.main.build_parser` asks when it cannot
-tell which one is wanted.
+tell which one is wanted; ``--version`` gets none.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from importlib import import_module
 from asz_core import hookimpl
 from asz_core.host import PluginHost
 
-__all__ = ["NAME", "NAMES", "Subcommands", "asz_add_commands", "register"]
+__all__ = ["NAME", "NAMES", "NO_COMMAND", "Subcommands", "asz_add_commands", "register"]
 
 #: the name the built-in commands are registered under, as a plugin of the host
 NAME = "asz-pipeline"
@@ -26,6 +26,10 @@ NAME = "asz-pipeline"
 #: the built-in commands, in the order help lists them; ``<name>_cmd`` is each one's module
 NAMES = ("run", "parse", "sources", "verify", "view", "conversation", "show", "serve", "usage", "export", "conflicts",
          "plugins", "config", "schedule", "scenario", "completion", "glossary", "retain", "repack")
+
+#: ``wanted`` for a command line answered before any command is read (``--version``): no
+#: built-in command is built
+NO_COMMAND = ""
 
 
 TYPE_CHECKING = False
@@ -45,6 +49,8 @@ class Subcommands(_Action):
 @hookimpl(tryfirst=True)  # listed before any plugin's
 def asz_add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     wanted = subparsers.wanted if isinstance(subparsers, Subcommands) else None
+    if wanted == NO_COMMAND:
+        return
     for name in (wanted,) if wanted in NAMES else NAMES:
         import_module(f"{__name__}.{name}_cmd").add(subparsers)
 

@@ -1,5 +1,5 @@
 """A command line that names a built-in command loads that command alone; help, completion and
-any other name get every command."""
+any other name get every command; ``--version`` gets none."""
 
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ from asz_core.cli.main import _command_named, build_parser
     (["run", "--config", "asz.yaml"], "run"),
     (["--config", "run", "parse"], "parse"),  # "run" is the file's name here
     (["--help"], None),
-    (["--version", "run"], None),
+    (["--version", "run"], commands.NO_COMMAND),
+    (["--config", "asz.yaml", "--version"], commands.NO_COMMAND),
+    (["--help", "--version"], None),
     (["-x", "run"], None),
     (["--config", "asz.yaml"], None),
     ([], None),
@@ -51,6 +53,15 @@ def test_a_built_in_command_named_is_the_only_built_in_command_built() -> None:
 def test_a_name_that_is_not_built_in_gets_every_command() -> None:
     assert _choices("no-such-command") == _choices(None)
     assert _choices("push") == _choices(None)
+
+
+def test_version_builds_no_built_in_command_and_still_says_the_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from asz_core import __version__
+    from asz_core.cli.main import main
+
+    assert not _choices(commands.NO_COMMAND) & set(commands.NAMES)
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"asz {__version__}\n"
 
 
 def test_each_built_in_command_is_its_modules_only_command() -> None:
