@@ -11,7 +11,10 @@ directory, as upstream resolves them, so one file lands in one place whoever rea
 
 Upstream's own ``asz.yaml`` loads: its sections and adapters this implementation does not have
 yet (:data:`UPSTREAM_ONLY_SECTIONS`, :data:`UPSTREAM_ONLY_ADAPTERS`) and ``collector.mode`` are
-each named in one warning and skipped; anything else unknown is an error.
+each named in one warning and skipped; anything else unknown is an error. An adapter upstream
+renamed is read under its current name (:data:`RENAMED_ADAPTERS`). An adapter may be listed
+more than once when each entry reads a directory of its own (``source_root``); two entries that
+read one directory are refused, as upstream refuses them.
 
 Everything is validated with ``jsonschema`` before anything runs. Each error names the file, the
 line and the key path, found by walking the YAML node tree, and says what was expected. A
@@ -34,14 +37,15 @@ from typing import TYPE_CHECKING, Any
 from asz_core import __version__, configcache, userdirs
 from asz_core.errors import ConfigError
 from asz_core.host import AdapterNotAvailable, PluginHost
+from asz_core.metrics.lookback import LOOKBACK_PATTERN
 from asz_core.page.prices_schema import PRICES_SCHEMA
 from asz_core.retention.schema import RETENTION_SCHEMA
 
 if TYPE_CHECKING:
     import yaml
 
-__all__ = ["UPSTREAM_ONLY_ADAPTERS", "UPSTREAM_ONLY_SECTIONS", "AdapterEntry", "Config", "ConfigError",
-           "load_config", "parse_duration"]
+__all__ = ["RENAMED_ADAPTERS", "UPSTREAM_ONLY_ADAPTERS", "UPSTREAM_ONLY_SECTIONS", "AdapterEntry", "Config",
+           "ConfigError", "load_config", "parse_duration"]
 
 _DEFAULTS_NAME = "asz.yaml"
 _DURATION = re.compile(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")  # matched whole
@@ -112,6 +116,16 @@ CORE_SCHEMA: dict[str, Any] = {
             },
             "default": {},
         },
+        # upstream's derived metrics (``asz_core.metrics``): derived at the end of each pass
+        "metrics": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "enabled": {"type": "boolean", "default": True},
+                "lookback": {"type": "string", "pattern": LOOKBACK_PATTERN, "default": "72h"},
+            },
+            "default": {},
+        },
         "parse": {
             "type": "object",
             "additionalProperties": False,
@@ -129,14 +143,17 @@ CORE_SCHEMA: dict[str, Any] = {
 
 
 #: upstream's sections this implementation does not have yet: what each is, for the warning
-UPSTREAM_ONLY_SECTIONS: dict[str, str] = {
-    "metrics": "upstream's derived metrics, which this asz does not derive yet",
-}
+UPSTREAM_ONLY_SECTIONS: dict[str, str] = {}
 #: upstream's adapters this implementation does not have yet (unless one is installed)
 UPSTREAM_ONLY_ADAPTERS: dict[str, str] = {
-    "changes": "the Claude Code plugin's change records",
     "claude-code-otlp": "a listener for Claude Code's own telemetry",
     "langsmith-ingest": "the LangSmith tracing client's receiver",
+}
+
+#: adapters upstream renamed: a configuration written before names the old, read as the new
+#: (``claude-code-changes`` is ``changes`` since upstream's 0.5.0)
+RENAMED_ADAPTERS: dict[str, str] = {
+    "claude-code-changes": "changes",
 }
 
 
@@ -513,6 +530,15 @@ def _upstream_notes(host: PluginHost, doc: _Document) -> list[str]:
     return warnings
 
 
+def _current_names(doc: _Document) -> None:
+    """An entry naming an adapter by its old name names it by its current one, as upstream reads
+    it, so it merges with the built-in entry and lands under the current name."""
+    listed = doc.data.get("adapters")
+    for entry in listed if isinstance(listed, list) else []:
+        if isinstance(entry, dict) and entry.get("name") in RENAMED_ADAPTERS:
+            entry["name"] = RENAMED_ADAPTERS[entry["name"]]
+
+
 def _installed(host: PluginHost, name: str) -> bool:
     try:
         host.adapter(name)
@@ -524,6 +550,8 @@ def _installed(host: PluginHost, name: str) -> bool:
 def _validate(host: PluginHost, path: Path | None, defaults_bytes: bytes, file_bytes: bytes | None) -> Config:
     defaults = _parse_yaml(defaults_bytes, _DEFAULTS_LABEL)
     doc = _parse_yaml(file_bytes, str(path)) if path is not None and file_bytes is not None else None
+    if doc is not None:
+        _current_names(doc)
     warnings = _upstream_notes(host, doc) if doc is not None else []
     data = _merge(defaults.data, doc.data) if doc is not None else copy.deepcopy(defaults.data)
 
@@ -533,7 +561,8 @@ def _validate(host: PluginHost, path: Path | None, defaults_bytes: bytes, file_b
     _fill_defaults(schema, data)
 
     adapters: list[AdapterEntry] = []
-    seen: set[str] = set()
+    # one entry reads one directory: an adapter listed again reads another (its own source_root)
+    seen: dict[tuple[str, str], int] = {}
     merged = _merge_adapters(defaults, doc)
     for item in merged:
         raw, origin, entry_path = item.entry, item.doc, ("adapters", item.index)
@@ -541,10 +570,15 @@ def _validate(host: PluginHost, path: Path | None, defaults_bytes: bytes, file_b
             continue  # reported by the core schema
         name = raw["name"]
         line = origin.line_of((*entry_path, "name")) or 0
-        if name in seen:
-            problems.append((line, f"{origin.name}:{line}: adapters[{item.index}].name: {name!r} is listed twice"))
+        source = raw.get("source_root")
+        reads = _resolve(source) if isinstance(source, str) and source else ""
+        if (name, reads) in seen:
+            problems.append((line, f"{origin.name}:{line}: adapters[{item.index}].name: {name!r} is listed twice "
+                                   f"reading one directory ({reads or 'its default source_root'}, as "
+                                   f"adapters[{seen[name, reads]}] does); one entry reads one directory: give this "
+                                   f"one a source_root of its own, or remove it"))
             continue
-        seen.add(name)
+        seen[name, reads] = item.index
         if origin is defaults and name not in host.adapter_names():
             continue  # a built-in this host does not have (embedded, or a test's host): nothing to run
         if raw.get("enabled") is False:

@@ -88,6 +88,10 @@ def run_pass(host: PluginHost, config: Config, *, clock: Clock = time.time_ns,
         except OSError as exc:  # its ``start`` stays open: the next parse looks at every session
             ctx.reporter.warn(f"cannot write {owed.path}: {exc.strerror or exc}; the next parse looks at "
                               f"every session")
+        if not dry_run and config.section("metrics").get("enabled", True):
+            from asz_core.metrics.step import derive_in_pass  # loaded only by a pass that derives
+
+            derive_in_pass(ctx)  # before the observers: the push among them sends what it spooled
         elapsed = time.perf_counter() - perf
         try:
             host.pass_end(ctx, ctx.tally.summary(started_ns=started, elapsed_s=elapsed, dry_run=dry_run))
@@ -139,7 +143,7 @@ def _run_adapter(host: PluginHost, ctx: PassContext, name: str, options: dict[st
         found.drain()  # units the claim hook did not walk are found all the same
     except Exception as exc:  # noqa: BLE001
         ctx.error(name, describe_failure(exc))
-    counters.sessions = len(claimed)
+    counters.sessions += len(claimed)  # an adapter listed twice (two directories) counts both
     actx.save_settled()
 
 

@@ -1,4 +1,4 @@
-"""The ``claude-code-changes`` adapter's hooks: the change records the asz Claude Code plugin
+"""The ``changes`` adapter's hooks: the change records the asz Claude Code plugin
 writes, landed as Session Data files of kind ``changes`` beside the session's transcripts.
 
 * ``asz_discover`` lists the plugin's data directory (:mod:`.discover`) and yields one unit per

@@ -3,12 +3,13 @@
 The plugin writes under Claude Code's plugin data directory (``source_root``; by default
 ``plugins/data`` beside ``projects/``, under the directory Claude Code itself uses)::
 
-    <source_root>/asz-changes[-<marketplace>]/output/<session>/<stream>.jsonl
+    <source_root>/file-changes[-<marketplace>]/output/<session>/<stream>.jsonl
 
 The rules, in the order they are applied:
 
-1. a directory named ``asz-changes`` or ``asz-changes-…`` is the plugin's; every other entry
-   belongs to another plugin and is passed over;
+1. a directory named as the plugin is or was named (``file-changes``, earlier ``asz-changes``),
+   alone or followed by ``-`` and the marketplace it came from, is the plugin's; every other
+   entry belongs to another plugin and is passed over;
 2. under its ``output/``, a directory named as a Claude Code session id (a UUID) is a session;
    anything else there is passed over, so a file the plugin did not write is never landed;
 3. in a session, ``main.jsonl`` and ``<agent-id>.jsonl`` (an agent id in one of Claude Code's
@@ -33,21 +34,26 @@ from typing import Final
 
 import orjson
 
-from asz_adapters.claude_code_changes.about import PLUGIN
+from asz_adapters.claude_code_changes.about import PLUGIN_NAMES
 from asz_adapters.claude_code_changes.record import workspace_of
 from asz_adapters.claude_code_local.discover import default_source_root
 from asz_adapters.claude_code_local.ids import agent_id as checked_agent_id
 from asz_adapters.claude_code_local.ids import is_session_id
 from asz_core.root.layout import RefusedId
 
-__all__ = ["ChangeFile", "Listing", "PluginSession", "Refused", "default_plugin_data", "list_plugin_data",
-           "workspace"]
+__all__ = ["ChangeFile", "Listing", "PluginSession", "Refused", "default_plugin_data", "is_plugin_dir",
+           "list_plugin_data", "workspace"]
 
 _SUFFIX: Final = ".jsonl"
 #: the most of a first line read for its workspace; a longer one names none
 _FIRST_LINE_LIMIT: Final = 1 << 20
 #: read a piece at a time: a first line is most often a few kilobytes
 _CHUNK: Final = 1 << 16
+
+
+def is_plugin_dir(name: str) -> bool:
+    """Rule 1: the plugin's data directory, under any name it has had."""
+    return any(name == plugin or name.startswith(plugin + "-") for plugin in PLUGIN_NAMES)
 
 
 def default_plugin_data() -> Path:
@@ -125,7 +131,7 @@ def list_plugin_data(root: Path) -> Listing:
     """Rules 1 to 5 over ``root``."""
     out = Listing()
     for plugin in _entries(str(root), out.refused):
-        if plugin.name != PLUGIN and not plugin.name.startswith(PLUGIN + "-"):
+        if not is_plugin_dir(plugin.name):
             continue  # rule 1
         if plugin.is_symlink() or not plugin.is_dir(follow_symlinks=False):
             if plugin.is_symlink():

@@ -32,6 +32,7 @@ The record is encoded as upstream encodes it (:mod:`.marshal`), in its key order
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any, Final
 
 from asz_adapters.claude_code_local.marshal import go_string, marshal
@@ -115,12 +116,11 @@ def _file_change(path: str, created: bool, before_side: _Side | None, after_side
             lines = hunk.value("lines")
             hunks.append({"old_start": hunk.number("oldStart"), "old_lines": hunk.number("oldLines"),
                           "new_start": hunk.number("newStart"), "new_lines": hunk.number("newLines"),
-                          "lines": None if lines is None else [go_string(text or "") for text in lines]})
-            for text in lines or ():
-                if text and text.startswith("+"):
-                    additions += 1
-                elif text and text.startswith("-"):
-                    deletions += 1
+                          "lines": None if lines is None else _go_lines(lines)})
+            if lines:
+                texts = lines if None not in lines else [text or "" for text in lines]
+                additions += sum(map(str.startswith, texts, repeat("+")))
+                deletions += sum(map(str.startswith, texts, repeat("-")))
     else:
         computed = line_diff(before or "", after or "")
         diff, hunks = computed.diff, computed.hunks
@@ -131,6 +131,14 @@ def _file_change(path: str, created: bool, before_side: _Side | None, after_side
     if hunks:
         change["hunks"] = hunks
     return change
+
+
+def _go_lines(lines: list[str | None]) -> list[str]:
+    """A patch's lines as Go holds them (``null`` an empty line), each one looked at only when
+    the lines hold something other than ASCII, which a surrogate is not."""
+    if None not in lines and "".join(lines).isascii():  # type: ignore[arg-type]
+        return lines  # type: ignore[return-value]
+    return [go_string(text or "") for text in lines]
 
 
 def _relative(path: str, cwd: str) -> str:

@@ -61,12 +61,12 @@ def _text(text: str) -> Part:
     return Part("text", text=text or None, bytes=utf8_len(text))
 
 
-def attachment_part(line: SourceLine, record: Fields, value: dict[str, Any]) -> Part:
-    """The one part of an ``attachment`` line."""
+def attachment_part(line: SourceLine, record: Fields, written: Any) -> Part:
+    """The one part of an ``attachment`` line; ``written`` is its ``attachment`` as written."""
     if not record.has("attachment"):
         return Part("data")
     key = record.key("attachment")
-    attachment = read(value[key], ATTACHMENT_TEXT)
+    attachment = read(written, ATTACHMENT_TEXT)
     if attachment is not None and attachment.typed:
         if attachment.text("text"):
             return _text(attachment.text("text"))
@@ -77,18 +77,16 @@ def attachment_part(line: SourceLine, record: Fields, value: dict[str, Any]) -> 
     return Part("data", data=data, bytes=len(data))
 
 
-def content_parts(line: SourceLine, record: Fields, result_data: RawJSON | None) -> tuple[list[Part], list[Dropped]]:
-    """The parts of ``message.content``. ``result_data`` is the line's ``toolUseResult`` when it
-    read whole, which every result part carries as its data."""
-    message = record.sub("message")
-    if not message.has("content"):
-        return [], []
-    content = message.value("content")
-    path: _Path = (record.key("message"), message.key("content"))
+def content_parts(line: SourceLine, record: Fields, content: Any,
+                  result_data: RawJSON | None) -> tuple[list[Part], list[Dropped]]:
+    """The parts of ``message.content`` (written, its value ``content``). ``result_data`` is the
+    line's ``toolUseResult`` when it read whole, which every result part carries as its data."""
     if isinstance(content, str):
         return [_text(content)], []
     if content is None:
         return [], []
+    message = record.values["message"]  # its object when it is plain, else its Fields
+    path: _Path = (record.key("message"), message.key("content") if isinstance(message, Fields) else "content")
     if not isinstance(content, list):
         return [Part.unknown(bytes(line.data_at(*path)), CONTENT_NOT_READ)], []
     parts: list[Part] = []
@@ -103,20 +101,21 @@ def _block_part(line: SourceLine, block: Any, path: _Path, result_data: RawJSON 
     fields = read(block, BLOCK)
     if fields is None or not fields.typed:
         return Part.unknown(bytes(line.data_at(*path)), BLOCK_NOT_READ)
-    kind = fields.text("type")
+    get = fields.values.get  # the block read typed: a string field holds a str or None
+    kind = get("type") or ""
     if kind == "text":
-        return _text(fields.text("text"))
+        return _text(get("text") or "")
     if kind in ("thinking", "redacted_thinking"):
-        thought = fields.text("thinking")
+        thought = get("thinking") or ""
         state = "redacted" if kind == "redacted_thinking" else "available" if thought else "unavailable"
-        signature = fields.text("signature")
+        signature = get("signature")
         if signature:
             dropped.append(Dropped("reasoning signature", utf8_len(signature), SIGNATURE_WHY))
         return Part("reasoning", text=thought or None, state=state, bytes=utf8_len(thought))
     if kind in ("tool_use", "server_tool_use"):
-        data = line.data_at(*path, fields.key("input")) if fields.has("input") else None
-        name = fields.text("name")
-        part = Part("call", id=fields.text("id") or None, name=name or None, data=data,
+        data = line.data_at(*path, fields.key("input")) if "input" in fields.values else None
+        name = get("name") or ""
+        part = Part("call", id=get("id") or None, name=name or None, data=data,
                     bytes=len(data) if data is not None else 0)
         if kind == "tool_use":
             part.server, part.server_tool = split_mcp_name(name)
@@ -124,24 +123,26 @@ def _block_part(line: SourceLine, block: Any, path: _Path, result_data: RawJSON 
     if kind == "tool_result":
         return _result_part(line, fields, path, result_data)
     if kind == "image":
-        source = fields.sub("source")
-        encoded = source.text("data")
-        return Part("media", media=source.text("media_type") or None,
+        source = fields.inner("source")
+        encoded = source.get("data") or ""
+        return Part("media", media=source.get("media_type") or None,
                     data=RawJSON(marshal(encoded)), bytes=utf8_len(encoded))
     return Part.unknown(bytes(line.data_at(*path)), f'block type "{kind}" is not one this dialect describes')
 
 
 def _result_part(line: SourceLine, fields: Fields, path: _Path, result_data: RawJSON | None) -> Part:
-    text, size = _result_text(fields.value("content")) if fields.has("content") else ("", 0)
+    values = fields.values
+    given = "content" in values
+    text, size = _result_text(values["content"]) if given else ("", 0)
     data: RawJSON | None = None
-    if not text and fields.has("content"):
+    if not text and given:
         data = line.data_at(*path, fields.key("content"))
         size = len(data)
     if result_data is not None:
         data = result_data
-    failed = fields.value("is_error")
-    return Part("result", of=fields.text("tool_use_id") or None, text=text or None, data=data,
-                failed=failed if isinstance(failed, bool) else None, bytes=size)
+    failed = values.get("is_error")  # a bool or None, as read
+    return Part("result", of=values.get("tool_use_id") or None, text=text or None, data=data,
+                failed=failed, bytes=size)
 
 
 def _result_text(content: Any) -> tuple[str, int]:
@@ -149,10 +150,15 @@ def _result_text(content: Any) -> tuple[str, int]:
     if isinstance(content, str):
         return content, utf8_len(content)
     if isinstance(content, list):
-        blocks = [read(item, BLOCK) for item in content]
-        if all(block is not None and block.typed for block in blocks):
-            texts = [block.text("text") for block in blocks if block is not None and block.text("text")]
-            if texts:
-                joined = "\n".join(texts)
-                return joined, utf8_len(joined)
+        texts = []
+        for item in content:
+            block = read(item, BLOCK)
+            if block is None or not block.typed:
+                return "", 0
+            text = block.values.get("text")  # a str or None, as read
+            if text:
+                texts.append(text)
+        if texts:
+            joined = "\n".join(texts)
+            return joined, utf8_len(joined)
     return "", 0

@@ -32,6 +32,12 @@ One dialect instance reads one source, made with what the source's path says
 
 An empty string read from a field is no value: the record leaves that field out.
 
+Most lines of a transcript (progress, snapshots, titles) hold none of the fields that rule 4's
+rules past the ids read (``message``, ``toolUseResult``, ``attachment``, ``origin``,
+``promptSource``, ``isMeta``, ``isCompactSummary``) and are no ``attachment``: such a line gets
+its ids, ``from`` and ``batch``, a ``system`` line's flag and the whole-line part, with no other
+rule asked, since none would find anything.
+
 A dialect instance also keeps, for the session's derived index, the ``message.id`` and
 ``requestId`` of each ``assistant`` line it converts, by line number.
 """
@@ -43,17 +49,21 @@ from typing import Any, Final
 from asz_adapters.claude_code_local.about import DIALECT
 from asz_adapters.claude_code_local.changes import changes_part
 from asz_adapters.claude_code_local.content import attachment_part, content_parts
-from asz_adapters.claude_code_local.flags import damaged_flags, flags_of, trigger_of
+from asz_adapters.claude_code_local.flags import damaged_flags, flags_of, subtype_flags, trigger_of
 from asz_adapters.claude_code_local.links import links_of
 from asz_adapters.claude_code_local.shape import RECORD, TOOL_RESULT, Fields, read
 from asz_adapters.claude_code_local.source_facts import AGENT_META, JOURNAL, MANIFEST, SCRIPT, SourceFacts
 from asz_core.collect import NOT_JSON, SourceLine
-from asz_core.sessiondata import FROM_AGENT, FROM_EXTERNAL, FROM_RUNTIME, Part, Record, Usage
+from asz_core.sessiondata import FROM_AGENT, FROM_EXTERNAL, FROM_RUNTIME, Dropped, Part, Record, Usage
 
 __all__ = ["DIALECT", "SCRIPT_REASON", "ClaudeCodeDialect"]
 
 SCRIPT_REASON: Final = "the source is a program, not data"
-_FROM: Final = {"assistant": FROM_AGENT, "user": FROM_EXTERNAL}
+_FROM: Final[dict[str | None, str]] = {"assistant": FROM_AGENT, "user": FROM_EXTERNAL}
+#: the fields whose presence sends a line past the ids: its content, a tool result, what
+#: started it, what the flags of a meta line or a summary read
+_READ_FURTHER: Final = frozenset({"message", "toolUseResult", "attachment", "origin", "promptSource",
+                                  "isMeta", "isCompactSummary"})
 
 
 def _some(text: str) -> str | None:
@@ -83,7 +93,13 @@ class ClaudeCodeDialect:
             return Record(from_=FROM_RUNTIME, parts=[line.unknown_part(SCRIPT_REASON)])
         if kind == MANIFEST:
             return self._manifest(line)
-        fields = read(line.value, RECORD) if line.is_json else None
+        value = line.value
+        if type(value) is dict and RECORD.plain(value):  # most lines (:mod:`.shape`)
+            if value.keys().isdisjoint(_READ_FURTHER) and not self._linked and value.get("type") != "attachment":
+                return self._ids_only(line, value)
+            fields: Fields | None = Fields(value, None, True)
+        else:
+            fields = read(value, RECORD) if line.is_json else None
         if fields is None or not fields.typed:
             return Record(from_=FROM_RUNTIME, flags=damaged_flags(line.raw),
                           parts=[line.unknown_part(NOT_JSON)])
@@ -101,56 +117,81 @@ class ClaudeCodeDialect:
         record.parts.append(_whole(line))
         return record
 
+    def _ids_only(self, line: SourceLine, values: dict[str, Any]) -> Record:
+        """A plain transcript line holding none of the fields past the ids (:data:`_READ_FURTHER`),
+        not an attachment: what every rule gives it, without asking the rules that find nothing
+        (over half the lines: progress, snapshots, titles)."""
+        get = values.get
+        kind = get("type")
+        return Record(
+            id=get("uuid") or None, parent=get("parentUuid") or None,
+            run=get("promptId") or None, continues=get("logicalParentUuid") or None,
+            batch=self.source.run or None,
+            label=get("aiTitle") or get("description") or get("workflowName") or None,
+            started_by=get("parentAgentId") or None,
+            from_=FROM_RUNTIME if self._runtime else _FROM.get(kind, FROM_RUNTIME),
+            time=get("timestamp") or None, flags=subtype_flags(kind, get("subtype")),
+            parts=[_whole(line)])
+
     def _record(self, line: SourceLine, fields: Fields) -> Record:
         values = fields.values
         get = values.get  # a typed string field holds a str or None: "" is no value
         source = self.source
         kind = get("type")
-        message = fields.sub("message")
-        said = message.values.get
+        # a nested shape's values are read in place; the line read typed, so each of its
+        # fields holds its type or None (an integer field an int, never a bool)
+        message = fields.inner("message")
+        said = message.get
         raw_result = get("toolUseResult")  # a raw field holds the value as written
         result = read(raw_result, TOOL_RESULT) if isinstance(raw_result, dict) else None
         result_whole = result is not None and result.typed
+        content = said("content")
+        if result is not None or self._linked or isinstance(content, str):
+            tool, child, batch = links_of(fields, result, content, source)
+        else:  # most lines: nothing but the source's run links them
+            tool = child = ""
+            batch = source.run
+        usage = said("usage")  # an object (as read) or None
+        if usage is not None:
+            counts = (usage if type(usage) is dict else usage.values).get
+            usage = Usage(counts("input_tokens") or None, counts("output_tokens") or None,
+                          counts("cache_read_input_tokens") or None,
+                          counts("cache_creation_input_tokens") or None)
+        dropped: list[Dropped] = []
+        attachment = None
+        if kind == "attachment":
+            # the attachment as written, every key of it, for the flags of what was sent
+            attachment = line.value[fields.key("attachment")] if "attachment" in values else None
+            parts = [attachment_part(line, fields, attachment)]
+        elif "content" in message:  # no content, no part from it
+            result_data = line.data_at(fields.key("toolUseResult")) if result_whole else None
+            parts, dropped = content_parts(line, fields, content, result_data)
+        else:
+            parts = []
+        if result is not None and result_whole:
+            edit = changes_part(fields, result, parts, source)
+            if edit is not None:
+                parts.append(edit)
+        if not parts:
+            parts.append(_whole(line))
+        call = said("id") or None
         record = Record(
-            id=get("uuid") or None, parent=get("parentUuid") or None,
-            call=said("id") or None, run=get("promptId") or None,
-            model=said("model") or None, continues=get("logicalParentUuid") or None,
+            id=get("uuid") or None, parent=get("parentUuid") or None, call=call,
+            run=get("promptId") or None, continues=get("logicalParentUuid") or None,
+            tool=tool or None, child=child or None, batch=batch or None,
+            label=get("aiTitle") or get("description") or get("workflowName") or None,
+            started_by=get("parentAgentId") or None,
+            from_=FROM_RUNTIME if self._runtime else _FROM.get(kind, FROM_RUNTIME),
             time=get("timestamp") or None,
             # a trigger is read from these fields only (:func:`~.flags.trigger_of`)
             trigger=(trigger_of(fields) if "origin" in values or "attachment" in values
                      or "promptSource" in values else None),
-            started_by=get("parentAgentId") or None,
-            label=get("aiTitle") or get("description") or get("workflowName") or None,
-            from_=FROM_RUNTIME if self._runtime else _FROM.get(kind or "", FROM_RUNTIME),
+            flags=flags_of(fields, message, result, result_whole, source, attachment),
+            usage=usage, model=said("model") or None, parts=parts, dropped=dropped,
         )
-        content = said("content")
-        if result is not None or self._linked or isinstance(content, str):
-            tool, child, batch = links_of(fields, result, content, source)
-            record.tool, record.child, record.batch = tool or None, child or None, batch or None
-        else:  # most lines: nothing but the source's run links them
-            record.batch = source.run or None
-        value: dict[str, Any] = line.value
-        attachment = value[fields.key("attachment")] if "attachment" in values else None
-        record.flags = flags_of(fields, result, result_whole, source, attachment)
-        if message.is_object("usage"):
-            usage = message.sub("usage")
-            record.usage = Usage(usage.number("input_tokens") or None, usage.number("output_tokens") or None,
-                                 usage.number("cache_read_input_tokens") or None,
-                                 usage.number("cache_creation_input_tokens") or None)
-        if kind == "attachment":
-            record.parts.append(attachment_part(line, fields, value))
-        elif "content" in message.values:  # no content, no part from it
-            result_data = line.data_at(fields.key("toolUseResult")) if result_whole else None
-            record.parts, record.dropped = content_parts(line, fields, result_data)
-        if result is not None and result_whole:
-            edit = changes_part(fields, result, record.parts, source)
-            if edit is not None:
-                record.parts.append(edit)
-        if not record.parts:
-            record.parts.append(_whole(line))
-        if kind == "assistant" and record.call is not None:
-            self.calls.append((line.ord, record.call))
-            request = value.get("requestId")
+        if kind == "assistant" and call is not None:
+            self.calls.append((line.ord, call))
+            request = line.value.get("requestId")
             if isinstance(request, str):
                 self.requests.append((line.ord, request))
         return record

@@ -44,12 +44,13 @@ reader withholding either is kept from bytes that may hold it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 from asz_adapters.claude_code_local.shape import Fields
 from asz_adapters.claude_code_local.source_facts import AGENT_META, JOURNAL, SourceFacts
 
-__all__ = ["damaged_flags", "flags_of", "trigger_of"]
+__all__ = ["damaged_flags", "flags_of", "subtype_flags", "trigger_of"]
 
 SYNTHETIC_MODEL: Final = "<synthetic>"
 _SYSTEM_FLAGS: Final = {"compact_boundary": "context_reset", "api_error": "error",
@@ -67,16 +68,21 @@ def _headless_prompt(line: Fields, origin: str | None) -> bool:
             and values.get("isMeta") is not True)
 
 
-def _origin(line: Fields) -> str | None:
-    return line.sub("origin").values.get("kind")
+def _origin(values: Mapping[str, Any]) -> str | None:
+    """The ``origin.kind`` of a line's or an attachment's fields, as read."""
+    origin = values.get("origin")  # an object (as read) or None
+    if origin is None:
+        return None
+    kind: str | None = (origin if type(origin) is dict else origin.values).get("kind")
+    return kind
 
 
 def trigger_of(line: Fields) -> str | None:
     values = line.values
     if "origin" not in values and "attachment" not in values and "promptSource" not in values:
         return None  # most lines: nothing says what started their loop
-    origin = _origin(line)
-    kind = origin or _origin(line.sub("attachment"))
+    origin = _origin(line.values)
+    kind = origin or _origin(line.inner("attachment"))
     if not kind:
         return "external" if _headless_prompt(line, origin) else None
     if kind == "human":
@@ -86,17 +92,17 @@ def trigger_of(line: Fields) -> str | None:
     return "unknown"
 
 
-def flags_of(line: Fields, result: Fields | None, result_typed: bool, source: SourceFacts,
-             attachment: Any) -> list[str]:
-    """The record's flags. ``result`` is the ``toolUseResult`` object as read (``None`` when it
-    is not an object), ``result_typed`` whether it read whole; ``attachment`` the parsed
-    ``attachment`` value, for the sent-material flags."""
+def flags_of(line: Fields, message: Mapping[str, Any], result: Fields | None, result_typed: bool,
+             source: SourceFacts, attachment: Any) -> list[str]:
+    """The record's flags. ``message`` is the fields of its ``message`` as read
+    (:meth:`~.shape.Fields.inner`), ``result`` the ``toolUseResult`` object as read (``None``
+    when it is not an object), ``result_typed`` whether it read whole; ``attachment`` the
+    ``attachment`` as written, for the sent-material flags."""
     values = line.values
     kind = values.get("type")
     meta = values.get("isMeta") is True
     found: set[str] = set()
     if kind == "assistant":
-        message = line.sub("message").values
         if message.get("model") == SYNTHETIC_MODEL:
             found.add("synthetic")
         if message.get("stop_reason"):
@@ -104,11 +110,11 @@ def flags_of(line: Fields, result: Fields | None, result_typed: bool, source: So
     elif kind == "system":
         found.add(_SYSTEM_FLAGS.get(values.get("subtype") or "", "notice"))
     elif kind == "attachment":
-        typed = line.sub("attachment").values
+        typed = line.inner("attachment")
         queued_prompt = typed.get("type") == "queued_command" and typed.get("commandMode") == "prompt"
         found.add("external_input" if queued_prompt else "injected")
     elif kind == "user" and not meta:
-        origin = _origin(line)
+        origin = _origin(line.values)
         if origin == "human" or _headless_prompt(line, origin):
             found.add("external_input")
     if values.get("isCompactSummary") is True:
@@ -130,8 +136,15 @@ def flags_of(line: Fields, result: Fields | None, result_typed: bool, source: So
         return []
     flags = sorted(found, key=_RANK.__getitem__) if len(found) > 1 else list(found)
     if kind == "attachment":
-        flags.extend(_sent_flags(line.sub("attachment").text("type"), attachment))
+        flags.extend(_sent_flags(line.inner("attachment").get("type") or "", attachment))
     return flags
+
+
+def subtype_flags(kind: str | None, subtype: str | None) -> list[str]:
+    """The flags of a transcript's line with none of the fields the other rules read (no
+    ``message``, ``isMeta``, ``isCompactSummary``, ``toolUseResult``, ``attachment``, ``origin``
+    or ``promptSource``), which only a ``system`` line's subtype sets (rules 2, 8, 10, 11)."""
+    return [_SYSTEM_FLAGS.get(subtype or "", "notice")] if kind == "system" else []
 
 
 def _sent_flags(kind: str, attachment: Any) -> list[str]:

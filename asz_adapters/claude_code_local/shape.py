@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable, KeysView, Mapping
 from dataclasses import dataclass
 from operator import itemgetter
+from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
 __all__ = ["ATTACHMENT_TEXT", "BLOCK", "BOOL", "INT", "NO_FIELDS", "RAW", "RECORD", "STR", "TOOL_RESULT", "Fields",
@@ -115,19 +116,22 @@ class Shape:
         layout = self._layouts.get(keys) or self._layout(keys)
         if layout is _NEVER_PLAIN:
             return False
-        if layout.strings is not None and not _STR_TYPES.issuperset(map(type, layout.strings(value))):
+        strings, booleans, integers, shapes, lists = layout
+        if strings is not None and not _STR_TYPES.issuperset(map(type, strings(value))):
             return False
-        if layout.booleans is not None and not _BOOL_TYPES.issuperset(map(type, layout.booleans(value))):
+        if booleans is not None and not _BOOL_TYPES.issuperset(map(type, booleans(value))):
             return False
-        for name in layout.integers:
-            number = value[name]
-            if number is not None and not (type(number) is int and _INT_MIN <= number <= _INT_MAX):
-                return False
-        for name, nested in layout.shapes:
-            inner = value[name]
-            if inner is not None and not (type(inner) is dict and nested.plain(inner)):
-                return False
-        return not layout.lists or all(_plain_list(value[name], item) for name, item in layout.lists)
+        if integers:
+            for name in integers:
+                number = value[name]
+                if number is not None and not (type(number) is int and _INT_MIN <= number <= _INT_MAX):
+                    return False
+        if shapes:
+            for name, nested in shapes:
+                inner = value[name]
+                if inner is not None and not (type(inner) is dict and nested.plain(inner)):
+                    return False
+        return not lists or all(_plain_list(value[name], item) for name, item in lists)
 
     def _layout(self, keys: tuple[str, ...]) -> _Layout:
         """What ``keys`` name (see :class:`_Layout`), remembered for the next object with them."""
@@ -232,6 +236,15 @@ class Fields:
             return Fields(value, None, True)
         return value if isinstance(value, Fields) else NO_FIELDS
 
+    def inner(self, name: str) -> Mapping[str, Any]:
+        """A nested shape's fields by name, as :attr:`values` holds them; empty when no key named
+        it or it was ``null``. Where only a nested shape's values are read, this takes them
+        without building its :class:`Fields`."""
+        value = self.values.get(name)
+        if type(value) is dict:
+            return value
+        return value.values if isinstance(value, Fields) else _NOTHING
+
     def subs(self, name: str) -> list[Fields]:
         """A list field of a nested shape, each element as it read (no fields for ``null``)."""
         return [item if isinstance(item, Fields) else Fields(item, None, True) if type(item) is dict
@@ -243,6 +256,7 @@ class Fields:
 
 
 NO_FIELDS: Final = Fields({}, None, True)
+_NOTHING: Final[Mapping[str, Any]] = MappingProxyType({})
 
 
 def read(value: Any, shape: Shape) -> Fields | None:

@@ -20,6 +20,7 @@ It must give the hunks upstream's differ gives, line for line, so it follows the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Final
 
 __all__ = ["CONTEXT", "MAX_LINES", "Hunk", "diff_lines", "split_lines"]
@@ -173,21 +174,24 @@ def _joined(runs: list[_Run]) -> list[_Run]:
 def _hunks(a: list[str], b: list[str], runs: list[_Run]) -> tuple[list[Hunk], int, int]:
     lines: list[tuple[int, int, int]] = []  # (kind, index in a, index in b), one per line
     additions = deletions = 0
+    # each run's lines, and which lines are shown (a changed run and its context), are laid
+    # out a run at a time: a created or rewritten file is all one run
+    windows: list[tuple[int, int]] = []
     for kind, ai, bi, count in runs:
-        for i in range(count):
-            if kind == _EQUAL:
-                lines.append((kind, ai + i, bi + i))
-            elif kind == _DELETE:
-                lines.append((kind, ai + i, bi))
-                deletions += 1
-            else:
-                lines.append((kind, ai, bi + i))
-                additions += 1
+        if kind == _EQUAL:
+            lines.extend(zip(repeat(_EQUAL, count), range(ai, ai + count), range(bi, bi + count), strict=True))
+            continue
+        windows.append((len(lines), len(lines) + count))
+        if kind == _DELETE:
+            lines.extend(zip(repeat(_DELETE, count), range(ai, ai + count), repeat(bi, count), strict=True))
+            deletions += count
+        else:
+            lines.extend(zip(repeat(_INSERT, count), repeat(ai, count), range(bi, bi + count), strict=True))
+            additions += count
     shown = [False] * len(lines)
-    for i, (kind, _, _) in enumerate(lines):
-        if kind != _EQUAL:
-            for j in range(max(0, i - CONTEXT), min(len(lines) - 1, i + CONTEXT) + 1):
-                shown[j] = True
+    for first, end in windows:
+        low, high = max(0, first - CONTEXT), min(len(lines), end + CONTEXT)
+        shown[low:high] = [True] * (high - low)
     hunks: list[Hunk] = []
     i = 0
     while i < len(lines):

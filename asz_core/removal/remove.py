@@ -15,7 +15,8 @@ again. The steps, in this order (each with the reason it comes where it does):
 3. ``<root>/<session>/`` is renamed to ``_removed/<session>/`` and deleted there. The landed
    files go before the chain, so nothing parses the session again.
 4. ``_conversations/<session>/`` is renamed to ``_removed/<session>.chain/`` and deleted there.
-   (5. This asz keeps no spool of derived metrics, so a session owns no spool file.)
+   (5. The metrics spool files the session owns go with step 6, by the sending plugin's
+   ``asz_sessions_removed``: :func:`asz_core.metrics.removal.forget_sessions`.)
 
 Steps 6 (the state lines) and 7 (the marker) run once for every session a pass finished, in
 :mod:`asz_core.removal.pass_end`: a line is dropped only once its file is gone, so nothing is

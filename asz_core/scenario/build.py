@@ -222,7 +222,7 @@ def write_config(out: Path, scenario: Scenario, opts: BuildOptions) -> Path:
     text = (f"{_WRITTEN_BY}\n# scenario: {scenario.path.name}, format {opts.format}\n"
             f"storage:\n  root: {where}\nadapters:\n"
             + adapter("claude-code-local", cc, SOURCE_DIR)
-            + adapter("claude-code-changes", cc, f"{SOURCE_DIR}/{PLUGIN_DATA}")  # idle while no tool changes a file
+            + adapter("changes", cc, f"{SOURCE_DIR}/{PLUGIN_DATA}")  # idle while no tool changes a file
             + adapter("claude-code-provider", cc, f"{SOURCE_DIR}/{BODIES_DIR}")  # idle while no body is written
             + adapter("kiro", False, "_source/kiro")
             + f"{_YOURS}\n")

@@ -235,9 +235,9 @@ class _Reader:
 
     def changes(self, value: Any, tool: str, where: str) -> list[FileChange]:
         """A tool's ``changes``: what neither the plugin nor the runtime could have written is
-        refused (a path that is not relative to the workspace, a file absent on both sides), and
-        so is a change on an editing tool, whose patch the runtime records on its result and
-        which a build does not write yet."""
+        refused: a path that is not relative to the workspace, a file absent on both sides, more
+        than one change on an editing tool (the runtime records one patch per result), an
+        ``Edit`` that does not change an existing file (``Write`` creates one)."""
         if value is None:
             return []
         if not isinstance(value, list):
@@ -254,9 +254,12 @@ class _Reader:
             if before is None and after is None:
                 raise self.fail(at, f"change {path} has neither a before nor an after")
             out.append(FileChange(path, before, after))
-        if out and tool in EDITING_TOOLS:
-            raise self.fail(where, f"{tool} records its own patch on its result, which a build does not write "
-                                   f"yet; give the change to a tool the plugin observes, such as Bash")
+        if len(out) > 1 and tool in EDITING_TOOLS:
+            raise self.fail(where, f"{tool} changes one file; the runtime records one patch per result: "
+                                   f"give each change a call of its own")
+        if out and tool == "Edit" and (out[0].before is None or out[0].after is None):
+            raise self.fail(f"{where}[0]", "Edit changes an existing file, before and after; use Write to "
+                                           "create or empty one")
         return out
 
     def flag(self, value: Any, where: str) -> bool:

@@ -33,8 +33,8 @@ __all__: list[str] = []
 
 #: the runtime a landed file's adapter names: an sd build's own files are the mock's, and the
 #: change records and provider bodies it lands through the Claude Code adapters are Claude Code's
-_RUNTIME = {"mock": "Mock Agent", "claude-code-local": "Claude Code", "claude-code-changes": "Claude Code",
-            "claude-code-provider": "Claude Code"}
+_RUNTIME = {"mock": "Mock Agent", "claude-code-local": "Claude Code", "changes": "Claude Code",
+            "claude-code-changes": "Claude Code", "claude-code-provider": "Claude Code"}
 
 
 def push_follows_the_wire(ws: Workspace) -> list[str]:

@@ -30,7 +30,7 @@ from asz_core.scenario.changes import PLUGIN_DATA, PLUGIN_DIR
 from asz_core.scenario.properties import Property, register
 from asz_core.scenario.workspace import Workspace, remove_tree
 from asz_core.scenario.write_claude_code import BODIES_DIR, NOISE
-from asz_core.sessiondata.model import Record
+from asz_core.sessiondata.model import Part, Record
 from asz_core.verify import verify_root
 
 __all__: list[str] = []
@@ -63,12 +63,16 @@ def _plugin_sources(ws: Workspace) -> list[Path]:
     return sorted(output.glob("*.jsonl")) if output.is_dir() else []
 
 
+#: the changes adapter, by its name and by its name before upstream's 0.5.0 (a header keeps it)
+_CHANGES_ADAPTER = ("changes", "claude-code-changes")
+
+
 def _source_rel(header: dict[str, object]) -> str:
     """A landed file's source, relative to the build's source directory: a header's ``src`` is
     relative to its adapter's own source root, and the changes adapter reads the plugin's."""
     src = str(header.get("src"))
     adapter = str(header.get("adapter", "")).rpartition("/")[0]
-    return f"{PLUGIN_DATA}/{src}" if adapter == "claude-code-changes" else src
+    return f"{PLUGIN_DATA}/{src}" if adapter in _CHANGES_ADAPTER else src
 
 
 def _landed_by_src(ws: Workspace) -> dict[str, list[tuple[bytes, Record]]]:
@@ -109,6 +113,12 @@ def every_line_a_record(ws: Workspace) -> list[str]:
     return problems
 
 
+def _derived_change(part: Part) -> bool:
+    """A change record the adapter derives beside a result from the runtime's patch: its
+    encoding is the adapter's own, so it is skipped, as upstream's property skips it."""
+    return part.k == "data" and bytes(part.data or b"").startswith(b'{"schema":"changes/1"')
+
+
 def parts_keep_source_bytes(ws: Workspace) -> list[str]:
     by_src = _landed_by_src(ws)
     problems = []
@@ -124,8 +134,9 @@ def parts_keep_source_bytes(ws: Workspace) -> list[str]:
                 problems.append(f"parts_keep_source_bytes: {src} ord {r.ord}: sha {r.sha} is not the digest "
                                 f"of the source bytes at {r.off}+{r.bytes}")
                 continue
+            answers = any(part.k == "result" for part in r.parts)
             for i, part in enumerate(r.parts):
-                if part.k == "media" or part.data is None:
+                if part.k == "media" or part.data is None or (answers and _derived_change(part)):
                     continue
                 kept = part.raw() if part.k == "unknown" else bytes(part.data)
                 if kept not in payload:

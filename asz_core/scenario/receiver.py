@@ -1,5 +1,6 @@
-"""Loopback OTLP logs receivers, gRPC and HTTP, on 127.0.0.1 only: what ``push_follows_the_wire``
-pushes to, and what the push, retention and assembly tests push to.
+"""Loopback OTLP logs and metrics receivers, gRPC and HTTP, on 127.0.0.1 only: what
+``push_follows_the_wire`` and ``metrics_match_the_plan`` push to, and what the push, retention
+and assembly tests push to.
 
 Both are built from ``opentelemetry-proto``'s own definitions (the gRPC one is a
 ``LogsServiceServicer`` served by ``grpcio``; the HTTP one decodes ``ExportLogsServiceRequest``
@@ -8,6 +9,9 @@ record as the SkyWalking OAP does: the SHA-256 of the body equals ``asz.file.dig
 body's line count equals ``asz.lines``, and the record carries the attributes its format
 (``sd`` or ``sf``) must. A record that fails is rejected (partial success) and listed in
 ``problems``.
+
+A metrics request (``MetricsService`` / ``/v1/metrics``) is kept apart, in ``metric_requests``, one
+:class:`Point` per data point, and follows the same plan.
 
 A caller scripts what a receiver does with each request: ``plan("fail", "throttle")`` refuses the
 first request and throttles the second; after the plan, ``default`` applies. Actions:
@@ -53,9 +57,15 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
     ExportLogsServiceRequest,
     ExportLogsServiceResponse,
 )
+from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2_grpc
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsPartialSuccess,
+    ExportMetricsServiceRequest,
+    ExportMetricsServiceResponse,
+)
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
-__all__ = ["GrpcReceiver", "HttpReceiver", "Received", "Receiver", "make_receiver"]
+__all__ = ["GrpcReceiver", "HttpReceiver", "Point", "Received", "Receiver", "make_receiver"]
 
 RESOURCE_KEYS = ("service.name", "service.instance.id", "service.layer", "telemetry.sdk.name",
                  "telemetry.sdk.language", "telemetry.sdk.version")
@@ -86,6 +96,22 @@ class Received:
         return str(self.attributes.get("asz.file"))
 
 
+@dataclass(frozen=True)
+class Point:
+    """One data point of a metrics request a receiver took."""
+
+    resource: dict[str, Any]
+    scope: str
+    metric: str
+    unit: str
+    temporality: int
+    monotonic: bool
+    attributes: dict[str, Any]
+    start_unix_nano: int
+    time_unix_nano: int
+    value: float
+
+
 @dataclass
 class Outcome:
     action: str
@@ -102,6 +128,7 @@ class Receiver:
     partial_rejects: int = 1
     store: Path | None = None
     requests: list[list[Received]] = field(default_factory=list)  #: taken, in arrival order
+    metric_requests: list[list[Point]] = field(default_factory=list)  #: metrics taken, in order
     seen: int = 0                                                #: requests that arrived
     problems: list[str] = field(default_factory=list)
     _plan: deque[str] = field(default_factory=deque)
@@ -119,6 +146,10 @@ class Receiver:
     @property
     def records(self) -> list[Received]:
         return [r for request in self.requests for r in request]
+
+    @property
+    def points(self) -> list[Point]:
+        return [p for request in self.metric_requests for p in request]
 
     @property
     def endpoint(self) -> str:
@@ -155,16 +186,9 @@ class Receiver:
 
     def handle(self, request: ExportLogsServiceRequest) -> Outcome:
         """Decide what to do with a request and, when it is taken, keep its records."""
-        with self._lock:
-            self.seen += 1
-            action = self._plan.popleft() if self._plan else self.default
-        if action == "die":
-            os.kill(os.getpid(), signal.SIGKILL)
-        if action == "hang":
-            self._release.wait(HANG_LIMIT_S)
-            return Outcome("hang")
-        if action not in ("ok", "partial"):
-            return Outcome(action)
+        action, refused = self._act()
+        if refused is not None:
+            return refused
         taken: list[Received] = []
         rejected = 0
         for resource_logs in request.resource_logs:
@@ -186,6 +210,47 @@ class Receiver:
         if action == "partial":
             return Outcome("ok", rejected + self.partial_rejects, "some records were rejected")
         return Outcome("ok", rejected, "digest or line count mismatch" if rejected else "")
+
+    def _act(self) -> tuple[str, Outcome | None]:
+        """The planned action for this request, carried out when it takes nothing: die (the
+        receiver's process is killed), hang (until released), or a refusal; else the action
+        (``ok`` or ``partial``) and ``None``, for the caller to take the request."""
+        action = self._next_action()
+        if action == "die":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if action == "hang":
+            self._release.wait(HANG_LIMIT_S)
+            return action, Outcome("hang")
+        if action not in ("ok", "partial"):
+            return action, Outcome(action)
+        return action, None
+
+    def _next_action(self) -> str:
+        with self._lock:
+            self.seen += 1
+            return self._plan.popleft() if self._plan else self.default
+
+    def handle_metrics(self, request: ExportMetricsServiceRequest) -> Outcome:
+        """As :meth:`handle`, for a metrics request: every point is kept (a sum's points only)."""
+        action, refused = self._act()
+        if refused is not None:
+            return refused
+        taken = []
+        for resource_metrics in request.resource_metrics:
+            resource = {kv.key: _value(kv.value) for kv in resource_metrics.resource.attributes}
+            for scope_metrics in resource_metrics.scope_metrics:
+                for metric in scope_metrics.metrics:
+                    for dp in metric.sum.data_points:
+                        value = dp.as_double if dp.HasField("as_double") else float(dp.as_int)
+                        taken.append(Point(resource, scope_metrics.scope.name, metric.name, metric.unit,
+                                           metric.sum.aggregation_temporality, metric.sum.is_monotonic,
+                                           {kv.key: _value(kv.value) for kv in dp.attributes},
+                                           dp.start_time_unix_nano, dp.time_unix_nano, value))
+        with self._lock:
+            self.metric_requests.append(taken)
+        if action == "partial":
+            return Outcome("ok", self.partial_rejects, "some points were rejected")
+        return Outcome("ok")
 
     def _keep(self, taken: list[Received]) -> None:
         with self._lock:
@@ -211,19 +276,36 @@ class _LogsServicer(logs_service_pb2_grpc.LogsServiceServicer):
 
     def Export(self, request: ExportLogsServiceRequest, context: grpc.ServicerContext) -> ExportLogsServiceResponse:
         outcome = self.receiver.handle(request)
-        if outcome.action == "throttle":
-            delay = Duration(seconds=int(self.receiver.retry_after))
-            detail = Status(code=code_pb2.RESOURCE_EXHAUSTED, message="slow down")
-            detail.details.add().Pack(RetryInfo(retry_delay=delay))
-            context.abort_with_status(_RichStatus(grpc.StatusCode.RESOURCE_EXHAUSTED, "slow down",
-                                                  detail.SerializeToString()))
-        if outcome.action in ("fail", "hang"):
-            context.abort(grpc.StatusCode.UNAVAILABLE, "the receiver is not taking logs now")
-        if outcome.action != "ok":
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{outcome.action} is HTTP only")
+        _abort_unless_taken(outcome, self.receiver, context)
         partial = ExportLogsPartialSuccess(rejected_log_records=outcome.rejected,
                                            error_message=outcome.message) if outcome.rejected else None
         return ExportLogsServiceResponse(partial_success=partial)
+
+
+class _MetricsServicer(metrics_service_pb2_grpc.MetricsServiceServicer):
+    def __init__(self, receiver: Receiver) -> None:
+        self.receiver = receiver
+
+    def Export(self, request: ExportMetricsServiceRequest,
+               context: grpc.ServicerContext) -> ExportMetricsServiceResponse:
+        outcome = self.receiver.handle_metrics(request)
+        _abort_unless_taken(outcome, self.receiver, context)
+        partial = ExportMetricsPartialSuccess(rejected_data_points=outcome.rejected,
+                                              error_message=outcome.message) if outcome.rejected else None
+        return ExportMetricsServiceResponse(partial_success=partial)
+
+
+def _abort_unless_taken(outcome: Outcome, receiver: Receiver, context: grpc.ServicerContext) -> None:
+    if outcome.action == "throttle":
+        delay = Duration(seconds=int(receiver.retry_after))
+        detail = Status(code=code_pb2.RESOURCE_EXHAUSTED, message="slow down")
+        detail.details.add().Pack(RetryInfo(retry_delay=delay))
+        context.abort_with_status(_RichStatus(grpc.StatusCode.RESOURCE_EXHAUSTED, "slow down",
+                                              detail.SerializeToString()))
+    if outcome.action in ("fail", "hang"):
+        context.abort(grpc.StatusCode.UNAVAILABLE, "the receiver is not taking data now")
+    if outcome.action != "ok":
+        context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{outcome.action} is HTTP only")
 
 
 class _RichStatus(grpc.Status):
@@ -248,6 +330,8 @@ class GrpcReceiver(Receiver):
                                            ("grpc.so_reuseport", 0)])
         logs_service_pb2_grpc.add_LogsServiceServicer_to_server(  # type: ignore[no-untyped-call]
             _LogsServicer(self), self.server)
+        metrics_service_pb2_grpc.add_MetricsServiceServicer_to_server(  # type: ignore[no-untyped-call]
+            _MetricsServicer(self), self.server)
         self.port = self.server.add_insecure_port(f"127.0.0.1:{port}")
         self.server.start()
         return self
@@ -272,16 +356,35 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self) -> None:
-        if self.path != "/v1/logs":
+        if self.path not in ("/v1/logs", "/v1/metrics"):
             self._answer(404, b"not found", "text/plain")
             return
         if (self.headers.get("Content-Type") or "").split(";")[0] != "application/x-protobuf":
             self._answer(415, b"want application/x-protobuf", "text/plain")
             return
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path == "/v1/metrics":
+            outcome = self.receiver.handle_metrics(ExportMetricsServiceRequest.FromString(body))
+            if outcome.action == "ok":
+                taken = ExportMetricsPartialSuccess(rejected_data_points=outcome.rejected,
+                                                    error_message=outcome.message) if outcome.rejected else None
+                self._answer(200, ExportMetricsServiceResponse(partial_success=taken).SerializeToString(),
+                             "application/x-protobuf")
+                return
+            self._refuse(outcome)
+            return
         request = ExportLogsServiceRequest()
         request.ParseFromString(body)
         outcome = self.receiver.handle(request)
+        if outcome.action != "ok":
+            self._refuse(outcome)
+            return
+        partial = ExportLogsPartialSuccess(rejected_log_records=outcome.rejected,
+                                           error_message=outcome.message) if outcome.rejected else None
+        answer = ExportLogsServiceResponse(partial_success=partial).SerializeToString()
+        self._answer(200, answer, "application/x-protobuf")
+
+    def _refuse(self, outcome: Outcome) -> None:
         if outcome.action == "throttle":
             self._answer(429, b"", "text/plain", {"Retry-After": str(int(self.receiver.retry_after))})
         elif outcome.action == "fail":
@@ -292,12 +395,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif outcome.action == "html":
             self._answer(200, b"<html><body>Sign in</body></html>", "text/html; charset=utf-8")
         elif outcome.action == "redirect":
-            self._answer(307, b"", "text/plain", {"Location": "http://127.0.0.1:9/v1/logs"})
-        else:
-            partial = ExportLogsPartialSuccess(rejected_log_records=outcome.rejected,
-                                               error_message=outcome.message) if outcome.rejected else None
-            answer = ExportLogsServiceResponse(partial_success=partial).SerializeToString()
-            self._answer(200, answer, "application/x-protobuf")
+            self._answer(307, b"", "text/plain", {"Location": f"http://127.0.0.1:9{self.path}"})
 
     def _answer(self, code: int, body: bytes, media: str, headers: dict[str, str] | None = None) -> None:
         self.send_response(code)

@@ -16,7 +16,9 @@ runtime's). The rules, per event:
 * a fragment: ``agent``, ``call``, ``model``, ``usage`` (zeros left out), ``finished`` on the
   last; a thinking block also lists its signature in ``dropped``;
 * a result: ``external``; an agent launch names its ``child`` and is a ``launch_ack``, a fork
-  names its ``child``, a workflow launch names its ``batch`` and is a ``launch_ack``;
+  names its ``child``, a workflow launch names its ``batch`` and is a ``launch_ack``; an editing
+  tool's change is one more ``data`` part, the ``changes/1`` record ``claude-code-local`` derives
+  from the runtime's patch, byte for byte (:func:`.changes.runtime_record`);
 * a notice: ``external``, trigger ``notification``, ``tool`` and ``child``;
 * a client-made message: ``agent``, ``synthetic``, model ``<synthetic>``, empty usage;
 * a reset: the boundary ``runtime``, ``context_reset``, ``continues``; the summary
@@ -32,6 +34,8 @@ from typing import Any
 
 import orjson
 
+from asz_core.scenario.changes import runtime_record
+from asz_core.scenario.model import EDITING_TOOLS
 from asz_core.scenario.plan import MODEL, Event, Plan, RunPlan, StreamPlan, format_ms
 from asz_core.sessiondata.model import (
     FROM_AGENT,
@@ -121,6 +125,9 @@ def _result(p: Plan, e: Event, r: Record) -> None:
         elif e.launch is not None:
             r.batch, r.flags = e.launch["run"], ["launch_ack"]
     r.parts = [part]
+    derived = runtime_record(p, e) if e.changes and e.tool_name in EDITING_TOOLS and not e.replayed else None
+    if derived is not None:
+        r.parts.append(Part("data", data=RawJSON(derived), bytes=len(derived)))
 
 
 def _notice(p: Plan, e: Event, r: Record) -> None:

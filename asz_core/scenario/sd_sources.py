@@ -3,9 +3,9 @@ provider bodies, in the order and with the code a ``claude-code`` build's collec
 
 A provider body lands as ``provider_body/1`` whatever runtime sent it: cut against what the
 session holds, so its record depends on every body before it. A change record lands under the
-``claude-code-changes`` adapter's own header and dialect, byte for byte as the plugin wrote it. An
+``changes`` adapter's own header and dialect, byte for byte as the plugin wrote it. An
 ``sd`` build therefore encodes neither itself; it hands them to the installed
-``claude-code-changes`` and ``claude-code-provider`` adapters, through one ordinary pass, exactly
+``changes`` and ``claude-code-provider`` adapters, through one ordinary pass, exactly
 as a ``claude-code`` build's collect does:
 
 1. The plugin's files and the bodies are written to a scratch directory in the root
@@ -68,7 +68,7 @@ def land_sources(p: Plan, root: Path, clock_ns: int) -> list[str]:
             _write(scratch / "plugins" / rel, data)
         config = scratch / "asz.yaml"
         config.write_text(f"storage:\n  root: {root}\nadapters:\n"
-                          f"  - name: claude-code-changes\n    source_root: {scratch / 'plugins'}\n    exclude: []\n"
+                          f"  - name: changes\n    source_root: {scratch / 'plugins'}\n    exclude: []\n"
                           f"  - name: claude-code-provider\n    source_root: {scratch / 'bodies'}\n    exclude: []\n"
                           # the other built-in adapters stay on unless switched off: never the machine's own
                           "  - name: claude-code-local\n    enabled: false\n  - name: kiro\n    enabled: false\n",

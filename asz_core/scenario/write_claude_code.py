@@ -28,8 +28,9 @@ from typing import Any
 
 from asz_core.root.durable import OWNER_FILE, make_dirs
 from asz_core.scenario.bodies import provider_bodies
-from asz_core.scenario.changes import PLUGIN_DATA, plugin_files
+from asz_core.scenario.changes import PLUGIN_DATA, plugin_files, runtime_result
 from asz_core.scenario.jsonline import js_line
+from asz_core.scenario.model import EDITING_TOOLS
 from asz_core.scenario.plan import MODEL, Event, Plan, format_ms
 
 __all__ = ["BODIES_DIR", "NOISE", "write_claude_code"]
@@ -185,7 +186,9 @@ class _Lines:
                                 "message": {"role": "user", "content": [block]},
                                 "uuid": e.id, "timestamp": format_ms(e.at or 0)}
         if not e.replayed:
-            body["toolUseResult"] = self._enrichment(e)
+            # an editing tool's result is its change, as the runtime records it
+            edited = e.changes and e.tool_name in EDITING_TOOLS
+            body["toolUseResult"] = runtime_result(self.p, e) if edited else self._enrichment(e)
         body["sourceToolAssistantUUID"] = e.parent
         self.add(e, body, head=self.chain(e))
 

@@ -12,7 +12,7 @@ like any other root:
 4. The landing clock is the plan's last record, so a fixed ``--at`` lands the same bytes.
 
 5. The plugin's change records and the provider bodies last, by the installed
-   ``claude-code-changes`` and ``claude-code-provider`` adapters (:mod:`.sd_sources`): each is
+   ``changes`` and ``claude-code-provider`` adapters (:mod:`.sd_sources`): each is
    landed by the one code that lands it, in the order a ``claude-code`` build's collect lands them.
 """
 

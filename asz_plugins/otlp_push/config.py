@@ -36,8 +36,8 @@ SCHEMA: Final[dict[str, Any]] = {
         "batch_bytes": {"type": "integer", "minimum": 1, "default": 8 * 1024 * 1024},
         "max_bytes_per_minute": {"type": "integer", "minimum": 0, "default": 0},
         "timeout": {"type": "string", "pattern": r"^(?=.)(\d+h)?(\d+m)?(\d+s)?$", "default": "30s"},
-        # The upstream file's two switches: landed files as logs, and a metrics spool this
-        # implementation does not derive; accepted so the upstream file validates.
+        # The upstream file's two switches: landed files and rounds as logs, the metrics spool
+        # (``_metrics/``, derived at the end of a pass) as metrics.
         "logs": {"type": "boolean", "default": True},
         "metrics": {"type": "boolean", "default": True},
     },
@@ -75,6 +75,7 @@ class OtlpConfig:
     max_bytes_per_minute: int = 0
     timeout_s: float = 30.0
     logs: bool = True
+    metrics: bool = True
 
     @classmethod
     def from_section(cls, section: Mapping[str, Any]) -> OtlpConfig:
@@ -92,18 +93,20 @@ class OtlpConfig:
             max_bytes_per_minute=int(section.get("max_bytes_per_minute", 0)),
             timeout_s=timeout if timeout > 0 else 30.0,
             logs=bool(section.get("logs", True)),
+            metrics=bool(section.get("metrics", True)),
         )
 
     @property
     def enabled(self) -> bool:
-        """Whether anything is sent: an endpoint is set and logs are on."""
-        return bool(self.endpoint) and self.logs
+        """Whether anything is sent: an endpoint is set, and logs or metrics are on."""
+        return bool(self.endpoint) and (self.logs or self.metrics)
 
     @staticmethod
     def sends(section: Mapping[str, Any]) -> bool:
         """:attr:`enabled`, from the section alone: a pass that pushes nothing neither builds the
         configuration nor looks up its user and host names."""
-        return bool(str(section.get("endpoint", "")).strip()) and bool(section.get("logs", True))
+        return bool(str(section.get("endpoint", "")).strip()) and (
+            bool(section.get("logs", True)) or bool(section.get("metrics", True)))
 
     @property
     def receiver(self) -> str:

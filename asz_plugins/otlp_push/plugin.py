@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from asz_core import hookimpl
 from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, App
+from asz_core.config import RENAMED_ADAPTERS
 from asz_core.context import PassContext, PassSummary
 from asz_core.errors import ConfigError
 from asz_core.host import PluginHost
@@ -58,7 +59,8 @@ def runtime_resolver(host: PluginHost) -> Callable[[str], str]:
 
 def _runtimes(adapter_info: Callable[[str], AdapterInfo | None]) -> Callable[[str], str]:
     def runtime_of(adapter: str) -> str:
-        info = adapter_info(adapter)
+        # a header landed under an adapter's old name is that adapter's
+        info = adapter_info(RENAMED_ADAPTERS.get(adapter, adapter))
         return info.runtime if info is not None and info.runtime else adapter
     return runtime_of
 
@@ -129,9 +131,14 @@ def asz_receipts(config: Config, root: Path) -> PushReceipts | None:
 
 @hookimpl
 def asz_sessions_removed(config: Config, root: Path, sessions: list[str]) -> None:
-    """A scenario removal took these sessions away: their lines in ``push.state`` go too."""
+    """A scenario removal took these sessions away: the metrics spool files they own and their
+    lines in ``metrics.state`` go (steps 5 and 6), then their lines in ``push.state``."""
+    import time
+
+    from asz_core.metrics.removal import forget_sessions
     from asz_plugins.otlp_push.state import PushState
 
+    forget_sessions(root, sessions, now_ns=time.time_ns())
     state = PushState.load(root)
     if state.forget(sessions):
         state.save()
@@ -161,9 +168,9 @@ def run_push(args: argparse.Namespace, app: App) -> int:
               f"http: its base URL). Sessions are private: only a receiver named there gets them.",
               file=app.err)
         return EXIT_CONFIG
-    if not cfg.logs:
-        print(f"asz: export.otlp.logs is false in {config.source}, so push has nothing to send",
-              file=app.err)
+    if not cfg.logs and not cfg.metrics:
+        print(f"asz: export.otlp.logs and export.otlp.metrics are both false in {config.source}, so "
+              f"push has nothing to send; set either to true", file=app.err)
         return EXIT_CONFIG
     plain = cfg.plain_text_secret()
     if plain:

@@ -12,6 +12,9 @@ again (``push.state`` records what was sent, as upstream's does, not to which re
 Listing what is pending only lists directories and looks names up in ``push.state``; a file is
 read (once through the strict reader, once for its bytes) only when it is about to be sent, so
 a push with nothing new costs next to nothing and holds at most one request's files in memory.
+
+Then, when ``export.otlp.metrics`` is on, the metrics spool goes by the same rules
+(:mod:`~asz_plugins.otlp_push.metrics`); ``export.otlp.logs`` off sends the spool alone.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from asz_core.root.storage import StorageRoot, landed_files
 from asz_core.sessiondata import SessionDataError, open_file, parse_instant
 from asz_plugins.otlp_push.config import OtlpConfig
 from asz_plugins.otlp_push.limiter import WireBudget
+from asz_plugins.otlp_push.metrics import SpoolFile, batches, metrics_request, pending_spool, read_spool
 from asz_plugins.otlp_push.records import (
     Body,
     LandedInfo,
@@ -41,7 +45,7 @@ from asz_plugins.otlp_push.records import (
     read_body,
 )
 from asz_plugins.otlp_push.state import PushState, PushStateError
-from asz_plugins.otlp_push.transport import SendFailed, Throttled, Transport
+from asz_plugins.otlp_push.transport import SendFailed, Taken, Throttled, Transport
 
 __all__ = ["PushResult", "make_transport", "push_root"]
 
@@ -53,6 +57,7 @@ class PushResult:
     receiver: str
     started_ns: int = 0
     files: int = 0        #: files the receiver took (recorded in push.state)
+    metrics: int = 0      #: metrics spool files the receiver took (recorded in push.state too)
     bytes: int = 0        #: their bytes, as landed
     wire: int = 0         #: encoded bytes of every request sent, taken or not
     requests: int = 0     #: requests sent, taken or not
@@ -78,7 +83,7 @@ class PushResult:
                 f"errors={len(self.errors)} ({self.elapsed_s:.3f}s)")
 
     def as_dict(self) -> dict[str, Any]:
-        return {"receiver": self.receiver, "files": self.files, "bytes": self.bytes,
+        return {"receiver": self.receiver, "files": self.files, "metrics": self.metrics, "bytes": self.bytes,
                 "wire": self.wire, "requests": self.requests, "rejected": self.rejected,
                 "errors": len(self.errors), "waiting": self.waiting, "throttled": self.throttled,
                 "retry_after_s": self.retry_after_s, "paused_s": round(self.paused_s, 3),
@@ -152,13 +157,16 @@ class _Pusher:
         self.result = PushResult(cfg.receiver, started_ns=clock())
         self.transport: Transport | None = None
         self.session_time: dict[str, int | None] = {}
+        self.session_adapter: dict[str, str] = {}
         self.skipped = 0  #: files not sent because they do not read by the rules
 
     def run(self) -> PushResult:
         perf = time.perf_counter()
-        sessions = _sessions(self.root, self.state)
-        total = sum(len(s.pending) + len(s.rounds) for s in sessions)
+        sessions = _sessions(self.root, self.state) if self.cfg.logs else []
+        spooled = pending_spool(self.root, self.state.is_pushed) if self.cfg.metrics else []
+        total = sum(len(s.pending) + len(s.rounds) for s in sessions) + len(spooled)
         try:
+            going = True
             for batch in self._batches(sessions):
                 bodies = []
                 for info in batch:
@@ -167,13 +175,53 @@ class _Pusher:
                     except (SessionDataError, OSError) as exc:
                         self._damaged(exc)
                 if bodies and not self._send(bodies):
+                    going = False
                     break
+            if going and spooled:  # the metrics after the files they were derived from
+                for spool_batch in batches(self._spool_files(spooled), self.cfg.batch_bytes):
+                    if not self._send_metrics(spool_batch):
+                        break
         finally:
             if self.transport is not None:
                 self.transport.close()
-        self.result.waiting = max(0, total - self.result.files - self.skipped)
+        self.result.waiting = max(0, total - self.result.files - self.result.metrics - self.skipped)
         self.result.elapsed_s = time.perf_counter() - perf
         return self.result
+
+    def _spool_files(self, pending: list[tuple[str, str]]) -> Iterator[SpoolFile]:
+        for relpath, session in pending:
+            try:
+                yield read_spool(self.root, relpath, session)
+            except (ValueError, OSError) as exc:
+                self.skipped += 1
+                self.result.errors.append(str(exc))
+
+    def _service_of_session(self, session: str) -> str:
+        """The service of a session's metrics: its files' runtime, as their log records say."""
+        if self.cfg.service_name:
+            return self.cfg.service_name
+        adapter = self.session_adapter.get(session)
+        if adapter is None:
+            paths = [path for _seq, path in sorted(landed_files(self.root / session))]
+            adapter = self.session_adapter[session] = self._adapter_of(paths[:1])
+        name = adapter.rpartition("/")[0] or adapter
+        return self.resources.runtime_of(name)
+
+    def _send_metrics(self, files: list[SpoolFile]) -> bool:
+        """Send one metrics request; record its spool files when taken. ``False`` stops the push."""
+        request = metrics_request(files, self.resources, self._service_of_session)
+        taken = self._deliver(request, lambda t: t.export_metrics(request),
+                              [(f.relpath, f.sha256) for f in files], "metrics file(s)")
+        if isinstance(taken, bool):
+            return taken
+        self.result.metrics += len(files)
+        if taken.rejected:
+            self.result.rejected += taken.rejected
+            self.result.notes.append(
+                f"{self.receiver} took a metrics request and rejected {taken.rejected} of its points "
+                f"({taken.message or 'no reason given'}); its spool files are marked rejected in "
+                f"push.state and not sent again")
+        return True
 
     def _damaged(self, exc: Exception) -> None:
         self.skipped += 1
@@ -257,6 +305,25 @@ class _Pusher:
         files = [(b.info.relpath, b.sha256) for b in bodies]
         size = sum(b.size for b in bodies)
         bodies.clear()  # the request holds its own copy; keep one, not two
+        taken = self._deliver(request, lambda t: t.export(request), files, "file(s)")
+        if isinstance(taken, bool):
+            return taken
+        self.result.files += len(files)
+        self.result.bytes += size
+        if taken.rejected:
+            self.result.rejected += taken.rejected
+            self.result.notes.append(
+                f"{self.receiver} took a request and rejected {taken.rejected} of its "
+                f"{len(files)} records ({taken.message or 'no reason given'}); its files are "
+                f"marked rejected in push.state and not sent again")
+        return True
+
+    def _deliver(self, request: Any, export: Callable[[Transport], Taken], files: list[tuple[str, str]],
+                 what: str) -> Taken | bool:
+        """The one way a request goes out, logs or metrics: within the wire budget, counted, and
+        its ``files`` recorded in ``push.state`` once the receiver took them (all marked
+        rejected when it rejected any). Returns what the receiver took; when it took nothing,
+        whether the push goes on (a throttle or a failure that stops it: ``False``)."""
         wire = request.ByteSize()
         self.result.paused_s += self.budget.take(wire)
         if self.transport is None:
@@ -264,7 +331,7 @@ class _Pusher:
         self.result.requests += 1
         self.result.wire += wire
         try:
-            taken = self.transport.export(request)
+            taken = export(self.transport)
         except Throttled as exc:
             self.budget.empty()
             self.result.throttled = True
@@ -279,18 +346,10 @@ class _Pusher:
             self.state.record(self.receiver, files, rejected, self.clock())
         except OSError as exc:
             self.result.errors.append(f"{self.state.path}: cannot be written ({exc.strerror or exc}); "
-                                      f"the receiver took {len(files)} file(s) that will be sent "
+                                      f"the receiver took {len(files)} {what} that will be sent "
                                       f"again next push")
             return False
-        self.result.files += len(files)
-        self.result.bytes += size
-        if taken.rejected:
-            self.result.rejected += taken.rejected
-            self.result.notes.append(
-                f"{self.receiver} took a request and rejected {taken.rejected} of its "
-                f"{len(files)} records ({taken.message or 'no reason given'}); its files are "
-                f"marked rejected in push.state and not sent again")
-        return True
+        return taken
 
 
 def push_root(root: Path, cfg: OtlpConfig, *, runtime_of: Callable[[str], str],

@@ -98,15 +98,28 @@ class PushState:
         self.save()
 
     def forget(self, sessions: list[str]) -> bool:
-        """Drop the lines of every file of ``sessions`` (landed files and rounds), once a scenario
-        removal deleted them; whether any went. The endpoint lines stay."""
+        """Drop the lines of every file of ``sessions`` (landed files, rounds, metrics spool
+        files), once a scenario removal deleted them; whether any went. The endpoint lines stay."""
         prefixes = tuple(p for s in sessions for p in (f"{s}/", f"_conversations/{s}/"))
-        gone = [p for p in self.pushed if p.startswith(prefixes)]
+        spooled = {f"_metrics/{name}" for name in self.pushed_spool_names(sessions)}
+        gone = [p for p in self.pushed if p.startswith(prefixes) or p in spooled]
         for path in gone:
             del self.pushed[path]
-        dropped = {p for p in self.rejected if p.startswith(prefixes)}
+        dropped = {p for p in self.rejected if p.startswith(prefixes) or p in spooled}
         self.rejected -= dropped
         return bool(gone or dropped)
+
+    def pushed_spool_names(self, sessions: list[str]) -> list[str]:
+        """The metrics spool files of ``sessions`` this state names (``metrics-<session>-<seq>-local.pb``)."""
+        wanted = set(sessions)
+        out = []
+        for path in (*self.pushed, *self.rejected):
+            name = path.removeprefix("_metrics/")
+            if name != path and name.startswith("metrics-") and name.endswith("-local.pb"):
+                session, _, seq = name[len("metrics-"):-len("-local.pb")].rpartition("-")
+                if session in wanted and seq.isdigit():
+                    out.append(name)
+        return out
 
     def render(self) -> bytes:
         lines = [f"schema {SCHEMA}", f"updated_at {self.updated_at}"]

@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 
 __all__ = ["SendFailed", "Taken", "Throttled", "Transport"]
 
 
 @dataclass(frozen=True)
 class Taken:
-    """The receiver took the request; ``rejected`` records of it were refused."""
+    """The receiver took the request; ``rejected`` records (or data points) of it were refused."""
 
     rejected: int = 0
     message: str = ""
@@ -51,6 +52,10 @@ class Transport(Protocol):
     def export(self, request: ExportLogsServiceRequest) -> Taken:
         """Send one request; raise :class:`Throttled` or :class:`SendFailed` when it was not
         taken."""
+        ...
+
+    def export_metrics(self, request: ExportMetricsServiceRequest) -> Taken:
+        """Send one metrics request, answered by the same three outcomes."""
         ...
 
     def close(self) -> None: ...

@@ -1,4 +1,5 @@
-"""OTLP/gRPC: ``LogsService.Export`` calls on one channel, opened for the push and closed after.
+"""OTLP/gRPC: ``LogsService.Export`` (and ``MetricsService.Export``) calls on one channel, opened
+for the push and closed after.
 
 ``Export`` is a single call and answer, so a push is a sequence of calls on one HTTP/2
 connection. ``RESOURCE_EXHAUSTED`` is the receiver asking to slow down, and the OTLP
@@ -23,6 +24,11 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
     ExportLogsServiceResponse,
 )
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2_grpc import LogsServiceStub
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+    ExportMetricsServiceResponse,
+)
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2_grpc import MetricsServiceStub
 
 from asz_plugins.otlp_push.transport import SendFailed, Taken, Throttled
 
@@ -85,6 +91,7 @@ class GrpcTransport:
         else:
             self.channel = grpc.insecure_channel(endpoint, options)
         self.stub = LogsServiceStub(self.channel)  # type: ignore[no-untyped-call]
+        self.metrics_stub = MetricsServiceStub(self.channel)  # type: ignore[no-untyped-call]
 
     def export(self, request: ExportLogsServiceRequest) -> Taken:
         try:
@@ -94,6 +101,15 @@ class GrpcTransport:
             raise self._refused(exc) from None
         partial = response.partial_success
         return Taken(rejected=partial.rejected_log_records, message=partial.error_message)
+
+    def export_metrics(self, request: ExportMetricsServiceRequest) -> Taken:
+        try:
+            response: ExportMetricsServiceResponse = self.metrics_stub.Export(
+                request, timeout=self.timeout_s, metadata=self.metadata)
+        except grpc.RpcError as exc:
+            raise self._refused(exc) from None
+        partial = response.partial_success
+        return Taken(rejected=partial.rejected_data_points, message=partial.error_message)
 
     def _refused(self, exc: grpc.RpcError) -> Throttled | SendFailed:
         call = cast(grpc.Call, exc)  # a unary call's error is also its Call, with the status

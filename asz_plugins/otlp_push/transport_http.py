@@ -1,4 +1,5 @@
-"""OTLP/HTTP: one POST of the protobuf request to ``<base>/v1/logs`` per request.
+"""OTLP/HTTP: one POST of the protobuf request to ``<base>/v1/logs`` (``/v1/metrics`` for the
+metrics spool) per request.
 
 A request counts as taken only on a 2xx answer whose body is empty or protobuf
 (``application/x-protobuf`` or ``application/protobuf``, whatever the parameters): a login page
@@ -14,7 +15,7 @@ import email.utils
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from http.client import HTTPException, HTTPMessage, HTTPResponse
 from typing import IO, Final
 
@@ -24,6 +25,10 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
     ExportLogsServiceRequest,
     ExportLogsServiceResponse,
 )
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+    ExportMetricsServiceResponse,
+)
 
 from asz_core import __version__
 from asz_plugins.otlp_push.transport import SendFailed, Taken, Throttled
@@ -31,6 +36,7 @@ from asz_plugins.otlp_push.transport import SendFailed, Taken, Throttled
 __all__ = ["HttpTransport", "parse_retry_after"]
 
 LOGS_PATH: Final = "/v1/logs"
+METRICS_PATH: Final = "/v1/metrics"
 _PROTOBUF_TYPES: Final = ("application/x-protobuf", "application/protobuf")
 _MAX_ANSWER: Final = 1 << 20  # an OTLP answer is a few bytes; more is not one
 _REQUEST_REFUSED: Final = (400, 413)  # this request only: the next one may be taken
@@ -63,64 +69,78 @@ class HttpTransport:
 
     def __init__(self, endpoint: str, headers: Mapping[str, str], timeout_s: float) -> None:
         self.url = endpoint.rstrip("/") + LOGS_PATH
+        self.metrics_url = endpoint.rstrip("/") + METRICS_PATH
         self.headers = {"User-Agent": f"asz/{__version__}", **headers,
                         "Content-Type": "application/x-protobuf"}
         self.timeout_s = timeout_s
         self._opener = urllib.request.build_opener(_RefuseRedirects())
 
     def export(self, request: ExportLogsServiceRequest) -> Taken:
-        post = urllib.request.Request(self.url, data=request.SerializeToString(), headers=self.headers, method="POST")
+        return self._post(self.url, request.SerializeToString(), _logs_taken)
+
+    def export_metrics(self, request: ExportMetricsServiceRequest) -> Taken:
+        return self._post(self.metrics_url, request.SerializeToString(), _metrics_taken)
+
+    def _post(self, url: str, data: bytes, parse: Callable[[bytes], Taken]) -> Taken:
+        post = urllib.request.Request(url, data=data, headers=self.headers, method="POST")
         try:
             with self._opener.open(post, timeout=self.timeout_s) as answer:
-                return self._taken(answer)
+                return self._taken(url, answer, parse)
         except urllib.error.HTTPError as exc:
             with exc:
-                raise self._refused(exc) from None
+                raise self._refused(url, exc) from None
         except urllib.error.URLError as exc:
-            raise SendFailed(f"{self.url}: cannot connect ({exc.reason}); nothing is recorded as "
+            raise SendFailed(f"{url}: cannot connect ({exc.reason}); nothing is recorded as "
                              f"sent, it goes again next pass") from None
         except TimeoutError:
-            raise SendFailed(f"{self.url}: no answer within {self.timeout_s:g}s; nothing is "
+            raise SendFailed(f"{url}: no answer within {self.timeout_s:g}s; nothing is "
                              f"recorded as sent, it goes again next pass") from None
         except (OSError, HTTPException) as exc:
-            raise SendFailed(f"{self.url}: the connection failed ({type(exc).__name__}: {exc}); "
+            raise SendFailed(f"{url}: the connection failed ({type(exc).__name__}: {exc}); "
                              f"nothing is recorded as sent, it goes again next pass") from None
 
     def close(self) -> None:
         """Nothing stays open between requests (urllib opens a connection per request)."""
 
-    def _taken(self, answer: HTTPResponse) -> Taken:
+    def _taken(self, url: str, answer: HTTPResponse, parse: Callable[[bytes], Taken]) -> Taken:
         status = f"{answer.status} {answer.reason}"
         body = answer.read(_MAX_ANSWER + 1)
         if not body:
             return Taken()
         media = (answer.headers.get("Content-Type") or "").split(";")[0].strip().lower()
         if media not in _PROTOBUF_TYPES or len(body) > _MAX_ANSWER:
-            raise SendFailed(f"{self.url} answered {status} with {media or 'no content type'}, not "
+            raise SendFailed(f"{url} answered {status} with {media or 'no content type'}, not "
                              f"an OTLP response; nothing is recorded as sent (is the endpoint the "
                              f"receiver's base URL?)")
-        response = ExportLogsServiceResponse()
         try:
-            response.ParseFromString(body)
+            return parse(body)
         except DecodeError:
-            raise SendFailed(f"{self.url} answered {status} with a body that is not an OTLP "
+            raise SendFailed(f"{url} answered {status} with a body that is not an OTLP "
                              f"response; nothing is recorded as sent") from None
-        partial = response.partial_success
-        return Taken(rejected=partial.rejected_log_records, message=partial.error_message)
 
-    def _refused(self, exc: urllib.error.HTTPError) -> Throttled | SendFailed:
+    def _refused(self, url: str, exc: urllib.error.HTTPError) -> Throttled | SendFailed:
         status = f"{exc.code} {exc.reason}"
         if exc.code == 429:
             wait = parse_retry_after(exc.headers.get("Retry-After"))
-            return Throttled(f"{self.url} answered {status}"
+            return Throttled(f"{url} answered {status}"
                              + (f", retry after {wait:g}s" if wait is not None else ""), wait)
         if 300 <= exc.code < 400:
             where = exc.headers.get("Location") or "elsewhere"
-            return SendFailed(f"{self.url} answered {status} to {where}; redirects are not "
+            return SendFailed(f"{url} answered {status} to {where}; redirects are not "
                               f"followed, set export.otlp.endpoint to the receiver itself")
         detail = _status_text(exc)
-        return SendFailed(f"{self.url} answered {status}{detail}; nothing is recorded as sent, it "
+        return SendFailed(f"{url} answered {status}{detail}; nothing is recorded as sent, it "
                           f"goes again next pass", stop=exc.code not in _REQUEST_REFUSED)
+
+
+def _logs_taken(body: bytes) -> Taken:
+    partial = ExportLogsServiceResponse.FromString(body).partial_success
+    return Taken(rejected=partial.rejected_log_records, message=partial.error_message)
+
+
+def _metrics_taken(body: bytes) -> Taken:
+    partial = ExportMetricsServiceResponse.FromString(body).partial_success
+    return Taken(rejected=partial.rejected_data_points, message=partial.error_message)
 
 
 def _status_text(exc: urllib.error.HTTPError) -> str:

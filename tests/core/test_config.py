@@ -158,9 +158,11 @@ def test_the_repository_asz_yaml_is_the_packaged_defaults() -> None:
     root_file = REPO / "asz.yaml"
     assert root_file.resolve() == (REPO / "asz_core" / "defaults" / "asz.yaml").resolve()
     text = root_file.read_text("utf-8")
-    for name in ("claude-code-local", "claude-code-provider", "kiro"):
+    for name in ("claude-code-local", "changes", "claude-code-provider", "kiro"):
         assert f"- name: {name}" in text
-    assert text.index("claude-code-local") < text.index("claude-code-provider") < text.index("- name: kiro")
+    # upstream's order: the transcripts, then the change records, then the bodies
+    assert (text.index("- name: claude-code-local") < text.index("- name: changes")
+            < text.index("- name: claude-code-provider") < text.index("- name: kiro"))
 
 
 @pytest.mark.parametrize(("text", "seconds"), [("10m", 600), ("1h30m", 5400), ("45s", 45), ("2h", 7200)])

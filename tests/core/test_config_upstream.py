@@ -37,15 +37,29 @@ def test_upstreams_own_asz_yaml_loads_with_one_warning_for_each_thing_it_skips(
         host: PluginHost, tmp_path: Path) -> None:
     config = load_config(host, str(UPSTREAM))
     assert config.root == tmp_path / "data"  # upstream: relative to the working directory
-    assert [a.name for a in config.adapters] == ["claude-code-local", "claude-code-provider", "kiro"]
+    assert [a.name for a in config.adapters] == ["claude-code-local", "changes", "claude-code-provider", "kiro"]
     text = "\n".join(config.warnings)
-    for skipped in ("section 'metrics'", "adapter 'claude-code-otlp'",
-                    "adapter 'langsmith-ingest'", "adapter 'changes'", "collector.mode"):
+    for skipped in ("adapter 'claude-code-otlp'", "adapter 'langsmith-ingest'", "collector.mode"):
         assert text.count(skipped) == 1, (skipped, config.warnings)
-    assert len(config.warnings) == 5
-    assert f"{UPSTREAM}:64: section 'metrics'" in text  # each with its file and line
+    assert "'changes'" not in text  # upstream's changes adapter is this asz's too
+    assert len(config.warnings) == 3
+    assert f"{UPSTREAM}:18: adapter 'claude-code-otlp'" in text  # each with its file and line
+    assert config.section("metrics") == {"enabled": True, "lookback": "72h"}  # derived here now
     assert config.section("parse")["max_round_bytes"] == 2097152  # a section this asz has now
     assert config.section("export.otlp")["metrics"] is True
+
+
+@pytest.mark.parametrize(("lookback", "fine"), [("72h", True), ("3d", True), ("1d12h", True), ("0", True),
+                                                ("none", True), ("72", False), ("soon", False), ("", False)])
+def test_metrics_lookback_takes_a_duration_zero_or_none_and_refuses_anything_else(
+        host: PluginHost, tmp_path: Path, lookback: str, fine: bool) -> None:
+    path = _write(tmp_path, f"storage:\n  root: r\nmetrics:\n  enabled: false\n  lookback: '{lookback}'\n")
+    if fine:
+        assert load_config(host, str(path)).section("metrics")["lookback"] == lookback
+    else:
+        with pytest.raises(ConfigError) as info:
+            load_config(host, str(path))
+        assert "lookback" in str(info.value.problems)
 
 
 def test_an_unknown_key_beside_upstreams_is_still_an_error_with_file_line_and_key(
@@ -80,8 +94,8 @@ def test_a_file_naming_one_adapter_leaves_the_built_in_ones_on_in_their_order(
         """)
     config = load_config(host, str(path))
     assert [(a.name, a.enabled) for a in config.adapters] == [
-        ("claude-code-local", True), ("claude-code-provider", True), ("kiro", False)]
-    provider = config.adapters[1].options
+        ("claude-code-local", True), ("changes", True), ("claude-code-provider", True), ("kiro", False)]
+    provider = config.adapters[2].options
     assert provider["exclude"] == [] and provider["collector"]["interval"] == "10m"
 
 
@@ -91,7 +105,7 @@ def test_a_third_party_adapter_runs_after_the_built_in_ones(host: PluginHost, tm
     path = _write(tmp_path, "adapters:\n  - name: jsonl\n    source_root: ./logs\n")
     config = load_config(host, str(path))
     assert [a.name for a in config.adapters if a.enabled] == [
-        "jsonl", "claude-code-local", "claude-code-provider", "kiro"]
+        "jsonl", "claude-code-local", "changes", "claude-code-provider", "kiro"]
     assert config.adapters[0].options["source_root"] == str(tmp_path / "logs")
 
 

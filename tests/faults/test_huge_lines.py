@@ -65,7 +65,8 @@ def session(corpus: Path, tmp_path: Path) -> tuple[Path, Path]:
     config.write_text(yaml.safe_dump({"storage": {"root": str(tmp_path / "root")}, "adapters": [
         {"name": "claude-code-local", "source_root": str(tmp_path / "projects"), "exclude": []},
         # the other built-in adapters stay on unless switched off: never the machine's own sessions
-        {"name": "claude-code-provider", "enabled": False}, {"name": "kiro", "enabled": False}]}))
+        {"name": "changes", "enabled": False}, {"name": "claude-code-provider", "enabled": False},
+        {"name": "kiro", "enabled": False}]}))
     return transcript, config
 
 

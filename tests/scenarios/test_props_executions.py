@@ -9,12 +9,10 @@ import pytest
 import asz_core.assembly.assemble as assemble
 import asz_core.view.sidecars as sidecars
 from asz_core.assembly import evidence
-from asz_core.scenario.check import DEFAULT_AT_MS
-from asz_core.scenario.expect import load_expectations
-from asz_core.scenario.model import load_scenario
 from asz_core.scenario.properties import PROPERTIES
 from asz_core.scenario.props_executions import STRAY_TOOL, execution_records
 from asz_core.scenario.workspace import Workspace
+from tests.scenarios.workspaces import parsed_workspace
 
 #: two tool calls on main, one of them failed, and a child with a tool call of its own
 SCENARIO = """\
@@ -37,14 +35,7 @@ steps:
 
 
 def _workspace(tmp_path: Path, fmt: str) -> Workspace:
-    path = tmp_path / "executions.yaml"
-    path.write_text(SCENARIO)
-    scenario = load_scenario(path)
-    ws = Workspace(scenario, load_expectations(scenario), fmt, tmp_path / fmt, DEFAULT_AT_MS)
-    ws.build()
-    ws.collect()
-    ws.parse()
-    return ws
+    return parsed_workspace(tmp_path, "executions.yaml", SCENARIO, fmt)
 
 
 def test_the_hook_writes_one_record_a_tool_call_one_twice_and_one_no_step_carries(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""``metrics_match_the_plan``: the tokens the document and the usage count report are the plan's."""
+"""``metrics_match_the_plan``: the tokens a receiver gets, the document and the usage count report
+are the plan's."""
 
 from __future__ import annotations
 
@@ -6,13 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from asz_core.scenario.check import DEFAULT_AT_MS
-from asz_core.scenario.expect import load_expectations
-from asz_core.scenario.model import load_scenario
 from asz_core.scenario.properties import PROPERTIES
 from asz_core.scenario.props_metrics import plan_tokens
 from asz_core.scenario.workspace import Workspace
 from asz_core.sessiondata import Header, SessionDataWriter
+from tests.scenarios.workspaces import parsed_workspace
 
 #: a main call with its own usage, one at the default, a lost call, a child's call, and a replay
 #: of the main stream's last records (the same calls again)
@@ -31,14 +30,7 @@ steps:
 
 
 def _workspace(tmp_path: Path, fmt: str) -> Workspace:
-    path = tmp_path / "metrics.yaml"
-    path.write_text(SCENARIO)
-    scenario = load_scenario(path)
-    ws = Workspace(scenario, load_expectations(scenario), fmt, tmp_path / fmt, DEFAULT_AT_MS)
-    ws.build()
-    ws.collect()
-    ws.parse()
-    return ws
+    return parsed_workspace(tmp_path, "metrics.yaml", SCENARIO, fmt)
 
 
 def test_the_plan_counts_every_call_once_under_its_stream_and_nothing_lost(tmp_path: Path) -> None:
@@ -74,6 +66,18 @@ def test_a_landed_usage_that_differs_from_the_plan_breaks_metrics_match_the_plan
     problems = PROPERTIES["metrics_match_the_plan"].check(ws)
     assert "the document: main/out is 180, the plan says 130" in problems
     assert "the usage count: main/out is 180, the plan says 130" in problems
+    assert "the wire: main/out is 180, the plan says 130" in problems  # derived from the same file
+
+
+def test_a_spool_request_sent_twice_breaks_metrics_match_the_plan_on_the_wire(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, "claude-code")
+    spool = sorted((ws.out / "_metrics").glob("metrics-*-local.pb"))  # the build's pass derived them
+    assert spool
+    twice = spool[0].with_name(f"metrics-{ws.session}-000099-local.pb")
+    twice.write_bytes(spool[0].read_bytes())
+    problems = PROPERTIES["metrics_match_the_plan"].check(ws)
+    assert any(p.startswith("the wire: main/") for p in problems), problems
+    assert not any(p.startswith(("the document", "the usage count")) for p in problems), problems
 
 
 def test_a_call_in_a_file_gone_from_the_root_is_set_aside_only_when_the_scenario_lost_that_file(

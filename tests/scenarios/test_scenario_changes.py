@@ -1,4 +1,5 @@
-"""A scenario's tool that changes files: the record the asz Claude Code plugin writes for it."""
+"""A scenario's tool that changes files: the record the asz Claude Code plugin writes for it, or, for
+Claude Code's own editing tools, the patch the runtime records on the result."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ import pytest
 import yaml
 
 from asz_core.scenario.build import parse_at
-from asz_core.scenario.changes import PLUGIN_DIR, plugin_files
+from asz_core.scenario.changes import PLUGIN_DIR, plugin_files, runtime_record, runtime_result
+from asz_core.scenario.check import CheckOptions, check_scenario
 from asz_core.scenario.model import ScenarioError, load_scenario
 from asz_core.scenario.plan import plan
+from asz_core.sessiondata import open_file
+from asz_core.testing import run_sdcheck
 
 AT = parse_at("2026-01-01T00:00:00Z")
 
@@ -40,7 +44,11 @@ def _scenario(tmp_path: Path, tool: str, changes: object) -> Path:
 
 
 @pytest.mark.parametrize(("tool", "changes", "why"), [
-    ("Edit", [{"path": "a.go", "before": "a\n", "after": "b\n"}], "records its own patch"),
+    ("Edit", [{"path": "a.go", "before": "a\n", "after": "b\n"}, {"path": "b.go", "before": "a\n", "after": "b\n"}],
+     "one patch per result"),
+    ("Write", [{"path": "a.go", "after": "b\n"}, {"path": "b.go", "after": "b\n"}], "one patch per result"),
+    ("Edit", [{"path": "a.go", "after": "b\n"}], "use Write to create"),
+    ("Edit", [{"path": "a.go", "before": "a\n"}], "use Write to create"),
     ("Bash", [{"path": "/abs/a.go", "after": "b\n"}], "relative to the workspace"),
     ("Bash", [{"path": "a.go"}], "neither a before nor an after"),
     ("Bash", [{"path": "a.go", "after": "b\n", "mode": "0644"}], "mode"),
@@ -68,3 +76,59 @@ def test_a_created_and_a_deleted_file_have_no_side_there_and_a_failed_call_says_
         "create", {"present": False, "bytes": None}, True)
     assert (deleted["operation"], deleted["after"], deleted["additions"], deleted["deletions"]) == (
         "delete", {"present": False, "bytes": None}, 0, 1)
+
+
+_EDITING = Path(__file__).with_name("editing-tools.yaml")
+
+
+def test_an_editing_tools_change_is_on_its_result_as_the_runtime_writes_it_and_the_plugin_writes_none() -> None:
+    p = plan(load_scenario(_EDITING), at_ms=AT)
+    edit, write, bash = (e for e in p.events if e.kind == "result" and e.changes)
+
+    edited, written = runtime_result(p, edit), runtime_result(p, write)
+
+    assert edited == {
+        "filePath": "/Users/dev/editing/internal/version.go", "originalFile": edit.changes[0].before,
+        "structuredPatch": [{"oldStart": 1, "oldLines": 3, "newStart": 1, "newLines": 3, "lines": [
+            " package internal", " ", '-const Version = "0.2.0"', '+const Version = "0.3.0"']}],
+        "userModified": False, "oldString": edit.changes[0].before, "newString": edit.changes[0].after,
+        "replaceAll": False}
+    assert (written["originalFile"], written["type"], written["content"]) == (None, "create", "# notes\n<b> & done")
+    # the plugin observes only the tool whose patch the runtime does not record
+    [data] = plugin_files(p).values()
+    assert [orjson.loads(line)["tool"] for line in data.splitlines()] == [bash.of]
+    record = orjson.loads(runtime_record(p, write) or b"")
+    assert (record["captured_by"], record["basis"], record["changes"][0]["operation"]) == (
+        "claude-code", "runtime_reported", "create")
+    # encoded as upstream's adapter encodes it, Go's escapes and all
+    assert b'"+\\u003cb\\u003e \\u0026 done"' in (runtime_record(p, write) or b"")
+
+
+def _derived(root: Path) -> dict[str, bytes]:
+    """Each landed change record derived beside a result, by its tool-use id."""
+    out = {}
+    for path in sorted(root.rglob("streams/main/transcript-*.sd")):
+        with open_file(path) as f:
+            for record in f:
+                for part in record.parts:
+                    if part.k == "data" and bytes(part.data).startswith(b'{"schema":"changes/1"'):
+                        out[orjson.loads(bytes(part.data))["tool"]] = bytes(part.data)
+    return out
+
+
+@pytest.mark.corpus
+def test_both_formats_land_the_editing_tools_changes_byte_for_byte(tmp_path: Path, shared: Path) -> None:
+    properties = frozenset({"cross_format", "records_match", "parts_keep_source_bytes", "changes_leave_the_fold"})
+    report = check_scenario(_EDITING, CheckOptions(out=tmp_path, properties=properties))
+
+    assert report.status_of("view") == {"pass"}, report.lines()
+    for name in properties:
+        assert report.status_of(name) == {"pass"}, (name, report.lines())
+    roots = sorted({p.parents[3] for p in tmp_path.rglob("streams/main/transcript-*.sd")})
+    assert len(roots) == 2
+    cc, sd = (_derived(root) for root in roots)
+    assert set(cc) == {"toolu-edit-version", "toolu-write-notes"}
+    assert cc == sd
+    for root in roots:
+        verdict = run_sdcheck(root)
+        assert verdict is None or verdict["ok"], verdict

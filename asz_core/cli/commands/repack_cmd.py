@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, EXIT_REFUSED, App
+from asz_core.config import RENAMED_ADAPTERS
 
 __all__ = ["add"]
 
@@ -48,7 +49,8 @@ def run(args: argparse.Namespace, app: App) -> int:
     def budget(header: dict[str, Any]) -> int:
         if args.max_delta_bytes is not None:
             return int(args.max_delta_bytes)
-        return budgets.get(str(header.get("adapter", "")).partition("/")[0], _DEFAULT_BUDGET)
+        name = str(header.get("adapter", "")).partition("/")[0]
+        return budgets.get(RENAMED_ADAPTERS.get(name, name), _DEFAULT_BUDGET)
 
     try:
         with hold_root(StorageRoot(config.root), wait=args.wait, doing="repack"):

@@ -1,4 +1,4 @@
-"""``claude-code-changes``: the plugin's change files land byte for byte under upstream's header,
+"""``changes``: the plugin's change files land byte for byte under upstream's header,
 and every bad input is named and counted."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from asz_core.testing import PassRunner
 
 SESSION = "00000001-0000-4000-8000-0000000000aa"
 AGENT = "a0123456789abcdef"
-PLUGIN_DIR = "asz-changes-inline"
+PLUGIN_DIR = "file-changes-inline"
 
 
 def change(tool_id: str, *, stream: str = "main", workspace: str = "/Users/dev/project", **extra: object) -> bytes:
@@ -39,7 +39,7 @@ def write(source: Path, stream: str, data: bytes, *, plugin: str = PLUGIN_DIR, s
 
 
 def configure(asz_pass: PassRunner, source: Path, **options: object) -> None:
-    asz_pass.configure(adapters=[{"name": "claude-code-changes", "source_root": str(source), "exclude": [],
+    asz_pass.configure(adapters=[{"name": "changes", "source_root": str(source), "exclude": [],
                                   **options}])
 
 
@@ -65,7 +65,7 @@ def test_each_change_record_lands_whole_under_its_stream_with_upstreams_header(
     assert (summary.totals.landed, summary.totals.records, summary.failed) == (2, 3, False)
     [(header, records)] = landed(asz_pass.root)
     assert {k: header[k] for k in ("kind", "adapter", "dialect", "src", "session", "stream")} == {
-        "kind": "changes", "adapter": "claude-code-changes/0.1.0", "dialect": "asz-changes/1",
+        "kind": "changes", "adapter": "changes/0.1.0", "dialect": "asz-changes/1",
         "src": f"{PLUGIN_DIR}/output/{SESSION}/main.jsonl", "session": SESSION, "stream": "main"}
     assert [(r.id, r.tool, r.time, r.from_, r.flags) for r in records] == [
         ("toolu_1", "toolu_1", "2026-01-01T00:00:02.000Z", None, []),
@@ -100,7 +100,7 @@ def test_a_line_that_is_not_a_change_record_lands_whole_as_an_unknown_part_named
 
     summary = asz_pass.run()
 
-    assert summary.by_adapter["claude-code-changes"].unreadable == len(lines)
+    assert summary.by_adapter["changes"].unreadable == len(lines)
     assert summary.fields()["changes_unreadable"] == len(lines)
     assert not summary.failed  # nothing is lost: every line landed
     [(_, records)] = landed(asz_pass.root)
@@ -240,7 +240,7 @@ def test_a_pass_with_nothing_new_lands_nothing_and_reads_no_change_file(asz_pass
 
 
 def test_the_plugins_directory_absent_is_nothing_to_do(asz_pass: PassRunner, tmp_path: Path) -> None:
-    asz_pass.configure(adapters=[{"name": "claude-code-changes", "source_root": str(tmp_path / "missing")}])
+    asz_pass.configure(adapters=[{"name": "changes", "source_root": str(tmp_path / "missing")}])
 
     summary = asz_pass.run()
 

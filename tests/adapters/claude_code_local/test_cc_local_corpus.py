@@ -67,7 +67,7 @@ def test_a_pass_lands_every_session(landed: Landed) -> None:
     summary = landed.summary
     assert not summary.failed, summary.as_dict()
     assert summary.totals.sessions == len(expected) == 62
-    assert {p.name for p in landed.root.iterdir() if p.is_dir()} == expected
+    assert {p.name for p in landed.root.iterdir() if p.is_dir() and not p.name.startswith("_")} == expected
     assert summary.totals.sources == len(source_files(landed.projects))
     assert summary.totals.unreadable == 0 and summary.totals.conflicts == 0
 
@@ -83,7 +83,7 @@ def test_the_default_exclude_leaves_out_private_tmp(cc_projects: Path, small_cor
     summary = run_local(projects)  # exclude: the default [/private/tmp/**]
     tmp_sessions = {p.name[:-6] for p in projects.glob("-private-tmp*/*.jsonl")}
     assert len(tmp_sessions) == 1
-    landed = {p.name for p in asz_pass.root.iterdir() if p.is_dir()}
+    landed = {p.name for p in asz_pass.root.iterdir() if p.is_dir() and not p.name.startswith("_")}
     assert landed == _session_ids(projects) - tmp_sessions
     assert summary.totals.sessions == len(_session_ids(projects)) - 1 > 1
 
@@ -135,7 +135,7 @@ def test_a_second_pass_lands_nothing(landed: Landed) -> None:
 
 
 def test_the_index_knows_every_call_request_and_directory(landed: Landed) -> None:
-    for session_dir in (p for p in landed.root.iterdir() if p.is_dir()):
+    for session_dir in (p for p in landed.root.iterdir() if p.is_dir() and not p.name.startswith("_")):
         session = session_dir.name
         calls, requests, directories = set(), set(), set()
         for path in landed.projects.glob(f"*/{session}.jsonl"):

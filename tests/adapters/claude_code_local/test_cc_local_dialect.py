@@ -376,3 +376,51 @@ def test_every_corpus_line_converts_and_encodes_and_none_is_unknown(
                     continue  # the one data part the dialect builds (test_cc_local_golden.py)
                 assert bytes(part.data) in raw  # source JSON, byte for byte
     assert "unknown" not in kinds and {"text", "reasoning", "call", "result", "data", "changes/1"} <= set(kinds)
+
+
+# ---- the lines no rule past the ids reads, and those one field sends further -------------------
+
+
+@pytest.mark.parametrize(("fields", "flags"), [
+    ({}, []),
+    ({"isMeta": True}, ["injected"]),
+    ({"isCompactSummary": True}, ["reset_summary"]),
+    ({"type": "system", "subtype": "api_error"}, ["error"]),
+    ({"type": "system"}, ["notice"]),
+])
+def test_a_line_with_no_content_is_flagged_by_every_field_a_rule_reads(
+        fields: dict[str, Any], flags: list[str]) -> None:
+    # constructed: a progress line is converted without its content, links or usage being asked
+    # for, unless a field a flag rule reads is there
+    record = convert(line(**{"type": "progress", "data": {"type": "hook_progress"}, **fields}))
+    assert (record.flags, record.from_, record.id, record.parent) == (flags, "runtime", "u-1", "p-1")
+    assert [p.k for p in record.parts] == ["data"]
+
+
+def test_a_journal_line_with_a_result_is_a_child_result_however_little_it_holds() -> None:  # constructed
+    from asz_adapters.claude_code_local.source_facts import JOURNAL
+    dialect = ClaudeCodeDialect(SourceFacts(JOURNAL, "s", "", "wf_1"))
+    record = convert_line(dialect, SourceLine(orjson.dumps({"agentId": "a0123456789abcdef", "result": None}), 1, 0))
+    assert (record.flags, record.child, record.batch, record.from_) == (
+        ["child_result"], "a0123456789abcdef", "wf_1", "runtime")
+
+
+def _edit_line(patch_lines: bytes) -> bytes:
+    raw = line(type="user", cwd="/w", message={"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_p", "content": "ok"}]},
+        toolUseResult={"filePath": "/w/f", "originalFile": "a\n", "content": "b\n", "structuredPatch": [
+            {"oldStart": 1, "oldLines": 1, "newStart": 1, "newLines": 1, "lines": ["LINES"]}]})
+    return raw.replace(b'["LINES"]', patch_lines)
+
+
+@pytest.mark.parametrize(("lines", "landed", "counts"), [
+    (b'["-a","+b"]', ["-a", "+b"], (1, 1)),
+    (b'["-a","+\\ud800b",null]', ["-a", "+\ufffdb", ""], (1, 1)),  # as Go holds them
+    (b'["-\\u00e9","+b","+c"]', ["-\u00e9", "+b", "+c"], (2, 1)),
+])
+def test_a_patchs_lines_land_as_go_holds_them_and_are_counted_by_their_first_character(
+        lines: bytes, landed: list[str], counts: tuple[int, int]) -> None:  # constructed
+    record = convert(_edit_line(lines))
+    change = orjson.loads(record.parts[-1].data or b"")["changes"][0]
+    assert change["hunks"][0]["lines"] == landed
+    assert (change["additions"], change["deletions"]) == counts

@@ -152,7 +152,7 @@ def test_what_is_not_a_session_is_not_read(projects: Path, run_local: Callable[.
     (project / AGENT_SESSION / "subagents" / "notes.jsonl").write_text("{}\n")  # not agent-<id>
     summary = run_local(projects)
     assert (summary.totals.sessions, summary.totals.sources, summary.totals.unreadable) == (3, 10, 0)
-    assert sorted(p.name for p in asz_pass.root.iterdir() if p.is_dir()) == sorted(
+    assert sorted(p.name for p in asz_pass.root.iterdir() if p.is_dir() and not p.name.startswith("_")) == sorted(
         [PLAIN_SESSION, AGENT_SESSION, WF_SESSION])
 
 
@@ -175,7 +175,7 @@ def test_names_out_of_shape_are_refused_counted_unreadable_and_named(
     for path in [*bad, projects / NOTES / WF_SESSION / "subagents" / "workflows" / "not-a-run"]:
         assert str(path) in warned
     assert summary.totals.sources == 10  # the real ones still land
-    assert sorted(p.name for p in asz_pass.root.iterdir() if p.is_dir()) == sorted(
+    assert sorted(p.name for p in asz_pass.root.iterdir() if p.is_dir() and not p.name.startswith("_")) == sorted(
         [PLAIN_SESSION, AGENT_SESSION, WF_SESSION])
     assert_root_verifies(asz_pass.root)
 
@@ -238,7 +238,8 @@ def test_a_script_filed_under_another_directory_joins_its_session(
 def test_include_and_exclude_judge_the_main_transcripts_directory(
         projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner) -> None:
     summary = run_local(projects, include=["/home/dev/notes"])
-    assert summary.totals.sessions == 1 and [p.name for p in asz_pass.root.iterdir() if p.is_dir()] == [WF_SESSION]
+    sessions = [p.name for p in asz_pass.root.iterdir() if p.is_dir() and not p.name.startswith("_")]
+    assert summary.totals.sessions == 1 and sessions == [WF_SESSION]
     summary = run_local(projects, exclude=["-home-dev-projects-*"])
     assert summary.totals.sessions == 1 and summary.totals.landed == 0
 

@@ -18,7 +18,7 @@ from tests.helpers import REPO
 #: the built-in adapters stay on beside a third-party one unless switched off; a test never
 #: reads the machine's own sessions
 BUILT_IN_OFF = "".join(f"  - name: {name}\n    enabled: false\n"
-                       for name in ("claude-code-local", "claude-code-provider", "kiro"))
+                       for name in ("claude-code-local", "changes", "claude-code-provider", "kiro"))
 
 
 def asz(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

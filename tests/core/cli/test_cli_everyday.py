@@ -22,7 +22,7 @@ from asz_core.cli.schedule_units import Job, launchd_plist, systemd_quote, syste
 from tests.helpers import REPO
 
 BUILT_IN_OFF = "".join(f"  - name: {name}\n    enabled: false\n"
-                       for name in ("claude-code-local", "claude-code-provider", "kiro"))
+                       for name in ("claude-code-local", "changes", "claude-code-provider", "kiro"))
 
 
 def asz(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -10,6 +10,7 @@ rewritten as upstream writes it.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 from pathlib import Path
@@ -74,10 +75,12 @@ def _as_upstream_root(root: Path) -> None:
     (session / "index").mkdir(mode=0o700)
     (session / "index" / "entries.bin").write_bytes(b"\x00upstream index\x00")
     (session / "index" / "index.state").write_text(f"schema        3\nindexed_seq   {highest}\n")
-    (session / "metrics").mkdir(mode=0o700)
-    (session / "metrics" / "000001.json").write_bytes(b'{"digest":"..."}')
-    (root / "_metrics").mkdir(mode=0o700)  # the metrics spool beside the sessions
-    (root / "_metrics" / "metrics.state").write_text("schema        1\n")
+    (session / "metrics").mkdir(mode=0o700)  # upstream's receipt for file 1, which counted nothing
+    first = next(p for p in session.rglob("*-000001.sd"))
+    digest = hashlib.sha256(first.read_bytes()).hexdigest()
+    (session / "metrics" / "000001.json").write_bytes(b'{"schema":1,"digest":"%s"}\n' % digest.encode())
+    (root / "_metrics").mkdir(mode=0o700)  # the metrics spool beside the sessions, its state JSON
+    (root / "_metrics" / "metrics.state").write_text('{"schema": 1, "derived": {}, "sessions": {}}\n')
     for table in root.glob(".settled-*.state"):  # this project's own; upstream has none
         table.unlink()
 
