@@ -13,7 +13,7 @@ import hashlib
 import io
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -166,7 +166,8 @@ def test_the_changes_adapter_under_its_old_name_reading_the_plugin_data_lets_the
     assert copy.gone()
 
 
-def test_a_session_goes_once_every_landed_file_is_derived_and_every_spool_file_is_sent(copy: Copy) -> None:
+def test_a_session_goes_once_every_landed_file_is_derived_and_every_spool_file_is_sent(
+        copy: Copy, assert_root_verifies: Callable[[Path], None]) -> None:
     copy.configure()
     before = len(copy.rx.metric_requests)
     copy.run()
@@ -174,16 +175,19 @@ def test_a_session_goes_once_every_landed_file_is_derived_and_every_spool_file_i
     assert copy.gone()
     assert copy.spool() == [] and SESSION not in copy.pushed()
     assert SESSION not in (copy.root / SPOOL_DIR / "metrics.state").read_text("utf-8")
+    assert_root_verifies(copy.root)
 
 
 def test_a_session_whose_metrics_the_receiver_refused_waits_without_a_word_and_goes_once_they_are_sent(
-        copy: Copy, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+        copy: Copy, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        assert_root_verifies: Callable[[Path], None]) -> None:
     copy.configure()
     monkeypatch.setattr(copy.rx, "handle_metrics", lambda request: Outcome("fail"))
     copy.run()
     assert copy.whole() and copy.spool()
     assert f"/{SESSION}/" in copy.pushed() and f"{SPOOL_DIR}/" not in copy.pushed()  # logs sent, metrics not
     assert f"kept: {SESSION}" not in capsys.readouterr().err
+    assert_root_verifies(copy.root)
     monkeypatch.undo()
     copy.run()
     assert copy.gone() and copy.spool() == []
