@@ -15,13 +15,17 @@ runtime's). The rules, per event:
   ``tool_schemas`` for the snapshot types that carry them);
 * a fragment: ``agent``, ``call``, ``model``, ``usage`` (zeros left out), ``finished`` on the
   last; a thinking block also lists its signature in ``dropped``;
-* a result: ``external``; an agent launch names its ``child`` and is a ``launch_ack``, a fork
+* a data part (and a call's input) is a map, its keys sorted as upstream's encoder writes a map;
+* a result: ``external``, its data what the runtime enriches it with (``stdout``/``stderr``, a
+  launch's or a fork's acknowledgement; none on a replayed copy), its size the text's alone;
+  an agent launch names its ``child`` and is a ``launch_ack``, a fork
   names its ``child``, a workflow launch names its ``batch`` and is a ``launch_ack``; an editing
   tool's change is one more ``data`` part, the ``changes/1`` record ``claude-code-local`` derives
   from the runtime's patch, byte for byte (:func:`.changes.runtime_record`);
 * a notice: ``external``, trigger ``notification``, ``tool`` and ``child``;
 * a client-made message: ``agent``, ``synthetic``, model ``<synthetic>``, empty usage;
-* a reset: the boundary ``runtime``, ``context_reset``, ``continues``; the summary
+* a reset: the boundary ``runtime``, ``context_reset``, ``continues``, its data the runtime's
+  compact metadata; the summary
   ``external``, ``reset_summary``;
 * a system record: ``runtime``, ``turn_duration``, ``command`` or ``notice`` by subtype;
 * a child's sidecar, a journal line, a manifest, a script: ``runtime``, as the adapter lands them.
