@@ -11,6 +11,12 @@
   files or directories runs them in this process, as does ``-n 0``. Each process has its own
   temporary directories and asz cache; a corpus landing that tests only read is built once per
   run (``landed_once``).
+* **Property tests.** Every hypothesis test runs under the ``asz`` profile below. Hypothesis's two
+  timing rules, a deadline for each example and the ``too_slow`` health check on generating the
+  first ones, measure wall time, which a loaded machine (CI shares two CPUs among many workers)
+  stretches without bound, so they are off: these tests assert properties, and how fast anything
+  is belongs to ``benchmarks/``. The rules on what is generated (too much data, too much
+  filtered out) stay on; a test that has a reason to waive one says so in its own ``settings``.
 """
 
 from __future__ import annotations
@@ -23,10 +29,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.helpers import REPO
 
 SHARED = Path(os.environ.get("ASZ_SHARED", REPO.parent / "shared"))
+
+settings.register_profile("asz", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("asz")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

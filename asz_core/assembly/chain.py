@@ -17,6 +17,7 @@ empty): it is not a round, and one older than a minute is removed by the next pu
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import time
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from asz_core.assembly.flow import Fold, Round, RoundError, read_round
-from asz_core.root import faults
+from asz_core.root import confined, faults
 from asz_core.root.durable import fsync_dir, install_noreplace, make_dirs, temp_name, write_replace
 from asz_core.root.locks import FileLock
 
@@ -52,14 +53,41 @@ class Chain:
         self.dir = root / CONVERSATIONS / conversation
         self.rounds_dir = self.dir / "rounds"
         self.state_path = self.dir / "conversation.state"
+        #: the directories the last :meth:`lock` made, outermost first
+        self._made: list[Path] = []
 
     def exists(self) -> bool:
         return self.dir.is_dir()
 
     def lock(self) -> FileLock:
-        """The chain's lock, taken without waiting (:class:`ChainBusy` when held)."""
-        make_dirs(self.dir)
+        """The chain's lock, taken without waiting (:class:`ChainBusy` when held). Its file makes
+        the chain's directory where there was none; :meth:`unmake` takes that back."""
+        self._made = make_dirs(self.dir)
         return FileLock(self.dir / ".lock", describe=True)
+
+    def unmake(self) -> None:
+        """Under the lock, on a chain found to hold no round for a session with no landed file:
+        remove the lock's file and the directories :meth:`lock` made, so a parse that ran after a
+        removal leaves nothing (storage-root, "The chain"). A chain directory that was there
+        before stays. A parser that opened the lock's file meanwhile was refused it and writes
+        nothing; one that makes it again finds the session gone too, and does the same."""
+        if not self._made:
+            return
+        with contextlib.suppress(FileNotFoundError):
+            confined.unlink(self.dir / ".lock")
+        for directory in reversed(self._made):
+            fd = confined.open_dir(directory.parent)
+            try:
+                os.rmdir(directory.name, dir_fd=fd)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                if exc.errno == errno.ENOTEMPTY:  # another writer's by now: it is theirs to keep
+                    return
+                raise
+            finally:
+                os.close(fd)
+        self._made = []
 
     def files(self) -> list[RoundFile]:
         """The round files in round order; reservations (empty files) are not rounds."""

@@ -3,7 +3,10 @@
 For one session (conversation-assembly, "The round chain"):
 
 1. A session with no landed file and no chain has nothing to parse: no chain directory is made.
-2. Take the chain's lock before reading anything (a second parser writes nothing).
+2. Take the chain's lock before reading anything (a second parser writes nothing). Step 1 looked
+   without it, so a scenario removal may have taken the session away since: under the lock, a
+   session with no landed file whose chain holds no round is left as step 1 leaves it, and the
+   directory the lock made goes again. A parse that runs after a removal leaves nothing behind.
 3. Fold the chain; refuse one built by another parser or policy, or for another session.
 4. Fix the watermark at the highest landed sequence; refuse when the chain covers more than is
    landed. Nothing above the previous watermark: no round, and no landed file is read. A chain
@@ -144,14 +147,24 @@ def parse_session(root: Path, session: str, *, conversation: str | None = None,
     if _head_is_at(chain, session, watermark):
         out.through_seq = watermark
         return out
+    lock = chain.lock()
     try:
-        with chain.lock():
-            _parse_locked(chain, session_dir, session, conversation, max_round_bytes, now, out)
+        lock.acquire()
     except LockBusy:
         out.outcome, out.message = "busy", (f"{session}: another parser holds {chain.dir / '.lock'}; "
                                             f"this one wrote nothing (parse again once it finishes)")
+        return out
+    except FileNotFoundError:
+        # the chain's directory went between its making and its lock's file: a removal took it,
+        # or a parser that found the session gone (step 2); there is nothing left to parse
+        return out
+    try:
+        if not _parse_locked(chain, session_dir, session, conversation, max_round_bytes, now, out):
+            chain.unmake()
     except (RoundError, ChainBusy, ParseError) as exc:
         out.outcome, out.message = "refused", f"{session}: {exc}"
+    finally:
+        lock.release()
     return out
 
 
@@ -185,7 +198,9 @@ def _head_is_at(chain: Chain, session: str, watermark: int) -> bool:
 
 
 def _parse_locked(chain: Chain, session_dir: Path, session: str, conversation: str, budget: int,
-                  now: str, out: SessionParse) -> None:
+                  now: str, out: SessionParse) -> bool:
+    """Steps 3 to 7 under the lock; ``False`` when the session has no landed file and its chain
+    no round (step 2: there is nothing to keep the chain's directory for)."""
     chain.sweep()  # a crash at any instant leaves at most a temporary file: the lock's next holder removes it
     sweep_cache(session_dir)
     fold = chain.fold()
@@ -200,12 +215,14 @@ def _parse_locked(chain: Chain, session_dir: Path, session: str, conversation: s
     # the derived cache still knows a landed file lost after a round bound it, as upstream's
     # index does, so the session goes on into later rounds
     watermark = max(seqs.keys() | cached_seqs(session_dir), default=0)
+    if watermark == 0 and fold.head is None:
+        return False
     out.through_seq = fold.through_seq
     if watermark < fold.through_seq:
         raise ParseError(f"the chain covers landed sequence {fold.through_seq} but the root holds only "
                          f"{watermark}: landed files are missing (asz-pipeline verify names them)")
     if watermark == fold.through_seq:
-        return
+        return True
     files, out.files_read = load_session(session_dir, watermark, seqs)
     while fold.through_seq < watermark:
         start, through = fold.through_seq + 1, watermark
@@ -220,6 +237,7 @@ def _parse_locked(chain: Chain, session_dir: Path, session: str, conversation: s
         out.rounds.append(path)
         out.through_seq = fold.through_seq
         out.stats = a.stats
+    return True
 
 
 def _now() -> str:

@@ -108,8 +108,9 @@ def move_to_removed(root: Path, rel: str, new_name: str) -> bool:
     """Rename ``root/rel`` (a directory, not a link) to ``_removed/new_name`` in one call and make
     both directories' entries durable; ``False`` when there is nothing at ``rel``."""
     parent, _, name = rel.rpartition("/")
-    with open_nofollow_dir(None, str(root)) as root_fd, open_nofollow_dir(root_fd, parent) as src_fd:
-        try:
+    with open_nofollow_dir(None, str(root)) as root_fd, contextlib.ExitStack() as stack:
+        try:  # no parent (no parse ever made _conversations/) is nothing at rel either
+            src_fd = stack.enter_context(open_nofollow_dir(root_fd, parent))
             st = os.stat(name, dir_fd=src_fd, follow_symlinks=False)
         except FileNotFoundError:
             return False

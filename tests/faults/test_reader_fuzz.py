@@ -6,7 +6,7 @@ import contextlib
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from asz_core.sessiondata import SessionDataError, decode_record, read_records
@@ -55,7 +55,7 @@ def mutations(draw: st.DrawFn, lines: list[bytes]) -> bytes:
 
 def test_only_the_readers_own_error_escapes(landed_lines: list[bytes]) -> None:
     @given(mutations(landed_lines))
-    @settings(max_examples=examples(2000), deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=examples(2000))
     def fuzz(line: bytes) -> None:
         with contextlib.suppress(SessionDataError):
             record = decode_record(line)

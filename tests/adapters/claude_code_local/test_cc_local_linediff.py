@@ -41,7 +41,7 @@ def _common(a: list[str], b: list[str]) -> int:
     return row[-1]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(lines, lines)
 def test_the_hunks_rebuild_the_after_side_with_the_fewest_changed_lines(before: list[str], after: list[str]) -> None:
     found = diff_lines(before, after)

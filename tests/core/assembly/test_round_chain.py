@@ -14,6 +14,7 @@ from asz_core.assembly.chain import Chain
 from asz_core.assembly.chaincheck import check_chain
 from asz_core.assembly.flow import RoundError, read_round
 from asz_core.assembly.parse import parse_session
+from asz_core.removal.scenario_root import delete_in_removed, move_to_removed
 from asz_core.root.locks import FileLock
 from asz_core.verify import verify_root
 
@@ -58,6 +59,30 @@ def test_a_second_parser_writes_nothing_while_the_chain_is_locked(scenarios: Pat
         busy = parse_session(tmp_path, session)
     assert busy.outcome == "busy" and not busy.rounds and not chain.files()
     assert parse_session(tmp_path, session).rounds
+
+
+@pytest.mark.parametrize("parsed_before", [False, True], ids=["never parsed", "parsed before"])
+def test_a_parse_that_takes_the_lock_after_a_removal_took_the_session_leaves_nothing_behind(
+        scenarios: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parsed_before: bool) -> None:
+    scenario = scenarios / "unfinished-tool.yaml"
+    if parsed_before:
+        assert parse_session(tmp_path, build_sd(scenario, tmp_path, through="open")).rounds
+    session = build_sd(scenario, tmp_path)  # landed past what any chain holds: the parse has work
+    taking = Chain.lock
+
+    def removed_first(chain: Chain) -> FileLock:
+        # a scenario removal between the parse's first look and its lock: the session directory,
+        # then the chain, go through _removed/ as remove_session moves them
+        for rel, name in ((session, session), (f"_conversations/{session}", f"{session}.chain")):
+            if (tmp_path / rel).exists():
+                move_to_removed(tmp_path, rel, name)
+                delete_in_removed(tmp_path, name)
+        return taking(chain)
+
+    monkeypatch.setattr(Chain, "lock", removed_first)
+    parsed = parse_session(tmp_path, session)
+    assert (parsed.outcome, parsed.rounds) == ("", [])
+    assert not (tmp_path / session).exists() and not (tmp_path / "_conversations" / session).exists()
 
 
 def test_a_parser_killed_before_its_round_is_installed_leaves_no_round_and_the_next_writes_it(

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from asz_core.assembly.chain import Chain
 from asz_core.root.storage import StorageRoot
 from asz_core.testing import PassRunner
 from tests.core.page.page_helpers import FIRST, LATER, copy_transcript
@@ -71,8 +72,10 @@ def test_serve_watch_lands_new_data_shows_a_failed_pass_and_stops_on_ctrl_c(
         rows = until("the later session in the list",
                      lambda: (r if len(r := get(port, "/api/conversations")) == 2 else None))
         assert {r["id"] for r in rows} == {FIRST[1], LATER[1]}
-        # each pass is parsed too: the later conversation's document is drawn from its rounds
-        until("the later session's rounds", (runner.root / "_conversations" / LATER[1] / "rounds").is_dir)
+        # each pass is parsed too: the later conversation's document is drawn from its rounds. The
+        # wait is for a round published, as the page lists them: ``rounds/`` is made before the
+        # first round is installed into it, and until then the page rightly has no document
+        until("the later session's first round", Chain(runner.root, LATER[1]).files)
         assert get(port, f"/api/c/{LATER[1]}/view")["format"] == "asz.view"
 
         # another process holds the root: the pass is refused, shown, and the page keeps answering

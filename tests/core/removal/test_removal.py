@@ -22,7 +22,7 @@ from asz_core.cli.app import App
 from asz_core.cli.main import main
 from asz_core.removal.marker import MARKER_DIR, REMOVING, marker_path
 from asz_core.removal.remove import POINTS
-from asz_core.removal.scenario_root import REMOVED_DIR, SCENARIO_DIR
+from asz_core.removal.scenario_root import REMOVED_DIR, SCENARIO_DIR, move_to_removed
 from asz_core.scenario.build import BuildOptions, build
 from asz_core.scenario.check import DEFAULT_AT_MS
 from asz_core.scenario.model import ScenarioError, load_scenario
@@ -302,3 +302,11 @@ def test_the_build_command_says_the_policy_and_refuses_one_it_cannot_apply(tmp_p
                     App(out=io.StringIO(), err=err))
         assert code == 2 and "--remove" in err.getvalue()
         assert not (tmp_path / "bad").exists()
+
+
+def test_a_chain_no_parse_ever_made_is_nothing_to_move(tmp_path: Path) -> None:
+    """A root where no parse ran has no ``_conversations/``: step 4 finds nothing and goes on."""
+    (tmp_path / "s1").mkdir()
+    assert move_to_removed(tmp_path, "_conversations/s1", "s1.chain") is False
+    assert move_to_removed(tmp_path, "s1", "s1") is True
+    assert not (tmp_path / "s1").exists() and (tmp_path / "_removed" / "s1").is_dir()

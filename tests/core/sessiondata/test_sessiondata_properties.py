@@ -9,7 +9,7 @@ import random
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from asz_core.sessiondata import (
@@ -80,7 +80,7 @@ def test_any_record_reads_back_equal(record: Record) -> None:
 
 
 @given(st.lists(records, max_size=6))
-@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25))
 def test_sdcheck_accepts_any_file_the_writer_writes(tmp_path_factory: pytest.TempPathFactory,
                                                     rows: list[Record]) -> None:
     path = tmp_path_factory.mktemp("sd") / "f.sd"

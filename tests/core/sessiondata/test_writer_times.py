@@ -40,7 +40,7 @@ def _expected(texts: list[str]) -> tuple[str | None, str | None]:
     return (first[1] if first else None), (last[1] if last else None)
 
 
-@settings(max_examples=examples(400), deadline=None)
+@settings(max_examples=examples(400))
 @given(st.lists(times(), max_size=12), st.booleans())
 def test_first_and_last_times_are_the_instants_extremes(texts: list[str], ordered: bool) -> None:
     if ordered:  # the usual file: records nearly in time order, which the writer's shortcut serves
@@ -55,7 +55,7 @@ def test_first_and_last_times_are_the_instants_extremes(texts: list[str], ordere
     assert (summary.from_time, summary.through_time) == _expected(texts)
 
 
-@settings(max_examples=examples(600), deadline=None)
+@settings(max_examples=examples(600))
 @given(times(), times())
 def test_texts_compare_as_their_instants_only_where_same_sort_says_so(text: str, than: str) -> None:
     if parse_instant(than) is None or not sorts_as_instant(than) or not sorts_as_instant(text):
