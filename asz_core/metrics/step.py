@@ -7,9 +7,7 @@ what it did not derive is derived by the next pass.
 from __future__ import annotations
 
 from asz_core.context import PassContext
-from asz_core.metrics.derive import derive_root
 from asz_core.metrics.lookback import parse_lookback
-from asz_core.metrics.state import MetricsStateError
 from asz_core.root.owed import METRICS, read_owed, settle_owed
 
 __all__ = ["derive_in_pass"]
@@ -24,6 +22,10 @@ def derive_in_pass(ctx: PassContext) -> None:
     owed = read_owed(root, METRICS)
     if owed.sessions is not None and not owed.sessions:
         return  # nothing landed since: a no-op pass reads no session
+    # here, not at the top: the derivation's modules are loaded by a pass that has work for them
+    from asz_core.metrics.derive import derive_root
+    from asz_core.metrics.state import MetricsStateError
+
     try:
         stats = derive_root(root, lookback_s=parse_lookback(str(section.get("lookback", "72h"))),
                             clock=ctx.clock, sessions=None if owed.sessions is None else sorted(owed.sessions))
