@@ -13,7 +13,8 @@ returns, which the pass merges in claim order (:mod:`asz_core.pipeline`). The st
    settled entry: the stat and the check of each cursor are one, so a source that grows
    meanwhile is never recorded as landed.
 
-:func:`land_claims` lands claims this way in groups (:mod:`asz_core.root.group`): each session's
+:func:`land_claims` and :class:`GroupLanding` land claims this way in groups
+(:mod:`asz_core.root.group`): each session's
 files and cursors wait, still under its lock, for one commit of the whole group; step 3 runs
 once the group's steps are durable, so the settled entry stats the cursors as they now are; and
 the outcomes go out, in claim order, only then (a file an outcome names is in place).
@@ -29,35 +30,67 @@ from asz_core.context import AdapterContext
 from asz_core.failures import describe_failure
 from asz_core.host import PluginHost
 from asz_core.plugin import SessionClaim
-from asz_core.root.group import GROUP_SESSIONS, CommitGroup
+from asz_core.root.group import CommitGroup
 from asz_core.root.layout import cursor_file
 from asz_core.root.locks import LockBusy
 from asz_core.root.settled import SettledEntry, settled_entry
 from asz_core.root.storage import SessionHandle
 from asz_core.tally import SessionOutcome
 
-__all__ = ["land_claim", "land_claims"]
+__all__ = ["GroupLanding", "land_claim", "land_claims"]
 
 
 def land_claims(host: PluginHost, actx: AdapterContext, claims: Iterable[SessionClaim]) -> Iterator[SessionOutcome]:
-    """Land each of ``claims`` (:func:`land_claim`) in groups of :data:`GROUP_SESSIONS`
-    committed together, and yield their outcomes in claim order as each group commits."""
-    group = CommitGroup.open(actx.root.path, dry_run=actx.dry_run)
-    if group is None:
-        for claim in claims:
-            yield land_claim(host, actx, claim)
-        return
-    landed: list[SessionOutcome] = []
+    """Land each of ``claims`` (:func:`land_claim`) in groups committed together
+    (:class:`GroupLanding`), and yield their outcomes in claim order as each group commits."""
+    landing = GroupLanding(host, actx)
     try:
         for claim in claims:
-            landed.append(land_claim(host, actx, claim, group))
-            if len(group) >= GROUP_SESSIONS:
-                group.commit()
-                done, landed = landed, []
-                yield from done
+            yield from landing.land(claim)
     finally:  # the last group, or whatever is held when the pass stops taking outcomes
-        group.close()
-    yield from landed
+        done = landing.close()
+    yield from done
+
+
+class GroupLanding:
+    """Claims landed one by one into a commit group (:mod:`asz_core.root.group`), which commits
+    once it is full (:meth:`CommitGroup.full`), after a session that failed, or when asked:
+    each call hands back the outcomes complete by then, in the order their claims came. Without a group (a dry run, no
+    ``syncfs``) each outcome is complete at once."""
+
+    def __init__(self, host: PluginHost, actx: AdapterContext) -> None:
+        self.host = host
+        self.actx = actx
+        self.group = CommitGroup.open(actx.root.path, dry_run=actx.dry_run)
+        self._held: list[SessionOutcome] = []
+
+    def __len__(self) -> int:
+        """Outcomes waiting for the group's commit."""
+        return len(self._held)
+
+    def land(self, claim: SessionClaim) -> list[SessionOutcome]:
+        """Land ``claim``; the outcomes complete now (the group's, if this filled it)."""
+        outcome = land_claim(self.host, self.actx, claim, self.group)
+        if self.group is None:
+            return [outcome]
+        self._held.append(outcome)
+        # a failure commits at once, so that it is reported as itself even if the process dies
+        # before the group would have filled
+        return self.commit() if self.group.full() or outcome.errors else []
+
+    def commit(self) -> list[SessionOutcome]:
+        """Commit the group: every outcome held is complete."""
+        if self.group is not None:
+            self.group.commit()
+        done, self._held = self._held, []
+        return done
+
+    def close(self) -> list[SessionOutcome]:
+        """Commit what is held and let the group go."""
+        if self.group is not None:
+            self.group.close()
+        done, self._held = self._held, []
+        return done
 
 
 def land_claim(host: PluginHost, actx: AdapterContext, claim: SessionClaim,

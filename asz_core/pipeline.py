@@ -28,7 +28,7 @@ from asz_core.host import PluginHost
 from asz_core.land import land_claims
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
 from asz_core.root.locks import LockBusy
-from asz_core.root.owed import PassOwed
+from asz_core.root.owed import METRICS, PARSE, PassOwed, forget_log
 from asz_core.root.storage import StorageRoot
 from asz_core.tally import AdapterCounters, PassSummary, SessionOutcome
 from asz_core.workers import DEFAULT_FROM_SESSIONS, configured_workers, explicit_workers, land_in_workers
@@ -79,7 +79,10 @@ def run_pass(host: PluginHost, config: Config, *, clock: Clock = time.time_ns,
                       hooks=host.pm.hook)
     with hold_root(root, wait=wait, doing="run"):
         host.pass_start(ctx)
-        owed = PassOwed(root.path, dry_run=dry_run)
+        derives = not dry_run and bool(config.section("metrics").get("enabled", True))
+        owed = PassOwed(root.path, dry_run=dry_run, logs=(PARSE, METRICS) if derives else (PARSE,))
+        if not derives and not dry_run:  # a log no derivation settles would only grow; without
+            forget_log(root.path, METRICS)  # it, the next derivation looks at every session
         for entry in config.adapters:
             if entry.enabled:
                 _run_adapter(host, ctx, entry.name, entry.options, owed)
@@ -88,7 +91,7 @@ def run_pass(host: PluginHost, config: Config, *, clock: Clock = time.time_ns,
         except OSError as exc:  # its ``start`` stays open: the next parse looks at every session
             ctx.reporter.warn(f"cannot write {owed.path}: {exc.strerror or exc}; the next parse looks at "
                               f"every session")
-        if not dry_run and config.section("metrics").get("enabled", True):
+        if derives:
             from asz_core.metrics.step import derive_in_pass  # loaded only by a pass that derives
 
             derive_in_pass(ctx)  # before the observers: the push among them sends what it spooled

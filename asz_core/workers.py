@@ -10,24 +10,26 @@ and when the pass hears of it:
 * a worker is a fork of the pass (same host, configuration, root, clock and pass stamp), given
   the host and the adapter's context when it starts (``initializer``), so the landed files are
   named as one process would name them;
-* claims are pickled to a worker as one frees up (so a claim's payload must pickle), a few at a
+* claims are pickled to a worker as it frees up (so a claim's payload must pickle), a few at a
   time when sessions land quickly (:func:`_per_task`), and the pass takes the next claims from
-  the adapter only then: it holds a few sessions, not all;
-* a worker lands a task's claims with the same :func:`asz_core.land.land_claims` as the pass's
-  process, one group commit per task,
-  and sends back what it returns, the session's :class:`~asz_core.tally.SessionOutcome`; the
-  pass merges outcomes in claim order (it announces the landed files, so ``asz_file_landed``
-  observers run in the pass's process, records the settled entry and applies what the adapter
-  handed back), exactly as it merges those of sessions landed in its own process;
+  the adapter only then: it holds a few groups' worth of sessions, not all;
+* a worker lands its claims with the same :class:`asz_core.land.GroupLanding` as the pass's
+  process, one group commit spanning its tasks (full, or whenever no task waits for it: see
+  :func:`_serve`), and sends back what each returns once its group has committed, the session's
+  :class:`~asz_core.tally.SessionOutcome`; the pass merges outcomes in claim order (it
+  announces the landed files, so ``asz_file_landed`` observers run in the pass's process,
+  records the settled entry and applies what the adapter handed back), exactly as it merges
+  those of sessions landed in its own process;
 * a worker dies with the pass (``PR_SET_PDEATHSIG``), so a pass killed with -9 leaves no worker
   writing behind it; a worker that dies alone fails the pass with an error naming the sessions
-  it did not report, which land next pass (their cursors never moved past what landed).
+  it did not report, which land next pass (their cursors never moved past what landed), and
+  the others land on.
 
 ``collector.workers`` (or ``$ASZ_WORKERS``) sets how many; one lands in the pass's own process.
 Unset, a pass on Linux with many sessions to land uses two processes for each CPU it may use (at
-most four): each session waits for three fsyncs, during which its process needs no CPU and
-another can use it; a pass with a few sessions to land is not slowed by starting them
-(:func:`configured_workers`).
+most four): a landing waits for the disk (its group's ``syncfs``, reads), during which its
+process needs no CPU and another can use it; a pass with a few sessions to land is not slowed
+by starting them (:func:`configured_workers`).
 """
 
 from __future__ import annotations
@@ -35,21 +37,20 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from asz_core.context import AdapterContext
-from asz_core.failures import describe_failure
 from asz_core.host import PluginHost
-from asz_core.land import land_claims
+from asz_core.land import GroupLanding
 from asz_core.plugin import SessionClaim
 from asz_core.root.group import GROUP_SESSIONS
 from asz_core.tally import SessionOutcome
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
+    from multiprocessing import Queue
+    from multiprocessing.connection import Connection
 
 __all__ = ["DEFAULT_FROM_SESSIONS", "DEFAULT_MOST", "DEFAULT_PER_CPU", "configured_workers", "explicit_workers",
            "land_in_workers"]
@@ -62,7 +63,8 @@ _PR_SET_PDEATHSIG = 1
 #: (figures: benchmarks/README.md, "Figures behind the code's constants").
 DEFAULT_FROM_SESSIONS = 32
 #: ... in this many for each CPU the pass may use: a session's landing waits for the disk
-#: (three fsyncs) as well as using a CPU, and a second process on the CPU lands meanwhile.
+#: (its group's ``syncfs``) as well as using a CPU, and a second process on the CPU lands
+#: meanwhile.
 DEFAULT_PER_CPU = 2
 #: ... and in at most this many.
 DEFAULT_MOST = 4
@@ -101,20 +103,17 @@ def explicit_workers(options: dict[str, Any]) -> int | None:
     return value if isinstance(value, int) else None
 
 
-#: tasks sent ahead to each worker: enough to keep it busy, few enough that the pass holds a
-#: handful of sessions' claims at a time, not every one
-_AHEAD = 2
-#: tasks landed but not merged yet, because one sent before them is still landing (outcomes are
-#: merged in claim order), beyond which no more are sent until it is in
-_MOST_WAITING = 16
-#: A task (the claims sent to a worker at once) should take about this long: each task costs
-#: the pass a little CPU (pickling, the pool's queues, threads and futures) and the worker a
-#: group commit (two ``syncfs``, :mod:`asz_core.root.group`), so several claims per task keep
-#: both small, and a task this short still lets the workers finish close together (figures:
-#: benchmarks/README.md, "Figures behind the code's constants").
-_TASK_SECONDS = 0.2
-#: ... and holds at most this many claims: one group.
-_MOST_PER_TASK = GROUP_SESSIONS
+#: A task (the claims sent to a worker at once) should take about this long: each costs the pass
+#: a little CPU (pickling, a pipe write), so several claims per task keep it small, and a task
+#: this short still lets the workers finish close together (figures: benchmarks/README.md,
+#: "Figures behind the code's constants"). A worker's group commit is not its task: it spans
+#: tasks (:func:`_serve`).
+_TASK_SECONDS = 0.05
+#: ... and holds at most this many claims.
+_MOST_PER_TASK = 16
+#: claims sent to a worker and not reported yet: enough for it to fill a group
+#: (:data:`~asz_core.root.group.GROUP_SESSIONS`) with a task still waiting behind it
+_MOST_PENDING = GROUP_SESSIONS + 2 * _MOST_PER_TASK
 
 
 class _Worker:
@@ -125,14 +124,8 @@ class _Worker:
         self.actx = actx
 
 
-#: this process's :class:`_Worker`, in a worker process only (a task is a module-level function,
-#: which is how the pool finds it in the worker)
-_worker: _Worker | None = None
-
-
 def _start_worker(host: PluginHost, actx: AdapterContext) -> None:
-    """A worker's first step: die with the pass, and keep what it lands with."""
-    global _worker
+    """A worker's first step: die with the pass, and leave Ctrl-C to it."""
     import ctypes
     import signal
 
@@ -143,12 +136,40 @@ def _start_worker(host: PluginHost, actx: AdapterContext) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() == 1:  # the pass died before the line above ran
         os._exit(1)
-    _worker = _Worker(host, actx)
 
 
-def _land_task(claims: list[SessionClaim]) -> list[SessionOutcome]:
-    assert _worker is not None, "a task runs only in a worker process"
-    return list(land_claims(_worker.host, _worker.actx, claims))
+def _serve(inbox: Queue[list[tuple[int, SessionClaim]] | None], conn: Connection, host: PluginHost,
+           actx: AdapterContext) -> None:
+    """A worker process: land each task's claims into one group commit that spans tasks, and
+    send back ``(index, outcome)`` of each claim once its group has committed. The group
+    commits when it is full, and whenever no task is waiting: a worker never waits for work
+    holding sessions, so the pass, which merges outcomes in claim order, always hears of them.
+    ``None`` ends it (after a last commit)."""
+    _start_worker(host, actx)
+    landing = GroupLanding(host, actx)
+    indexes: list[int] = []
+
+    def report(done: list[SessionOutcome]) -> None:
+        conn.send(list(zip(indexes[:len(done)], done, strict=True)))
+        del indexes[:len(done)]
+
+    try:
+        while True:
+            if indexes and inbox.empty():
+                report(landing.commit())
+            task = inbox.get()
+            if task is None:
+                break
+            for index, claim in task:
+                indexes.append(index)
+                done = landing.land(claim)
+                if done:
+                    report(done)
+    finally:
+        done = landing.close()
+        if done:
+            report(done)
+        conn.close()
 
 
 def _per_task(seconds: float, landed: int) -> int:
@@ -159,67 +180,108 @@ def _per_task(seconds: float, landed: int) -> int:
     return max(1, min(_MOST_PER_TASK, int(_TASK_SECONDS * landed / max(seconds, 1e-6))))
 
 
-def _lost(task: list[SessionClaim], message: str) -> list[SessionOutcome]:
-    """The outcome of each claim of ``task`` whose worker did not report: ``message``, its error."""
-    return [SessionOutcome(claim.session, errors=[message]) for claim in task]
+def _lost(session: str, message: str) -> SessionOutcome:
+    """The outcome of a claim whose worker did not report: ``message``, its error."""
+    return SessionOutcome(session, errors=[message])
 
 
 _DIED = ("a worker process died before reporting this session; what landed of it is complete "
          "and the rest lands next pass")
 
 
+class _Process:
+    """A worker process, its inbox, the pipe its reports come back on, and the claims it has not
+    reported. Tasks go through a queue, whose thread writes them: the pass never blocks sending
+    while the worker blocks sending a report back."""
+
+    def __init__(self, context: Any, host: PluginHost, actx: AdapterContext) -> None:
+        self.inbox = context.Queue()
+        self.conn, theirs = context.Pipe(duplex=False)
+        self.process = context.Process(target=_serve, args=(self.inbox, theirs, host, actx), daemon=True)
+        self.process.start()
+        theirs.close()
+        self.pending: dict[int, str] = {}  #: index → session
+
+    def send(self, task: list[tuple[int, SessionClaim]]) -> None:
+        self.inbox.put(task)
+        self.pending.update((index, claim.session) for index, claim in task)
+
+    def stop(self) -> None:
+        """Let it commit what it holds and end (or end it, if it does not)."""
+        if self.process.is_alive():
+            self.inbox.put(None)
+            self.process.join(timeout=60)
+            if self.process.is_alive():
+                self.process.kill()
+                self.process.join()
+        self.inbox.cancel_join_thread()  # nothing is left for a process that ended to read
+        self.inbox.close()
+        self.conn.close()
+
+
 def land_in_workers(host: PluginHost, actx: AdapterContext, claims: Iterable[SessionClaim],
                     workers: int) -> Iterator[SessionOutcome]:
     """Land ``claims`` in ``workers`` forked processes and yield each one's outcome, in the order
-    of ``claims``. Claims are taken from ``claims`` as workers free up."""
+    of ``claims``. Claims are taken from ``claims`` as workers free up; at most a few groups'
+    worth of them are sent and not merged at a time."""
     import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-    from concurrent.futures import Future as Done
-    from concurrent.futures.process import BrokenProcessPool
+    from multiprocessing.connection import wait
 
-    upcoming = iter(claims)
-    sent: deque[tuple[Future[list[SessionOutcome]], list[SessionClaim]]] = deque()
-    reported: set[Future[list[SessionOutcome]]] = set()
-    landed = 0  # claims reported, and the seconds they took: how many the next task holds
-    seconds = 0.0
+    context = multiprocessing.get_context("fork")
+    upcoming = enumerate(claims)
+    done: dict[int, SessionOutcome] = {}
+    sent = merged = 0  # claims sent to a worker (or lost), and yielded, in claim order
+    landed, seconds = 0, 0.0  # claims reported, and the seconds they took: how many a task holds
+    most_unmerged = workers * _MOST_PENDING
+    alive = [_Process(context, host, actx) for _ in range(workers)]
 
-    def outcomes(future: Future[list[SessionOutcome]], task: list[SessionClaim]) -> list[SessionOutcome]:
-        try:
-            return future.result()
-        except BrokenProcessPool:
-            return _lost(task, _DIED)
-        except Exception as exc:  # noqa: BLE001 - a report that cannot come back
-            return _lost(task, describe_failure(exc))
+    def died(worker: _Process) -> None:
+        for index, session in worker.pending.items():
+            done[index] = _lost(session, _DIED)
+        worker.pending.clear()
+        alive.remove(worker)
+        worker.stop()
 
-    def send(pool: ProcessPoolExecutor) -> None:
-        """Send tasks until each worker has :data:`_AHEAD` (once the pool is broken, each claim
-        sent is lost)."""
-        while sum(not f.done() for f, _ in sent) < workers * _AHEAD and len(sent) < workers * _AHEAD + _MOST_WAITING:
-            task = list(islice(upcoming, _per_task(seconds, landed)))
-            if not task:
-                return
-            try:
-                future = pool.submit(_land_task, task)
-            except BrokenProcessPool:
-                future = Done()
-                future.set_result(_lost(task, _DIED))
-            sent.append((future, task))
-
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
-                             initializer=_start_worker, initargs=(host, actx)) as pool:
+    try:
+        more = True
         while True:
-            send(pool)
-            if not sent:
+            while more and alive and sent - merged < most_unmerged:
+                worker = min(alive, key=lambda w: len(w.pending))  # the one with least to do
+                if len(worker.pending) >= _MOST_PENDING:
+                    break
+                task = list(islice(upcoming, _per_task(seconds, landed)))
+                if not task:
+                    more = False
+                    break
+                worker.send(task)
+                sent += len(task)
+            if more and not alive:  # every worker died: what is left is lost, as it would be
+                for index, claim in upcoming:
+                    done[index] = _lost(claim.session, _DIED)
+                    sent += 1
+                more = False
+            while merged in done:
+                yield done.pop(merged)
+                merged += 1
+            if not more and merged == sent:
                 return
-            if not sent[0][0].done():
-                wait([f for f, _ in sent if not f.done()], return_when=FIRST_COMPLETED)
-            for future, _ in sent:
-                if future.done() and future not in reported and future.exception() is None:
-                    reported.add(future)
-                    done = future.result()
-                    landed += len(done)
-                    seconds += sum(outcome.seconds for outcome in done)
-            while sent and sent[0][0].done():
-                future, task = sent.popleft()
-                reported.discard(future)
-                yield from outcomes(future, task)
+            busy = [worker for worker in alive if worker.pending]
+            ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy])
+            for worker in busy:
+                if worker.conn not in ready and worker.process.sentinel not in ready:
+                    continue
+                try:
+                    while worker.conn.poll():
+                        for index, outcome in worker.conn.recv():
+                            done[index] = outcome
+                            worker.pending.pop(index, None)
+                            landed += 1
+                            seconds += outcome.seconds
+                except (EOFError, OSError):
+                    died(worker)
+                    continue
+                if worker.process.sentinel in ready and not worker.process.is_alive():
+                    died(worker)
+    finally:
+        for worker in alive:
+            worker.stop()

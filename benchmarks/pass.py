@@ -65,6 +65,8 @@ from asz_core.workers import DEFAULT_MOST, DEFAULT_PER_CPU
 
 MB = 1_000_000
 ADAPTERS = ("claude-code-local", "claude-code-provider", "kiro")
+#: the generated corpora hold no plugin output, and a benchmark must not read this machine's own
+NO_PLUGIN_DATA: dict[str, object] = {"name": "changes", "enabled": False}
 PEER_VENV = REPO / ".venv-peer"
 PEER = "claude-code-log"
 
@@ -262,6 +264,7 @@ def write_config(setup: Setup, workers: int = 1) -> None:
             entries[-1]["collector"] = {"workers": workers}  # one is one: unset, many sessions fork
         else:  # built-in adapters stay on unless switched off
             entries.append({"name": name, "enabled": False})
+    entries.append(NO_PLUGIN_DATA)
     setup.config.write_text(json.dumps({"storage": {"root": str(setup.root)}, "adapters": entries}), "utf-8")
 
 
@@ -531,6 +534,7 @@ def land_config(path: Path, root: Path, adapters: dict[str, Path], workers: int 
                 entries[-1]["collector"] = {"workers": workers}
         else:
             entries.append({"name": name, "enabled": False})
+    entries.append(NO_PLUGIN_DATA)
     path.write_text(json.dumps({"storage": {"root": str(root)}, "adapters": entries}), "utf-8")
     return path
 

@@ -10,9 +10,10 @@ its own source file when it is still there and matches the digest it landed with
 from the landed files, read then. A body whose record id the session already holds with the
 same digest is one a crash landed without ``seen.state`` catching up: it is marked landed, not
 landed again; with another digest it is a conflict.
-After each file is installed (its name durable), the bodies in it go to the pass's table and
-are appended to ``seen.log`` (:func:`record_landed`), which the adapter takes into ``seen.state``
-once the pass has landed every session.
+After each file is installed, the bodies in it go to the pass's table and are appended to
+``seen.log`` (:func:`record_landed`), which the adapter takes into ``seen.state`` once the pass
+has landed every session; the pass does that when it merges the session, after the session's
+landing has made every file's name durable (once, at its end).
 
 A session may land in a worker process (``AdapterInfo.parallel_sessions``): it then writes only
 under the session, and hands the entries it changed back to the pass
@@ -112,7 +113,8 @@ def land_session(ctx: AdapterContext, claim: SessionClaim, session: SessionHandl
                 entries.append(entry)
                 recorded.add(entry.name)
         if not ctx.dry_run:
-            session.sync(created=True)  # the table names these files: their names must be durable first
+            # the table names these files: the pass applies this once the session's landing has
+            # made their names durable (``session.sync(created=True)`` below, on any way out)
             ctx.hand_back(record_landed, entries)
 
     def header() -> Header:
@@ -127,8 +129,11 @@ def land_session(ctx: AdapterContext, claim: SessionClaim, session: SessionHandl
         lander.finish()
     finally:
         lander.abort()
+        if not ctx.dry_run:
+            # once per session, not per file: in a group commit each call commits the group
+            # (two ``syncfs``), and a session of many bodies lands many files
+            session.sync(created=True)
     if not ctx.dry_run:
-        session.sync(created=True)
         # what landed no file: bodies found already landed, conflicts, changes
         ctx.hand_back(record_landed, [e for name, e in entries_by_name.items() if name not in recorded])
         summary.save(session.dir, store)

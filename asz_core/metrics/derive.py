@@ -68,6 +68,7 @@ class DeriveStats:
     skipped: int = 0     #: files with points older than the look-back
     counted: int = 0     #: calls counted (the look-back's included)
     errors: list[str] = field(default_factory=list)
+    undone: list[str] = field(default_factory=list)  #: sessions with a file left for the next pass
 
 
 def derive_root(root: Path, *, lookback_s: float, clock: Callable[[], int] = time.time_ns,
@@ -84,6 +85,8 @@ def derive_root(root: Path, *, lookback_s: float, clock: Callable[[], int] = tim
             state.pending_since[session] = since
         if _derive_session(root, spool, session, state, stats):
             state.pending_since.pop(session, None)
+        else:
+            stats.undone.append(session)
     # Nothing is written to a root with no call counted yet (a Kiro root, an empty one), and every
     # pass reads only the headers it must; the spool appears once a call is counted, even one the
     # look-back left out, so that the state says the first pass is over.

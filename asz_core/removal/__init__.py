@@ -9,6 +9,8 @@ removed, and the configuration has no removal setting.
 
 * :mod:`~asz_core.removal.marker`: what a build records about a session, and the rules it is read by.
 * :mod:`~asz_core.removal.decide`: whether a session may go now, the conditions in order.
+* :mod:`~asz_core.removal.metrics_sent`: the condition on the metrics derived from a session.
+* :mod:`~asz_core.removal.verdict`: what a condition answers (go, kept, waiting).
 * :mod:`~asz_core.removal.remove`: one session's removal, in the order a stop can be finished from.
 * :mod:`~asz_core.removal.scenario_root`: ``_scenario/``, ``_removed/``, no link followed.
 * :mod:`~asz_core.removal.pass_end`: the step at the end of a pass.

@@ -1,32 +1,41 @@
 """Whether a marked session may be removed now: the conditions, in the order they are checked.
 
 A session is removed at the end of a pass only when all of these hold; the first that does not
-says why it stays. A reason is *kept* (a person has to act: it is said once, as ``kept:``) or
-*waiting* (it changes on its own: not sent yet, not old enough; nothing is said).
+says why it stays and what to do about it (in upstream's own words where its guide prints them).
+A reason is *kept* (a person has to act: it is said once, as ``kept:``) or *waiting* (it changes
+on its own: not sent, not derived, not old enough yet; nothing is said). The list follows
+upstream's scenario guide and its storage root's "A scenario root", condition by condition.
 
 Once for every marked session (:func:`blocked_for_all`):
 
 1. The configuration sends: ``export.otlp`` names a receiver, with ``logs`` and ``metrics`` on.
-2. The local adapter's source directory is not, does not hold and does not lie inside a place
-   Claude Code keeps its own files (``CLAUDE_CONFIG_DIR``, ``XDG_CONFIG_HOME/claude``,
-   ``~/.claude``), compared as written and with links resolved.
-3. ``push.state`` names no receiver but the one this pipeline sends to.
+2. The ``changes`` adapter (``claude-code-changes`` before upstream renamed it) is on, and reads
+   ``<source>/plugins/data``, where the build wrote the plugin's output: otherwise that output
+   would never be landed, and the session would go without it.
+3. No source directory an adapter reads for a build (the local adapter's, the ``changes``
+   adapter's, the provider adapter's while it is on) is, holds or lies inside a place Claude Code
+   keeps its own files (``CLAUDE_CONFIG_DIR``, ``XDG_CONFIG_HOME/claude``, ``~/.claude``),
+   compared as written and with links resolved.
+4. ``push.state`` names no receiver but the one this pipeline sends to.
 
 For each session (:func:`decide`):
 
-4. Every file the marker lists is a regular file holding the bytes the build wrote; provider
-   bodies and plugin output among them only while an adapter reads them where the build wrote
-   them.
-5. Something of it is landed, and every landed file came from a file the marker lists, through
-   the adapter whose source directory holds it (a provider file holds many bodies: rule 6
+5. Every file the marker lists is a regular file holding the bytes the build wrote; provider
+   bodies among them only while the provider adapter reads them where the build wrote them; and
+   the local adapter's ``include`` and ``exclude`` admit the session's project directory.
+6. Something of it is landed, and every landed file came from a file the marker lists, through
+   the adapter whose source directory holds it (a provider file holds many bodies: rule 7
    checks them).
-6. Every file the marker lists is landed at its full size, by a cursor of the session or as the
+7. Every file the marker lists is landed at its full size, by a cursor of the session or as the
    adapters attribute files to it (``asz_session_sources``), and every file they attribute to it
    is one the build wrote: the adapters would land nothing more of it.
-7. Every landed file is recorded as sent to this receiver with the digest it has now, and none
+8. Every landed file is recorded as sent to this receiver with the digest it has now, and none
    has a ``rejected`` line.
-8. The chain's head round reaches the last landed file, and every round is sent as 7 says.
-9. The policy allows it: ``immediately``, or the last landed record is at least the retention old.
+9. The chain's head round reaches the last landed file and no further, and every round is sent
+   as 8 says.
+10. With ``metrics.enabled`` on, every landed file is derived; and every spool file of the
+    session is sent as 8 says (:mod:`~asz_core.removal.metrics_sent`).
+11. The policy allows it: ``immediately``, or the last landed record is at least the retention old.
 """
 
 from __future__ import annotations
@@ -40,20 +49,31 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from asz_core.assembly.chain import CONVERSATIONS, Chain
+from asz_core.config import RENAMED_ADAPTERS
+from asz_core.filters import SessionFilter
+from asz_core.metrics.calls import COUNTED_DIALECTS
+from asz_core.metrics.state import MetricsState
 from asz_core.removal.marker import Marker, MarkerFile
+from asz_core.removal.metrics_sent import LandedFile, metrics_sent
+from asz_core.removal.verdict import GO, Verdict, kept, waiting
 from asz_core.retention.receipts import ACCEPTED, REJECTED, Receipts
 from asz_core.root.cursors import ACTIVE, parse_pairs
+from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import landed_files
 from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.times import parse_instant
 
-__all__ = ["BODIES_PREFIX", "Verdict", "blocked_for_all", "claude_code_dirs", "decide"]
+__all__ = ["BODIES_PREFIX", "CHANGES", "Sending", "Sources", "Verdict", "blocked_for_all", "claude_code_dirs",
+           "decide"]
 
 #: where under the local source a build writes provider bodies, and the adapter that reads them
 BODIES_PREFIX = "provider-bodies/"
 PROVIDER = "claude-code-provider"
 #: where under the local source a build writes the asz plugin's change records
 CHANGES_PREFIX = "plugins/data/"
+#: the adapter that lands them, and every name it had before (rule 2)
+CHANGES = "changes"
+CHANGES_NAMES = frozenset({CHANGES, *(old for old, new in RENAMED_ADAPTERS.items() if new == CHANGES)})
 #: the latest record time this process found in each retained session's landed files, by root and
 #: session: it only grows while the session is kept, so a session it shows too young is still too
 #: young and a pass need not read its files again to say so
@@ -62,35 +82,33 @@ _last_ns: dict[tuple[str, str], int] = {}
 Attributed = dict[str, tuple[str, int]]
 
 
-@dataclass(frozen=True)
-class Verdict:
-    reason: str = ""
-    kept: bool = False     #: a person has to act (else it only waits)
-
-    @property
-    def go(self) -> bool:
-        return not self.reason
-
-
-GO = Verdict()
-
-
-def _kept(reason: str) -> Verdict:
-    return Verdict(reason, kept=True)
-
-
-def _waiting(reason: str) -> Verdict:
-    return Verdict(reason)
-
-
 @dataclass
 class Sending:
-    """What the pass knows about sending: the receiver, its switches, what it confirmed."""
+    """What the pass knows about sending and deriving: the receiver, its switches, what it
+    confirmed, and what the derivation recorded."""
 
     receiver: str = ""
     logs: bool = True
     metrics: bool = True
     receipts: Receipts | None = None
+    derives: bool = True                    #: ``metrics.enabled``
+    derived: MetricsState | None = None     #: ``metrics.state``, loaded once (``None``: there is none)
+
+
+@dataclass(frozen=True)
+class Sources:
+    """The source directories of the enabled adapters a build writes for."""
+
+    local: Path                                 #: the local adapter's: sessions and markers
+    changes: tuple[Path, ...] = ()              #: every enabled ``changes`` entry's
+    provider: Path | None = None                #: the provider adapter's, while it is on
+    #: the local adapter's ``include`` and ``exclude``
+    local_filter: SessionFilter = field(default_factory=SessionFilter)
+
+    @property
+    def plugin_data(self) -> Path:
+        """Where the build writes the plugin's output."""
+        return self.local / CHANGES_PREFIX.rstrip("/")
 
 
 def claude_code_dirs() -> list[Path]:
@@ -114,22 +132,33 @@ def _overlaps(a: Path, b: Path) -> bool:
     return under(la, lb) or under(lb, la) or under(ra, rb) or under(rb, ra)
 
 
-def blocked_for_all(sending: Sending, source: Path) -> str:
-    """Rules 1 to 3: why no marked session goes this pass, or ``""``."""
+def blocked_for_all(sending: Sending, sources: Sources) -> str:
+    """Rules 1 to 4: why no marked session goes this pass, or ``""``."""
     if not sending.receiver or sending.receipts is None:
-        return "no export endpoint; nothing is sent, so nothing is removed"
+        return "no export endpoint; nothing is sent, so nothing is removed"  # as upstream's guide prints it
     if not sending.logs:
-        return "export.otlp.logs is off; landed files and rounds are never sent"
+        return "export.otlp.logs is off; landed files and rounds are never sent (switch it on to remove)"
     if not sending.metrics:
-        return "export.otlp.metrics is off; the metrics derived from a session are never sent"
-    for own in claude_code_dirs():
-        if _overlaps(source, own):
-            return (f"{source} is, holds, or lies inside {own}, where Claude Code keeps its own files; "
-                    f"asz never removes there")
+        return ("export.otlp.metrics is off; the metrics derived from a session are never sent (switch it on "
+                "to remove)")
+    want = sources.plugin_data
+    if not sources.changes:
+        return (f"the {CHANGES} adapter is off; the plugin output the build wrote under {want} would never be "
+                f"landed (switch it on, reading {want})")
+    if not any(os.path.realpath(r) == os.path.realpath(want) for r in sources.changes):
+        reads = ", ".join(str(r) for r in sources.changes)
+        return (f"the {CHANGES} adapter reads {reads}, not {want}; the plugin output the build wrote would never "
+                f"be landed (set its source_root to {want})")
+    for src in (sources.local, *sources.changes, *([sources.provider] if sources.provider else [])):
+        for own in claude_code_dirs():
+            if _overlaps(src, own):
+                return (f"{src} is, holds, or lies inside {own}, where Claude Code keeps its own files; asz "
+                        f"never removes there (build into a directory of its own)")
     others = sorted(sending.receipts.others)
     if others:
         return (f"push.state records sending to {', '.join(others)}; this pipeline sends to {sending.receiver}; "
-                f"which file reached which receiver cannot be told")
+                f"which file reached which receiver cannot be told (a root sends to one receiver: remove the "
+                f"sessions yourself, or build again into a new directory)")
     return ""
 
 
@@ -138,6 +167,7 @@ class Landed:
     """What a session's landed files hold, read once."""
 
     files: dict[str, str] = field(default_factory=dict)   #: relpath → SHA-256
+    derivable: list[LandedFile] = field(default_factory=list)  #: each as rule 10 reads it
     max_seq: int = 0
     last_ns: int | None = None                              #: its latest record's time
 
@@ -164,65 +194,80 @@ def source_file_holds(path: Path, size: int, sha256: str) -> str:
     return ""
 
 
-def decide(root: Path, source: Path, marker: Marker, roots: dict[str, Path], sending: Sending,
+#: what a person does about a session rules 5 to 7 keep
+_BY_HAND = "the session stays until a person removes its files"
+
+
+def decide(root: Path, sources: Sources, marker: Marker, roots: dict[str, Path], sending: Sending,
            now_ns: int, attributed: Attributed) -> Verdict:
-    """Rules 4 to 9 for one session. ``roots`` is each enabled adapter's source directory."""
+    """Rules 5 to 11 for one session. ``roots`` is each enabled adapter's source directory."""
+    source = sources.local
     assert sending.receipts is not None
     known = _last_ns.get((str(root), marker.session))
     if marker.retain_ns and known is not None and now_ns < known + marker.retain_ns:
         return _until(known + marker.retain_ns)  # landed files never change: still too young
     listed = {f.path: f for f in marker.files}
     bodies = any(p.startswith(BODIES_PREFIX) for p in listed)
-    if bodies:                                                                  # rule 4
+    if bodies:                                                                  # rule 5
         want = source / BODIES_PREFIX.rstrip("/")
         if PROVIDER not in roots:
-            return _kept(f"the provider adapter is off; the bodies the build wrote under {want} would never "
-                         f"be landed")
+            return kept(f"the provider adapter is off; the bodies the build wrote under {want} would never "
+                        f"be landed (switch {PROVIDER} on, reading {want})")
         if os.path.realpath(roots[PROVIDER]) != os.path.realpath(want):
-            return _kept(f"the provider adapter reads {roots[PROVIDER]}, not {want}; the bodies the build wrote "
-                         f"would never be landed")
-    if any(p.startswith(CHANGES_PREFIX) for p in listed):
-        want = source / CHANGES_PREFIX.rstrip("/")
-        readers = [n for n, r in roots.items() if os.path.realpath(r) == os.path.realpath(want)]
-        if not readers:
-            return _kept(f"no enabled adapter reads {want}; the plugin output the build wrote there would "
-                         f"never be landed")
+            return kept(f"the provider adapter reads {roots[PROVIDER]}, not {want}; the bodies the build wrote "
+                        f"would never be landed (set its source_root to {want})")
     for f in marker.files:
         why = source_file_holds(source / f.path, f.size, f.sha256)
         if why:
-            return _kept(why)
-    landed, why = _read_landed(root, marker.session, source, roots, listed, bodies)  # rule 5
+            return kept(f"{why}; {_BY_HAND}")
+    for project in _projects(marker):
+        if not sources.local_filter.admits_slug(project):
+            return kept(f"the local adapter's include and exclude leave {marker.session} out (its project "
+                        f"directory is {project}); admit it there, or remove the session's files yourself")
+    landed, why = _read_landed(root, marker.session, source, roots, listed, bodies)  # rule 6
     if why:
-        return _kept(why)
+        return kept(f"{why}; {_BY_HAND}")
     if not landed.files:
-        return _kept("nothing of it is landed, so nothing of it can be sent")
-    covered = _covered(root / marker.session, source, roots)                      # rule 6
+        return kept("nothing of it is landed, so nothing of it can be sent; see why with `asz-pipeline run`'s "
+                    "errors, or remove its files yourself")
+    covered = _covered(root / marker.session, source, roots)                      # rule 7
     for path, (state, size) in sorted(attributed.items()):
         rel = _relative(Path(path), source)
         if rel not in listed:
-            return _kept(f"{path} is not a file the build wrote")
+            return kept(f"{path} is not a file the build wrote; {_BY_HAND}")
         if state == "landed":
             covered[rel] = size
     for f in marker.files:
         if covered.get(f.path) != f.size:
-            return _waiting("not landed in full yet")
-    verdict = _sent(sending.receipts, landed.files, "not sent yet")              # rule 7
+            return waiting("not landed in full yet")
+    verdict = _sent(sending.receipts, landed.files, "not sent yet")              # rule 8
     if not verdict.go:
         return verdict
-    verdict = _chain_sent(root, marker.session, landed, sending.receipts)         # rule 8
+    verdict = _chain_sent(root, marker.session, landed, sending.receipts)         # rule 9
     if not verdict.go:
         return verdict
-    if marker.retain_ns:                                                          # rule 9
+    verdict = metrics_sent(root, marker.session, landed.derivable, sending.receipts,  # rule 10
+                           derives=sending.derives, state=sending.derived)
+    if not verdict.go:
+        return verdict
+    if marker.retain_ns:                                                          # rule 11
         if landed.last_ns is None:
-            return _kept("no landed record carries a time, so the retention cannot be counted")
+            return kept("no landed record carries a time, so the retention cannot be counted; build it again "
+                        "with --remove immediately, or remove its files yourself")
         _last_ns[(str(root), marker.session)] = landed.last_ns
         if now_ns < landed.last_ns + marker.retain_ns:
             return _until(landed.last_ns + marker.retain_ns)
     return GO
 
 
+def _projects(marker: Marker) -> set[str]:
+    """The project directories of the session's own transcripts (``<project>/<session>.jsonl``)."""
+    return {parent for parent, _, name in (f.path.rpartition("/") for f in marker.files)
+            if name == f"{marker.session}.jsonl" and parent and "/" not in parent}
+
+
 def _until(until_ns: int) -> Verdict:
-    return _waiting(f"kept until {datetime.fromtimestamp(until_ns / 1e9, UTC).strftime('%Y-%m-%dT%H:%M:%SZ')}")
+    return waiting(f"kept until {datetime.fromtimestamp(until_ns / 1e9, UTC).strftime('%Y-%m-%dT%H:%M:%SZ')}")
 
 
 def _read_landed(root: Path, session: str, source: Path, roots: dict[str, Path],
@@ -239,17 +284,23 @@ def _read_landed(root: Path, session: str, source: Path, roots: dict[str, Path],
                         out.last_ns = t
         except (OSError, ValueError) as exc:
             return out, f"landed file {rel} cannot be read ({exc})"
-        adapter = str(header.get("adapter", "")).partition("/")[0]
+        named = str(header.get("adapter", "")).partition("/")[0]
+        adapter = RENAMED_ADAPTERS.get(named, named)  # a root landed before the rename
         base = roots.get(adapter)
         src = header.get("src")
         if base is None or not isinstance(src, str) or header.get("session") != session:
-            return out, (f"landed file {rel} came through {adapter or 'no adapter'!r}, which reads no file "
+            return out, (f"landed file {rel} came through {named or 'no adapter'!r}, which reads no file "
                          f"the build wrote")
         if adapter == PROVIDER and bodies:
-            pass  # a provider file holds many bodies: rule 6 checks each is one the build wrote
+            pass  # a provider file holds many bodies: rule 7 checks each is one the build wrote
         elif _relative(base / src, source) not in listed:
             return out, f"landed file {rel} names a source the build did not write"
-        out.files[rel] = _digest(path)
+        digest = _digest(path)
+        out.files[rel] = digest
+        name = parse_file_name(path.name)
+        counted = (header.get("kind") == "transcript"
+                   and str(header.get("dialect") or "").partition("/")[0] in COUNTED_DIALECTS)
+        out.derivable.append(LandedFile(rel, seq, digest, counted, name is not None and name.skeleton))
         out.max_seq = max(out.max_seq, seq)
     return out, ""
 
@@ -292,9 +343,9 @@ def _sent(receipts: Receipts, files: dict[str, str], not_yet: str) -> Verdict:
     for rel, digest in sorted(files.items()):
         receipt = receipts.receipt(rel, digest)
         if receipt == REJECTED:
-            return _kept(f"the receiver rejected records of {rel}")
+            return kept(f"the receiver rejected records of {rel}")  # as upstream's guide prints it
         if receipt != ACCEPTED and wait.go:
-            wait = _waiting(not_yet)
+            wait = waiting(not_yet)
     return wait
 
 
@@ -302,17 +353,21 @@ def _chain_sent(root: Path, session: str, landed: Landed, receipts: Receipts) ->
     chain = Chain(root, session)
     rounds = chain.files()
     if not rounds:
-        return _waiting("not parsed or not sent yet")
+        return waiting("not parsed or not sent yet")
     head = rounds[-1].path
     try:
         with open(head, "rb") as f:
             header = json.loads(f.readline())
     except (OSError, ValueError) as exc:
-        return _kept(f"the head round {head} cannot be read ({exc})")
-    if header.get("session") != session:
-        return _kept(f"the head round {head} names session {header.get('session')!r}, not {session}")
+        return kept(f"the head round {head} cannot be read ({exc}); `asz-pipeline verify` says what is wrong")
+    if header.get("session") != session or header.get("conversation", session) != session:
+        return kept(f"the head round {head} names session {header.get('session')!r}, not {session}; "
+                    f"`asz-pipeline verify` says what is wrong")
     through = header.get("through_seq")
     if not isinstance(through, int) or through < landed.max_seq:
-        return _waiting("not parsed or not sent yet")
+        return waiting("not parsed or not sent yet")
+    if through > landed.max_seq:
+        return kept(f"the head round {head} reaches sequence {through}, past the last landed file, "
+                    f"{landed.max_seq}: a landed file is missing; `asz-pipeline verify` names it")
     files = {f"{CONVERSATIONS}/{session}/rounds/{r.path.name}": _digest(r.path) for r in rounds}
     return _sent(receipts, files, "not parsed or not sent yet")

@@ -8,8 +8,9 @@ steps, in this order:
    nothing.
 2. Whatever a stopped removal left in ``_removed/`` is deleted. A ``_removed`` that is a link or
    not a directory keeps every marked session, said once: nothing goes through it.
-3. What keeps every marked session (:func:`~asz_core.removal.decide.blocked_for_all`) is said
-   once, as ``kept: every marked session: <reason>``, and nothing is removed.
+3. What keeps every marked session (:func:`~asz_core.removal.decide.blocked_for_all`, and a
+   ``metrics.state`` that does not read while metrics are derived) is said once, as
+   ``kept: every marked session: <reason>``, and nothing is removed.
 4. Each marker is read: one saying ``removing`` first, and finished without deciding again; any
    other removed when :func:`~asz_core.removal.decide.decide` says it may go; at most
    :data:`MAX_PER_PASS` sessions a pass. A session kept for a
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     import pluggy
 
     from asz_core.context import ConfigSections, PassContext
-    from asz_core.removal.decide import Sending
+    from asz_core.removal.decide import Sending, Sources
 
 __all__ = ["LOCAL_ADAPTER", "NAME", "RemovalResult", "promise", "remove_sent"]
 
@@ -79,7 +80,7 @@ def promise(config: ConfigSections, hooks: pluggy.HookRelay) -> str | None:
     local = next((e for e in config.adapters if e.name == LOCAL_ADAPTER and e.enabled), None)
     if local is None or not local.options.get("source_root"):
         return f"no session is removed: {LOCAL_ADAPTER}, under whose source directory a build marks sessions, is off"
-    reason = blocked_for_all(_sending(hooks, config, config.root), Path(str(local.options["source_root"])))
+    reason = blocked_for_all(_sending(hooks, config, config.root), _sources(config))
     if reason:
         return f"no session is removed: {reason}"
     return "a session a build marked is removed by its policy once all of it is sent"
@@ -93,8 +94,7 @@ def remove_sent(ctx: PassContext) -> RemovalResult | None:
     config = ctx.config
     if ctx.dry_run or not isinstance(config, Config) or not is_scenario_root(root):
         return None
-    roots = {e.name: Path(str(e.options["source_root"])) for e in config.adapters
-             if e.enabled and e.options.get("source_root")}
+    roots = _roots(config)
     source = roots.get(LOCAL_ADAPTER)
     names = _marker_names(source) if source is not None else []
     if source is None or not names:
@@ -113,7 +113,8 @@ def remove_sent(ctx: PassContext) -> RemovalResult | None:
     except OSError as exc:
         result.errors.append(f"{root / REMOVED_DIR}: {exc.strerror or exc}")
     sending = _sending(ctx.hooks, config, root)                                      # step 3
-    reason = blocked_for_all(sending, source)
+    sources = _sources(config)
+    reason = blocked_for_all(sending, sources) or _load_derived(sending, root)
     if reason:
         _keep(result, EVERY, reason)
         return _said_and_done(ctx, result)
@@ -126,7 +127,7 @@ def remove_sent(ctx: PassContext) -> RemovalResult | None:
             result.waiting.append((marker.session, f"{MAX_PER_PASS} sessions went this pass; the rest go at the next"))
             continue
         if marker.state != REMOVING:
-            verdict = decide(root, source, marker, roots, sending, ctx.clock(), _attributed(ctx, config, marker))
+            verdict = decide(root, sources, marker, roots, sending, ctx.clock(), _attributed(ctx, config, marker))
             if not verdict.go:
                 if verdict.kept:
                     _keep(result, marker.session, verdict.reason)
@@ -193,7 +194,8 @@ def _markers(result: RemovalResult, source: Path, names: list[str]) -> list[tupl
 
 
 def _sending(hooks: pluggy.HookRelay | None, config: object, root: Path) -> Sending:
-    """The receiver this configuration sends to, its switches, and what it confirmed."""
+    """The receiver this configuration sends to, its switches, what it confirmed, and whether
+    metrics are derived."""
     from asz_core.config import Config
     from asz_core.removal.decide import Sending
     from asz_core.retention.step import receipts_of
@@ -203,7 +205,65 @@ def _sending(hooks: pluggy.HookRelay | None, config: object, root: Path) -> Send
     receipts, _problem = receipts_of(hooks, config, root)
     sends = bool(section.get("endpoint")) and bool(receipts.receiver)
     return Sending(receiver=receipts.receiver if sends else "", logs=bool(section.get("logs", True)),
-                   metrics=bool(section.get("metrics", True)), receipts=receipts if sends else None)
+                   metrics=bool(section.get("metrics", True)), receipts=receipts if sends else None,
+                   derives=bool(config.section("metrics").get("enabled", True)))
+
+
+def _load_derived(sending: Sending, root: Path) -> str:
+    """``metrics.state`` into ``sending``, once a pass; why every session stays when it does not read."""
+    from asz_core.metrics.spool import SPOOL_DIR
+    from asz_core.metrics.state import MetricsState, MetricsStateError
+
+    if not sending.derives:
+        return ""
+    try:
+        state = MetricsState.load(root / SPOOL_DIR)
+    except MetricsStateError as exc:
+        return f"{exc}; no session goes before its metrics are known to be derived"
+    sending.derived = None if state.first else state
+    return ""
+
+
+def _enabled(config: object) -> list[tuple[str, Path]]:
+    """Each enabled adapter entry with a source directory, as ``(name, source_root)``."""
+    from asz_core.config import Config
+
+    assert isinstance(config, Config)
+    return [(e.name, Path(str(e.options["source_root"]))) for e in config.adapters
+            if e.enabled and e.options.get("source_root")]
+
+
+def _roots(config: object) -> dict[str, Path]:
+    """Each enabled adapter's source directory by name; of an adapter listed more than once, the
+    entry reading where a build writes for it, so its landed files are traced to the build's."""
+    from asz_core.removal.decide import CHANGES_NAMES, CHANGES_PREFIX
+
+    enabled = _enabled(config)
+    roots = dict(enabled)
+    local = roots.get(LOCAL_ADAPTER)
+    if local is not None:
+        want = os.path.realpath(local / CHANGES_PREFIX.rstrip("/"))
+        for name, root in enabled:
+            if name in CHANGES_NAMES and os.path.realpath(root) == want:
+                roots[name] = root
+    return roots
+
+
+def _sources(config: object) -> Sources:
+    """The source directories rules 2 and 3 compare (the caller knows the local adapter is on)."""
+    from asz_core.config import Config
+    from asz_core.filters import SessionFilter
+    from asz_core.removal.decide import CHANGES_NAMES, PROVIDER, Sources
+
+    assert isinstance(config, Config)
+    enabled = _enabled(config)
+    local = dict(enabled)[LOCAL_ADAPTER]  # of a local adapter listed twice, the one _roots keeps
+    entry = next(e for e in config.adapters if e.enabled and e.name == LOCAL_ADAPTER
+                 and Path(str(e.options.get("source_root") or "")) == local)
+    return Sources(local=local, changes=tuple(root for name, root in enabled if name in CHANGES_NAMES),
+                   provider=next((root for name, root in enabled if name == PROVIDER), None),
+                   local_filter=SessionFilter.of(entry.options.get("include") or (),
+                                                 entry.options.get("exclude") or ()))
 
 
 def _attributed(ctx: PassContext, config: object, marker: Marker) -> dict[str, tuple[str, int]]:

@@ -37,7 +37,7 @@ from typing import Any
 from asz_core.assembly.parse import DEFAULT_MAX_ROUND_BYTES, parse_root
 from asz_core.retention.plan import session_files
 from asz_core.root.cursors import format_pairs, parse_pairs
-from asz_core.root.durable import write_replace
+from asz_core.root.durable import make_dirs, write_replace
 from asz_core.root.landing import LandingFile
 from asz_core.root.storage import SessionHandle, StorageRoot
 from asz_core.sessiondata.errors import SessionDataError
@@ -145,7 +145,7 @@ def _repack_session(session_dir: Path, store: StorageRoot, session: str,
         skeleton = kinds.get("sk")
         if skeleton is not None and "sd" not in kinds:
             target = store.path / session / skeleton.relative_to(session_dir)
-            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            make_dirs(target.parent)  # through the root's writer, which knows a new session's names
             shutil.copyfile(skeleton, target)
             os.chmod(target, 0o400)
             row.files_out += 1
@@ -172,7 +172,7 @@ def _repack_session(session_dir: Path, store: StorageRoot, session: str,
     index = session_dir / "index" / "ids"
     if index.is_file():  # rule 6
         target = store.path / session / "index" / "ids"
-        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_dirs(target.parent)  # through the root's writer, which knows a new session's names
         write_replace(target, index.read_bytes())
     return row
 
@@ -218,5 +218,5 @@ def _carry_cursors(session_dir: Path, target_dir: Path, new_seq: dict[int, int])
             moved = [(k, str(new_seq.get(int(v), int(v))) if k == "last_seq" and v.isdigit() else v)
                      for k, v in pairs]
             target = target_dir / path.relative_to(session_dir)
-            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            make_dirs(target.parent)  # through the root's writer, which knows a new session's names
             write_replace(target, format_pairs(moved))

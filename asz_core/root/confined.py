@@ -15,8 +15,15 @@ truncate, delete or chmod anything outside it. So:
    calls used never follow (``mkdirat``, ``unlinkat``, ``renameat``, ``fchmod``). A writer
    holding a session keeps the descriptors of its directories open while it holds it
    (:func:`hold`), so each landed file's rename, directory fsync and cursor rename costs one
-   system call, not an open and a close around it.
-4. A path below no entered root (a test of one function, a scratch directory) is the caller's
+   system call, not an open and a close around it; a file whose directory is held is opened
+   through that descriptor (``openat`` of its last component, ``O_NOFOLLOW``).
+4. A directory a writer has just made and holds (a new session's, and those made inside it
+   while it is held) is *known*: the names made, renamed and removed in it through this module
+   are noted, so listing it, or opening a name that is not there, costs no system call
+   (:func:`known`). Nothing else writes there: the writer holds the session's lock, and every
+   write below the root goes through this module. A name found there all the same (a create
+   or ``mkdir`` refused as existing) makes the directory unknown again.
+5. A path below no entered root (a test of one function, a scratch directory) is the caller's
    own: a directory is reached as ``os.open`` reaches it, and only a file's last component is
    never followed (``O_NOFOLLOW``).
 
@@ -30,13 +37,14 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Entry", "LinkRefused", "RootRefused", "check_owner", "dir_descriptor", "enter", "hold", "listdir", "mkdir",
-           "open_dir", "open_path", "release_held", "rename", "rename_noreplace_at", "scandir", "unlink"]
+__all__ = ["Entry", "LinkRefused", "RootRefused", "check_owner", "dir_descriptor", "enter", "held_count", "hold",
+           "know", "known", "listdir", "mkdir", "open_dir", "open_path", "release_held", "rename",
+           "rename_noreplace_at", "scandir", "unlink"]
 
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -138,15 +146,26 @@ def _beneath(path: str | Path) -> tuple[int, str] | None:
 def open_path(path: str | Path, flags: int, mode: int = 0o600) -> int:
     """``os.open`` with no link followed below the root (see the module's rules)."""
     flags |= _O_NOFOLLOW | _O_CLOEXEC
-    where = _beneath(path)
+    text = os.fspath(path)
+    if _known and not flags & os.O_CREAT and known(text) is False:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), text)
+    where = None
     try:
-        if where is None:
-            return os.open(path, flags & ~_O_NOFOLLOW if flags & _O_DIRECTORY else flags, mode)
-        root_fd, rel = where
-        if rel == ".":
-            return os.open(".", flags, mode, dir_fd=root_fd)
-        return _open_beneath(root_fd, rel, flags, mode)
+        directory, name = os.path.split(text)
+        held = _held.get(directory) if _held else None
+        if held is not None and name not in ("", ".", ".."):
+            fd = os.open(name, flags, mode, dir_fd=held)  # the held directory's own name
+        else:
+            where = _beneath(text)
+            if where is None:
+                fd = os.open(text, flags & ~_O_NOFOLLOW if flags & _O_DIRECTORY else flags, mode)
+            elif where[1] == ".":
+                fd = os.open(".", flags, mode, dir_fd=where[0])
+            else:
+                fd = _open_beneath(where[0], where[1], flags, mode)
     except OSError as exc:
+        if exc.errno == errno.EEXIST and _known:
+            _distrust(os.path.dirname(text))
         if exc.errno == errno.ELOOP or (exc.errno == errno.EXDEV and where is not None):
             raise LinkRefused(path) from None
         # a link where a directory was asked for says "not a directory" (``O_DIRECTORY`` is
@@ -154,6 +173,9 @@ def open_path(path: str | Path, flags: int, mode: int = 0o600) -> int:
         if exc.errno == errno.ENOTDIR and _has_link(path, where):
             raise LinkRefused(path) from None
         raise
+    if flags & os.O_CREAT and _known:
+        _note(text, made=True, is_dir=False)
+    return fd
 
 
 def _has_link(path: str | Path, where: tuple[int, str] | None) -> bool:
@@ -178,6 +200,9 @@ def open_dir(path: str | Path) -> int:
 #: opened by :func:`open_dir`): only directories nothing removes while a session is held (the
 #: session's own, those its files land in), so a descriptor always names the directory at its path
 _held: dict[str, int] = {}
+#: the names in each *known* directory (rule 4), each with whether it is a directory: the path
+#: of each, as a string → its names
+_known: dict[str, dict[str, bool]] = {}
 
 
 def hold(directory: str | Path) -> int:
@@ -190,19 +215,75 @@ def hold(directory: str | Path) -> int:
     return fd
 
 
+def held_count() -> int:
+    """How many directories are held open."""
+    return len(_held)
+
+
+def know(directory: str | Path, files: Iterable[str]) -> None:
+    """The held ``directory`` holds ``files`` and nothing else, and the caller is its only
+    writer until it lets it go: it is *known* from now on (rule 4). For a directory the caller
+    has just made and locked."""
+    key = os.fspath(directory)
+    assert key in _held, "only a held directory is known"
+    _known[key] = dict.fromkeys(files, False)
+
+
 def release_held(under: str | Path) -> None:
-    """Close the held descriptors of ``under`` and of the directories below it."""
+    """Close the held descriptors of ``under`` and of the directories below it, which are no
+    longer known either."""
     top = os.fspath(under)
-    for key in [key for key in _held if key == top or key.startswith(top + os.sep)]:
+    below = top + os.sep
+    for key in [key for key in _held if key == top or key.startswith(below)]:
         os.close(_held.pop(key))
+    for key in [key for key in _known if key == top or key.startswith(below)]:
+        del _known[key]
+
+
+def known(path: str | Path) -> bool | None:
+    """Whether ``path`` is there, as far as a known directory above it says (rule 4): ``True``
+    or ``False``, or ``None`` when no known directory says (then only the system knows)."""
+    if not _known:
+        return None
+    text = os.fspath(path)
+    if text in _known:
+        return True
+    directory, name = os.path.split(text)
+    while name:
+        names = _known.get(directory)
+        if names is not None:
+            if name not in names:
+                return False
+            return True if len(directory) + len(os.sep) + len(name) == len(text) else None
+        directory, name = os.path.split(directory)
+    return None
+
+
+def _note(path: str, *, made: bool, is_dir: bool) -> None:
+    """Note in its known directory that ``path`` was made or removed."""
+    directory, name = os.path.split(path)
+    names = _known.get(directory)
+    if names is None:
+        return
+    if made:
+        names[name] = is_dir
+        if is_dir:  # made here, inside a known directory: it holds nothing yet
+            _known.setdefault(path, {})
+    else:
+        names.pop(name, None)
+        _known.pop(path, None)
 
 
 def dir_descriptor(directory: str | Path) -> tuple[int, bool]:
-    """A descriptor of ``directory``, and whether the caller must close it (it is not held)."""
+    """A descriptor of ``directory``, and whether the caller must close it (it is neither held
+    nor an entered root)."""
     key = os.fspath(directory) or "."
     held = _held.get(key)
     if held is not None:
         return held, False
+    root = _roots.get(os.path.join(key, ""))
+    if root is not None:
+        return root, False
     return open_dir(key), True
 
 
@@ -218,11 +299,25 @@ def _parent(path: str | Path) -> Iterator[tuple[int, str]]:
 
 
 def listdir(path: str | Path) -> list[str]:
+    if _known:
+        names = _known_names(path)
+        if names is not None:
+            return list(names)
     fd = open_dir(path)
     try:
         return os.listdir(fd)
     finally:
         os.close(fd)
+
+
+def _known_names(path: str | Path) -> dict[str, bool] | None:
+    """The names of a known directory (``FileNotFoundError`` when a known one says it is not
+    there); ``None`` when that is for the system to say."""
+    text = os.fspath(path)
+    names = _known.get(text)
+    if names is None and known(text) is False:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), text)
+    return names
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +332,10 @@ class Entry:
 def scandir(path: str | Path) -> list[Entry]:
     """The entries of ``path``: what each is comes with the listing where the file system says
     so, else from an ``lstat`` relative to the open directory."""
+    if _known:
+        names = _known_names(path)
+        if names is not None:  # only directories and regular files are made there
+            return [Entry(name, is_dir, False) for name, is_dir in names.items()]
     fd = open_dir(path)
     try:
         with os.scandir(fd) as entries:
@@ -246,13 +345,30 @@ def scandir(path: str | Path) -> list[Entry]:
 
 
 def mkdir(path: str | Path, mode: int) -> None:
-    with _parent(path) as (fd, name):
-        os.mkdir(name, mode, dir_fd=fd)
+    try:
+        with _parent(path) as (fd, name):
+            os.mkdir(name, mode, dir_fd=fd)
+    except FileExistsError:
+        if _known:
+            _distrust(os.path.dirname(os.fspath(path)))
+        raise
+    if _known:
+        _note(os.fspath(path), made=True, is_dir=True)
+
+
+def _distrust(directory: str) -> None:
+    """A name was there that a known ``directory`` did not list: something else wrote there,
+    so it, and what is below it, is for the system to say from now on."""
+    below = directory + os.sep
+    for key in [key for key in _known if key == directory or key.startswith(below)]:
+        del _known[key]
 
 
 def unlink(path: str | Path) -> None:
     with _parent(path) as (fd, name):
         os.unlink(name, dir_fd=fd)
+    if _known:
+        _note(os.fspath(path), made=False, is_dir=False)
 
 
 def rename(source: str | Path, target: str | Path, *, replace: bool) -> None:
@@ -263,6 +379,9 @@ def rename(source: str | Path, target: str | Path, *, replace: bool) -> None:
             os.replace(old, new, src_dir_fd=fd, dst_dir_fd=fd)
         else:
             rename_noreplace_at(fd, old, new)
+    if _known:
+        _note(os.fspath(source), made=False, is_dir=False)
+        _note(os.path.join(os.path.dirname(os.fspath(source)), new), made=True, is_dir=False)
 
 
 _UNLOADED: Any = object()

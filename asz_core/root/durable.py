@@ -13,6 +13,7 @@ than the one it wrote.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import stat
 import sys
@@ -116,8 +117,19 @@ def make_dirs(directory: Path) -> list[Path]:
     refers to what is inside) fsyncs each created directory's parent, as
     :meth:`asz_core.root.storage.SessionHandle.sync` does.
     """
-    # mkdir first and the parents only when it says they are missing: most levels already
-    # exist, and a stat of each level before its mkdir spent calls finding that out
+    # what a known directory says (a new session's) needs no probe; elsewhere mkdir first and
+    # the parents only when it says they are missing: most levels already exist, and a stat of
+    # each level before its mkdir spent calls finding that out
+    there = confined.known(directory)
+    if there:
+        return []
+    if there is False:
+        created = make_dirs(directory.parent)
+        try:
+            confined.mkdir(directory, OWNER_DIR)
+        except FileExistsError:
+            return created
+        return [*created, directory]
     try:
         confined.mkdir(directory, OWNER_DIR)
     except FileExistsError:
@@ -137,9 +149,24 @@ def make_dirs(directory: Path) -> list[Path]:
 
 def temp_name(final: str | Path) -> str:
     """A temporary name beside ``final``; readers skip names starting with a dot. A string:
-    it is only ever used in system calls, and a ``Path`` would cost a parse per landed file."""
+    it is only ever used in system calls, and a ``Path`` would cost a parse per landed file.
+    Unique without a system call each: a prefix drawn once per process (again in a forked
+    child) and a counter; a name a killed writer left is swept before its directory is written
+    again, and ``O_EXCL`` refuses any name that is there all the same."""
     directory, name = os.path.split(final)
-    return os.path.join(directory, f".tmp-{os.urandom(6).hex()}-{name}")
+    return os.path.join(directory, f".tmp-{_temp_prefix}{next(_temp_count):04x}-{name}")
+
+
+def _new_temp_prefix() -> None:
+    global _temp_prefix, _temp_count
+    _temp_prefix = os.urandom(4).hex()
+    _temp_count = itertools.count()
+
+
+_temp_prefix = ""
+_temp_count = itertools.count()
+_new_temp_prefix()
+os.register_at_fork(after_in_child=_new_temp_prefix)
 
 
 def write_replace(path: Path, data: bytes | Iterable[bytes], *, sync_dir: bool = True,
@@ -223,9 +250,11 @@ def write_note(path: Path, data: bytes) -> None:
     temporary file in a session directory that is swept only when the session lands again,
     which may be never. In place, a kill leaves the note short, which is all a wrong note is.
     """
+    new = confined.known(path) is False  # a new session's: made here, nothing to truncate
     fd = open_private(path, os.O_WRONLY)
     try:
-        os.ftruncate(fd, 0)
+        if not new:
+            os.ftruncate(fd, 0)
         faults.checkpoint("state-write")
         _write_all(fd, data)
     finally:
@@ -238,8 +267,13 @@ def open_private(path: Path, flags: int) -> int:
 
     A link above it is refused (:mod:`~asz_core.root.confined`); a name that is not a regular
     file of its own (a link, a hard link to another file, a fifo, a device) is replaced by a new
-    empty file first, so that writing in place can only ever change this file.
+    empty file first, so that writing in place can only ever change this file. A name a known
+    directory says is not there (a new session's) is created with ``O_EXCL``, which makes a
+    regular file of one link or fails: nothing to check after it.
     """
+    if confined.known(path) is False:
+        with contextlib.suppress(FileExistsError):
+            return confined.open_path(path, flags | os.O_CREAT | os.O_EXCL, OWNER_FILE)
     try:
         fd = confined.open_path(path, flags | os.O_CREAT | os.O_NONBLOCK, OWNER_FILE)
     except confined.LinkRefused:

@@ -9,8 +9,10 @@ cursor. The rules, and the code below in the same order:
    cursor's new bytes are kept (:data:`~asz_core.root.durable.DEFERRED`), so whatever this
    process reads back meanwhile (an adapter's index, the next window's collector) reads the
    cursor as it will be. The session stays locked, so no other writer sweeps its temporaries.
-2. The group commits every N sessions, at the end of an adapter's sessions, and whenever a
-   landing asks for its files' names to be durable now (``SessionHandle.sync(created=True)``):
+2. The group commits every N sessions (or sooner, when its sessions hold many directories
+   open), at the end of an adapter's sessions, in a worker process whenever it has no claim
+   waiting (:mod:`asz_core.workers`), and whenever a landing asks for its files' names to be
+   durable now (``SessionHandle.sync(created=True)``):
    a. one ``syncfs`` makes every temporary file durable (a file is durable before its rename);
    b. each is renamed to its final name, never replacing one, in the order it landed;
    c. the cursors' temporary copies are written;
@@ -39,12 +41,15 @@ from asz_core.root.durable import can_sync_filesystem, sync_filesystem
 if TYPE_CHECKING:
     from asz_core.root.storage import SessionHandle
 
-__all__ = ["GROUP_SESSIONS", "CommitGroup"]
+__all__ = ["GROUP_DIRECTORIES", "GROUP_SESSIONS", "CommitGroup"]
 
 #: sessions held before a group commits: enough that two ``syncfs`` cost little per session,
 #: few enough that the descriptors held (a lock and a directory or three each) stay far below
 #: the usual limit of 1,024
 GROUP_SESSIONS = 32
+#: ... or directories held open by its sessions (one per stream or run a file landed in): a
+#: group of sessions with many subagents commits sooner, below that limit
+GROUP_DIRECTORIES = 256
 
 
 class CommitGroup:
@@ -68,6 +73,11 @@ class CommitGroup:
     def __len__(self) -> int:
         """Sessions held."""
         return len(self._held)
+
+    def full(self) -> bool:
+        """Whether the group should commit now: :data:`GROUP_SESSIONS` held, or
+        :data:`GROUP_DIRECTORIES` directories open."""
+        return len(self._held) >= GROUP_SESSIONS or confined.held_count() >= GROUP_DIRECTORIES
 
     def queued(self, session: SessionHandle) -> None:
         """``session`` has steps waiting (rule 1)."""

@@ -16,15 +16,17 @@ import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 from asz_core.root import confined, faults
-from asz_core.root.durable import OWNER_FILE, install_noreplace, make_dirs, temp_name
+from asz_core.root.durable import install_noreplace, make_dirs, temp_name
 from asz_core.root.layout import file_name
 from asz_core.sessiondata.model import Header, Record
 from asz_core.sessiondata.writer import FileSummary, SessionDataWriter
 
-__all__ = ["LandedFile", "LandingFile"]
+__all__ = ["LANDED_FILE", "LandedFile", "LandingFile"]
+
+#: a landed file's mode: read-only, the owner's alone
+LANDED_FILE = 0o400
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,12 +51,51 @@ class _CountingSink:
         return len(chunk)
 
 
+#: what :class:`_FileSink` gathers before it writes
+_BUFFER = 1 << 20
+
+
+class _FileSink:
+    """Writes to a descriptor about :data:`_BUFFER` at a time: what a buffered file object did,
+    without the ``fstat`` and ``lseek`` it makes when opened. A chunk as large as the buffer is
+    written as it is, never copied into one."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._chunks: list[bytes] = []
+        self._size = 0
+
+    def write(self, chunk: bytes) -> int:
+        if len(chunk) >= _BUFFER:
+            self.flush()
+            _write_all(self.fd, chunk)
+            return len(chunk)
+        self._chunks.append(chunk)
+        self._size += len(chunk)
+        if self._size >= _BUFFER:
+            self.flush()
+        return len(chunk)
+
+    def flush(self) -> None:
+        if self._chunks:
+            chunks, self._chunks, self._size = self._chunks, [], 0
+            _write_all(self.fd, chunks[0] if len(chunks) == 1 else b"".join(chunks))
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 class LandingFile:
     """One file being landed. Write records, then :meth:`commit`; on error, :meth:`abort`."""
 
     def __init__(self, root: Path, session: str, subdir: str, header: Header, stamp: str,
-                 *, dry_run: bool = False, directory: Path | None = None) -> None:
-        #: ``directory`` is ``root / session / subdir``, when the caller has it joined already
+                 *, dry_run: bool = False, directory: Path | None = None, hold: bool = False) -> None:
+        #: ``directory`` is ``root / session / subdir``, when the caller has it joined already;
+        #: ``hold``: keep it open (:func:`~asz_core.root.confined.hold`) for the session's holder,
+        #: which lets it go with the session
         self.directory = root / session / subdir if directory is None else directory
         name = file_name(header.kind, stamp, header.seq)
         self.final = self.directory / name
@@ -62,18 +103,22 @@ class LandingFile:
         self.header = header
         self.dry_run = dry_run
         self._temp: str | None = None
-        self._file: BinaryIO | None = None
+        self._fd: int | None = None
         #: directories this landing created; their parents need an fsync too
         self.created_dirs: list[Path] = []
         if dry_run:
             self.writer = SessionDataWriter(_CountingSink(), header)
             return
         self.created_dirs = make_dirs(self.directory)
+        if hold:
+            confined.hold(self.directory)
         self._temp = temp_name(self.final)
-        fd = confined.open_path(self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_FILE)
-        self._file = os.fdopen(fd, "wb", buffering=1 << 20)
+        # read-only from the start (the open that creates it may write all the same): no
+        # ``fchmod`` once it is written
+        self._fd = confined.open_path(self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, LANDED_FILE)
+        self._sink = _FileSink(self._fd)
         try:
-            self.writer = SessionDataWriter(self._file, header)
+            self.writer = SessionDataWriter(self._sink, header)
         except BaseException:
             self.abort()
             raise
@@ -94,15 +139,15 @@ class LandingFile:
         Not ``durable``: a group commit (:mod:`~asz_core.root.group`) makes it durable with
         others before it calls :meth:`install`."""
         summary = self.writer.close()
-        if self._file is not None and self._temp is not None:
+        if self._fd is not None and self._temp is not None:
             try:
-                self._file.flush()
+                self._sink.flush()
                 if durable:
                     faults.checkpoint("temp-fsync")
-                    os.fsync(self._file.fileno())
-                faults.checkpoint("temp-readonly")
-                os.fchmod(self._file.fileno(), 0o400)
-                self._file.close()
+                    os.fsync(self._fd)
+                faults.checkpoint("temp-readonly")  # made so when it was created
+                fd, self._fd = self._fd, None
+                os.close(fd)
             except BaseException:
                 self.abort()
                 raise
@@ -124,9 +169,10 @@ class LandingFile:
 
     def abort(self) -> None:
         """Drop the temporary file; nothing of it was ever visible."""
-        if self._file is not None and not self._file.closed:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
             with contextlib.suppress(OSError):
-                self._file.close()
+                os.close(fd)
         if self._temp is not None:
             with contextlib.suppress(OSError):
                 confined.unlink(self._temp)

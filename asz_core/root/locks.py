@@ -14,7 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
-from asz_core.root.durable import open_private
+from asz_core.root import confined
+from asz_core.root.durable import OWNER_FILE, open_private
 
 __all__ = ["FileLock", "LockBusy"]
 
@@ -32,8 +33,11 @@ class FileLock:
     """An exclusive ``flock`` on ``path``; ``wait`` blocks until it is free instead of failing."""
 
     def __init__(self, path: Path, *, wait: bool = False, describe: bool = False,
-                 on_acquired: Callable[[], None] | None = None) -> None:
+                 on_acquired: Callable[[], None] | None = None, new: bool = False) -> None:
         self.path = path
+        #: the lock file is made here, in a directory the caller has just made
+        #: (``FileExistsError`` if it is there): a new regular file needs no check
+        self.new = new
         self.wait = wait
         self.describe = describe
         #: run once the lock is held (a root's sweep of what a killed holder left)
@@ -41,7 +45,10 @@ class FileLock:
         self._fd: int | None = None
 
     def acquire(self) -> None:
-        fd = open_private(self.path, os.O_RDWR)  # a link refused, a hard link replaced
+        if self.new:
+            fd = confined.open_path(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, OWNER_FILE)
+        else:
+            fd = open_private(self.path, os.O_RDWR)  # a link refused, a hard link replaced
         try:
             fcntl.flock(fd, fcntl.LOCK_EX if self.wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

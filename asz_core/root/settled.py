@@ -40,6 +40,7 @@ from typing import IO, Any
 
 import orjson
 
+from asz_core.root import confined
 from asz_core.root.cursors import ACCEPTED, ACTIVE, AppendCursor, SnapshotCursor
 from asz_core.root.durable import read_table, write_replace
 from asz_core.root.layout import CURSOR_SUFFIX
@@ -60,8 +61,11 @@ SettledEntry = dict[str, Any]
 
 
 def _names(directory: str) -> list[str]:
+    """A directory's names, sorted; none when it cannot be listed (or is a link). A directory
+    of a session its writer made and holds is listed from what the writer knows of it
+    (:func:`~asz_core.root.confined.known`)."""
     try:
-        return sorted(os.listdir(directory))
+        return sorted(confined.listdir(directory))
     except OSError:
         return []
 

@@ -200,6 +200,9 @@ class SessionHandle:
         self.queued = False  #: in its group's list of sessions with steps waiting
         #: in a group: the cursors' temporary copies written, by final path
         self._state_temps: dict[str, str] = {}
+        #: in a group: state files renamed into place, whose bytes ``durable.DEFERRED`` keeps
+        #: while the session is held (what is read there is what was written: no read back)
+        self._states_written: list[str] = []
         #: in a group: called once its steps are durable, still under the lock (a settled entry)
         self.after_commit: Callable[[], None] | None = None
         #: in a group: told what failed in its steps (the session's error)
@@ -218,27 +221,31 @@ class SessionHandle:
         self._paths: dict[tuple[str, str], Path] = {}
 
     def __enter__(self) -> SessionHandle:
-        created: list[Path] = []
+        fresh = False
         if not self.root.dry_run:
             created = make_dirs(self.dir)
             self._created.update(p.parent for p in created)
-            if not created:
-                # made by an older version or by hand: owner-only from now on. One made here
-                # is already (``OWNER_DIR``, less what the umask takes away). Through a
-                # descriptor: a link planted at the session's name is refused, not chmodded
-                fd = confined.open_dir(self.dir)
-                try:
+            fresh = self.dir in created
+            # held from here on: the lock, what lands and the session's state are made through it
+            fd = confined.hold(self.dir)
+            try:
+                if not fresh:
+                    # made by an older version or by hand: owner-only from now on. One made here
+                    # is already (``OWNER_DIR``, less what the umask takes away). Through a
+                    # descriptor: a link planted at the session's name is refused, not chmodded
                     os.fchmod(fd, OWNER_DIR)
-                finally:
-                    os.close(fd)
-            self._lock = FileLock(self.dir / ".lock")
-            self._lock.acquire()
+                self._lock = self._take_lock(fresh)
+                fresh = fresh and self._lock.new
+                if fresh:
+                    # made and locked here: it holds its lock alone, and this writer knows each
+                    # name it adds (nothing to list, nor any cursor or index to look for)
+                    confined.know(self.dir, [".lock"])
+            except BaseException:
+                confined.release_held(self.dir)
+                raise
         try:
-            if not self.root.dry_run:
-                confined.hold(self.dir)
             # a directory this writer has just made holds nothing but its lock: nothing to scan
             # (another writer's file there would only make an install refuse, never replace)
-            fresh = self.dir in created
             on_disk = 0 if fresh else self._scan()
             self._index_checked = fresh  # nor an upstream ``index/`` to drop
             self._next_seq = max(on_disk, self.root.dry_seq.get(self.id, 0)) + 1
@@ -246,6 +253,20 @@ class SessionHandle:
             self._release()
             raise
         return self
+
+    def _take_lock(self, fresh: bool) -> FileLock:
+        """The session's lock; in a directory this writer has just made, a lock file of its own
+        (``O_EXCL``), unless another writer's is there already."""
+        if fresh:
+            lock = FileLock(self.dir / ".lock", new=True)
+            try:
+                lock.acquire()
+                return lock
+            except FileExistsError:
+                pass
+        lock = FileLock(self.dir / ".lock")
+        lock.acquire()
+        return lock
 
     def __exit__(self, *exc: object) -> None:
         if self.group is not None and self._lock is not None:
@@ -269,6 +290,9 @@ class SessionHandle:
                 write_note(self.dir / "session.state",
                            format_pairs([("next_seq", self._next_seq), ("updated_at", self.root.at)]))
         finally:
+            for path in self._states_written:
+                DEFERRED.pop(path, None)
+            self._states_written.clear()
             confined.release_held(self.dir)
             if self._lock is not None:
                 self._lock.release()
@@ -365,15 +389,10 @@ class SessionHandle:
         header.at = self.root.at
         header.session = self.id
         self._next_seq += 1
-        landing = LandingFile(self.root.path, self.id, subdir, header, self.root.stamp,
-                              dry_run=self.root.dry_run, directory=self.path(subdir))
-        if not self.root.dry_run:
-            try:  # its rename, its directory's fsync and its cursor's rename go through one descriptor
-                confined.hold(landing.directory)
-            except BaseException:
-                landing.abort()
-                raise
-        return landing
+        # held: its temporary file's creation, its rename, its directory's fsync and its
+        # cursor's replacement each go through one descriptor
+        return LandingFile(self.root.path, self.id, subdir, header, self.root.stamp,
+                           dry_run=self.root.dry_run, directory=self.path(subdir), hold=True)
 
     def commit(self, landing: LandingFile) -> LandedFile:
         """Install a file begun with :meth:`begin` and report it.
@@ -453,7 +472,7 @@ class SessionHandle:
                 faults.checkpoint("state-rename")
                 confined.rename(self._state_temps.pop(path), path, replace=True)
                 del self.queued_states[path]
-                DEFERRED.pop(path, None)
+                self._states_written.append(path)
         except OSError as exc:
             self.drop_queued(exc)
 

@@ -40,7 +40,7 @@ from asz_core.scenario.model import EDITING_TOOLS, FileChange
 from asz_core.scenario.plan import Event, Plan, format_ms
 from asz_core.sessiondata.jsonbytes import marshal_value
 
-__all__ = ["PLUGIN_DATA", "PLUGIN_DIR", "plugin_files", "runtime_record", "runtime_result"]
+__all__ = ["PLUGIN_DATA", "PLUGIN_DIR", "plugin_files", "plugin_lines", "runtime_record", "runtime_result"]
 
 #: where under the runtime's directory the plugin keeps its data (the adapter's source root)
 PLUGIN_DATA: Final = "plugins/data"
@@ -49,14 +49,19 @@ PLUGIN_DATA: Final = "plugins/data"
 PLUGIN_DIR: Final = "file-changes-skywalking-ai-sessionizer"
 
 
-def plugin_files(p: Plan) -> dict[str, bytes]:
-    """Each change file the plugin would have written, by its path under :data:`PLUGIN_DATA`."""
+def plugin_lines(p: Plan) -> dict[str, list[bytes]]:
+    """The plugin's records, each as its line without the newline, by the stream they ran in."""
     lines: dict[str, list[bytes]] = {}
     for e in p.written():
         if e.kind == "result" and e.changes and not e.replayed and e.tool_name not in EDITING_TOOLS:
             lines.setdefault(e.stream, []).append(marshal_value(_record(p, e)))
+    return lines
+
+
+def plugin_files(p: Plan) -> dict[str, bytes]:
+    """Each change file the plugin would have written, by its path under :data:`PLUGIN_DATA`."""
     return {f"{PLUGIN_DIR}/output/{p.session}/{stream}.jsonl": b"".join(line + b"\n" for line in found)
-            for stream, found in lines.items()}
+            for stream, found in plugin_lines(p).items()}
 
 
 def _record(p: Plan, e: Event) -> dict[str, Any]:

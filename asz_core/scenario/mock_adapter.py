@@ -1,4 +1,4 @@
-"""The ``mock`` adapter: the runtime an ``sd`` build's Session Data names (``mock/1``).
+"""The ``mock`` adapter: the runtime an ``sd`` build's Session Data names (``mock/0.2.0``, dialect ``mock/1``).
 
 A scenario's ``sd`` build lands its records itself, so this adapter discovers and lands nothing.
 It exists to say what a real adapter says about itself: that ``mock`` is the ``Mock Agent``, so
@@ -18,7 +18,7 @@ __all__ = ["asz_adapter_info", "asz_claim", "asz_discover"]
 
 @hookimpl
 def asz_adapter_info() -> AdapterInfo:
-    return AdapterInfo(version="1", runtime="Mock Agent", dialects=("mock/1",))
+    return AdapterInfo(version="0.2.0", runtime="Mock Agent", dialects=("mock/1",))
 
 
 @hookimpl

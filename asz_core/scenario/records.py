@@ -15,13 +15,17 @@ runtime's). The rules, per event:
   ``tool_schemas`` for the snapshot types that carry them);
 * a fragment: ``agent``, ``call``, ``model``, ``usage`` (zeros left out), ``finished`` on the
   last; a thinking block also lists its signature in ``dropped``;
-* a result: ``external``; an agent launch names its ``child`` and is a ``launch_ack``, a fork
+* a data part (and a call's input) is a map, its keys sorted as upstream's encoder writes a map;
+* a result: ``external``, its data what the runtime enriches it with (``stdout``/``stderr``, a
+  launch's or a fork's acknowledgement; none on a replayed copy), its size the text's alone;
+  an agent launch names its ``child`` and is a ``launch_ack``, a fork
   names its ``child``, a workflow launch names its ``batch`` and is a ``launch_ack``; an editing
   tool's change is one more ``data`` part, the ``changes/1`` record ``claude-code-local`` derives
   from the runtime's patch, byte for byte (:func:`.changes.runtime_record`);
 * a notice: ``external``, trigger ``notification``, ``tool`` and ``child``;
 * a client-made message: ``agent``, ``synthetic``, model ``<synthetic>``, empty usage;
-* a reset: the boundary ``runtime``, ``context_reset``, ``continues``; the summary
+* a reset: the boundary ``runtime``, ``context_reset``, ``continues``, its data the runtime's
+  compact metadata; the summary
   ``external``, ``reset_summary``;
 * a system record: ``runtime``, ``turn_duration``, ``command`` or ``notice`` by subtype;
 * a child's sidecar, a journal line, a manifest, a script: ``runtime``, as the adapter lands them.
@@ -56,7 +60,8 @@ _SNAPSHOT_TYPES = ("prompt_snapshot", "deferred_tools_record")
 
 
 def _data(value: Any) -> Part:
-    return Part.data_part(RawJSON(orjson.dumps(value)))
+    # the mock's data is a map, and upstream's encoder writes a map's keys sorted
+    return Part.data_part(RawJSON(orjson.dumps(value, option=orjson.OPT_SORT_KEYS)))
 
 
 def _usage(u: tuple[int, int, int, int]) -> Usage:
@@ -109,21 +114,34 @@ def _fragment(p: Plan, e: Event, r: Record) -> None:
         r.parts = [Part.reasoning(e.text) if e.text else Part.reasoning(None, state="unavailable")]
         r.dropped = [Dropped("reasoning signature", 3, _SIGNATURE_WHY)]
     elif e.frag == "tool_use":
-        r.parts = [Part.call(e.tool_id, e.tool_name, RawJSON(orjson.dumps(e.tool_input or {})))]
+        r.parts = [Part.call(e.tool_id, e.tool_name,
+                             RawJSON(orjson.dumps(e.tool_input or {}, option=orjson.OPT_SORT_KEYS)))]
     else:
         r.parts = [Part.text_part(e.text)]
 
 
 def _result(p: Plan, e: Event, r: Record) -> None:
     r.from_ = FROM_EXTERNAL
-    part = Part.result(e.of, text=e.text or None, failed=e.failed)
+    # the mock's structured result, as upstream's writer gives it: what the runtime enriches the
+    # result with (a command's output, a launch's acknowledgement); its size is the text's alone
+    enrichment: Any = {"stdout": e.text or "", "stderr": ""}
     if not e.replayed:
         if e.ack is not None:
             r.child, r.flags = e.ack["child"], ["launch_ack"]
+            enrichment = {"agentId": e.ack["child"], "isAsync": True, "status": "async_launched",
+                          "prompt": e.ack["prompt"], "description": e.ack["label"]}
         elif e.fork:
             r.child = e.fork
+            enrichment = {"agentId": e.fork, "status": "forked"}
         elif e.launch is not None:
             r.batch, r.flags = e.launch["run"], ["launch_ack"]
+            enrichment = {"runId": e.launch["run"], "status": "async_launched",
+                          "transcriptDir": f"subagents/workflows/{e.launch['run']}", "workflowName": e.launch["name"]}
+        elif e.string_enrichment:
+            enrichment = "a bare string, not an object"
+    data = None if e.replayed else RawJSON(orjson.dumps(enrichment, option=orjson.OPT_SORT_KEYS))
+    part = Part("result", text=e.text or None, data=data, of=e.of, failed=e.failed,
+                bytes=len(e.text.encode("utf-8")) if e.text else 0)
     r.parts = [part]
     derived = runtime_record(p, e) if e.changes and e.tool_name in EDITING_TOOLS and not e.replayed else None
     if derived is not None:
@@ -142,7 +160,8 @@ def _synthetic(p: Plan, e: Event, r: Record) -> None:
 
 def _boundary(p: Plan, e: Event, r: Record) -> None:
     r.from_, r.flags, r.continues, r.parent = FROM_RUNTIME, ["context_reset"], e.continues or None, None
-    r.parts = [_data({"type": "system", "subtype": "compact_boundary", "logicalParentUuid": e.continues})]
+    r.parts = [_data({"type": "system", "subtype": "compact_boundary", "logicalParentUuid": e.continues,
+                      "compactMetadata": {"trigger": "auto", "preservedMessages": {"allUuids": [e.continues]}}})]
 
 
 def _summary(p: Plan, e: Event, r: Record) -> None:
@@ -188,8 +207,11 @@ def script_record(run: RunPlan) -> Record:
 
 def finish(record: Record, ord_: int, off: int) -> int:
     """Set a record's provenance: its ordinal, a running offset, and the digest and size of the
-    record itself (the mock has no source bytes to name). Returns the next record's offset."""
-    record.ord, record.off = ord_, off
+    record itself (the mock has no source bytes to name). Returns the next record's offset.
+
+    The record's own bytes are taken with an empty digest and a size of 0 written in their
+    places, as upstream's writer takes them (its record always writes both keys)."""
+    record.ord, record.off, record.sha, record.bytes = ord_, off, "", 0
     own = orjson.dumps(record.to_json())
     record.sha, record.bytes = hashlib.sha256(own).hexdigest()[:12], len(own)
     return off + len(own) + 1

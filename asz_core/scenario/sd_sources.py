@@ -1,23 +1,21 @@
-"""What an ``sd`` build lands through the installed adapters: the plugin's change records and the
-provider bodies, in the order and with the code a ``claude-code`` build's collect lands them.
+"""What an ``sd`` build lands through an installed adapter: the provider bodies, in the order and
+with the code a ``claude-code`` build's collect lands them.
 
 A provider body lands as ``provider_body/1`` whatever runtime sent it: cut against what the
-session holds, so its record depends on every body before it. A change record lands under the
-``changes`` adapter's own header and dialect, byte for byte as the plugin wrote it. An
-``sd`` build therefore encodes neither itself; it hands them to the installed
-``changes`` and ``claude-code-provider`` adapters, through one ordinary pass, exactly
-as a ``claude-code`` build's collect does:
+session holds, so its record depends on every body before it. An ``sd`` build therefore does not
+encode one itself; it hands them to the installed ``claude-code-provider`` adapter, through one
+ordinary pass, exactly as a ``claude-code`` build's collect does:
 
-1. The plugin's files and the bodies are written to a scratch directory in the root
-   (``_scenario-sources``, a name no session can have), each body stamped with when it was written.
-2. One pass over a configuration that enables only those two adapters, in the order a
-   ``claude-code`` build's configuration lists them, reading the scratch directory, with the
-   build's clock. The changes adapter lands each stream's records under the session's sequence;
-   the provider adapter claims each body by the session its request names, or by the call ids of
-   the transcripts the build landed just before.
+1. The bodies are written to a scratch directory in the root (``_scenario-sources``, a name no
+   session can have), each stamped with when it was written.
+2. One pass over a configuration that enables only that adapter, reading the scratch directory,
+   with the build's clock. It claims each body by the session its request names, or by the call
+   ids of the transcripts the build landed just before.
 3. The scratch directory is removed: an ``sd`` build leaves no source behind. A later
-   checkpoint writes every file again, and the adapters land only what is new (the change
-   files' cursors, the provider adapter's table).
+   checkpoint writes every body again, and the adapter lands only what is new (its table).
+
+(The plugin's change records an ``sd`` build lands itself, as upstream's writer does:
+:mod:`.write_sd`.)
 """
 
 from __future__ import annotations
@@ -28,7 +26,6 @@ from pathlib import Path
 
 from asz_core.root.durable import OWNER_FILE, make_dirs
 from asz_core.scenario.bodies import provider_bodies
-from asz_core.scenario.changes import plugin_files
 from asz_core.scenario.plan import Plan
 
 __all__ = ["SCRATCH", "land_sources"]
@@ -46,10 +43,10 @@ def _write(path: Path, data: bytes, at_ms: int | None = None) -> None:
 
 
 def land_sources(p: Plan, root: Path, clock_ns: int) -> list[str]:
-    """Land the plan's change records and bodies the root does not hold; returns the pass's
-    errors, and what the pass left waiting."""
-    bodies, changes = provider_bodies(p), plugin_files(p)
-    if not bodies and not changes:
+    """Land the plan's provider bodies the root does not hold; returns the pass's errors, and what
+    the pass left waiting."""
+    bodies = provider_bodies(p)
+    if not bodies:
         return []
     from asz_core.config import load_config
     from asz_core.context import QuietReporter
@@ -60,25 +57,22 @@ def land_sources(p: Plan, root: Path, clock_ns: int) -> list[str]:
     if scratch.exists():
         shutil.rmtree(scratch)
     make_dirs(scratch / "bodies")
-    make_dirs(scratch / "plugins")
     try:
         for body in bodies:
             _write(scratch / "bodies" / body.name, body.data, body.at)
-        for rel, data in changes.items():
-            _write(scratch / "plugins" / rel, data)
         config = scratch / "asz.yaml"
         config.write_text(f"storage:\n  root: {root}\nadapters:\n"
-                          f"  - name: changes\n    source_root: {scratch / 'plugins'}\n    exclude: []\n"
                           f"  - name: claude-code-provider\n    source_root: {scratch / 'bodies'}\n    exclude: []\n"
                           # the other built-in adapters stay on unless switched off: never the machine's own
-                          "  - name: claude-code-local\n    enabled: false\n  - name: kiro\n    enabled: false\n",
+                          "  - name: claude-code-local\n    enabled: false\n  - name: changes\n    enabled: false\n"
+                          "  - name: kiro\n    enabled: false\n",
                           "utf-8")
         host = PluginHost().load_entry_points()
         summary = run_pass(host, load_config(host, str(config)), clock=lambda: clock_ns, reporter=QuietReporter())
         problems = [str(e) for e in summary.errors]
         totals = summary.totals
         if totals.waiting:
-            problems.append(f"{totals.waiting} provider body(ies) or change record(s) found no session")
+            problems.append(f"{totals.waiting} provider body(ies) found no session")
         if totals.unreadable or totals.conflicts:
             problems.append(f"{totals.unreadable} unreadable and {totals.conflicts} conflicting source(s)")
         return problems

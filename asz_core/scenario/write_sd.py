@@ -1,28 +1,42 @@
 """A plan landed directly as Session Data under the ``mock/1`` dialect.
 
 It lands the way an adapter lands, so ``asz-pipeline verify`` and any reader take the result
-like any other root:
+like any other root, and as upstream's ``sd`` writer lands it, so a build lands upstream's bytes
+(its complete example of the format pages is such a build):
 
-1. One file per stream per build (main first, then each child), then each child's sidecar,
-   then each workflow run's journal, manifest and script.
+1. Each stream in turn, main first, then each child: its transcript, then the change records the
+   asz plugin would have written for the stream's tools (:func:`~.changes.plugin_lines`, each
+   line whole as the one ``data`` part of a record with its ``id``, ``tool`` and ``time``, under
+   ``src`` ``<project>/<session>/streams/<stream>.changes``). Then each child's sidecar, then
+   each workflow run's journal, manifest and script. So the plugin's file of the main stream is
+   the session's second file whenever the main stream has one.
 2. An append cursor beside each, counting records: a build through a later checkpoint lands
    only the records past it, so every checkpoint adds files and never rewrites one.
 3. Sequences come from the session (the same :class:`~asz_core.root.storage.SessionHandle` the
-   adapters land through), and every file is write-once.
-4. The landing clock is the plan's last record, so a fixed ``--at`` lands the same bytes.
+   adapters land through), and every file is write-once. Every header names the ``mock``
+   adapter (:data:`MOCK_ADAPTER`) and dialect; every record's provenance is the mock's
+   (:func:`~.records.finish`).
+4. The landing clock is the build's base time (``--at``), at every checkpoint: a fixed ``--at``
+   lands the same bytes.
 
-5. The plugin's change records and the provider bodies last, by the installed
-   ``changes`` and ``claude-code-provider`` adapters (:mod:`.sd_sources`): each is
-   landed by the one code that lands it, in the order a ``claude-code`` build's collect lands them.
+5. The provider bodies last, by the installed ``claude-code-provider`` adapter
+   (:mod:`.sd_sources`), in the order a ``claude-code`` build's collect lands them.
+
+A ``claude-code`` build's change records are the ``changes`` adapter's instead: one pass lands
+every adapter in turn (``claude-code-local``'s files of every stream first), so there the
+plugin's file lands after the transcripts and sidecars, as upstream's collect lands it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
+
 from asz_core.root.cursors import ACTIVE, AppendCursor
 from asz_core.root.layout import cursor_name
 from asz_core.root.storage import SessionHandle, StorageRoot
+from asz_core.scenario.changes import plugin_lines
 from asz_core.scenario.model import ScenarioError
 from asz_core.scenario.plan import Plan
 from asz_core.scenario.records import (
@@ -34,17 +48,18 @@ from asz_core.scenario.records import (
     script_record,
 )
 from asz_core.scenario.sd_sources import land_sources
-from asz_core.sessiondata.model import Header, Record
+from asz_core.sessiondata.model import Header, Part, RawJSON, Record
 
 __all__ = ["MOCK_ADAPTER", "MOCK_DIALECT", "write_sd"]
 
-MOCK_ADAPTER = "mock/1"
+#: upstream's mock adapter, name and version, as its headers name it
+MOCK_ADAPTER = "mock/0.2.0"
 MOCK_DIALECT = "mock/1"
 
 
 def write_sd(p: Plan, root: Path) -> list[Path]:
     """Land what the plan holds that the root does not; returns the files landed."""
-    clock_ns = (p.at + p.span_ms()) * 1_000_000
+    clock_ns = p.at * 1_000_000
     storage = StorageRoot(root, pass_started_ns=clock_ns)
     storage.ensure()
     landed: list[Path] = []
@@ -57,14 +72,14 @@ def write_sd(p: Plan, root: Path) -> list[Path]:
                 landed.append(session.landed[-1].path)
 
         src = f"{p.project}/{p.session}"
-        land("streams/main", "transcript", _header("transcript", f"{src}/streams/main", stream="main"),
-             by_stream.get("main", []))
+        changes = plugin_lines(p)
         live = [s for s in p.streams if not s.lost]
-        for s in live:
-            land(f"streams/{s.id}", "transcript",
-                 # a workflow's child is filed under no run, as upstream files it
-                 _header("transcript", f"{src}/streams/{s.id}", stream=s.id),
-                 by_stream.get(s.id, []))
+        # a workflow's child is filed under no run, as upstream files it
+        for stream in ["main", *(s.id for s in live)]:
+            land(f"streams/{stream}", "transcript", _header("transcript", f"{src}/streams/{stream}", stream=stream),
+                 by_stream.get(stream, []))
+            land(f"streams/{stream}", "changes", _header("changes", f"{src}/streams/{stream}.changes", stream=stream),
+                 [_change_record(line) for line in changes.get(stream, [])])
         for s in live:
             if not s.batch:
                 land(f"streams/{s.id}", "meta", _header("agent_meta", f"{src}/streams/{s.id}.meta", stream=s.id),
@@ -77,10 +92,20 @@ def write_sd(p: Plan, root: Path) -> list[Path]:
                  [manifest_record(r)])
             land(f"runs/{r.id}", "script", _header("workflow_script", f"{run_src}/script", batch=r.id),
                  [script_record(r)])
-    problems = land_sources(p, root, clock_ns)
+    # the provider adapter's pass keeps the plan's last record as its clock: it judges a body by
+    # when it was written, and a body written after the pass began would wait
+    problems = land_sources(p, root, (p.at + p.span_ms()) * 1_000_000)
     if problems:
-        raise ScenarioError(f"the change records or provider bodies did not land: {'; '.join(problems)}")
+        raise ScenarioError(f"the provider bodies did not land: {'; '.join(problems)}")
     return landed
+
+
+def _change_record(line: bytes) -> Record:
+    """One plugin line as the mock lands it: the line whole as a ``data`` part, its ``id``,
+    ``tool`` and ``time`` on the record."""
+    fields = orjson.loads(line)
+    return Record(id=fields["id"], tool=fields.get("tool"), time=fields["time"],
+                  parts=[Part.data_part(RawJSON(line))])
 
 
 def _header(kind: str, src: str, *, stream: str | None = None, batch: str | None = None) -> Header:

@@ -104,3 +104,32 @@ def test_a_session_failing_or_a_worker_dying_fails_the_pass_and_the_next_pass_co
     assert not again.failed and again.totals.landed > 0
     assert {p.name for p in runner.root.iterdir() if p.is_dir() and not p.name.startswith("_")} == set(sessions)
     assert_root_verifies(runner.root)
+
+
+def test_a_worker_commits_one_group_across_its_tasks_not_one_per_task(
+        tmp_path: Path, small_corpus: Path, monkeypatch: pytest.MonkeyPatch,
+        assert_root_verifies: Callable[[Path], None]) -> None:
+    from asz_core import workers
+    from asz_core.root import durable, group
+
+    if not durable.can_sync_filesystem():
+        pytest.skip("group commit needs syncfs (Linux)")
+    projects = small_corpus / "claude-code" / "projects"
+    sessions = len(list(projects.glob("*/*.jsonl")))
+    calls = tmp_path / "syncfs-calls"
+    real = durable.sync_filesystem
+
+    def counted(fd: int) -> None:  # in each worker too: they are forks of this process
+        with calls.open("ab") as out:
+            out.write(b".")
+        real(fd)
+
+    monkeypatch.setattr(group, "sync_filesystem", counted)
+    monkeypatch.setattr(workers, "_MOST_PER_TASK", 1)  # every claim a task of its own
+    runner, summary, _ = _run(tmp_path, projects, "w", 2, monkeypatch)
+    assert not summary.failed and summary.totals.landed > 0
+    commits = calls.stat().st_size // 2  # two syncfs a commit
+    # a group per task would commit once per session; each worker commits when it has nothing
+    # left to land (and, in a longer pass, each time its group is full)
+    assert 2 <= commits <= sessions // 2, (commits, sessions)
+    assert_root_verifies(runner.root)

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from asz_core import land
 from asz_core.context import PassSummary
-from asz_core.root import durable, storage
+from asz_core.root import durable, group, storage
 from asz_core.root.index import SessionIndex, rebuild_calls
 from asz_core.testing import PassRunner
 
@@ -26,7 +25,7 @@ def test_the_corpus_landed_in_groups_has_each_index_and_settled_entry_as_the_roo
     # the whole corpus (62 sessions) with --slow, its fifteen sessions in the default lane
     projects = cc_projects if slow else small_corpus / "claude-code" / "projects"
     sessions_in = sum(1 for _ in projects.glob("*/*.jsonl"))
-    monkeypatch.setattr(land, "GROUP_SESSIONS", 4)  # several groups either way
+    monkeypatch.setattr(group, "GROUP_SESSIONS", 4)  # several groups either way
     first = run_local(projects, collector={"workers": 1})
     assert not first.failed and first.totals.landed > sessions_in
     sessions = [p for p in asz_pass.root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))]

@@ -62,7 +62,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
 def test_a_group_of_sessions_is_made_durable_with_two_syncfs_and_no_fsync_per_session(
         asz_pass: PassRunner, tmp_path: Path, counted: dict[str, int], monkeypatch: pytest.MonkeyPatch,
         assert_root_verifies: Callable[[Path], None]) -> None:
-    monkeypatch.setattr(land, "GROUP_SESSIONS", 4)
+    monkeypatch.setattr(group, "GROUP_SESSIONS", 4)
     asz_pass.configure(**jsonl_config(_source(tmp_path, sessions=10)))
     summary = asz_pass.run()
     assert not summary.failed and summary.totals.landed == 10
@@ -85,7 +85,7 @@ def test_a_cursor_read_back_before_the_commit_reads_as_it_will_be_and_is_on_disk
     commit = CommitGroup(root.path)
     path = root.path / "s1" / "streams" / "main" / "transcript.cursor"
     with root.open_session("s1", group=commit) as session:
-        session.path("streams/main").mkdir(parents=True)
+        durable.make_dirs(session.path("streams/main"))  # as a writer makes it: through the root's own calls
         session.save_state(path, AppendCursor(state="active", offset=7, ord=3).encode())
         seen = AppendCursor.load(path)
         assert seen is not None and (seen.offset, seen.ord) == (7, 3)
@@ -142,7 +142,7 @@ def test_a_syncfs_that_fails_fails_every_session_of_its_group_and_leaves_no_file
 
 def test_the_outcomes_of_a_group_are_merged_only_once_its_files_are_in_place(
         asz_pass: PassRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(land, "GROUP_SESSIONS", 2)
+    monkeypatch.setattr(group, "GROUP_SESSIONS", 2)
     asz_pass.configure(**jsonl_config(_source(tmp_path, sessions=5)))
     missing: list[Path] = []
     real = land.land_claims

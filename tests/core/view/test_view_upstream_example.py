@@ -1,12 +1,13 @@
 """The document of upstream's fixture scenario against ``formats/asz-view-example.yaml``, the whole
 document upstream's own code printed for it: node for node, key for key, in the same order.
 
-Landed positions differ, since upstream's build lands the asz plugin's change record as file 2 and
-this project's builds write no change records yet, so a position in an id or a reference is
-compared by row and part only, and ``changes`` (the step's change record ids) is not compared.
-The compaction boundary's text is the scenario writer's line, which differs from upstream's
-writer's, so its ``text`` and ``bytes`` are not compared either. The relations are compared as a
-set: the example lists them by id, where the spec's text orders them as they happened.
+An ``sd`` build lands upstream's files byte for byte, so its document is the example's but for
+the summary's ``withheld`` (the spec's text adds it) and the order of the relations (compared as
+a set: the example lists them by id, where the spec's text orders them as they happened). A
+``claude-code`` build lands the asz plugin's change record after the transcripts, so there a
+position in an id or a reference is compared by row and part only, and ``changes`` (the step's
+change record ids) is not compared; nor is the compaction boundary's ``text`` and ``bytes``,
+which are the runtime's line there.
 """
 
 from __future__ import annotations
@@ -80,3 +81,19 @@ def test_the_fixture_document_is_upstreams_example_node_for_node(shared: Path, t
         assert list(mine) == list(want), id
         assert mine == want, id
     assert sorted(_same_place(doc["relations"]), key=str) == sorted(_same_place(example["relations"]), key=str)
+
+
+def test_an_sd_build_of_the_fixture_prints_upstreams_example_document(shared: Path, tmp_path: Path) -> None:
+    scenario = shared / "corpus" / "upstream" / "tests" / "scenarios" / "fixture.yaml"
+    example = yaml.safe_load((shared / "spec" / "upstream" / "formats" / "asz-view-example.yaml").read_text())
+    loaded = load_scenario(scenario)
+    ws = Workspace(loaded, load_expectations(loaded), "sd", tmp_path, AT_MS)
+    ws.build()
+    assert ws.parse().rounds
+    doc = build_view(ws.out, ws.session)
+
+    # the same landed files and the same round, digest for digest
+    for key in ("head", "rounds", "files", "talks", "loose", "workspace_changes"):
+        assert doc[key] == example[key], key
+    assert {k: v for k, v in doc["summary"].items() if k != "withheld"} == example["summary"]
+    assert sorted(doc["relations"], key=str) == sorted(example["relations"], key=str)

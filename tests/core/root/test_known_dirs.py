@@ -1,0 +1,70 @@
+"""A session directory its writer has just made and locked is known to it: what it made there is
+listed, and a name it did not make is absent, without asking the system; nothing else changes,
+and a link planted there is still never followed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from asz_core.root import confined
+from asz_core.root.durable import make_dirs
+from asz_core.root.storage import StorageRoot
+
+
+def _no_system(*args: object, **kwargs: object) -> object:
+    raise AssertionError("asked the system")
+
+
+def test_a_new_session_is_listed_from_what_its_writer_made_without_a_system_call(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = StorageRoot(tmp_path / "root")
+    root.ensure()
+    with root.open_session("s1") as session:
+        make_dirs(session.path("streams/main"))
+        fd = confined.open_path(session.path("streams/main", "a.sd"), os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        os.close(fd)
+        confined.rename(session.path("streams/main", "a.sd"), session.path("streams/main", "b.sd"), replace=False)
+        with monkeypatch.context() as m:
+            for name in ("listdir", "scandir", "open"):
+                m.setattr(os, name, _no_system)
+            assert sorted(confined.listdir(session.dir)) == [".lock", "streams"]
+            assert confined.listdir(session.path("streams/main")) == ["b.sd"]
+            assert [(e.name, e.is_dir) for e in confined.scandir(session.path("streams"))] == [("main", True)]
+            with pytest.raises(FileNotFoundError):
+                confined.open_path(session.path("streams/main", "transcript.cursor"), os.O_RDONLY)
+            with pytest.raises(FileNotFoundError):
+                confined.listdir(session.path("runs/r1"))
+        # what it knows is what is there
+        assert sorted(os.listdir(session.dir)) == [".lock", "streams"]
+        assert os.listdir(session.path("streams/main")) == ["b.sd"]
+    assert confined.known(root.path / "s1" / "streams") is None  # let go with the session
+
+
+def test_a_session_landed_before_is_listed_by_the_system(tmp_path: Path) -> None:
+    root = StorageRoot(tmp_path / "root")
+    root.ensure()
+    with root.open_session("s1") as session:
+        make_dirs(session.path("streams/main"))
+    (root.path / "s1" / "streams" / "main" / "by-hand.sd").write_bytes(b"")
+    with root.open_session("s1") as session:
+        assert confined.known(session.path("streams/main")) is None
+        assert confined.listdir(session.path("streams/main")) == ["by-hand.sd"]
+
+
+def test_a_link_planted_in_a_new_session_is_never_followed(tmp_path: Path) -> None:
+    root = StorageRoot(tmp_path / "root")
+    root.ensure()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    with root.open_session("s1") as session:
+        os.symlink(outside, session.path("streams"))  # behind the writer's back
+        with pytest.raises(confined.LinkRefused):
+            make_dirs(session.path("streams/main"))
+        # found there all the same: the session is for the system to say from now on
+        assert confined.known(session.path("streams")) is None
+        with pytest.raises(confined.LinkRefused):
+            confined.listdir(session.path("streams"))
+    assert list(outside.iterdir()) == []
