@@ -8,7 +8,8 @@ simulated from the corpus's real transcripts (``provider_support.write_index``).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import pickle
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,8 +57,14 @@ def _two_passes(corpus: Path, work: Path) -> CorpusPass:
 
 
 @pytest.fixture(scope="module")
-def corpus_pass(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[CorpusPass]:
-    yield _two_passes(corpus, tmp_path_factory.mktemp("provider-corpus"))
+def corpus_pass(corpus: Path, landed_once: Callable[[str, Callable[[Path], None]], Path]) -> Iterator[CorpusPass]:
+    """The whole corpus's two passes, run once for every worker (the tests only read the root):
+    the passes' summaries are kept beside the root for the workers that did not run them."""
+    def land(work: Path) -> None:
+        (work / "passes.pickle").write_bytes(pickle.dumps(_two_passes(corpus, work)))
+
+    done = landed_once("provider-corpus", land)
+    yield pickle.loads((done / "passes.pickle").read_bytes())  # written by this run's own build
 
 
 def test_every_body_the_rules_can_claim_lands_and_rebuilds_exactly(corpus_pass: CorpusPass) -> None:
