@@ -523,9 +523,12 @@ def table_corpus(kind: str, work: Path) -> Path:
     return out / ".claude" / "projects"
 
 
-def land_config(path: Path, root: Path, adapters: dict[str, Path], workers: int | None) -> Path:
+def land_config(path: Path, root: Path, adapters: dict[str, Path], workers: int | None, *,
+                derive: bool = False) -> Path:
     """A configuration landing ``adapters`` (name → source root) into ``root``; ``workers``
-    ``None`` leaves the default (worker processes from 32 sessions)."""
+    ``None`` leaves the default (worker processes from 32 sessions). ``derive``: the metrics
+    derivation a pass makes after landing (on by default for a user, like the parse; the landing
+    rows leave it out as they leave the parse)."""
     entries: list[dict[str, object]] = []
     for name in ADAPTERS:
         if name in adapters:
@@ -535,7 +538,8 @@ def land_config(path: Path, root: Path, adapters: dict[str, Path], workers: int 
         else:
             entries.append({"name": name, "enabled": False})
     entries.append(NO_PLUGIN_DATA)
-    path.write_text(json.dumps({"storage": {"root": str(root)}, "adapters": entries}), "utf-8")
+    path.write_text(json.dumps({"storage": {"root": str(root)}, "adapters": entries,
+                                "metrics": {"enabled": derive}}), "utf-8")
     return path
 
 
@@ -664,7 +668,8 @@ def issue_table(work: Path, scratch: Path, repeat: int, workers: int, with_strac
                          f"peak RSS {peer_run.rss:.0f} MB"))
         except RuntimeError as exc:
             notes.append(f"{PEER} failed: {str(exc).splitlines()[-1][:300]}")
-    print(f"asz landing claude-code-local's transcripts (no parse) beside the floor (read + orjson.loads + "
+    print(f"asz landing claude-code-local's transcripts (no parse, no metrics derivation) beside the floor "
+          f"(read + orjson.loads + "
           f"SHA-256 of every line, one process); CPU (user + system, workers included) / wall seconds, "
           f"medians of {repeat}; % of the floor: the floor's CPU over asz's in one process, the floor's "
           f"wall over asz's with the default workers ({workers} on this machine); system calls and fsyncs "
@@ -684,7 +689,8 @@ def noop_row(work: Path, scratch: Path, repeat: int, with_strace: bool, rows: li
     table_corpus("many-small", work)
     corpus = work / "many-small"
     sources = [corpus / ".claude" / "projects", corpus / "provider-bodies", corpus / ".kiro"]
-    config = land_config(scratch / "noop.yaml", scratch / "noop-root", dict(zip(ADAPTERS, sources, strict=True)), None)
+    config = land_config(scratch / "noop.yaml", scratch / "noop-root", dict(zip(ADAPTERS, sources, strict=True)), None,
+                         derive=True)
     run_cmd = [str(Path(sys.executable).with_name("asz-pipeline")), "run", "--json", "--config", str(config)]
     first = run_child(run_cmd)  # lands and parses everything: not what is measured
     noops: list[Run] = []
