@@ -39,7 +39,7 @@ from asz_core.metrics.calls import Call, read_calls, read_on
 from asz_core.metrics.encode import Point, encode_request
 from asz_core.metrics.spool import SPOOL_DIR, Receipt, read_receipt, receipt_path, spool_name, write_once
 from asz_core.metrics.state import MetricsState, SessionCounts
-from asz_core.root.durable import fsync_dir, make_dirs
+from asz_core.root.durable import fsync_dir, make_dirs, sha256_of
 from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import StorageRoot, landed_files, sweep_temporaries
 from asz_core.sessiondata import SessionDataError
@@ -135,7 +135,7 @@ def _derive_session(root: Path, spool: Path, session: str, state: MetricsState,
         path = receipt_path(root, session, lf.seq)
         if lf.relpath not in state.derived and os.path.exists(path):
             try:
-                receipt = read_receipt(path, _digest_of(lf.path))
+                receipt = read_receipt(path, sha256_of(lf.path))
             except (ValueError, OSError):
                 continue  # said when the loop below reaches it
             if receipt is not None:
@@ -161,12 +161,6 @@ def _derive_session(root: Path, spool: Path, session: str, state: MetricsState,
         state.derived[lf.relpath] = receipt.digest
         stats.files += 1
     return True
-
-
-def _digest_of(path: Path) -> str:
-    import hashlib
-
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _receipt_for(root: Path, lf: _Landed, following: list[_Landed], since: int | None,

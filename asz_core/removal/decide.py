@@ -40,7 +40,6 @@ For each session (:func:`decide`):
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -58,6 +57,7 @@ from asz_core.removal.metrics_sent import LandedFile, metrics_sent
 from asz_core.removal.verdict import GO, Verdict, kept, waiting
 from asz_core.retention.receipts import ACCEPTED, REJECTED, Receipts
 from asz_core.root.cursors import ACTIVE, parse_pairs
+from asz_core.root.durable import sha256_of
 from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import landed_files
 from asz_core.sessiondata.reader import open_file
@@ -172,15 +172,6 @@ class Landed:
     last_ns: int | None = None                              #: its latest record's time
 
 
-def _digest(path: Path) -> str:
-    h = hashlib.sha256()
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def source_file_holds(path: Path, size: int, sha256: str) -> str:
     """``""`` when ``path`` is a regular file of ``size`` bytes with that digest, else why not."""
     try:
@@ -189,7 +180,7 @@ def source_file_holds(path: Path, size: int, sha256: str) -> str:
         return f"{path}, which the build wrote, is missing"
     if not stat.S_ISREG(st.st_mode):
         return f"{path} is a symbolic link or not a regular file"
-    if st.st_size != size or _digest(path) != sha256:
+    if st.st_size != size or sha256_of(path) != sha256:
         return f"{path} changed after the build wrote it"
     return ""
 
@@ -295,7 +286,7 @@ def _read_landed(root: Path, session: str, source: Path, roots: dict[str, Path],
             pass  # a provider file holds many bodies: rule 7 checks each is one the build wrote
         elif _relative(base / src, source) not in listed:
             return out, f"landed file {rel} names a source the build did not write"
-        digest = _digest(path)
+        digest = sha256_of(path)
         out.files[rel] = digest
         name = parse_file_name(path.name)
         counted = (header.get("kind") == "transcript"
@@ -369,5 +360,5 @@ def _chain_sent(root: Path, session: str, landed: Landed, receipts: Receipts) ->
     if through > landed.max_seq:
         return kept(f"the head round {head} reaches sequence {through}, past the last landed file, "
                     f"{landed.max_seq}: a landed file is missing; `asz-pipeline verify` names it")
-    files = {f"{CONVERSATIONS}/{session}/rounds/{r.path.name}": _digest(r.path) for r in rounds}
+    files = {f"{CONVERSATIONS}/{session}/rounds/{r.path.name}": sha256_of(r.path) for r in rounds}
     return _sent(receipts, files, "not parsed or not sent yet")

@@ -19,8 +19,6 @@ would take calls nobody counted with it. The conditions, in order:
 
 from __future__ import annotations
 
-import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +27,7 @@ from asz_core.metrics.spool import SPOOL_DIR, read_receipt, receipt_path, spool_
 from asz_core.metrics.state import MetricsState
 from asz_core.removal.verdict import GO, Verdict, kept, waiting
 from asz_core.retention.receipts import ACCEPTED, REJECTED, Receipts
+from asz_core.root.durable import sha256_of
 from asz_core.sessiondata import SessionDataError
 
 __all__ = ["LandedFile", "metrics_sent"]
@@ -61,7 +60,7 @@ def metrics_sent(root: Path, session: str, files: list[LandedFile], receipts: Re
     for path in spool_files_of(root, session):
         rel = f"{SPOOL_DIR}/{path.name}"
         try:
-            digest = _digest(path)
+            digest = sha256_of(path)
         except OSError as exc:
             return kept(f"the spool file {rel} cannot be read ({exc.strerror or exc}); make it readable or "
                         f"move the session's files aside yourself")
@@ -103,10 +102,3 @@ def _would_count(path: Path) -> bool:
     return any(c.finished and c.usage is not None and c.at_ns is not None for c in calls)
 
 
-def _digest(path: Path) -> str:
-    h = hashlib.sha256()
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as f:
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
