@@ -10,6 +10,7 @@ import pytest
 from cc_helpers import ADAPTER, OTHER_SESSION, OTHER_SLUG, SUBAGENTS_SESSION, SUBAGENTS_SLUG, copy_session
 
 from asz_core.context import PassSummary
+from asz_core.root import storage
 from asz_core.testing import PassRunner
 
 
@@ -36,3 +37,18 @@ def run_local(asz_pass: PassRunner) -> Callable[..., PassSummary]:
         asz_pass.configure(adapters=[entry])
         return asz_pass.run()
     return run
+
+
+@pytest.fixture
+def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The sessions each pass opens (locks) for landing, in order (in this process: one worker)."""
+    monkeypatch.delenv("ASZ_WORKERS", raising=False)
+    seen: list[str] = []
+    real = storage.SessionHandle.__enter__
+
+    def enter(self: storage.SessionHandle) -> storage.SessionHandle:
+        seen.append(self.id)
+        return real(self)
+
+    monkeypatch.setattr(storage.SessionHandle, "__enter__", enter)
+    return seen

@@ -266,21 +266,11 @@ def test_an_accepted_cursor_that_names_no_later_version_stops_its_source_until_a
 
 def test_a_session_whose_accepted_version_has_landed_to_its_end_is_settled_again(
         projects: Path, cc_projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner,
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    from asz_core.root import storage
-
+        opened: list[str]) -> None:
     _conflicted(projects, cc_projects, run_local, asz_pass)
     assert _cli(asz_pass, "conflicts", "--accept", CURSOR)[0] == EXIT_OK
     asz_pass.run()  # lands the version, and notes the session settled
-    monkeypatch.delenv("ASZ_WORKERS", raising=False)
-    opened: list[str] = []
-    real = storage.SessionHandle.__enter__
-
-    def enter(self: storage.SessionHandle) -> storage.SessionHandle:
-        opened.append(self.id)
-        return real(self)
-
-    monkeypatch.setattr(storage.SessionHandle, "__enter__", enter)
+    opened.clear()
     summary = asz_pass.run()
     assert opened == [] and (summary.totals.conflicts, summary.totals.landed) == (0, 0)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from asz_core.context import PassSummary
-from asz_core.root import durable, group, storage
+from asz_core.root import durable, group
 from asz_core.root.index import SessionIndex, rebuild_calls
 from asz_core.testing import PassRunner
 
@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.corpus,
 
 def test_the_corpus_landed_in_groups_has_each_index_and_settled_entry_as_the_root_says(
         cc_projects: Path, small_corpus: Path, slow: bool, run_local: Callable[..., PassSummary],
-        asz_pass: PassRunner, monkeypatch: pytest.MonkeyPatch,
+        asz_pass: PassRunner, monkeypatch: pytest.MonkeyPatch, opened: list[str],
         assert_root_verifies: Callable[[Path], None]) -> None:
     # the whole corpus (62 sessions) with --slow, its fifteen sessions in the default lane
     projects = cc_projects if slow else small_corpus / "claude-code" / "projects"
@@ -37,14 +37,7 @@ def test_the_corpus_landed_in_groups_has_each_index_and_settled_entry_as_the_roo
         assert SessionIndex(session).load().get("call", set()) == calls, session.name
         with_calls += bool(calls)
     assert with_calls > len(sessions) * 2 // 3
-    opened: list[str] = []
-    real = storage.SessionHandle.__enter__
-
-    def enter(self: storage.SessionHandle) -> storage.SessionHandle:
-        opened.append(self.id)
-        return real(self)
-
-    monkeypatch.setattr(storage.SessionHandle, "__enter__", enter)
+    opened.clear()
     second = asz_pass.run()  # each settled entry stats the cursors as the commit left them
     assert opened == [] and second.totals.landed == 0
     assert_root_verifies(asz_pass.root)

@@ -15,28 +15,12 @@ import pytest
 from cc_helpers import ADAPTER, OTHER_SESSION, SUBAGENTS_SESSION, SUBAGENTS_SLUG
 
 from asz_core.context import PassSummary
-from asz_core.root import storage
 from asz_core.root.settled import SETTLED_PREFIX
 from asz_core.testing import PassRunner
 
 pytestmark = pytest.mark.corpus
 
 SLUG, SESSION = SUBAGENTS_SLUG, SUBAGENTS_SESSION
-
-
-@pytest.fixture
-def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The sessions each pass opens (locks) for landing, in order (in this process: one worker)."""
-    monkeypatch.delenv("ASZ_WORKERS", raising=False)
-    seen: list[str] = []
-    real = storage.SessionHandle.__enter__
-
-    def enter(self: storage.SessionHandle) -> storage.SessionHandle:
-        seen.append(self.id)
-        return real(self)
-
-    monkeypatch.setattr(storage.SessionHandle, "__enter__", enter)
-    return seen
 
 
 def _line(summary: PassSummary) -> dict[str, int]:
