@@ -42,6 +42,7 @@ from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.times import parse_instant
 from asz_core.view import BodyWithheld, NoRounds, NotABody, Session, UnknownSession, build_view, check_hide
 from asz_core.view.files import PROVIDER_BODY, LandedFile, session_files
+from asz_core.view.walk import walk
 
 __all__ = ["MAX_FILES", "TEXT_CLIP", "CallUsage", "Catalogue", "Digest", "clip_utf8"]
 
@@ -330,7 +331,7 @@ class Catalogue:
           the document's ``llm.call``).
         """
         doc = self.document(conversation, hide)
-        shown = {(n["ref"]["seq"], n["ref"]["row"]) for n in _walk(doc)
+        shown = {(n["ref"]["seq"], n["ref"]["row"]) for n in walk(doc)
                  if "ref" in n and ("text" in n or n.get("state") == "omitted")}
         prompts: list[dict[str, Any]] = []
         models: dict[str, str] = {}
@@ -596,15 +597,6 @@ def _withhold_record(value: dict[str, Any]) -> dict[str, Any]:
 
 
 # ---- reading a document and plain records ----------------------------------------------
-
-
-def _walk(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """Every node of the document's trees: its talks, then what no talk contains."""
-    stack = list(reversed([*doc.get("talks", []), *doc.get("loose", [])]))
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(reversed(node.get("children", [])))
 
 
 def _plain_records(landed: LandedFile) -> Iterator[tuple[int, dict[str, Any]]]:

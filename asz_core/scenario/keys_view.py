@@ -21,12 +21,12 @@ the block does not know fails by name, rather than checking nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any, Final
 
 from asz_core.scenario.keys import register
 from asz_core.scenario.workspace import Workspace
 from asz_core.view import HIDEABLE, build_view
+from asz_core.view.walk import walk
 
 __all__: list[str] = []
 
@@ -34,15 +34,6 @@ _KNOWN: Final = frozenset({"state", "problems", "talks", "steps", "files", "roun
                            "provider_files", "captured_prompts", "flags", "executions", "executions_joined",
                            "outcomes", "changed_files", "changes_joined", "captured_by", "first_talk", "hide",
                            "withheld"})
-
-
-def walk(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """Every node of every tree of the document, talks and loose."""
-    stack = [*reversed(doc["talks"]), *reversed(doc["loose"])]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(reversed(node.get("children", [])))
 
 
 def _counts(values: Any) -> dict[str, int]:

@@ -31,7 +31,6 @@ from asz_core.assembly.flow import Fold, RoundError
 from asz_core.root.cursors import ACTIVE, AppendCursor
 from asz_core.root.layout import cursor_name
 from asz_core.root.storage import StorageRoot
-from asz_core.scenario.keys_view import walk
 from asz_core.scenario.plan import Event, Plan, format_ms
 from asz_core.scenario.properties import Property, register
 from asz_core.scenario.records import finish
@@ -39,6 +38,7 @@ from asz_core.scenario.workspace import Workspace, read_landed, remove_tree
 from asz_core.scenario.write_sd import MOCK_ADAPTER, MOCK_DIALECT
 from asz_core.sessiondata.model import Header, Part, RawJSON, Record
 from asz_core.view import build_view
+from asz_core.view.walk import walk
 
 __all__ = ["execution_records", "executions_leave_the_fold", "land_executions"]
 

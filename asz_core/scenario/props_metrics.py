@@ -36,12 +36,12 @@ from typing import Any
 
 from asz_core.page.catalogue import Catalogue
 from asz_core.root.layout import parse_file_name
-from asz_core.scenario.keys_view import walk
 from asz_core.scenario.plan import Plan
 from asz_core.scenario.properties import Property, register
 from asz_core.scenario.receiver import Point, make_receiver
 from asz_core.scenario.workspace import Workspace, remove_tree
 from asz_core.view import build_view
+from asz_core.view.walk import walk
 
 __all__ = ["calls_lost_with_their_files", "document_tokens", "metrics_match_the_plan", "plan_tokens",
            "tally_differences", "usage_tokens", "wire_tokens"]

@@ -26,13 +26,13 @@ from asz_core.providerbody.manifest import ManifestError
 from asz_core.providerbody.reader import provider_body_files
 from asz_core.providerbody.store import manifest_of
 from asz_core.root.storage import landed_files
-from asz_core.scenario.keys_view import walk
 from asz_core.scenario.properties import Property, register
 from asz_core.scenario.workspace import Workspace
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.times import parse_instant
 from asz_core.view import build_view
+from asz_core.view.walk import walk
 
 __all__ = ["view_covers_the_session"]
 

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from asz_core.scenario.keys import KEY_CHECKERS
-from asz_core.scenario.keys_view import walk
+from asz_core.view.walk import walk
 from tests.core.view.view_helpers import SESSION, land, note, prompt, reply, view_of
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from asz_core.sessiondata import (
     Usage,
     raw_json_of,
 )
+from asz_core.view.walk import walk
 
 SESSION = "0f0f0f0f-1111-4222-8333-444444444444"
 CLOCK_NS = 1_800_000_000 * 10**9
@@ -144,15 +145,6 @@ def view_of(root: Path, *, session: str = SESSION, hide: Iterable[str] = ()) -> 
     parsed = parse_session(root, session)
     assert not parsed.outcome, parsed.message
     return build_view(root, session, hide=hide)
-
-
-def walk(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """Every node of the document's trees, talks then loose, depth first."""
-    stack = [*reversed(doc["talks"]), *reversed(doc["loose"])]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(reversed(node.get("children", [])))
 
 
 def calls_of(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
