@@ -26,7 +26,7 @@ from asz_core.view.hide import HIDEABLE
 from asz_core.view.landed import Landed, millis
 from asz_core.view.nodes import Renderer, ref_of
 from asz_core.view.order import record_order
-from asz_core.view.text import candidates, clip, trim
+from asz_core.view.text import candidates, clip, cut_utf8, trim
 
 __all__ = ["Overview"]
 
@@ -215,10 +215,5 @@ class Overview:
 
 def _short_name(text: str) -> str:
     text = " ".join(text.split())
-    raw = text.encode("utf-8")
-    if len(raw) <= _NAME_BYTES:
-        return text
-    cut = _NAME_BYTES
-    while cut > 0 and raw[cut] & 0xC0 == 0x80:
-        cut -= 1
-    return raw[:cut].decode("utf-8") + "…"
+    cut = cut_utf8(text, _NAME_BYTES)
+    return cut if cut == text else cut + "…"

@@ -19,7 +19,7 @@ import orjson
 
 from asz_core.sessiondata.model import Part, Record
 
-__all__ = ["CLIP_BYTES", "candidates", "clip", "data_text", "display", "readable", "record_text", "trim"]
+__all__ = ["CLIP_BYTES", "candidates", "clip", "cut_utf8", "data_text", "display", "readable", "record_text", "trim"]
 
 CLIP_BYTES: Final = 2000
 WHITE_SPACE: Final = ("\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
@@ -40,11 +40,16 @@ def trim(text: str) -> str:
 
 
 def clip(text: str) -> str:
-    text = display(text)
+    return cut_utf8(display(text), CLIP_BYTES)
+
+
+def cut_utf8(text: str, limit: int) -> str:
+    """``text`` as it is when its UTF-8 fits in ``limit`` bytes, else its longest prefix that
+    does, never splitting a character."""
     raw = text.encode("utf-8")
-    if len(raw) <= CLIP_BYTES:
+    if len(raw) <= limit:
         return text
-    cut = CLIP_BYTES
+    cut = limit
     while cut > 0 and raw[cut] & 0xC0 == 0x80:
         cut -= 1
     return raw[:cut].decode("utf-8")

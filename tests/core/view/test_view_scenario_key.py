@@ -7,6 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import asz_core.scenario.check  # noqa: F401 - registers every key, as the runner does
 from asz_core.scenario.keys import KEY_CHECKERS
 from asz_core.view.walk import walk
 from tests.core.view.view_helpers import SESSION, land, note, prompt, reply, view_of
