@@ -28,15 +28,12 @@ import orjson
 
 from asz_core.assembly.chain import Chain
 from asz_core.assembly.flow import Fold, RoundError
-from asz_core.root.cursors import ACTIVE, AppendCursor
-from asz_core.root.layout import cursor_name
 from asz_core.root.storage import StorageRoot
 from asz_core.scenario.plan import Event, Plan, format_ms
 from asz_core.scenario.properties import Property, register
-from asz_core.scenario.records import finish
 from asz_core.scenario.workspace import Workspace, read_landed, remove_tree
-from asz_core.scenario.write_sd import MOCK_ADAPTER, MOCK_DIALECT
-from asz_core.sessiondata.model import Header, Part, RawJSON, Record
+from asz_core.scenario.write_sd import land_records, mock_header
+from asz_core.sessiondata.model import Part, RawJSON, Record
 from asz_core.view import build_view
 from asz_core.view.walk import walk
 
@@ -99,28 +96,11 @@ def land_executions(root: Path, plan: Plan, records: dict[str, list[dict[str, An
     storage = StorageRoot(root, pass_started_ns=clock_ns)
     with storage.open_session(plan.session) as session:
         for stream, values in sorted(records.items()):
-            subdir, src = f"streams/{stream}", f"{plan.project}/{plan.session}/{stream}/execution.jsonl"
-            off = 0
-            rows = []
-            for number, value in enumerate(values, start=1):
-                row = Record(id=value["id"], tool=value["tool"], time=value["time"],
-                             parts=[Part.data_part(RawJSON(orjson.dumps(value)))])
-                off = finish(row, number, off)
-                rows.append(row)
-            landing = session.begin(subdir, Header(kind="execution", session="", src=src, dialect=MOCK_DIALECT,
-                                                   adapter=MOCK_ADAPTER, stream=stream))
-            try:
-                for row in rows:
-                    landing.write(row)
-                landed = session.commit(landing)
-            except BaseException:
-                landing.abort()
-                raise
-            session.sync()
-            cursor = AppendCursor(source=src)
-            cursor.ord, cursor.offset, cursor.last_seq = len(rows), off, landed.seq
-            cursor.state, cursor.updated_at = ACTIVE, storage.at
-            cursor.save(session.path(subdir, cursor_name("execution")))
+            src = f"{plan.project}/{plan.session}/{stream}/execution.jsonl"
+            rows = [Record(id=value["id"], tool=value["tool"], time=value["time"],
+                           parts=[Part.data_part(RawJSON(orjson.dumps(value)))]) for value in values]
+            land_records(session, f"streams/{stream}", "execution", mock_header("execution", src, stream=stream),
+                         rows, storage.at)
 
 
 def _steps_by_tool_use(root: Path, session: str, doc: dict[str, Any]) -> dict[str, str]:

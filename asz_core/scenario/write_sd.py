@@ -50,7 +50,7 @@ from asz_core.scenario.records import (
 from asz_core.scenario.sd_sources import land_sources
 from asz_core.sessiondata.model import Header, Part, RawJSON, Record
 
-__all__ = ["MOCK_ADAPTER", "MOCK_DIALECT", "write_sd"]
+__all__ = ["MOCK_ADAPTER", "MOCK_DIALECT", "land_records", "mock_header", "write_sd"]
 
 #: upstream's mock adapter, name and version, as its headers name it
 MOCK_ADAPTER = "mock/0.2.0"
@@ -68,7 +68,7 @@ def write_sd(p: Plan, root: Path) -> list[Path]:
         by_stream.setdefault(event.stream, []).append(event_record(p, event))
     with storage.open_session(p.session) as session:
         def land(subdir: str, prefix: str, header: Header, records: list[Record]) -> None:
-            if _land(session, subdir, prefix, header, records, storage.at):
+            if land_records(session, subdir, prefix, header, records, storage.at):
                 landed.append(session.landed[-1].path)
 
         src = f"{p.project}/{p.session}"
@@ -76,21 +76,22 @@ def write_sd(p: Plan, root: Path) -> list[Path]:
         live = [s for s in p.streams if not s.lost]
         # a workflow's child is filed under no run, as upstream files it
         for stream in ["main", *(s.id for s in live)]:
-            land(f"streams/{stream}", "transcript", _header("transcript", f"{src}/streams/{stream}", stream=stream),
+            land(f"streams/{stream}", "transcript", mock_header("transcript", f"{src}/streams/{stream}", stream=stream),
                  by_stream.get(stream, []))
-            land(f"streams/{stream}", "changes", _header("changes", f"{src}/streams/{stream}.changes", stream=stream),
+            land(f"streams/{stream}", "changes",
+                 mock_header("changes", f"{src}/streams/{stream}.changes", stream=stream),
                  [_change_record(line) for line in changes.get(stream, [])])
         for s in live:
             if not s.batch:
-                land(f"streams/{s.id}", "meta", _header("agent_meta", f"{src}/streams/{s.id}.meta", stream=s.id),
+                land(f"streams/{s.id}", "meta", mock_header("agent_meta", f"{src}/streams/{s.id}.meta", stream=s.id),
                      [meta_record(s)])
         for r in p.runs:
             run_src = f"{src}/runs/{r.id}"
-            land(f"runs/{r.id}", "journal", _header("journal", f"{run_src}/journal", batch=r.id),
+            land(f"runs/{r.id}", "journal", mock_header("journal", f"{run_src}/journal", batch=r.id),
                  [journal_record(r, kind, child) for kind, child, _at in r.journal])
-            land(f"runs/{r.id}", "manifest", _header("workflow_manifest", f"{run_src}/manifest", batch=r.id),
+            land(f"runs/{r.id}", "manifest", mock_header("workflow_manifest", f"{run_src}/manifest", batch=r.id),
                  [manifest_record(r)])
-            land(f"runs/{r.id}", "script", _header("workflow_script", f"{run_src}/script", batch=r.id),
+            land(f"runs/{r.id}", "script", mock_header("workflow_script", f"{run_src}/script", batch=r.id),
                  [script_record(r)])
     # the provider adapter's pass keeps the plan's last record as its clock: it judges a body by
     # when it was written, and a body written after the pass began would wait
@@ -108,14 +109,16 @@ def _change_record(line: bytes) -> Record:
                   parts=[Part.data_part(RawJSON(line))])
 
 
-def _header(kind: str, src: str, *, stream: str | None = None, batch: str | None = None) -> Header:
+def mock_header(kind: str, src: str, *, stream: str | None = None, batch: str | None = None) -> Header:
+    """The header the mock adapter lands a file under (upstream's sd build's)."""
     return Header(kind=kind, session="", src=src, dialect=MOCK_DIALECT, adapter=MOCK_ADAPTER,
                   stream=stream, batch=batch)
 
 
-def _land(session: SessionHandle, subdir: str, prefix: str, header: Header, records: list[Record],
+def land_records(session: SessionHandle, subdir: str, prefix: str, header: Header, records: list[Record],
           at: str) -> bool:
-    """Land the records past the cursor in one file and move the cursor; ``False`` if none."""
+    """Land the records past the cursor (``<prefix>`` in ``subdir``) in one file and move the
+    cursor, as an adapter lands; ``False`` if none."""
     cursor_path = session.path(subdir, cursor_name(prefix))
     cursor = AppendCursor.load(cursor_path) or AppendCursor(source=header.src)
     fresh = records[cursor.ord:]
