@@ -13,9 +13,8 @@ from asz_adapters.claude_code_changes.about import KIND
 from asz_adapters.claude_code_changes.dialect import ChangesDialect
 from asz_adapters.claude_code_changes.discover import ChangeFile, PluginSession
 from asz_core.collect import AppendSource, collect_append
-from asz_core.collect.append import cursor_path
+from asz_core.collect.append import landed_ord
 from asz_core.context import AdapterContext
-from asz_core.root.cursors import AppendCursor
 from asz_core.root.storage import SessionHandle
 
 __all__ = ["land_session"]
@@ -33,7 +32,7 @@ def land_session(ctx: AdapterContext, found: PluginSession, session: SessionHand
 
 def _name_unknown(ctx: AdapterContext, session: SessionHandle, file: ChangeFile,
                   unknown: list[tuple[int, str]]) -> None:
-    landed_to = _landed_ord(ctx, session, file.subdir)
+    landed_to = landed_ord(session, file.subdir, KIND, dry_run=ctx.dry_run)
     for ordinal, reason in unknown:
         if ordinal <= landed_to:
             ctx.counters.unreadable += 1
@@ -41,14 +40,3 @@ def _name_unknown(ctx: AdapterContext, session: SessionHandle, file: ChangeFile,
                      f"for a version of this adapter that reads it")
 
 
-def _landed_ord(ctx: AdapterContext, session: SessionHandle, subdir: str) -> int:
-    """How far the file has landed: its cursor's ordinal, or in a dry run (no cursor is written)
-    the last ordinal of what the pass would have landed."""
-    cursor = AppendCursor.load(cursor_path(session, subdir, KIND))
-    landed = cursor.ord if cursor is not None else 0
-    if ctx.dry_run:
-        directory = session.path(subdir)
-        for file in session.landed:
-            if file.kind == KIND and file.path.parent == directory:
-                landed = max(landed, file.summary.last_ord)
-    return landed

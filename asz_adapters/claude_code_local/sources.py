@@ -20,9 +20,8 @@ from asz_adapters.claude_code_local.discover import JOURNAL, TRANSCRIPT, Session
 from asz_adapters.claude_code_local.gone import landed_places, mark_gone
 from asz_adapters.claude_code_local.source_facts import SourceFacts
 from asz_core.collect import AppendSource, SnapshotSource, collect_append, collect_snapshot
-from asz_core.collect.append import cursor_path
+from asz_core.collect.append import landed_ord
 from asz_core.context import AdapterContext
-from asz_core.root.cursors import AppendCursor
 from asz_core.root.index import SessionIndex
 from asz_core.root.storage import SessionHandle
 
@@ -68,14 +67,12 @@ def _index(ctx: AdapterContext, session: SessionHandle, sources: SessionSources,
     for source, dialect in transcripts:
         if not dialect.calls:
             continue
-        # A line converted but not landed (the pass stopped at its window limit) lands next
-        # pass; how far this one got is the cursor's ordinal, or in a dry run (no cursor is
-        # written) the last ordinal of the files it would have landed from the source.
-        landed_ord = _landed_ord(ctx, session, source.subdir)
+        # a line converted but not landed (the pass stopped at its window) lands next pass
+        landed_to = landed_ord(session, source.subdir, TRANSCRIPT, dry_run=ctx.dry_run)
         for key, found in (("call", dialect.calls), ("request", dialect.requests)):
             seen = known.get(key, set())
             for ordinal, value in found:
-                if ordinal <= landed_ord and value not in seen:
+                if ordinal <= landed_to and value not in seen:
                     seen.add(value)
                     pairs.append((key, value))
             known[key] = seen
@@ -84,17 +81,6 @@ def _index(ctx: AdapterContext, session: SessionHandle, sources: SessionSources,
             ctx.hand_back(_would_index, (session.id, pairs))
     else:
         index.add(pairs)
-
-
-def _landed_ord(ctx: AdapterContext, session: SessionHandle, subdir: str) -> int:
-    cursor = AppendCursor.load(cursor_path(session, subdir, TRANSCRIPT))
-    landed_ord = cursor.ord if cursor is not None else 0
-    if ctx.dry_run:
-        directory = session.path(subdir)
-        for landed in session.landed:
-            if landed.kind == TRANSCRIPT and landed.path.parent == directory:
-                landed_ord = max(landed_ord, landed.summary.last_ord)
-    return landed_ord
 
 
 def _would_index(ctx: AdapterContext, value: tuple[str, list[tuple[str, str]]]) -> None:

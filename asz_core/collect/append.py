@@ -47,7 +47,7 @@ from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.reduce import reduce_to_fit
 from asz_core.sessiondata.writer import encode_record
 
-__all__ = ["ACCEPT_HINT", "TAIL_BYTES", "AppendSource", "collect_append", "cursor_path"]
+__all__ = ["ACCEPT_HINT", "TAIL_BYTES", "AppendSource", "collect_append", "cursor_path", "landed_ord"]
 
 #: what a conflict's warning says a person can do
 ACCEPT_HINT = ("nothing more lands from it until its landed bytes are back, or until "
@@ -77,6 +77,20 @@ class AppendSource:
 def cursor_path(session: SessionHandle, subdir: str, kind: str) -> Path:
     """The cursor of ``kind`` in the place ``subdir`` of the held ``session``."""
     return session.path(subdir, cursor_name(kind))
+
+
+def landed_ord(session: SessionHandle, subdir: str, kind: str, *, dry_run: bool) -> int:
+    """How far the source of ``kind`` in ``subdir`` has landed, this pass included: its cursor's
+    ordinal, or in a dry run (no cursor is written) the last ordinal of the files the pass would
+    have landed. A line converted but not landed (the pass stopped at its window) is past it."""
+    cursor = AppendCursor.load(cursor_path(session, subdir, kind))
+    landed = cursor.ord if cursor is not None else 0
+    if dry_run:
+        directory = session.path(subdir)
+        for file in session.landed:
+            if file.kind == kind and file.path.parent == directory:
+                landed = max(landed, file.summary.last_ord)
+    return landed
 
 
 def _bytes_before(fd: int, offset: int) -> bytes:
