@@ -37,7 +37,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -143,15 +143,25 @@ def _beneath(path: str | Path) -> tuple[int, str] | None:
     return None
 
 
+def split(text: str) -> tuple[str, str]:
+    """``os.path.split(text)``: with one ``rpartition`` for the paths a pass names (absolute,
+    no doubled separator), which it splits several times a session; any other path as
+    ``os.path.split`` splits it."""
+    head, _, tail = text.rpartition(os.sep)
+    if not head or head.endswith(os.sep):
+        return os.path.split(text)
+    return head, tail
+
+
 def open_path(path: str | Path, flags: int, mode: int = 0o600) -> int:
     """``os.open`` with no link followed below the root (see the module's rules)."""
     flags |= _O_NOFOLLOW | _O_CLOEXEC
-    text = os.fspath(path)
+    text = path if type(path) is str else os.fspath(path)
     if _known and not flags & os.O_CREAT and known(text) is False:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), text)
     where = None
     try:
-        directory, name = os.path.split(text)
+        directory, name = split(text)
         held = _held.get(directory) if _held else None
         if held is not None and name not in ("", ".", ".."):
             fd = os.open(name, flags, mode, dir_fd=held)  # the held directory's own name
@@ -203,16 +213,36 @@ _held: dict[str, int] = {}
 #: the names in each *known* directory (rule 4), each with whether it is a directory: the path
 #: of each, as a string → its names
 _known: dict[str, dict[str, bool]] = {}
+#: each held directory with none held above it (a session's own) → the directories held or
+#: known below it, so that letting a session go touches its own entries, not those of every
+#: session a group holds
+_below: dict[str, list[str]] = {}
 
 
 def hold(directory: str | Path) -> int:
     """A descriptor of ``directory`` kept open until :func:`release_held`; later operations on
     names in it go through it."""
-    key = os.fspath(directory)
+    key = directory if type(directory) is str else os.fspath(directory)
     fd = _held.get(key)
     if fd is None:
         fd = _held[key] = open_dir(key)
+        _register(key)
     return fd
+
+
+def _register(key: str) -> None:
+    """File ``key`` under the nearest held directory above it with none held above that, or
+    make it one."""
+    if key in _below:
+        return
+    directory, name = split(key)
+    while name:
+        inner = _below.get(directory)
+        if inner is not None:
+            inner.append(key)
+            return
+        directory, name = split(directory)
+    _below[key] = []
 
 
 def held_count() -> int:
@@ -234,6 +264,17 @@ def release_held(under: str | Path) -> None:
     longer known either."""
     top = os.fspath(under)
     below = top + os.sep
+    tops = [key for key in _below if key == top or key.startswith(below)]
+    if top in _below:
+        for outer in tops:
+            for key in (outer, *_below.pop(outer)):
+                fd = _held.pop(key, None)
+                if fd is not None:
+                    os.close(fd)
+                _known.pop(key, None)
+        return
+    for outer in tops:  # below a held directory, or none held: every entry is looked at
+        del _below[outer]
     for key in [key for key in _held if key == top or key.startswith(below)]:
         os.close(_held.pop(key))
     for key in [key for key in _known if key == top or key.startswith(below)]:
@@ -245,30 +286,31 @@ def known(path: str | Path) -> bool | None:
     or ``False``, or ``None`` when no known directory says (then only the system knows)."""
     if not _known:
         return None
-    text = os.fspath(path)
+    text = path if type(path) is str else os.fspath(path)
     if text in _known:
         return True
-    directory, name = os.path.split(text)
+    directory, name = split(text)
     while name:
         names = _known.get(directory)
         if names is not None:
             if name not in names:
                 return False
             return True if len(directory) + len(os.sep) + len(name) == len(text) else None
-        directory, name = os.path.split(directory)
+        directory, name = split(directory)
     return None
 
 
 def _note(path: str, *, made: bool, is_dir: bool) -> None:
     """Note in its known directory that ``path`` was made or removed."""
-    directory, name = os.path.split(path)
+    directory, name = split(path)
     names = _known.get(directory)
     if names is None:
         return
     if made:
         names[name] = is_dir
-        if is_dir:  # made here, inside a known directory: it holds nothing yet
-            _known.setdefault(path, {})
+        if is_dir and path not in _known:  # made here, inside a known directory: it holds nothing yet
+            _known[path] = {}
+            _register(path)
     else:
         names.pop(name, None)
         _known.pop(path, None)
@@ -287,15 +329,13 @@ def dir_descriptor(directory: str | Path) -> tuple[int, bool]:
     return open_dir(key), True
 
 
-@contextlib.contextmanager
-def _parent(path: str | Path) -> Iterator[tuple[int, str]]:
-    directory, name = os.path.split(os.fspath(path))
+def _parent(text: str) -> tuple[int, str, bool]:
+    """The descriptor of ``text``'s directory, its last component, and whether the caller
+    must close the descriptor (:func:`dir_descriptor`). A function, not a context manager:
+    every landed file's rename and every ``mkdir`` of a session goes through it."""
+    directory, name = split(text)
     fd, owned = dir_descriptor(directory)
-    try:
-        yield fd, name
-    finally:
-        if owned:
-            os.close(fd)
+    return fd, name, owned
 
 
 def listdir(path: str | Path) -> list[str]:
@@ -345,15 +385,19 @@ def scandir(path: str | Path) -> list[Entry]:
 
 
 def mkdir(path: str | Path, mode: int) -> None:
+    text = path if type(path) is str else os.fspath(path)
+    fd, name, owned = _parent(text)
     try:
-        with _parent(path) as (fd, name):
-            os.mkdir(name, mode, dir_fd=fd)
+        os.mkdir(name, mode, dir_fd=fd)
     except FileExistsError:
         if _known:
-            _distrust(os.path.dirname(os.fspath(path)))
+            _distrust(os.path.dirname(text))
         raise
+    finally:
+        if owned:
+            os.close(fd)
     if _known:
-        _note(os.fspath(path), made=True, is_dir=True)
+        _note(text, made=True, is_dir=True)
 
 
 def _distrust(directory: str) -> None:
@@ -365,23 +409,33 @@ def _distrust(directory: str) -> None:
 
 
 def unlink(path: str | Path) -> None:
-    with _parent(path) as (fd, name):
+    text = path if type(path) is str else os.fspath(path)
+    fd, name, owned = _parent(text)
+    try:
         os.unlink(name, dir_fd=fd)
+    finally:
+        if owned:
+            os.close(fd)
     if _known:
-        _note(os.fspath(path), made=False, is_dir=False)
+        _note(text, made=False, is_dir=False)
 
 
 def rename(source: str | Path, target: str | Path, *, replace: bool) -> None:
     """Rename within one directory; ``replace=False`` never replaces (``FileExistsError``)."""
-    new = os.path.basename(os.fspath(target))
-    with _parent(source) as (fd, old):
+    text = source if type(source) is str else os.fspath(source)
+    new = split(target if type(target) is str else os.fspath(target))[1]
+    fd, old, owned = _parent(text)
+    try:
         if replace:
             os.replace(old, new, src_dir_fd=fd, dst_dir_fd=fd)
         else:
             rename_noreplace_at(fd, old, new)
+    finally:
+        if owned:
+            os.close(fd)
     if _known:
-        _note(os.fspath(source), made=False, is_dir=False)
-        _note(os.path.join(os.path.dirname(os.fspath(source)), new), made=True, is_dir=False)
+        _note(text, made=False, is_dir=False)
+        _note(os.path.join(split(text)[0], new), made=True, is_dir=False)
 
 
 _UNLOADED: Any = object()

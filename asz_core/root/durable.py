@@ -154,7 +154,7 @@ def temp_name(final: str | Path) -> str:
     Unique without a system call each: a prefix drawn once per process (again in a forked
     child) and a counter; a name a killed writer left is swept before its directory is written
     again, and ``O_EXCL`` refuses any name that is there all the same."""
-    directory, name = os.path.split(final)
+    directory, name = confined.split(final if type(final) is str else os.fspath(final))
     return os.path.join(directory, f".tmp-{_temp_prefix}{next(_temp_count):04x}-{name}")
 
 
@@ -238,12 +238,15 @@ def read_small(path: Path | str) -> bytes | None:
     ``lseek``s more), which a pass paid for each of the two or three cursor reads of a session.
     A state file a group commit has yet to write (:data:`DEFERRED`) reads as it will be.
     """
+    text = path if type(path) is str else os.fspath(path)
     if DEFERRED:
-        deferred = DEFERRED.get(os.fspath(path))
+        deferred = DEFERRED.get(text)
         if deferred is not None:
             return deferred
+    if confined.known(text) is False:  # a new session's: nothing to open, nor an error to raise
+        return None
     try:
-        fd = confined.open_path(path, os.O_RDONLY)
+        fd = confined.open_path(text, os.O_RDONLY)
     except FileNotFoundError:
         return None
     try:
