@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 
 from asz_core.context import AdapterContext
 from asz_core.failures import describe_failure
 from asz_core.host import PluginHost
 from asz_core.plugin import SessionClaim
 from asz_core.root.group import CommitGroup
-from asz_core.root.layout import cursor_file
+from asz_core.root.layout import cursor_name
 from asz_core.root.locks import LockBusy
 from asz_core.root.settled import SettledEntry, settled_entry
 from asz_core.root.storage import SessionHandle
@@ -121,14 +120,14 @@ def _settle(session: SessionHandle, claim: SessionClaim, outcome: SessionOutcome
     if not (outcome.settles and outcome.settled_now):
         return
     try:
-        outcome.settled = _entry(session.dir, claim, outcome)
+        outcome.settled = _entry(session, claim, outcome)
     except Exception as exc:  # noqa: BLE001 - as the landing's own failure would be
         outcome.error(describe_failure(exc))
 
 
-def _entry(session_dir: Path, claim: SessionClaim, outcome: SessionOutcome) -> SettledEntry | None:
+def _entry(session: SessionHandle, claim: SessionClaim, outcome: SessionOutcome) -> SettledEntry | None:
     assert claim.settled_by is not None
-    sources = [(Path(s.source), cursor_file(session_dir, s.subdir, s.kind), s.append)
-               for s in claim.settled_by]
-    return settled_entry(session_dir, sources,
+    # each cursor's path as the session joined it for its collector (``SessionHandle.path``)
+    sources = [(s.source, session.path(s.subdir, cursor_name(s.kind)), s.append) for s in claim.settled_by]
+    return settled_entry(session.dir, sources,
                          {"sources": outcome.counters.sources, "gone": outcome.counters.gone})

@@ -117,7 +117,7 @@ def _stamp(path: str) -> _Stamp | None:
     return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
 
 
-def settled_entry(session_dir: Path, sources: Sequence[tuple[Path, Path, bool]],
+def settled_entry(session_dir: Path, sources: Sequence[tuple[str | Path, Path, bool]],
                   counters: Mapping[str, int]) -> SettledEntry | None:
     """``session_dir``'s entry, if the session is settled: ``sources`` are ``(source, its
     cursor, append?)`` as discovery listed them, ``counters`` what landing it counted. The
@@ -126,16 +126,17 @@ def settled_entry(session_dir: Path, sources: Sequence[tuple[Path, Path, bool]],
     end. Made under the session's lock, by whichever process landed it."""
     files: list[list[Any]] = []
     for source, cursor_path, append in sources:
-        stamp = _stamp(str(source))
+        text = os.fspath(source)
+        stamp = _stamp(text)
         if stamp is None or not _landed_to(cursor_path, stamp, append):
             return None
-        files.append([str(source), stamp])
+        files.append([text, stamp])
     for directory in _cursor_dirs(session_dir):
         for name in _names(directory):
             if name.endswith(CURSOR_SUFFIX):
                 cursor = os.path.join(directory, name)
                 files.append([cursor, _stamp(cursor)])
-    return {"sources": [str(s[0]) for s in sources], "files": files, "counters": dict(counters)}
+    return {"sources": [os.fspath(s[0]) for s in sources], "files": files, "counters": dict(counters)}
 
 
 class SettledSessions:
@@ -188,7 +189,7 @@ class SettledSessions:
         self.put(session, {"sources": list(key), "files": [[str(f), _stamp(str(f))] for f in files],
                            "counters": dict(counters)})
 
-    def record(self, session: str, session_dir: Path, sources: Sequence[tuple[Path, Path, bool]],
+    def record(self, session: str, session_dir: Path, sources: Sequence[tuple[str | Path, Path, bool]],
                counters: Mapping[str, int]) -> bool:
         """Note ``session`` settled if it is (:func:`settled_entry`), else forget it."""
         entry = settled_entry(session_dir, sources, counters)
