@@ -51,11 +51,16 @@ class AdapterCounters:
     retired: int = 0      #: units a person gave up on, never changed (shown when the adapter labels it)
 
     def add(self, other: AdapterCounters) -> None:
-        for f in fields(self):
-            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+        # the names listed once (``_COUNTER_NAMES``): the pass adds every session's outcome
+        for name in _COUNTER_NAMES:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def as_dict(self) -> dict[str, int]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+#: the counters' names, in their order
+_COUNTER_NAMES = tuple(f.name for f in fields(AdapterCounters))
 
 
 @dataclass(frozen=True)

@@ -87,10 +87,17 @@ def _days(year: str, month: str, day: str) -> int | None:
 def format_instant(nanos: int) -> str:
     """RFC 3339 in UTC with the fraction's trailing zeros trimmed (as Go's RFC3339Nano)."""
     seconds, rest = divmod(nanos, 1_000_000_000)
-    text = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    text = _second(seconds)
     if rest:
         text += "." + f"{rest:09d}".rstrip("0")
     return text + "Z"
+
+
+@lru_cache(maxsize=64)
+def _second(seconds: int) -> str:
+    """A whole second in RFC 3339 (UTC, no fraction); cached, as a pass stamps each cursor it
+    writes with the time, many of them within one second."""
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
 
 
 def stamp(nanos: int) -> str:
