@@ -68,3 +68,27 @@ def test_a_link_planted_in_a_new_session_is_never_followed(tmp_path: Path) -> No
         with pytest.raises(confined.LinkRefused):
             confined.listdir(session.path("streams"))
     assert list(outside.iterdir()) == []
+
+
+def test_letting_one_session_go_leaves_every_other_held_session_as_it_was(tmp_path: Path) -> None:
+    root = StorageRoot(tmp_path / "root")
+    root.ensure()
+    first = root.open_session("s1").__enter__()
+    second = root.open_session("s2").__enter__()
+    for session in (first, second):
+        make_dirs(session.path("streams/main"))
+        confined.hold(session.path("streams/main"))
+    held = confined.held_count()
+    first._release()
+    assert confined.held_count() == held - 2
+    assert confined.known(first.path("streams")) is None
+    assert confined.known(second.path("streams")) is True  # still made here, still its writer's
+    assert confined.listdir(second.path("streams/main")) == []
+    second._release()
+    assert confined.held_count() == held - 4
+    assert confined.known(second.path("streams")) is None
+
+
+@pytest.mark.parametrize("path", ["/a/b/c", "/a/b/", "/a", "/", "a", "a/b", "", "//a", "/a//b", "/a/b//c/"])
+def test_a_path_splits_as_os_path_splits_it(path: str) -> None:
+    assert confined.split(path) == os.path.split(path)
