@@ -52,6 +52,8 @@ def landed_files(session_dir: Path) -> Iterator[tuple[int, Path]]:
 
 def landed_files_in(directory: Path) -> Iterator[tuple[int, Path]]:
     """``(seq, path)`` of every landed file in one directory of a session."""
+    if confined.known(directory) is False:  # not made yet in a new session: nothing to raise
+        return
     try:
         entries = confined.scandir(directory)
     except (FileNotFoundError, NotADirectoryError, confined.LinkRefused):
