@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -154,8 +153,9 @@ def main() -> int:
                 n = sum(calls.values())
                 syncs = sum(calls[c] for c in SYNCS)
                 renames = sum(calls[c] for c in ("rename", "renameat", "renameat2"))
+                opens = calls["openat"] + calls["openat2"]
                 print(f"{phase:<22} {n:>8} {calls['fsync'] + calls['fdatasync']:>6} {calls['syncfs']:>6}"
-                      f" {renames:>6} {calls['openat'] + calls['openat2']:>6} {n / sessions:>8.1f} {syncs / sessions:>8.3f}")
+                      f" {renames:>6} {opens:>6} {n / sessions:>8.1f} {syncs / sessions:>8.3f}")
         for n in range(args.times):
             write_config(config, work / f"root-{n}", adapters, args.workers)
             phases_t = timed(config)
