@@ -6,11 +6,11 @@ and its CPU and wall time, for the landing, the metrics derivation and the parse
     python benchmarks/run_fsyncs.py shared --times 3  # CPU and wall per phase, 3 cold runs
 
 Every run lands into a new root with the default configuration a user has (every adapter on,
-default workers, the derivation on, the parse at its end). The system calls come from
-``strace -f -y -ttt`` of one run, split into phases where the run reads its logs: the
-derivation starts when it reads ``.metrics-owed``, the parse when it reads ``.parse-owed``.
-The times come from runs without strace, in process, measured at the same two points
-(``os.times``, the workers' CPU included once they are reaped).
+default workers, the derivation on, the parse at its end). The system calls, and the time spent
+in the sync calls, come from ``strace -f -y -ttt -T`` of one run, split into phases where the
+run reads its logs: the derivation starts when it reads ``.metrics-owed``, the parse when it
+reads ``.parse-owed``. The times come from runs without strace, in process, measured at the same
+two points (``os.times``, the workers' CPU included once they are reaped).
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ from _common import corpus as shared_corpus
 PHASES = ("start-up and landing", "metrics derivation", "parse")
 OWED = "of which the owed logs"  #: the calls on ``.parse-owed``, ``.metrics-owed`` and their copies
 SYNCS = ("fsync", "fdatasync", "syncfs")
+WAITED = " waited"  #: not a call: microseconds spent in the sync calls
 _CALL = re.compile(r"^(?:\d+\s+)?[\d.]+\s+(?:<\.\.\. )?(\w+)(\(| resumed>)(.*)$")
+_TOOK = re.compile(r"<([\d.]+)>$")
 _READ_OPEN = re.compile(r'^[^,]*, "([^"]*)", (?:\{flags=)?O_RDONLY')
 
 #: in process: the run as its command runs it, the clock read where the derivation and the parse
@@ -94,7 +96,7 @@ def sessions_of(root: Path) -> int:
 def traced(config: Path, trace: Path) -> dict[str, Counter[str]]:
     """System calls by phase, from one traced run."""
     exe = Path(sys.executable).with_name("asz-pipeline")
-    subprocess.run(["strace", "-f", "-y", "-ttt", "-o", str(trace), str(exe), "run", "--config", str(config)],
+    subprocess.run(["strace", "-f", "-y", "-ttt", "-T", "-o", str(trace), str(exe), "run", "--config", str(config)],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     by_phase = {phase: Counter[str]() for phase in (*PHASES, OWED)}
     phase = 0
@@ -108,9 +110,11 @@ def traced(config: Path, trace: Path) -> dict[str, Counter[str]]:
             phase = 1
         elif opened is not None and opened.group(1).endswith(".parse-owed") and phase <= 1:
             phase = 2
-        by_phase[PHASES[phase]][name] += 1
-        if "-owed" in line:
-            by_phase[OWED][name] += 1
+        waited = _TOOK.search(line) if name in SYNCS else None
+        for where in (PHASES[phase], OWED) if "-owed" in line else (PHASES[phase],):
+            by_phase[where][name] += 1
+            if waited is not None:  # microseconds in the sync calls, a count's unit
+                by_phase[where][WAITED] += round(float(waited.group(1)) * 1e6)
     return by_phase
 
 
@@ -145,17 +149,18 @@ def main() -> int:
             sessions = sessions_of(work / "root-traced")
             print(f"{args.corpus}: {sessions} sessions, {', '.join(adapters)}")
             print(f"{'phase':<22} {'calls':>8} {'fsync':>6} {'syncfs':>6} {'rename':>6} {'opens':>6}"
-                  f" {'calls/s.':>8} {'syncs/s.':>8}")
+                  f" {'calls/s.':>8} {'syncs/s.':>8} {'in syncs':>9}")
             total: Counter[str] = Counter()
             for phase, calls in [*phases.items(), ("whole run", total)]:
                 if phase in PHASES:
                     total.update(calls)
-                n = sum(calls.values())
+                n = sum(count for call, count in calls.items() if call != WAITED)
                 syncs = sum(calls[c] for c in SYNCS)
                 renames = sum(calls[c] for c in ("rename", "renameat", "renameat2"))
                 opens = calls["openat"] + calls["openat2"]
                 print(f"{phase:<22} {n:>8} {calls['fsync'] + calls['fdatasync']:>6} {calls['syncfs']:>6}"
-                      f" {renames:>6} {opens:>6} {n / sessions:>8.1f} {syncs / sessions:>8.3f}")
+                      f" {renames:>6} {opens:>6} {n / sessions:>8.1f} {syncs / sessions:>8.3f}"
+                      f" {calls[WAITED] / 1e6:>7.2f} s")
         for n in range(args.times):
             write_config(config, work / f"root-{n}", adapters, args.workers)
             phases_t = timed(config)
