@@ -155,7 +155,8 @@ class WriteOnceGroup:
 
     def _names_durable(self, named: list[Staged]) -> None:
         if self._fd is not None:
-            sync_filesystem(self._fd)
+            if named:  # a tier whose every file failed names nothing
+                sync_filesystem(self._fd)
             return
         directories: dict[Path, None] = {}
         for s in named:
