@@ -15,7 +15,7 @@ import orjson
 from asz_core.sessiondata.errors import NotEncodable, SessionDataError
 from asz_core.sessiondata.jsonbytes import MAX_DEPTH, compact, depth_exceeds, encode_value, holds_separator
 from asz_core.sessiondata.model import SPLICE_FROM, Header, RawJSON, Record
-from asz_core.sessiondata.times import parse_instant, same_sort, sorts_as_instant
+from asz_core.sessiondata.times import parse_instant, same_sort, sorts_after, sorts_as_instant
 
 __all__ = ["ByteSink", "FileSummary", "NotEncodable", "SessionDataWriter", "check_header", "closing_line",
            "encode_record"]
@@ -128,6 +128,11 @@ class _Time:
     def __init__(self, text: str, instant: int | None, sorts: bool) -> None:
         self.text, self._instant, self.sorts = text, instant, sorts
 
+    def moved_to(self, text: str) -> None:
+        """Become ``text``, a time whose text sorts as its instant: the latest time moves on with
+        most records, and is not made anew each time."""
+        self.text, self._instant = text, None
+
     def instant(self) -> int:
         if self._instant is None:
             self._instant = parse_instant(self.text)
@@ -226,9 +231,8 @@ class SessionDataWriter:
         time = record.time
         if time is not None:
             last = self._last
-            if (last is not None and last.sorts and time >= last.text and same_sort(time, last.text)
-                    and sorts_as_instant(time)):
-                self._last = _Time(time, None, True)  # the usual record: ``_note_time``'s first case
+            if last is not None and last.sorts and sorts_after(time, last.text):
+                last.moved_to(time)  # the usual record: ``_note_time``'s first case
             else:
                 self._note_time(time)
 
