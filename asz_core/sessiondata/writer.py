@@ -121,17 +121,13 @@ def _escape_strings(value: Any) -> Any:
 
 class _Time:
     """The earliest or latest time a file's records name: its text, its instant once parsed,
-    and whether its text sorts as its instant (:func:`sorts_as_instant`)."""
+    and whether its text sorts as its instant (:func:`sorts_as_instant`). Each is held by one
+    end of the file's times only, so the writer moves the latest on in place."""
 
     __slots__ = ("_instant", "sorts", "text")
 
     def __init__(self, text: str, instant: int | None, sorts: bool) -> None:
         self.text, self._instant, self.sorts = text, instant, sorts
-
-    def moved_to(self, text: str) -> None:
-        """Become ``text``, a time whose text sorts as its instant: the latest time moves on with
-        most records, and is not made anew each time."""
-        self.text, self._instant = text, None
 
     def instant(self) -> int:
         if self._instant is None:
@@ -232,7 +228,9 @@ class SessionDataWriter:
         if time is not None:
             last = self._last
             if last is not None and last.sorts and sorts_after(time, last.text):
-                last.moved_to(time)  # the usual record: ``_note_time``'s first case
+                # the usual record (``_note_time``'s first case): the latest time moves on, its
+                # instant not parsed yet, rather than being made anew for every record
+                last.text, last._instant = time, None
             else:
                 self._note_time(time)
 
