@@ -216,7 +216,9 @@ class SessionHandle:
         self._next_seq = 0
         self._index_checked = False        #: upstream's ``index/`` looked for (see :meth:`begin`)
         self._unsynced: set[Path] = set()  #: directories holding names landed since the last sync
-        self._created: set[Path] = set()   #: parents of directories created this pass
+        #: parents of directories created this pass (only a session outside a group syncs
+        #: them itself: a group's ``syncfs`` makes every name durable)
+        self._created: set[Path] = set()
         self.landed: list[LandedFile] = []
         #: paths under the session, by ``(subdir, name)``: each is joined once per session, not
         #: at each of the five or six times a collector, the index and the settled table ask
@@ -226,8 +228,9 @@ class SessionHandle:
         fresh = False
         if not self.root.dry_run:
             created = make_dirs(self.dir)
-            self._created.update(p.parent for p in created)
-            fresh = self.dir in created
+            if self.group is None:
+                self._created.update(p.parent for p in created)
+            fresh = bool(created) and created[-1] == self.dir
             # held from here on: the lock, what lands and the session's state are made through it
             fd = confined.hold(self.dir)
             try:
@@ -410,7 +413,8 @@ class SessionHandle:
             landed = landing.commit()
         if not landed.dry_run:
             self._unsynced.add(landing.directory)
-            self._created.update(p.parent for p in landing.created_dirs)
+            if self.group is None:
+                self._created.update(p.parent for p in landing.created_dirs)
         self.landed.append(landed)
         if self._on_landed is not None:
             self._on_landed(landed)
