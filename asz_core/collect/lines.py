@@ -76,6 +76,9 @@ class LineReader:
             self._kept.append((offset - len(before), before))
         #: the start of the last line handed out: no tail digest will end before it
         self._last_start = offset
+        #: the earliest end a tail digest may still be asked for when lines are handed out ahead
+        #: of landing (:meth:`hold`); ``None``: the last line handed out
+        self._held: int | None = None
 
     def lines(self) -> Iterator[tuple[bytes | TooLong, int]]:
         """``(line without its newline, its offset)`` for each complete line; a line longer
@@ -142,9 +145,16 @@ class LineReader:
         self._keep(tail_start, last)
         return line
 
+    def hold(self, start: int) -> None:
+        """Keep what a tail digest ending at ``start`` or later needs, however far past it lines
+        are handed out: a collector converting lines ahead of landing them (:mod:`.split`) lands
+        none before ``start``."""
+        self._held = start
+
     def _keep(self, start: int, data: bytes | memoryview) -> None:
         kept = self._kept
-        floor = self._last_start - TAIL_BYTES
+        held = self._held
+        floor = (self._last_start if held is None else min(held, self._last_start)) - TAIL_BYTES
         while len(kept) > 1 and kept[1][0] <= floor:
             kept.popleft()
         kept.append((start, data))
