@@ -161,8 +161,8 @@ class LineReader:
 
     def tail_digest(self, end: int) -> str:
         """SHA-256 of the :data:`TAIL_BYTES` before ``end`` (fewer at the file's start), a line
-        end at or after the start of the last line handed out. Hashed piece by piece: joining
-        them would copy a large line just to hash its last MiB."""
+        end at or after the start of the last line handed out (or the offset :meth:`hold` gave).
+        Hashed piece by piece: joining them would copy a large line just to hash its last MiB."""
         low = max(0, end - TAIL_BYTES)
         h = hashlib.sha256()
         covered = 0

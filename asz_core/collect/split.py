@@ -68,7 +68,7 @@ CHUNKS_AHEAD = 2
 #: ... in at most this many workers.
 MOST_WORKERS = 4
 #: How much a pipe to or from a worker holds (Linux's default most for a process that is not
-#: privileged): a chunk and what it converts to fit.
+#: privileged): a chunk fits, and most chunks' records.
 PIPE_BYTES = 1 << 20
 
 _PR_SET_PDEATHSIG = 1
@@ -108,7 +108,7 @@ def split_workers(ctx: AdapterContext, dialect: LineDialect, new_bytes: int) -> 
         return 0
     if sys.platform != "linux":  # as for sessions in workers (:mod:`asz_core.workers`)
         return 0
-    from asz_core.workers import explicit_workers
+    from asz_core.workers import explicit_workers  # the pass's own word on how many processes
 
     if explicit_workers(ctx.options) == 1:
         return 0
