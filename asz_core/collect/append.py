@@ -312,11 +312,13 @@ def _fill(landing: LandingFile, first: _Item, lines: Iterator[_Item], limit: int
         record, encoded = reduce_to_fit(record, room - 1, encoded)  # alone in its file, made to fit
         landing.write(record, encoded)
         return next(lines, None), record.id or ""
+    write = landing.write
     while True:
-        landing.write(record, encoded)
+        write(record, encoded)
+        room -= len(encoded) + 1  # what the writer counts for it, its newline included
         following = next(lines, None)
         if following is None:
             return None, record.id or ""
-        if landing.writer.size + len(following[1]) + 1 + CLOSING_ROOM > limit:
+        if len(following[1]) + 1 > room:
             return following, record.id or ""
         record, encoded = following

@@ -74,7 +74,8 @@ class LineReader:
         self._kept: deque[tuple[int, bytes | memoryview]] = deque()
         if before:
             self._kept.append((offset - len(before), before))
-        #: the start of the last line handed out: no tail digest will end before it
+        #: the start of the last line read (handed out once the next block is read): no tail
+        #: digest will end before it
         self._last_start = offset
 
     def lines(self) -> Iterator[tuple[bytes | TooLong, int]]:
@@ -99,12 +100,18 @@ class LineReader:
                 pos += size + 1
                 continue
             self._keep(pos, memoryview(block)[:cut] if cut < len(block) else block)
-            pieces = block.split(b"\n")
-            pieces.pop()  # what follows the last newline: read again with the next block
-            for raw in pieces:
-                self._last_start = pos
-                yield raw, pos
-                pos += len(raw) + 1
+            # The block's last line: kept blocks are dropped only as the next block is read, when
+            # every line before it has been handed out, so it is set once a block.
+            self._last_start = pos + block.rfind(b"\n", 0, cut - 1) + 1
+            # Each newline found by ``find``, which runs ``memchr``: ``split`` compares byte by
+            # byte. What follows the last newline is read again with the next block.
+            find = block.find
+            start, end = 0, find(b"\n")
+            while end >= 0:
+                yield block[start:end], pos + start
+                start = end + 1
+                end = find(b"\n", start)
+            pos += cut
             if len(block) < BLOCK_BYTES:
                 if len(block) > cut:
                     self.waiting = len(block) - cut
