@@ -77,6 +77,9 @@ class LineReader:
         #: the start of the last line read (handed out once the next block is read): no tail
         #: digest will end before it
         self._last_start = offset
+        #: the earliest end a tail digest may still be asked for when lines are handed out ahead
+        #: of landing (:meth:`hold`); ``None``: the last line handed out
+        self._held: int | None = None
 
     def lines(self) -> Iterator[tuple[bytes | TooLong, int]]:
         """``(line without its newline, its offset)`` for each complete line; a line longer
@@ -149,17 +152,24 @@ class LineReader:
         self._keep(tail_start, last)
         return line
 
+    def hold(self, start: int) -> None:
+        """Keep what a tail digest ending at ``start`` or later needs, however far past it lines
+        are handed out: a collector converting lines ahead of landing them (:mod:`.split`) lands
+        none before ``start``."""
+        self._held = start
+
     def _keep(self, start: int, data: bytes | memoryview) -> None:
         kept = self._kept
-        floor = self._last_start - TAIL_BYTES
+        held = self._held
+        floor = (self._last_start if held is None else min(held, self._last_start)) - TAIL_BYTES
         while len(kept) > 1 and kept[1][0] <= floor:
             kept.popleft()
         kept.append((start, data))
 
     def tail_digest(self, end: int) -> str:
         """SHA-256 of the :data:`TAIL_BYTES` before ``end`` (fewer at the file's start), a line
-        end at or after the start of the last line handed out. Hashed piece by piece: joining
-        them would copy a large line just to hash its last MiB."""
+        end at or after the start of the last line handed out (or the offset :meth:`hold` gave).
+        Hashed piece by piece: joining them would copy a large line just to hash its last MiB."""
         low = max(0, end - TAIL_BYTES)
         h = hashlib.sha256()
         covered = 0
