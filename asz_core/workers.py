@@ -38,6 +38,7 @@ by starting them (:func:`configured_workers`).
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import sys
 import time
@@ -252,6 +253,16 @@ class _Process:
         self.conn.close()
 
 
+def _import_landing(host: PluginHost, adapter: str) -> None:
+    """Import what the adapter's landing imports as it first runs
+    (``AdapterInfo.landing_modules``), once, in the pass: its workers are forked with it. One
+    that does not import fails each session's landing in the workers, as it would without this."""
+    info = host.adapter(adapter).info
+    for name in info.landing_modules if info is not None else ():
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
 def land_in_workers(host: PluginHost, actx: AdapterContext, claims: Iterable[SessionClaim],
                     workers: int) -> Iterator[SessionOutcome]:
     """Land ``claims`` in ``workers`` forked processes and yield each one's outcome, in the order
@@ -260,6 +271,7 @@ def land_in_workers(host: PluginHost, actx: AdapterContext, claims: Iterable[Ses
     import multiprocessing
     from multiprocessing.connection import wait
 
+    _import_landing(host, actx.name)
     context = multiprocessing.get_context("fork")
     upcoming = enumerate(claims)
     done: dict[int, SessionOutcome] = {}
