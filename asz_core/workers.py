@@ -313,7 +313,10 @@ def land_in_workers(host: PluginHost, actx: AdapterContext, claims: Iterable[Ses
                 merged += 1
             if not more and merged == sent:
                 return
-            busy = [worker for worker in alive if worker.pending]
+            # a worker that has reported every claim may still owe the report of a task it ended
+            busy = [worker for worker in alive if worker.pending or worker.tasks]
+            if not busy:  # every claim sent is merged: send the next
+                continue
             ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy])
             for worker in busy:
                 if worker.conn not in ready and worker.process.sentinel not in ready:
