@@ -63,6 +63,9 @@ COLLECTOR_SCHEMA: dict[str, Any] = {
         "max_delta_bytes": {"type": "integer", "minimum": 4096, "default": 2097152},
         # no default: absent means as many as the CPUs for a pass with many sessions (asz_core.workers)
         "workers": {"type": "integer", "minimum": 1, "maximum": 64},
+        # no default: absent means asz_core.collect.split's; 0: a source's lines are never
+        # converted in worker processes
+        "split_from_bytes": {"type": "integer", "minimum": 0},
     },
     "default": {},
 }

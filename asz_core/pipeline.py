@@ -27,6 +27,7 @@ from asz_core.filters import SessionFilter
 from asz_core.host import PluginHost
 from asz_core.land import land_claims
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
+from asz_core.removal.scenario_root import is_scenario_root
 from asz_core.root.locks import LockBusy
 from asz_core.root.owed import METRICS, PARSE, PassOwed, forget_log
 from asz_core.root.storage import StorageRoot
@@ -100,7 +101,9 @@ def run_pass(host: PluginHost, config: Config, *, clock: Clock = time.time_ns,
             host.pass_end(ctx, ctx.tally.summary(started_ns=started, elapsed_s=elapsed, dry_run=dry_run))
         except Exception as exc:  # noqa: BLE001 - an observer must not lose the summary
             ctx.error("pass_end", describe_failure(exc))
-        if not dry_run:  # after the push: a scenario root's sessions that are sent in full go
+        # after the push: a scenario root's sessions that are sent in full go (the step is loaded
+        # only over such a root)
+        if not dry_run and is_scenario_root(root.path):
             from asz_core.removal.pass_end import remove_sent
 
             try:

@@ -39,7 +39,8 @@ its ids, ``from`` and ``batch``, a ``system`` line's flag and the whole-line par
 rule asked, since none would find anything.
 
 A dialect instance also keeps, for the session's derived index, the ``message.id`` and
-``requestId`` of each ``assistant`` line it converts, by line number.
+``requestId`` of each ``assistant`` line it converts, by line number; the lines of a large source
+converted in parts (:mod:`asz_core.collect.split`) keep them in parts, joined in line order.
 """
 
 from __future__ import annotations
@@ -86,6 +87,16 @@ class ClaudeCodeDialect:
         self.calls: list[tuple[int, str]] = []
         #: ``(line number, requestId)`` of each assistant line that carries one
         self.requests: list[tuple[int, str]] = []
+
+    def split(self) -> ClaudeCodeDialect:
+        """A dialect for some of this source's lines, converted in another process
+        (:class:`~asz_core.collect.split.SplitDialect`): the same source, no lines yet."""
+        return ClaudeCodeDialect(self.source)
+
+    def join(self, part: ClaudeCodeDialect) -> None:
+        """Keep the calls and requests of ``part``'s lines, which follow this one's."""
+        self.calls += part.calls
+        self.requests += part.requests
 
     def convert(self, line: SourceLine) -> Record:
         kind = self.source.kind

@@ -32,7 +32,7 @@ few orders), so an object is then judged by the types of its fields' values alon
 
 from __future__ import annotations
 
-from collections.abc import Callable, KeysView, Mapping
+from collections.abc import KeysView, Mapping
 from dataclasses import dataclass
 from operator import itemgetter
 from types import MappingProxyType
@@ -62,12 +62,13 @@ class ListOf:
 
 
 class _Layout(NamedTuple):
-    """The fields one order of keys names, by the check each takes. A getter returns a tuple
-    of the named fields' values (its first name is asked twice, so that it does for one name
-    too), or is ``None`` when no key names a field of that kind."""
+    """The fields one order of keys names, by the check each takes, for an object that holds
+    more than string fields (an object holding only those is judged by its strings' getter
+    alone). A getter returns a tuple of the named fields' values, or is ``None`` when no key
+    names a field of that kind."""
 
-    strings: Callable[[dict[str, Any]], tuple[Any, ...]] | None
-    booleans: Callable[[dict[str, Any]], tuple[Any, ...]] | None
+    strings: itemgetter[Any] | None
+    booleans: itemgetter[Any] | None
     integers: tuple[str, ...]
     shapes: tuple[tuple[str, Shape], ...]
     lists: tuple[tuple[str, Kind], ...]
@@ -91,8 +92,12 @@ def _plain_list(items: Any, item: Kind) -> bool:
     return False
 
 
-def _getter(names: list[str]) -> Callable[[dict[str, Any]], tuple[Any, ...]] | None:
-    return itemgetter(names[0], *names) if names else None
+def _getter(names: list[str]) -> itemgetter[Any] | None:
+    """A getter of ``names``' values as a tuple (one name is asked twice, so that it returns a
+    tuple for one name too), or ``None`` for no name."""
+    if not names:
+        return None
+    return itemgetter(*names) if len(names) > 1 else itemgetter(names[0], names[0])
 
 
 class Shape:
@@ -106,14 +111,16 @@ class Shape:
         #: the field names and the keys met so far that name no field: keys repeat from line
         #: to line, so each is folded once
         self._known: set[str] = set(fields)
-        #: each order of keys met so far, and its layout (:data:`_NEVER_PLAIN` when a key in it
-        #: names a field in another case)
-        self._layouts: dict[tuple[str, ...], _Layout] = {}
+        #: each order of keys met so far, and how an object with them is judged: the getter of
+        #: its string fields when it names no other field, else its layout
+        #: (:data:`_NEVER_PLAIN` when a key in it names a field in another case)
+        self._layouts: dict[tuple[str, ...], _Layout | itemgetter[Any]] = {}
 
     def plain(self, value: dict[str, Any]) -> bool:
         """Whether ``value`` reads whole as this shape by its own keys (see the module's notes)."""
-        keys = tuple(value)
-        layout = self._layouts.get(keys) or self._layout(keys)
+        layout = self._layouts.get(tuple(value)) or self._layout(tuple(value))
+        if type(layout) is itemgetter:  # string fields only: most objects
+            return _STR_TYPES.issuperset(map(type, layout(value)))
         if layout is _NEVER_PLAIN:
             return False
         strings, booleans, integers, shapes, lists = layout
@@ -133,18 +140,22 @@ class Shape:
                     return False
         return not lists or all(_plain_list(value[name], item) for name, item in lists)
 
-    def _layout(self, keys: tuple[str, ...]) -> _Layout:
-        """What ``keys`` name (see :class:`_Layout`), remembered for the next object with them."""
+    def _layout(self, keys: tuple[str, ...]) -> _Layout | itemgetter[Any]:
+        """What ``keys`` name (see :attr:`_layouts`), remembered for the next object with them."""
         named, by_case = self.split(dict.fromkeys(keys).keys())
-        layout = _NEVER_PLAIN
+        layout: _Layout | itemgetter[Any] = _NEVER_PLAIN
         if not by_case:
             kinds = [(name, self.fields[name]) for name in keys if name in named]
-            layout = _Layout(
-                strings=_getter([name for name, kind in kinds if kind is STR]),
-                booleans=_getter([name for name, kind in kinds if kind is BOOL]),
-                integers=tuple(name for name, kind in kinds if kind is INT),
-                shapes=tuple((name, kind) for name, kind in kinds if isinstance(kind, Shape)),
-                lists=tuple((name, kind.item) for name, kind in kinds if isinstance(kind, ListOf)))
+            strings = _getter([name for name, kind in kinds if kind is STR])
+            if strings is not None and all(kind is STR or kind is RAW for _, kind in kinds):
+                layout = strings  # judged by its strings' types alone
+            else:
+                layout = _Layout(
+                    strings=strings,
+                    booleans=_getter([name for name, kind in kinds if kind is BOOL]),
+                    integers=tuple(name for name, kind in kinds if kind is INT),
+                    shapes=tuple((name, kind) for name, kind in kinds if isinstance(kind, Shape)),
+                    lists=tuple((name, kind.item) for name, kind in kinds if isinstance(kind, ListOf)))
         if (len(self._layouts) < _MAX_LAYOUTS and len(keys) <= _MAX_LAYOUT_KEYS
                 and sum(map(len, keys)) <= _MAX_LAYOUT_CHARS):
             self._layouts[keys] = layout

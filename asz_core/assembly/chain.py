@@ -8,10 +8,12 @@
 
 The rounds directory is the authority: a crash between publishing a round and saving the state
 leaves a round the state does not name, so the head is found by listing. Publishing is the
-landing's promise for rounds: a temporary file, fsynced, made read-only, installed by a rename
-that never replaces, then the directory fsynced; under the lock a round that does not follow
-the head is refused. An empty file under a round's name is a reservation (no round is ever
-empty): it is not a round, and one older than a minute is removed by the next publication.
+landing's promise for rounds: a temporary file, made read-only, durable before a rename that
+never replaces, whose name is durable before anything relies on it; the parse stages its rounds
+in a group that installs several sessions' at once (:mod:`~asz_core.root.writeonce`), and holds
+each chain's lock until then. Under the lock a round that does not follow the head is refused.
+An empty file under a round's name is a reservation (no round is ever empty): it is not a round,
+and one older than a minute is removed by the next publication.
 """
 
 from __future__ import annotations
@@ -25,15 +27,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from asz_core.assembly.flow import Fold, Round, RoundError, read_round
-from asz_core.root import confined, faults
-from asz_core.root.durable import fsync_dir, install_noreplace, make_dirs, temp_name, write_replace
+from asz_core.root import confined
+from asz_core.root.durable import make_dirs, write_replace
 from asz_core.root.locks import FileLock
+from asz_core.root.writeonce import FaultSteps, Staged, WriteOnceGroup
 
-__all__ = ["CONVERSATIONS", "Chain", "ChainBusy", "RoundFile"]
+__all__ = ["CONVERSATIONS", "ROUND_STEPS", "Chain", "ChainBusy", "RoundFile"]
 
 CONVERSATIONS = "_conversations"
 _ROUND_NAME = re.compile(r"^r(\d{6,})-([0-9a-f]{12})\.sf$")
 _RESERVATION_AGE_S = 60
+#: where a fault can stop a round's publication (:mod:`~asz_core.root.faults`)
+ROUND_STEPS = FaultSteps(fsync="round-fsync", install="round-install", names="round-names")
 
 
 class ChainBusy(RuntimeError):
@@ -49,6 +54,7 @@ class RoundFile:
 
 class Chain:
     def __init__(self, root: Path, conversation: str) -> None:
+        self.root = root
         self.conversation = conversation
         self.dir = root / CONVERSATIONS / conversation
         self.rounds_dir = self.dir / "rounds"
@@ -143,36 +149,24 @@ class Chain:
             fold.take(self.read(rf))
         return fold
 
-    def publish(self, number: int, digest: str, data: bytes) -> Path:
-        """Install round ``number`` (the caller holds the lock); refused unless it follows the head."""
+    def stage(self, number: int, digest: str, data: bytes, group: WriteOnceGroup) -> Staged:
+        """Stage round ``number`` in ``group`` (the caller holds the lock until the group has
+        installed it); refused unless it follows the head."""
         files = self.files()
         head = files[-1].number if files else 0
         if number != head + 1:
             raise RoundError(f"cannot publish round {number}: the chain's head is round {head}")
-        created = make_dirs(self.rounds_dir)
+        make_dirs(self.rounds_dir)
         self._sweep_reservations(number)
-        final = self.rounds_dir / f"r{number:06d}-{digest[:12]}.sf"
-        temp = temp_name(final)
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            with os.fdopen(fd, "wb") as sink:
-                faults.checkpoint("temp-write")
-                sink.write(data)
-                sink.flush()
-                faults.checkpoint("temp-fsync")
-                os.fsync(sink.fileno())
-                faults.checkpoint("temp-readonly")
-                os.fchmod(sink.fileno(), 0o400)
-            faults.checkpoint("install")
-            install_noreplace(temp, final)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp)
-            raise
-        fsync_dir(self.rounds_dir)
-        for directory in created:
-            fsync_dir(directory.parent)
-        return final
+        return group.stage(self.rounds_dir / f"r{number:06d}-{digest[:12]}.sf", data, owner=self.conversation)
+
+    def publish(self, number: int, digest: str, data: bytes) -> Path:
+        """Install round ``number`` now, on its own (the caller holds the lock)."""
+        group = WriteOnceGroup(self.root, ROUND_STEPS, whole_filesystem=False)
+        staged = self.stage(number, digest, data, group)
+        if group.commit() and staged.error is not None:
+            raise staged.error
+        return staged.final
 
     def sweep(self) -> None:
         """Under the lock, before anything is read: a killed writer's temporary round (or state)

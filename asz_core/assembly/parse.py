@@ -18,7 +18,8 @@ For one session (conversation-assembly, "The round chain"):
    no longer produced. A round is written whenever evidence advanced, even with no entity.
 6. A round over ``max_round_bytes`` is assembled again over half the window, until it fits or
    covers one landed sequence; the next round starts where it stops.
-7. Publish the round (see :mod:`.chain`), then save the state.
+7. Publish the round (see :mod:`.chain`), then save the state: a parse of several sessions
+   stages their rounds and installs them together (:mod:`.rounds`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from asz_core.assembly.assemble import Assembly, assemble
 from asz_core.assembly.chain import Chain, ChainBusy
 from asz_core.assembly.evidence import LandedEvidence, cached_seqs, landed_seqs, load_session, sweep_cache
 from asz_core.assembly.flow import PARSER, POLICY, Fold, RoundError, encode_round, read_round
+from asz_core.assembly.rounds import HeldChain, RoundGroup
 from asz_core.root.locks import LockBusy
 from asz_core.sessiondata.times import format_instant
 
@@ -134,8 +136,18 @@ def build_round(fold: Fold, files: list[LandedEvidence], session: str, conversat
 
 
 def parse_session(root: Path, session: str, *, conversation: str | None = None,
-                  max_round_bytes: int = DEFAULT_MAX_ROUND_BYTES, now: str = "") -> SessionParse:
-    """Append rounds to ``session``'s chain until it reaches the landed evidence (steps 1 to 7)."""
+                  max_round_bytes: int = DEFAULT_MAX_ROUND_BYTES, now: str = "",
+                  group: RoundGroup | None = None) -> SessionParse:
+    """Append rounds to ``session``'s chain until it reaches the landed evidence (steps 1 to 7).
+    With ``group``, its rounds are installed when the group commits (its caller commits it);
+    without, before this returns."""
+    if group is None:
+        lone = RoundGroup(root, whole_filesystem=False)
+        try:
+            return parse_session(root, session, conversation=conversation, max_round_bytes=max_round_bytes,
+                                 now=now, group=lone)
+        finally:
+            lone.close()
     conversation = conversation or session
     out = SessionParse(session)
     chain = Chain(root, conversation)
@@ -158,13 +170,14 @@ def parse_session(root: Path, session: str, *, conversation: str | None = None,
         # the chain's directory went between its making and its lock's file: a removal took it,
         # or a parser that found the session gone (step 2); there is nothing left to parse
         return out
+    held = group.hold(chain, lock, out)
     try:
-        if not _parse_locked(chain, session_dir, session, conversation, max_round_bytes, now, out):
+        if not _parse_locked(held, session_dir, session, conversation, max_round_bytes, now, group):
             chain.unmake()
     except (RoundError, ChainBusy, ParseError) as exc:
         out.outcome, out.message = "refused", f"{session}: {exc}"
     finally:
-        lock.release()
+        group.let_go(held)
     return out
 
 
@@ -197,10 +210,11 @@ def _head_is_at(chain: Chain, session: str, watermark: int) -> bool:
             and (header.get("parser"), header.get("policy")) == (PARSER, POLICY))
 
 
-def _parse_locked(chain: Chain, session_dir: Path, session: str, conversation: str, budget: int,
-                  now: str, out: SessionParse) -> bool:
+def _parse_locked(held: HeldChain, session_dir: Path, session: str, conversation: str, budget: int,
+                  now: str, group: RoundGroup) -> bool:
     """Steps 3 to 7 under the lock; ``False`` when the session has no landed file and its chain
     no round (step 2: there is nothing to keep the chain's directory for)."""
+    chain, out = held.chain, held.out
     chain.sweep()  # a crash at any instant leaves at most a temporary file: the lock's next holder removes it
     sweep_cache(session_dir)
     fold = chain.fold()
@@ -231,10 +245,9 @@ def _parse_locked(chain: Chain, session_dir: Path, session: str, conversation: s
             if len(data) <= budget or through <= start:
                 break
             through = start + (through - start) // 2
-        path = chain.publish(fold.rounds + 1, digest, data)
+        number = fold.rounds + 1
         fold.take(read_round(data))
-        chain.save_state(fold, now or _now())
-        out.rounds.append(path)
+        out.rounds.append(group.stage(held, number, digest, data, fold, now or _now()))
         out.through_seq = fold.through_seq
         out.stats = a.stats
     return True
@@ -255,4 +268,13 @@ def parse_root(root: Path, sessions: list[str] | None = None, *,
                               if p.is_dir() and not p.name.startswith(("_", ".")))
         except FileNotFoundError:
             sessions = []
-    return [parse_session(root, s, max_round_bytes=max_round_bytes) for s in sessions]
+    group = RoundGroup(root)
+    out = []
+    try:
+        for s in sessions:
+            out.append(parse_session(root, s, max_round_bytes=max_round_bytes, group=group))
+            if group.full():
+                group.commit()
+    finally:
+        group.close()
+    return out

@@ -32,9 +32,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import orjson
+
 from asz_core.collect.lines import READ_LIMIT, TAIL_BYTES, LineReader, TooLong
 from asz_core.collect.saving import save_state, stat_source
 from asz_core.collect.source import LineDialect, SourceLine, convert_encoded, line_sha, too_long_record
+from asz_core.collect.split import SplitDialect, split_records, split_workers
 from asz_core.collect.versions import current_place, stream_of
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, AppendCursor
@@ -55,6 +58,8 @@ ACCEPT_HINT = ("nothing more lands from it until its landed bytes are back, or u
 
 #: Room a closing line takes (``{"t":"end","records":N,"digest":<64 hex>}`` and a newline).
 CLOSING_ROOM = 128
+#: Room a header's seq and landing time take at most, beyond what its source says.
+HEADER_ROOM = 128
 
 
 @dataclass
@@ -169,7 +174,7 @@ def collect_append(ctx: AdapterContext, session: SessionHandle, source: AppendSo
             return
         changed = cursor.state != ACTIVE or (cursor.dev, cursor.ino) != (st.st_dev, st.st_ino)
         cursor.state, cursor.dev, cursor.ino = ACTIVE, st.st_dev, st.st_ino
-        landed_any = _land_windows(ctx, session, source, cursor, path, fd, before)
+        landed_any = _land_windows(ctx, session, source, cursor, path, fd, before, st.st_size)
         if changed and not landed_any and cursor.offset:
             save_state(ctx, session, cursor, path)  # a new inode with the same bytes, or a conflict cleared
     finally:
@@ -260,13 +265,23 @@ def _records(reader: LineReader, ordinal: int, dialect: LineDialect, source: Pat
 
 
 def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSource,
-                  cursor: AppendCursor, path: Path, fd: int, before: bytes) -> bool:
+                  cursor: AppendCursor, path: Path, fd: int, before: bytes, size: int) -> bool:
     """Land the new lines in files of at most ``max_delta_bytes``; True if any landed.
-    ``before`` is the source's bytes before the cursor, which the tail digest may cover."""
+    ``before`` is the source's bytes before the cursor, which the tail digest may cover;
+    ``size`` the source's size. A source with much to land may have its lines converted in
+    worker processes (:mod:`asz_core.collect.split`): the same records, in the same order."""
     limit = ctx.max_delta_bytes
     reader = LineReader(fd, cursor.offset, before, read_limit=max(READ_LIMIT, limit))
     del before
-    lines = _records(reader, cursor.ord, source.dialect, source.path, limit, ctx.warn)
+    workers = split_workers(ctx, source.dialect, size - cursor.offset)
+    if workers and isinstance(source.dialect, SplitDialect):  # much to land: converted in workers
+        header = source.header(ctx.adapter_id)
+        header.session = session.id
+        whole_above = limit - CLOSING_ROOM - HEADER_ROOM - len(orjson.dumps(header.to_json()))
+        lines = split_records(reader, cursor.offset, cursor.ord, source.dialect, source.path, limit, ctx.warn,
+                              workers, whole_above)
+    else:
+        lines = _records(reader, cursor.ord, source.dialect, source.path, limit, ctx.warn)
     pending = next(lines, None)
     windows = 0
     while pending is not None:
@@ -312,11 +327,13 @@ def _fill(landing: LandingFile, first: _Item, lines: Iterator[_Item], limit: int
         record, encoded = reduce_to_fit(record, room - 1, encoded)  # alone in its file, made to fit
         landing.write(record, encoded)
         return next(lines, None), record.id or ""
+    write = landing.write
     while True:
-        landing.write(record, encoded)
+        write(record, encoded)
+        room -= len(encoded) + 1  # what the writer counts for it, its newline included
         following = next(lines, None)
         if following is None:
             return None, record.id or ""
-        if landing.writer.size + len(following[1]) + 1 + CLOSING_ROOM > limit:
+        if len(following[1]) + 1 > room:
             return following, record.id or ""
         record, encoded = following

@@ -74,8 +74,12 @@ class LineReader:
         self._kept: deque[tuple[int, bytes | memoryview]] = deque()
         if before:
             self._kept.append((offset - len(before), before))
-        #: the start of the last line handed out: no tail digest will end before it
+        #: the start of the last line read (handed out once the next block is read): no tail
+        #: digest will end before it
         self._last_start = offset
+        #: the earliest end a tail digest may still be asked for when lines are handed out ahead
+        #: of landing (:meth:`hold`); ``None``: the last line handed out
+        self._held: int | None = None
 
     def lines(self) -> Iterator[tuple[bytes | TooLong, int]]:
         """``(line without its newline, its offset)`` for each complete line; a line longer
@@ -99,12 +103,18 @@ class LineReader:
                 pos += size + 1
                 continue
             self._keep(pos, memoryview(block)[:cut] if cut < len(block) else block)
-            pieces = block.split(b"\n")
-            pieces.pop()  # what follows the last newline: read again with the next block
-            for raw in pieces:
-                self._last_start = pos
-                yield raw, pos
-                pos += len(raw) + 1
+            # The block's last line: kept blocks are dropped only as the next block is read, when
+            # every line before it has been handed out, so it is set once a block.
+            self._last_start = pos + block.rfind(b"\n", 0, cut - 1) + 1
+            # Each newline found by ``find``, which runs ``memchr``: ``split`` compares byte by
+            # byte. What follows the last newline is read again with the next block.
+            find = block.find
+            start, end = 0, find(b"\n")
+            while end >= 0:
+                yield block[start:end], pos + start
+                start = end + 1
+                end = find(b"\n", start)
+            pos += cut
             if len(block) < BLOCK_BYTES:
                 if len(block) > cut:
                     self.waiting = len(block) - cut
@@ -142,17 +152,24 @@ class LineReader:
         self._keep(tail_start, last)
         return line
 
+    def hold(self, start: int) -> None:
+        """Keep what a tail digest ending at ``start`` or later needs, however far past it lines
+        are handed out: a collector converting lines ahead of landing them (:mod:`.split`) lands
+        none before ``start``."""
+        self._held = start
+
     def _keep(self, start: int, data: bytes | memoryview) -> None:
         kept = self._kept
-        floor = self._last_start - TAIL_BYTES
+        held = self._held
+        floor = (self._last_start if held is None else min(held, self._last_start)) - TAIL_BYTES
         while len(kept) > 1 and kept[1][0] <= floor:
             kept.popleft()
         kept.append((start, data))
 
     def tail_digest(self, end: int) -> str:
         """SHA-256 of the :data:`TAIL_BYTES` before ``end`` (fewer at the file's start), a line
-        end at or after the start of the last line handed out. Hashed piece by piece: joining
-        them would copy a large line just to hash its last MiB."""
+        end at or after the start of the last line handed out (or the offset :meth:`hold` gave).
+        Hashed piece by piece: joining them would copy a large line just to hash its last MiB."""
         low = max(0, end - TAIL_BYTES)
         h = hashlib.sha256()
         covered = 0

@@ -17,13 +17,19 @@ The steps, for each session in turn:
    unless that minute ended before the look-back.
 4. Give each point its window: its minute, unless the series already has a point at or past it,
    in which case it follows that point; no two windows of a series overlap.
-5. Publish the receipt (or use the one there; a file that counted nothing needs none), then the
-   request in the spool; only then take the file's effect into the state. A file that fails
-   stops its session there, for the next pass.
+5. Stage the receipt (or use the one there; a file that counted nothing needs none) and the
+   request for the spool, then take the file's effect into the state. A file that fails stops
+   its session there, for the next pass.
+6. Install what is staged, every session's together (:mod:`~asz_core.root.writeonce`): every
+   receipt is durable under its name before any request is named, so a request is never in the
+   spool without the accounting it was made by. A request whose name is taken was installed by
+   a pass that stopped after it, from the same receipt, and is kept.
 
-Then ``metrics.state`` is saved, once, in a spool that exists: a root where no call was ever
-counted gets no ``_metrics/``. A killed pass's temporary files (dot names no reader
-takes) are swept by the next, in the spool and in each session it derives.
+Then, once every request is durable, ``metrics.state`` is saved, once, in a spool that exists: a
+root where no call was ever counted gets no ``_metrics/``. A commit that fails saves no state and
+leaves every session owed: what it did install is taken again from its receipts next pass. A
+killed pass's temporary files (dot names no reader takes) are swept by the next, in the spool and
+in each session it derives.
 """
 
 from __future__ import annotations
@@ -37,11 +43,12 @@ from pathlib import Path
 from asz_core import __version__
 from asz_core.metrics.calls import Call, read_calls, read_on
 from asz_core.metrics.encode import Point, encode_request
-from asz_core.metrics.spool import SPOOL_DIR, Receipt, read_receipt, receipt_path, spool_name, write_once
+from asz_core.metrics.spool import SPOOL_DIR, Receipt, read_receipt, receipt_path, spool_name
 from asz_core.metrics.state import MetricsState, SessionCounts
 from asz_core.root.durable import fsync_dir, make_dirs, sha256_of
 from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import StorageRoot, landed_files, sweep_temporaries
+from asz_core.root.writeonce import FaultSteps, Staged, WriteOnceGroup
 from asz_core.sessiondata import SessionDataError
 
 __all__ = ["TOKEN_USAGE", "TYPES", "DeriveStats", "derive_root"]
@@ -56,6 +63,11 @@ RUNTIME_SERVICE = "claude-code"
 SCOPE = "github.com/apache/skywalking-ai-sessionizer/metrics"
 MINUTE = 60_000_000_000
 MILLI = 1_000_000
+#: files staged past which the derivation installs them before it goes on, so that a first
+#: derivation over a large root leaves few temporary files at a time
+GROUP_FILES = 4096
+RECEIPTS, REQUESTS = 0, 1  #: the tiers of step 6
+STEPS = FaultSteps(fsync="metrics-fsync", install="metrics-install", names="metrics-names")
 
 
 @dataclass
@@ -80,13 +92,25 @@ def derive_root(root: Path, *, lookback_s: float, clock: Callable[[], int] = tim
     stats = DeriveStats()
     since = clock() - int(lookback_s * 1e9) if state.first and lookback_s > 0 else None
     sweep_temporaries(spool)  # what a killed pass was writing; the caller holds the root's lock
-    for session in sessions if sessions is not None else list(StorageRoot(root).sessions()):
-        if since is not None:
-            state.pending_since[session] = since
-        if _derive_session(root, spool, session, state, stats):
-            state.pending_since.pop(session, None)
-        else:
-            stats.undone.append(session)
+    looked = sessions if sessions is not None else list(StorageRoot(root).sessions())
+    publisher = _Publisher(root)
+    try:
+        installed = True
+        for session in looked:
+            if since is not None:
+                state.pending_since[session] = since
+            if _derive_session(root, spool, session, state, stats, publisher):
+                state.pending_since.pop(session, None)
+            else:
+                stats.undone.append(session)
+            if len(publisher.group) >= GROUP_FILES and not (installed := publisher.install(stats)):
+                break
+        installed = installed and publisher.install(stats)
+    finally:
+        publisher.group.close()
+    if not installed:  # step 6 failed: the state stays as it was, and owes every session
+        stats.undone = list(looked)
+        return stats
     # Nothing is written to a root with no call counted yet (a Kiro root, an empty one), and every
     # pass reads only the headers it must; the spool appears once a call is counted, even one the
     # look-back left out, so that the state says the first pass is over.
@@ -121,8 +145,42 @@ def _landed(root: Path, session: str) -> list[_Landed]:
     return out
 
 
+class _Publisher:
+    """The receipts and requests staged by a derivation, and their installation (step 6)."""
+
+    def __init__(self, root: Path) -> None:
+        self.group = WriteOnceGroup(root, STEPS)
+        self.staged: list[Staged] = []
+        self.requests: list[tuple[Staged, int]] = []  #: each request and its points
+
+    def receipt(self, path: Path, receipt: Receipt, session: str) -> None:
+        self.staged.append(self.group.stage(path, receipt.encode(), owner=session, tier=RECEIPTS))
+
+    def request(self, path: Path, receipt: Receipt, session: str) -> None:
+        staged = self.group.stage(path, receipt.request, owner=session, tier=REQUESTS, keep_existing=True)
+        self.staged.append(staged)
+        self.requests.append((staged, receipt.points))
+
+    def install(self, stats: DeriveStats) -> bool:
+        """Install what is staged; False (said in ``stats``) when a session's files were not."""
+        failed = self.group.commit()
+        for staged, points in self.requests:
+            if staged.installed:
+                stats.requests += 1
+                stats.points += points
+        errors = [s for s in self.staged if s.error is not None]
+        self.staged, self.requests = [], []
+        if not failed:
+            return True
+        first = errors[0] if errors else None
+        stats.errors.append(f"metrics: the derived files of {len(failed)} session(s) were not installed"
+                            f"{f' ({first.final}: {first.error})' if first else ''}; every session of this "
+                            f"pass is derived again next pass")
+        return False
+
+
 def _derive_session(root: Path, spool: Path, session: str, state: MetricsState,
-                    stats: DeriveStats) -> bool:
+                    stats: DeriveStats, publisher: _Publisher) -> bool:
     """Steps 1-5 for one session; whether every file of it is derived."""
     try:
         files = _landed(root, session)
@@ -148,10 +206,9 @@ def _derive_session(root: Path, spool: Path, session: str, state: MetricsState,
             sweep_temporaries(receipt_path(root, session, lf.seq).parent)
             swept = True
         try:
-            receipt = _receipt_for(root, lf, files[i + 1:], since, counts)
-            if receipt.request and write_once(spool / spool_name(session, lf.seq), receipt.request):
-                stats.requests += 1
-                stats.points += receipt.points
+            receipt = _receipt_for(root, lf, files[i + 1:], since, counts, publisher)
+            if receipt.request:
+                publisher.request(spool / spool_name(session, lf.seq), receipt, session)
         except (SessionDataError, OSError, ValueError) as exc:
             stats.errors.append(f"metrics: {lf.relpath}: {exc}; it is derived again next pass")
             return False
@@ -164,8 +221,8 @@ def _derive_session(root: Path, spool: Path, session: str, state: MetricsState,
 
 
 def _receipt_for(root: Path, lf: _Landed, following: list[_Landed], since: int | None,
-                 counts: SessionCounts) -> Receipt:
-    """Steps 2-5 for one file: the receipt an earlier pass published, else a new one, published."""
+                 counts: SessionCounts, publisher: _Publisher) -> Receipt:
+    """Steps 2-5 for one file: the receipt an earlier pass published, else a new one, staged."""
     found = read_calls(lf.path)
     if not found.digest:  # a file that counts nothing (rule 1 of the calls): nothing to publish
         return Receipt("", (), {}, 0, False, b"")
@@ -183,10 +240,9 @@ def _receipt_for(root: Path, lf: _Landed, following: list[_Landed], since: int |
     receipt = Receipt(found.digest, tuple(counted), series, len(points), skipped, request)
     if not counted:  # nothing spooled, nothing counted: a later derivation cannot contradict it
         return receipt
-    if not write_once(path, receipt.encode()):  # published meanwhile: that one holds
-        other = read_receipt(path, found.digest)
-        assert other is not None
-        return other
+    # under the root's lock, so no other derivation publishes it meanwhile; one found there at
+    # the commit all the same stops the session, and is used by the next pass (step 1)
+    publisher.receipt(path, receipt, found.session)
     return receipt
 
 

@@ -1,28 +1,25 @@
 """Write-once files of the derivation: the spool's requests and the sessions' receipts.
 
-A file appears under its final name only once every byte is durable (temporary file, fsync,
-read-only, a rename that never replaces, the directory fsynced), follows no link on the way
-(:mod:`~asz_core.root.confined`), and is never rewritten. A crash leaves at most a temporary file
-(a dot name every reader skips); a name already taken means an earlier pass wrote it, and the
-pass uses what is there.
+A file appears under its final name only once every byte is durable, follows no link on the way,
+and is never rewritten: the derivation installs them together (:mod:`~asz_core.root.writeonce`).
+A crash leaves at most a temporary file (a dot name every reader skips); a name already taken
+means an earlier pass wrote it, and the pass uses what is there.
 """
 
 from __future__ import annotations
 
 import base64
-import contextlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 import orjson
 
-from asz_core.root import confined, faults
-from asz_core.root.durable import OWNER_FILE, fsync_dir, install_noreplace, make_dirs, read_small, temp_name
+from asz_core.root import confined
+from asz_core.root.durable import read_small
 from asz_core.sessiondata import format_instant, parse_instant
 
-__all__ = ["SPOOL_DIR", "Receipt", "read_receipt", "receipt_path", "spool_files_of", "spool_name", "write_once"]
+__all__ = ["SPOOL_DIR", "Receipt", "read_receipt", "receipt_path", "spool_files_of", "spool_name"]
 
 SPOOL_DIR: Final = "_metrics"
 RECEIPTS_DIR: Final = "metrics"
@@ -47,35 +44,6 @@ def spool_files_of(root: Path, session: str) -> list[Path]:
 
 def receipt_path(root: Path, session: str, seq: int) -> Path:
     return root / session / RECEIPTS_DIR / f"{seq:06d}.json"
-
-
-def write_once(path: Path, data: bytes) -> bool:
-    """Install ``data`` at ``path`` durably; ``False`` when a file is there already (kept)."""
-    for created in make_dirs(path.parent):
-        fsync_dir(created.parent)
-    temp = temp_name(path)
-    fd = confined.open_path(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_FILE)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            faults.checkpoint("metrics-fsync")
-            os.fsync(fd)
-            os.fchmod(fd, 0o400)
-        finally:
-            os.close(fd)
-        faults.checkpoint("metrics-install")
-        install_noreplace(temp, path)
-    except FileExistsError:
-        confined.unlink(temp)
-        return False
-    except BaseException:
-        with contextlib.suppress(OSError):
-            confined.unlink(temp)
-        raise
-    fsync_dir(path.parent)
-    return True
 
 
 @dataclass(frozen=True)

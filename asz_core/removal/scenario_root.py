@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import shutil
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -152,6 +151,8 @@ def _delete_entry(dir_fd: int, name: str) -> None:
     except FileNotFoundError:
         return
     if stat.S_ISDIR(st.st_mode):
+        import shutil  # only a removal deletes a tree: every pass asks is_scenario_root
+
         shutil.rmtree(name, dir_fd=dir_fd)  # by descriptor: a link inside is unlinked, never followed
     else:
         os.unlink(name, dir_fd=dir_fd)

@@ -274,7 +274,12 @@ class JSONLine:
     def __init__(self, raw: bytes) -> None:
         self.raw = raw
         self._canonical: bool | None = None
-        value = _parse(raw)
+        try:  # :func:`_parse`, written out: this runs for every line
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            value = _REFUSED
+        if value is _REFUSED:
+            value = _loads_slow(raw)
         self.value = value
         #: whether the line nests deeper than :data:`RECORD_DATA_DEPTH`, so that a slice of it
         #: put inside a record could nest too deep there (a record is checked only then)

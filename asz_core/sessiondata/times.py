@@ -12,7 +12,7 @@ import re
 from datetime import UTC, date, datetime
 from functools import lru_cache
 
-__all__ = ["format_instant", "parse_instant", "same_sort", "sorts_as_instant", "stamp"]
+__all__ = ["format_instant", "parse_instant", "same_sort", "sorts_after", "sorts_as_instant", "stamp"]
 
 _EPOCH_DAY = date(1970, 1, 1).toordinal()
 
@@ -51,9 +51,10 @@ def parse_instant(text: object) -> int | None:
 #: A UTC time whose text orders as its instant does, among texts of its length and day: digits
 #: in fixed places, no offset, and no leap second (``23:59:60`` and ``00:00:00`` of the next day
 #: are one instant in two texts; ``12:30:60`` is ``12:31:00``).
-_ORDERED = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,9})?Z\Z"
-)
+_TIME_OF_DAY = r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,9})?Z\Z"
+_ORDERED = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}" + _TIME_OF_DAY)
+#: :data:`_ORDERED` from the ``T`` on, for a text whose date is one it accepted already
+_ORDERED_TIME_OF_DAY = re.compile(_TIME_OF_DAY)
 
 
 def sorts_as_instant(text: str) -> bool:
@@ -72,6 +73,19 @@ def same_sort(text: str, than: str) -> bool:
     parsing each record's time, as the records of a file mostly come in order or nearly so.
     """
     return len(text) == len(than) and text[:10] == than[:10]
+
+
+def sorts_after(text: str, than: str) -> bool:
+    """Whether ``text`` is ``than`` or a later instant, known by comparing them as texts:
+    ``than`` of a shape :func:`sorts_as_instant` accepts and :func:`parse_instant` reads, and
+    ``text`` not before it as a text, of its length and day, and of that shape.
+
+    :func:`same_sort` and :func:`sorts_as_instant` in one step for a writer's usual record, a
+    time later than the last of its file: its date is ``than``'s, so only its time of day is
+    matched.
+    """
+    return (text >= than and len(text) == len(than) and text.startswith(than[:10])
+            and _ORDERED_TIME_OF_DAY.match(text, 10) is not None)
 
 
 @lru_cache(maxsize=4096)

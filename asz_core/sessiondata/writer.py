@@ -15,7 +15,7 @@ import orjson
 from asz_core.sessiondata.errors import NotEncodable, SessionDataError
 from asz_core.sessiondata.jsonbytes import MAX_DEPTH, compact, depth_exceeds, encode_value, holds_separator
 from asz_core.sessiondata.model import SPLICE_FROM, Header, RawJSON, Record
-from asz_core.sessiondata.times import parse_instant, same_sort, sorts_as_instant
+from asz_core.sessiondata.times import parse_instant, same_sort, sorts_after, sorts_as_instant
 
 __all__ = ["ByteSink", "FileSummary", "NotEncodable", "SessionDataWriter", "check_header", "closing_line",
            "encode_record"]
@@ -121,7 +121,8 @@ def _escape_strings(value: Any) -> Any:
 
 class _Time:
     """The earliest or latest time a file's records name: its text, its instant once parsed,
-    and whether its text sorts as its instant (:func:`sorts_as_instant`)."""
+    and whether its text sorts as its instant (:func:`sorts_as_instant`). Each is held by one
+    end of the file's times only, so the writer moves the latest on in place."""
 
     __slots__ = ("_instant", "sorts", "text")
 
@@ -226,9 +227,10 @@ class SessionDataWriter:
         time = record.time
         if time is not None:
             last = self._last
-            if (last is not None and last.sorts and time >= last.text and same_sort(time, last.text)
-                    and sorts_as_instant(time)):
-                self._last = _Time(time, None, True)  # the usual record: ``_note_time``'s first case
+            if last is not None and last.sorts and sorts_after(time, last.text):
+                # the usual record (``_note_time``'s first case): the latest time moves on, its
+                # instant not parsed yet, rather than being made anew for every record
+                last.text, last._instant = time, None
             else:
                 self._note_time(time)
 

@@ -12,6 +12,7 @@ from asz_core.cli.options import duration
 from asz_core.config import parse_duration
 from asz_core.context import PassSummary
 from asz_core.pipeline import PassRefused, run_pass
+from asz_core.removal.scenario_root import is_scenario_root
 
 __all__ = ["add"]
 
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace, app: App) -> int:
     app.require_plugins()
     if not config.root.exists() and not args.dry_run:
         print(f"asz: landing into a new storage root, {config.root}", file=app.err)
-    if not args.dry_run and (config.root / "_scenario").is_dir():  # a scenario build's root
+    if not args.dry_run and is_scenario_root(config.root):  # a scenario build's root
         from asz_core.removal.pass_end import promise
 
         said = promise(config, app.host.pm.hook)

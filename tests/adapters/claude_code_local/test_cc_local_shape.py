@@ -159,3 +159,50 @@ def test_a_source_with_endless_key_orders_is_still_read_exactly_and_held_small()
         assert fields is not None and fields.typed == bool(i % 3)
     assert len(kind._layouts) <= shape._MAX_LAYOUTS
     assert all(len(keys) <= shape._MAX_LAYOUT_KEYS for keys in kind._layouts)
+
+
+def _slow_typed(value: dict[str, Any], kind: Shape, monkeypatch: pytest.MonkeyPatch) -> bool:
+    with monkeypatch.context() as patched:
+        patched.setattr(Shape, "plain", lambda self, value: False)
+        found = read(value, kind)
+    return found is not None and found.typed
+
+
+def test_every_field_given_every_other_type_is_judged_as_the_field_by_field_read_judges_it(
+        corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # one object of each key order met, each of its shape's fields (nested ones too) set in turn
+    # to each odd value: with no key in another case, plain is exactly "read whole"
+    seen: dict[tuple[Shape, tuple[str, ...]], dict[str, Any]] = {}
+    for value, kind in _objects(corpus):
+        if isinstance(value, dict):
+            seen.setdefault((kind, tuple(value)), value)
+    judged = 0
+    for (kind, _), value in seen.items():
+        targets: list[tuple[dict[str, Any], Shape]] = [(value, kind)]
+        targets += [(value[name], nested) for name, nested in kind.fields.items()
+                    if isinstance(nested, Shape) and isinstance(value.get(name), dict)]
+        for target, target_kind in targets:
+            for name in target_kind.fields:
+                for odd in _ODD_VALUES:
+                    saved = target.get(name, KeyError)
+                    target[name] = copy.deepcopy(odd)
+                    try:
+                        assert kind.plain(value) == _slow_typed(value, kind, monkeypatch), (name, odd, value)
+                    finally:
+                        if saved is KeyError:
+                            del target[name]
+                        else:
+                            target[name] = saved
+                    judged += 1
+    assert judged > 10_000
+
+
+def test_an_object_of_string_fields_only_is_judged_by_their_types_alone() -> None:
+    assert BLOCK.plain({"type": "text", "text": "hi"})
+    assert BLOCK.plain({"type": "text", "text": None, "input": [1, {"a": 2}]})  # a raw field holds anything
+    assert BLOCK.plain({"text": "x"})  # one string field
+    assert not BLOCK.plain({"text": 1})
+    assert not BLOCK.plain({"type": "text", "text": ["a"]})
+    assert not BLOCK.plain({"type": "text", "is_error": "no"})  # a boolean field beside them
+    assert BLOCK.plain({"type": "tool_result", "is_error": False, "content": "x"})
+    assert not BLOCK.plain({"type": "text", "Text": "x"})  # a key in another case

@@ -10,9 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from asz_core.assembly import rounds
 from asz_core.assembly.chain import Chain
-from asz_core.assembly.parse import parse_session
+from asz_core.assembly.parse import parse_root, parse_session
 from asz_core.cli.main import main
+from asz_core.root import durable, writeonce
 from asz_core.root.owed import OWED_NAME, PassOwed, read_owed, settle_owed
 from asz_core.root.storage import StorageRoot
 from asz_core.testing import PassRunner
@@ -129,6 +133,53 @@ def test_a_run_killed_at_any_landing_step_is_parsed_by_a_later_run(tmp_path: Pat
         assert _run(config, ASZ_FAULT=f"kill:{step}:{nth}").returncode == -9, step
         assert _run(config).returncode == 0, step
         assert all(_up_to_date(root).values()), step
+
+
+def test_a_run_killed_at_any_step_of_its_parse_leaves_the_sessions_owed_and_the_next_parses_them(
+        tmp_path: Path) -> None:
+    config, root = _setup(tmp_path)
+    assert _run(config).returncode == 0
+    # the parse stages every session's round, then one syncfs (round-fsync once a round before
+    # it), the renames (round-install), one syncfs for the names (round-names), the states
+    for step, nth in [("round-fsync", 1), ("round-install", 2), ("round-names", 1)]:
+        for s in range(3):
+            with (tmp_path / "src" / f"s{s}.jsonl").open("ab") as f:
+                f.write(b'{"n":9,"time":"2026-01-01T00:00:09Z","text":"%s"}\n' % step.encode())
+        assert _run(config, ASZ_FAULT=f"kill:{step}:{nth}").returncode == -9, step
+        assert read_owed(root).sessions == frozenset({"s0", "s1", "s2"}), step
+        assert not all(_up_to_date(root).values()) or step == "round-names", step
+        assert _run(config).returncode == 0, step
+        assert all(_up_to_date(root).values()), step
+        assert read_owed(root).sessions == frozenset(), step
+        assert [p for p in (root / "_conversations").rglob(".tmp-*")] == [], step
+
+
+@pytest.mark.skipif(not durable.can_sync_filesystem(), reason="syncfs is Linux's")
+def test_a_parse_of_many_sessions_installs_their_rounds_with_two_syncfs_a_group(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _sources(tmp_path / "src", sessions=5)
+    root = tmp_path / "root"
+    runner = PassRunner(tmp_path, root)
+    runner.configure(**jsonl_config(tmp_path / "src"))
+    assert runner.run().fields()["landed"] == 5  # landed, not parsed
+    counts = {"fsync": 0, "syncfs": 0}
+    real_fsync, real_syncfs = os.fsync, writeonce.sync_filesystem
+
+    def fsync(fd: int) -> None:
+        counts["fsync"] += 1
+        real_fsync(fd)
+
+    def syncfs(fd: int) -> None:
+        counts["syncfs"] += 1
+        real_syncfs(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(writeonce, "sync_filesystem", syncfs)
+    monkeypatch.setattr(rounds, "GROUP_SESSIONS", 2)
+    parsed = parse_root(root)
+    assert [len(p.rounds) for p in parsed] == [1] * 5 and not any(p.outcome for p in parsed)
+    assert counts == {"syncfs": 6, "fsync": 0}  # groups of 2, 2 and 1; a chain's state is a cache
+    assert all(_up_to_date(root).values())
 
 
 def test_lines_a_pass_appends_while_a_parse_runs_are_kept_when_it_settles(tmp_path: Path) -> None:

@@ -90,7 +90,7 @@ def test_a_parser_killed_before_its_round_is_installed_leaves_no_round_and_the_n
     session = build_sd(scenarios / "assembly.yaml", tmp_path)
     code = ("import sys; from pathlib import Path; from asz_core.assembly.parse import parse_session; "
             "parse_session(Path(sys.argv[1]), sys.argv[2])")
-    env = {**os.environ, "ASZ_FAULT": "kill:install:1"}
+    env = {**os.environ, "ASZ_FAULT": "kill:round-install:1"}
     done = subprocess.run([sys.executable, "-c", code, str(tmp_path), session], env=env, check=False)
     assert done.returncode == -9
     chain = Chain(tmp_path, session)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -49,3 +50,31 @@ def test_lines_and_tail_digests(tmp_path_factory: pytest.TempPathFactory, seed_s
             os.close(fd)
     finally:
         path.unlink()
+
+
+def test_a_held_offset_keeps_its_tail_digest_however_far_lines_are_read_past_it(tmp_path: Path) -> None:
+    # a collector converting lines ahead of landing them (asz_core.collect.split) may stop at an
+    # offset several MiB behind the last line read: its cursor's digest is of those very bytes
+    lines = [b"%06d" % i + b"x" * (900 + i % 300) for i in range(12_000)]
+    data = b"\n".join(lines) + b"\n"
+    path = tmp_path / "source"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        reader = LineReader(fd, 0)
+        ends = []
+        for raw, offset in reader.lines():
+            assert isinstance(raw, bytes)
+            ends.append(offset + len(raw) + 1)
+            if len(ends) == 100:
+                reader.hold(ends[-1])
+        assert data.count(b"\n") == len(ends) and ends[-1] - ends[99] > 4 * TAIL_BYTES
+        for end in (ends[99], ends[100], ends[-1]):
+            assert reader.tail_digest(end) == hashlib.sha256(data[max(0, end - TAIL_BYTES):end]).hexdigest()
+        unheld = LineReader(fd, 0)
+        for _ in unheld.lines():
+            pass
+        with pytest.raises(AssertionError):
+            unheld.tail_digest(ends[99])
+    finally:
+        os.close(fd)

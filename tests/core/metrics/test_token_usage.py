@@ -14,6 +14,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportM
 
 from asz_core.metrics.derive import derive_root
 from asz_core.metrics.state import MetricsState
+from asz_core.root import durable, faults, writeonce
 from asz_core.sessiondata import parse_instant
 from tests.core.metrics.sdfiles import SESSION, Fragment, land
 
@@ -129,7 +130,12 @@ _DERIVE = ("import sys\nfrom pathlib import Path\nfrom asz_core.metrics.derive i
            "derive_root(Path(sys.argv[1]), lookback_s=0, clock=lambda: int(sys.argv[2]))\n")
 
 
-@pytest.mark.parametrize("fault", ["kill:metrics-install:1", "kill:metrics-install:2", "kill:state-rename:1"])
+# the derivation installs its files together: their bytes (metrics-fsync, once per file), the
+# receipts' names (metrics-install 1-3), their names durable (metrics-names 1), the requests'
+# names (metrics-install 4-6), those durable (metrics-names 2), then the state
+@pytest.mark.parametrize("fault", ["kill:metrics-fsync:1", "kill:metrics-install:1", "kill:metrics-install:2",
+                                   "kill:metrics-names:1", "kill:metrics-install:5", "kill:metrics-names:2",
+                                   "kill:state-rename:1"])
 def test_a_kill_mid_spool_loses_nothing_and_counts_nothing_twice(tmp_path: Path, fault: str) -> None:
     clean, crashed = tmp_path / "clean", tmp_path / "crashed"
     _three_files(clean)
@@ -143,6 +149,50 @@ def test_a_kill_mid_spool_loses_nothing_and_counts_nothing_twice(tmp_path: Path,
     assert MetricsState.load(crashed / "_metrics").render(NOW) == MetricsState.load(clean / "_metrics").render(NOW)
     leftovers = [p for p in crashed.rglob(".tmp-*")]
     assert leftovers == []  # the killed write's temporary file was swept by the next pass
+
+
+def test_a_derivation_whose_files_cannot_be_installed_saves_no_state_and_the_next_counts_the_same(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    clean, failed = tmp_path / "clean", tmp_path / "failed"
+    _three_files(clean)
+    shutil.copytree(clean, failed)
+    derive_root(clean, lookback_s=0, clock=_clock)
+    monkeypatch.setattr(faults, "_spec", "enospc:metrics-names:2")  # the requests named, not durable
+    monkeypatch.setattr(faults, "_counts", {})
+    stats = derive_root(failed, lookback_s=0, clock=_clock)
+    assert len(stats.errors) == 1 and "derived again next pass" in stats.errors[0]
+    assert stats.undone == [SESSION]  # the owed log keeps it
+    assert not (failed / "_metrics" / "metrics.state").exists()
+    monkeypatch.setattr(faults, "_spec", "")
+    assert not derive_root(failed, lookback_s=0, clock=_clock).errors
+    assert _points(failed) == _points(clean)
+    assert MetricsState.load(failed / "_metrics").render(NOW) == MetricsState.load(clean / "_metrics").render(NOW)
+
+
+@pytest.mark.skipif(not durable.can_sync_filesystem(), reason="syncfs is Linux's")
+def test_a_derivation_makes_its_files_durable_with_a_syncfs_a_tier_not_fsyncs_a_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    counts = {"fsync": 0, "syncfs": 0}
+    real_fsync, real_syncfs = os.fsync, writeonce.sync_filesystem
+
+    def fsync(fd: int) -> None:
+        counts["fsync"] += 1
+        real_fsync(fd)
+
+    def syncfs(fd: int) -> None:
+        counts["syncfs"] += 1
+        real_syncfs(fd)
+
+    _three_files(tmp_path)
+    for other in range(5):
+        land(tmp_path, 1, "main", [Fragment(f"x{other}", T0, (1, 0, 0, 0), finished=True)],
+             session=f"99999999-2222-4333-8444-55555555555{other}")
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(writeonce, "sync_filesystem", syncfs)
+    stats = derive_root(tmp_path, lookback_s=0, clock=_clock)
+    assert (stats.files, stats.requests) == (8, 8)  # eight receipts and eight requests
+    # their bytes, the receipts' names, the requests' names; then the state (its file, _metrics/)
+    assert counts == {"syncfs": 3, "fsync": 2}
 
 
 def test_a_receipt_keeps_the_accounting_when_more_fragments_arrived_after_a_crash(tmp_path: Path) -> None:

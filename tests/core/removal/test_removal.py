@@ -310,3 +310,20 @@ def test_a_chain_no_parse_ever_made_is_nothing_to_move(tmp_path: Path) -> None:
     assert move_to_removed(tmp_path, "_conversations/s1", "s1.chain") is False
     assert move_to_removed(tmp_path, "s1", "s1") is True
     assert not (tmp_path / "s1").exists() and (tmp_path / "_removed" / "s1").is_dir()
+
+
+def test_a_pass_over_a_root_that_is_no_scenario_root_does_not_load_the_removal_step(tmp_path: Path) -> None:
+    """Every pass asks whether its root is a scenario root; only one that is loads the step."""
+    (tmp_path / "projects").mkdir()
+    config = tmp_path / "asz.yaml"
+    config.write_text(f"storage:\n  root: {tmp_path / 'root'}\nadapters:\n  - name: claude-code-local\n"
+                      f"    source_root: {tmp_path / 'projects'}\n", encoding="utf-8")
+    loaded = tmp_path / "loaded.json"
+    code = ("import json, sys\n"
+            "from asz_core.cli.main import main\n"
+            f"main(['run', '--config', {str(config)!r}])\n"
+            f"open({str(loaded)!r}, 'w').write(json.dumps(sorted(m for m in sys.modules "
+            "if m.startswith('asz_core.removal.'))))\n")
+    subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(loaded.read_text()) == ["asz_core.removal.scenario_root"]
+    assert (tmp_path / "root").is_dir()  # the pass ran

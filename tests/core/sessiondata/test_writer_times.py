@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from asz_core.sessiondata import Header, Record, SessionDataWriter, parse_instant
-from asz_core.sessiondata.times import same_sort, sorts_as_instant
+from asz_core.sessiondata.times import same_sort, sorts_after, sorts_as_instant
 from tests.helpers import examples
 
 _DAYS = st.sampled_from(["2026-01-01", "2026-01-02", "2025-12-31", "2024-02-29", "2026-02-30", "2026-13-01"])
@@ -64,3 +64,15 @@ def test_texts_compare_as_their_instants_only_where_same_sort_says_so(text: str,
         instant, other = parse_instant(text), parse_instant(than)
         assert instant is not None and other is not None
         assert (text < than, text == than) == (instant < other, instant == other)
+
+
+@settings(max_examples=examples(600))
+@given(times(), times())
+def test_sorts_after_is_same_sort_and_the_shape_of_a_later_text(text: str, than: str) -> None:
+    if parse_instant(than) is None or not sorts_as_instant(than):
+        return  # only ever asked against the latest time the writer has found sorts
+    expected = sorts_as_instant(text) and same_sort(text, than) and text >= than
+    assert sorts_after(text, than) == expected
+    if expected:
+        instant, other = parse_instant(text), parse_instant(than)
+        assert instant is not None and other is not None and instant >= other

@@ -1,0 +1,393 @@
+"""Converting a large append source's new lines in worker processes, landing them in the pass's.
+
+The lines of an append source are converted each by itself, so a source with many new bytes can
+be converted in pieces at once on a machine with several CPUs. Only the conversion moves: what
+lands, byte for byte, and every guarantee about a crash stay those of one process.
+
+* The pass's process reads the source (:class:`~.lines.LineReader`, whose tail digest covers the
+  very bytes landed) and cuts its complete lines into chunks of about :data:`CHUNK_BYTES`.
+* Each chunk goes, in turn, to one of the worker processes forked for the source, which hold the
+  source's dialect as the source made it (inherited, never pickled). A worker converts and
+  encodes each line as the pass's process would (:func:`~.source.convert_encoded`,
+  :func:`~.source.too_long_record`), with a part of the dialect of its own
+  (:meth:`SplitDialect.split`), and sends back the encoded lines, what the file writer reads of
+  each record (:func:`_stand_in`; a record whole where a file's size may have to reduce it),
+  the chunk's warnings and the dialect's part.
+* The pass's process takes the chunks back in line order, joins each part into the source's
+  dialect (:meth:`SplitDialect.join`, so what it keeps by line, for an index, is what it would
+  have kept converting them itself), says each warning when its line's turn comes, and hands
+  ``(record, encoded line)`` on to the collector, which fills the files, makes them durable and
+  moves the cursor exactly as for lines it converted (:func:`~.append._land_windows`).
+* A line longer than a chunk is converted in the pass's process at its turn, with the source's
+  dialect: no process holds it more often than one process landing alone would.
+* At most :data:`CHUNKS_AHEAD` chunks a worker are out at once, so memory stays bounded, and the
+  reader keeps the bytes a tail digest may need from the first line not yet landed
+  (:meth:`~.lines.LineReader.hold`), however far ahead the chunks are read.
+* A worker dies with the pass (``PR_SET_PDEATHSIG``); one that dies alone, or whose conversion
+  fails, fails the source by name (:class:`ConversionFailed`): what landed of it is complete,
+  and the rest lands next pass, as after any failure in the middle of a source.
+
+Splitting pays only for a source with much to land, on a machine with a CPU to spare
+(:func:`split_workers`): never on one CPU, in a pass told to use one process, inside a worker
+process that lands sessions (its siblings use the other CPUs), nor for a dialect that is no
+:class:`SplitDialect`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from asz_core.collect.lines import LineReader, TooLong
+from asz_core.collect.source import LineDialect, SourceLine, convert_encoded, too_long_record
+from asz_core.context import AdapterContext
+from asz_core.sessiondata.model import Record
+from asz_core.sessiondata.writer import encode_record
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
+__all__ = ["CHUNKS_AHEAD", "CHUNK_BYTES", "SPLIT_FROM_BYTES", "ConversionFailed", "SplitDialect",
+           "split_records", "split_workers"]
+
+#: A source splits once it has at least this many new bytes to land (``collector.split_from_bytes``
+#: sets another; 0: never). Below it, starting the workers costs more than they save
+#: (figures: benchmarks/README.md, "One large transcript over two CPUs").
+SPLIT_FROM_BYTES = 16 << 20
+#: A chunk holds at most this many bytes of lines; a longer line is converted in the pass's
+#: process.
+CHUNK_BYTES = 1 << 19
+#: Chunks out at once per worker: one it converts, one waiting for it.
+CHUNKS_AHEAD = 2
+#: ... in at most this many workers.
+MOST_WORKERS = 4
+#: How much a pipe to or from a worker holds (Linux's default most for a process that is not
+#: privileged): a chunk fits, and most chunks' records.
+PIPE_BYTES = 1 << 20
+
+_PR_SET_PDEATHSIG = 1
+
+
+@runtime_checkable
+class SplitDialect(Protocol):
+    """A dialect whose lines can be converted in several processes at once: what it keeps from
+    line to line (for an index, say) can be kept in parts and joined in line order."""
+
+    name: str
+    reads_non_json: bool
+
+    def convert(self, line: SourceLine) -> Record: ...
+
+    def split(self) -> SplitDialect:
+        """A dialect for some of this source's lines: as this one was made, keeping nothing of
+        what this one kept; it must pickle (it is sent back to be joined)."""
+        ...
+
+    def join(self, part: SplitDialect) -> None:
+        """Keep what ``part`` kept of its lines, as if this dialect had converted them; parts
+        come in line order, after every line this dialect converted before them."""
+        ...
+
+
+class ConversionFailed(RuntimeError):
+    """A worker converting a source's lines died or failed: the source lands no further this pass."""
+
+
+def split_workers(ctx: AdapterContext, dialect: LineDialect, new_bytes: int) -> int:
+    """How many worker processes convert a source with ``new_bytes`` to land in ``dialect``:
+    one for each CPU this process may use (at most :data:`MOST_WORKERS`), or 0 (no split)."""
+    collector = ctx.options.get("collector", {})
+    split_from = collector.get("split_from_bytes", SPLIT_FROM_BYTES)
+    if not split_from or new_bytes < split_from or not isinstance(dialect, SplitDialect):
+        return 0
+    if sys.platform != "linux":  # as for sessions in workers (:mod:`asz_core.workers`)
+        return 0
+    from asz_core.workers import explicit_workers  # the pass's own word on how many processes
+
+    if explicit_workers(ctx.options) == 1:
+        return 0
+    import multiprocessing  # only for a source this large
+
+    if multiprocessing.current_process().daemon or "fork" not in multiprocessing.get_all_start_methods():
+        return 0  # a session's worker process: its siblings have the other CPUs
+    cpus = len(os.sched_getaffinity(0))
+    return min(cpus, MOST_WORKERS) if cpus > 1 else 0
+
+
+#: a line without its newline, or a line too long to read, as the reader hands them out
+_Line = bytes | TooLong
+#: ``(record, its encoded line)``, as the collector fills files with them
+_Item = tuple[Record, bytes]
+#: what the file writer reads of a record converted in a worker: ``(off, bytes, id, time)``
+_Meta = tuple[int, int, str | None, str | None]
+
+
+@dataclass(slots=True)
+class _Chunk:
+    """Consecutive lines of the source, from line number ``first`` at offset ``start`` (each
+    line's offset follows from the sizes of those before it)."""
+
+    first: int
+    start: int
+    lines: list[_Line | None]  #: each let go of (``None``) once converted
+    local: bool = False  #: converted in the pass's process (one line longer than a chunk)
+
+
+@dataclass(slots=True)
+class _Converted:
+    """A chunk as a worker sends it back (:func:`_convert_chunk`)."""
+
+    encoded: list[bytes]
+    metas: list[_Meta]
+    whole: dict[int, Record]  #: by index in the chunk: a record a file's size may reduce
+    warnings: list[tuple[int, str]]  #: ``(index in the chunk, warning)``
+    part: SplitDialect
+
+
+def _converted(dialect: LineDialect, chunk: _Chunk, path: Path, limit: int,
+               read_limit: int) -> Iterator[tuple[Record, bytes, str | None]]:
+    """``(record, encoded line, warning or None)`` of each line of ``chunk``, converted as the
+    collector converts lines in its own process (:func:`~.append._records`, whose warnings
+    these are); each line is let go of as it is taken."""
+    lines = chunk.lines
+    offset = chunk.start
+    for index, raw in enumerate(lines):
+        assert raw is not None
+        lines[index] = None
+        ordinal = chunk.first + index
+        if isinstance(raw, TooLong):
+            record = too_long_record(raw, ordinal, offset, read_limit)
+            offset += raw.size + 1
+            yield record, encode_record(record), f"{path}: line {ordinal}: {record.parts[0].text}"
+            continue
+        line = SourceLine(raw, ordinal, offset)
+        offset += len(raw) + 1
+        del raw
+        record, encoded, why = convert_encoded(dialect, line, limit)
+        del line
+        yield record, encoded, (None if why is None else f"{path}: line {ordinal}: {why}; it lands as a line "
+                                f"that does not decode, its bytes kept whole")
+
+
+def _convert_chunk(dialect: SplitDialect, chunk: _Chunk, path: Path, limit: int, read_limit: int,
+                   whole_above: int) -> _Converted:
+    """In a worker: ``chunk`` converted with a part of ``dialect`` of its own."""
+    part = dialect.split()
+    done = _Converted([], [], {}, [], part)
+    for index, (record, encoded, warning) in enumerate(_converted(part, chunk, path, limit, read_limit)):
+        done.encoded.append(encoded)
+        done.metas.append((record.off, record.bytes, record.id, record.time))
+        if len(encoded) > whole_above:
+            done.whole[index] = record
+        if warning is not None:
+            done.warnings.append((index, warning))
+    return done
+
+
+def _stand_in(ordinal: int, meta: _Meta) -> Record:
+    """A record converted in a worker, as far as the collector reads it once it is encoded: its
+    place and size for the file's summary, its time for the file's span, its id for the cursor."""
+    off, size, record_id, time = meta
+    return Record(ord=ordinal, off=off, bytes=size, id=record_id, time=time)
+
+
+def _die_with_pass() -> None:
+    """A worker's first step: die with the pass, and leave Ctrl-C to it (as a session's worker
+    does, :mod:`asz_core.workers`)."""
+    import ctypes
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() == 1:  # the pass died before the line above ran
+        os._exit(1)
+
+
+def _serve(inbox: Connection, conn: Connection, dialect: SplitDialect, path: Path, limit: int, read_limit: int,
+           whole_above: int) -> None:
+    """A worker process: convert each chunk of its inbox and send it back, in the order received;
+    ``None`` ends it. A failure is sent back as its text: the pass fails the source with it."""
+    _die_with_pass()
+    try:
+        while (chunk := inbox.recv()) is not None:
+            try:
+                done: _Converted | str = _convert_chunk(dialect, chunk, path, limit, read_limit, whole_above)
+            except Exception as exc:  # noqa: BLE001 - the pass fails the source with it
+                done = f"{type(exc).__name__}: {exc}"
+            del chunk
+            conn.send(done)
+    finally:
+        conn.close()
+
+
+def _widen(conn: Connection) -> None:
+    """Let the pipe under ``conn`` hold a chunk (or what a chunk converts to) whole, so neither
+    side waits for the other to read it: Linux's own limit for a pipe, or its default."""
+    import fcntl
+
+    with contextlib.suppress(OSError, AttributeError):
+        fcntl.fcntl(conn.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+
+
+class _Worker:
+    """A worker process, the pipe its chunks go out on and the one they come back on.
+
+    The pass sends a worker a chunk only while it has fewer than :data:`CHUNKS_AHEAD` out, and
+    so at most one it has not started: the worker reads that one as soon as it has sent the one
+    before back, waiting for nothing the pass does. So the pass never waits long sending, and
+    never while the worker waits for the pass to read.
+    """
+
+    def __init__(self, context: Any, dialect: SplitDialect, path: Path, limit: int, read_limit: int,
+                 whole_above: int) -> None:
+        theirs, self.outbox = context.Pipe(duplex=False)
+        self.conn, mine = context.Pipe(duplex=False)
+        _widen(self.outbox)
+        _widen(self.conn)
+        self.process = context.Process(target=_serve, daemon=True,
+                                       args=(theirs, mine, dialect, path, limit, read_limit, whole_above))
+        self.process.start()
+        theirs.close()
+        mine.close()
+        self.path = path
+        self.out = 0  #: chunks sent and not received back
+
+    def send(self, chunk: _Chunk) -> None:
+        """Hand it ``chunk``; :class:`ConversionFailed` if it died."""
+        try:
+            self.outbox.send(chunk)
+        except OSError:
+            raise self._died() from None
+        self.out += 1
+
+    def receive(self) -> _Converted:
+        """The next chunk it converted; :class:`ConversionFailed` if it died or failed first."""
+        from multiprocessing.connection import wait
+
+        wait([self.conn, self.process.sentinel])
+        try:
+            done: _Converted | str = self.conn.recv()
+        except (EOFError, OSError):
+            raise self._died() from None
+        self.out -= 1
+        if isinstance(done, str):
+            raise ConversionFailed(f"{self.path}: converting its lines failed: {done}")
+        return done
+
+    def _died(self) -> ConversionFailed:
+        self.process.join()
+        return ConversionFailed(
+            f"{self.path}: a worker process converting its lines died (exit code {self.process.exitcode}); "
+            f"what landed of it is complete, and the rest lands next pass")
+
+    def stop(self, finished: bool) -> None:
+        """End it: let it end by itself when it was ``finished`` with (nothing is left for it to
+        send), else kill it (it holds nothing the pass needs)."""
+        if finished and self.process.is_alive():
+            with contextlib.suppress(OSError):
+                self.outbox.send(None)
+            self.process.join(timeout=60)
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        self.outbox.close()
+        self.conn.close()
+
+
+def _chunks(reader: LineReader, ordinal: int) -> Iterator[_Chunk]:
+    """The reader's complete lines in chunks of at most :data:`CHUNK_BYTES`, the first line
+    numbered ``ordinal + 1``; a line longer than a chunk, or too long to read, a chunk alone,
+    converted in the pass's process."""
+    lines: list[_Line | None] = []
+    size = start = 0
+    first = ordinal + 1
+    for raw, offset in reader.lines():
+        if type(raw) is not bytes or len(raw) > CHUNK_BYTES:
+            if lines:
+                yield _Chunk(first, start, lines)
+                first += len(lines)
+                lines, size = [], 0
+            yield _Chunk(first, offset, [raw], local=True)
+            first += 1
+            continue
+        size += len(raw) + 1
+        if size > CHUNK_BYTES and lines:
+            yield _Chunk(first, start, lines)
+            first += len(lines)
+            lines, size = [], len(raw) + 1
+        if not lines:
+            start = offset
+        lines.append(raw)
+    if lines:
+        yield _Chunk(first, start, lines)
+
+
+def split_records(reader: LineReader, offset: int, ordinal: int, dialect: SplitDialect, path: Path, limit: int,
+                  warn: Callable[[str], None], workers: int, whole_above: int) -> Iterator[_Item]:
+    """``(record, encoded line)`` for each complete line the reader hands out from ``offset``
+    (line ``ordinal + 1``), in order, converted in ``workers`` forked processes (see the
+    module's rules).
+
+    ``whole_above``: a record whose encoded line is longer than this comes back whole (a file's
+    size may reduce it); others come back as what the file writer reads of them (:func:`_stand_in`).
+    """
+    import multiprocessing
+
+    reader.hold(offset)
+    context = multiprocessing.get_context("fork")
+    read_limit = reader.read_limit
+    started = [_Worker(context, dialect, path, limit, read_limit, whole_above) for _ in range(workers)]
+    out: deque[tuple[_Chunk, _Worker | None]] = deque()  #: read, in line order, not yet handed on
+    chunks = _chunks(reader, ordinal)
+    turn = 0
+    finished = False
+    try:
+        more = True
+        while True:
+            while more and len(out) < CHUNKS_AHEAD * workers and started[turn % workers].out < CHUNKS_AHEAD:
+                chunk = next(chunks, None)
+                if chunk is None:
+                    more = False
+                    break
+                if chunk.local:
+                    out.append((chunk, None))
+                    continue
+                worker = started[turn % workers]
+                turn += 1
+                worker.send(chunk)
+                out.append((_Chunk(chunk.first, chunk.start, []), worker))  # its lines are the worker's now
+                del chunk
+            if not out:
+                break
+            chunk, owner = out.popleft()
+            # the collector lands nothing before this chunk from now on: the lines read ahead
+            # of it must not drop what a tail digest there needs
+            reader.hold(chunk.start)
+            if owner is None:  # one long line, converted here at its turn
+                for record, encoded, said in _converted(dialect, chunk, path, limit, read_limit):
+                    if said is not None:
+                        warn(said)
+                    yield record, encoded
+                continue
+            done = owner.receive()
+            dialect.join(done.part)
+            warnings = iter(done.warnings)
+            warning = next(warnings, None)
+            whole = done.whole
+            first = chunk.first
+            for index, (encoded, meta) in enumerate(zip(done.encoded, done.metas, strict=True)):
+                while warning is not None and warning[0] == index:
+                    warn(warning[1])
+                    warning = next(warnings, None)
+                yield whole[index] if index in whole else _stand_in(first + index, meta), encoded
+        finished = True
+    finally:
+        for worker in started:
+            worker.stop(finished)

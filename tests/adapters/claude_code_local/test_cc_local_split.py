@@ -1,0 +1,199 @@
+"""A large source converted in worker processes lands what one process lands, byte for byte.
+
+Every source is split here (``split_from_bytes: 1``) beside a landing in one process
+(``split_from_bytes: 0``), on the same clock: every file of every session (landed files, cursors,
+the ids index) must be the same bytes. Small files (``max_delta_bytes``) make a source land in
+many windows, stop at a pass's last window with chunks converted ahead, and reduce records too
+large for a file. A pass killed at each landing step, and a worker that dies, lose nothing and
+land nothing twice. ``--slow`` adds the generated 200 MB transcript.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cc_helpers import ADAPTER
+
+from asz_core.collect import split
+from asz_core.context import PassSummary
+from asz_core.root import faults
+from asz_core.testing import PassRunner
+from tests.helpers import REPO, records_of
+
+pytestmark = pytest.mark.corpus
+
+#: the three largest sessions of the shared corpus (a main transcript of 2.7 to 3.5 MB each, with
+#: subagents), and a small one
+SESSIONS = {
+    "-home-marco-projects-spotter-worktrees-spotter-a0y": "fa812bfe-b295-4cca-9c2f-fdf01028cb46",
+    "-home-marco-projects-spotter-worktrees-spotter-dov": "4d5611e5-241a-462a-8d15-5122611a9569",
+    "-home-marco-projects-spotter-worktrees-spotter-4te": "ae4a77f8-aedd-4bc1-888f-c94edc91af04",
+    "-Users-ingo-projects-irrlicht--claude-worktrees-228": "ef21e42a-0206-4578-8b08-8a767d47f5fd",
+}
+
+
+@pytest.fixture(scope="module")
+def largest(cc_projects: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A ``projects/`` of :data:`SESSIONS`, copied."""
+    target = tmp_path_factory.mktemp("largest") / "projects"
+    for slug, session in SESSIONS.items():
+        (target / slug).mkdir(parents=True)
+        shutil.copy2(cc_projects / slug / f"{session}.jsonl", target / slug)
+        if (cc_projects / slug / session).is_dir():
+            shutil.copytree(cc_projects / slug / session, target / slug / session)
+    return target
+
+
+def _runner(work: Path, projects: Path, **collector: Any) -> PassRunner:
+    work.mkdir(parents=True, exist_ok=True)
+    runner = PassRunner(work, work / "root")
+    tick = itertools.count(1_800_000_000_000_000_000, 1_000_000_007)  # the same clock for every landing
+    runner.clock = lambda: next(tick)
+    runner.configure(adapters=[{"name": ADAPTER, "source_root": str(projects), "exclude": [],
+                                "collector": collector}], metrics={"enabled": False})
+    return runner
+
+
+def _land(runner: PassRunner) -> list[PassSummary]:
+    """Passes until nothing is pending."""
+    summaries = [runner.run()]
+    while summaries[-1].totals.pending:
+        summaries.append(runner.run())
+    return summaries
+
+
+def _session_files(root: Path) -> dict[str, bytes]:
+    """Every file under every session of ``root``, by its path there."""
+    return {str(path.relative_to(root)): path.read_bytes()
+            for session in root.iterdir() if session.is_dir() and not session.name.startswith(("_", "."))
+            for path in sorted(session.rglob("*")) if path.is_file()}
+
+
+def _same_root(projects: Path, tmp_path: Path, **collector: Any) -> tuple[list[PassSummary], list[PassSummary]]:
+    one = _runner(tmp_path / "one", projects, split_from_bytes=0, **collector)
+    many = _runner(tmp_path / "split", projects, split_from_bytes=1, **collector)
+    landed_one, landed_split = _land(one), _land(many)
+    files_one, files_split = _session_files(one.root), _session_files(many.root)
+    assert files_one.keys() == files_split.keys()
+    changed = sorted(name for name in files_one if files_one[name] != files_split[name])
+    assert not changed, f"{len(changed)} files differ, e.g. {changed[:5]}"
+    return landed_one, landed_split
+
+
+@pytest.fixture(autouse=True)
+def _two_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Split as on a machine with two CPUs, whatever this one has, in this process."""
+    monkeypatch.delenv("ASZ_WORKERS", raising=False)
+    monkeypatch.setattr(split.os, "sched_getaffinity", lambda pid: {0, 1})
+
+
+def test_the_largest_transcripts_land_the_same_bytes_split(largest: Path, tmp_path: Path,
+                                                          assert_root_verifies: Any) -> None:
+    one, many = _same_root(largest, tmp_path)
+    assert not any(summary.errors for summary in one + many)
+    assert_root_verifies(tmp_path / "split" / "root")
+
+
+def test_small_files_land_the_same_bytes_split_over_passes(largest: Path, tmp_path: Path) -> None:
+    # 8 KiB files: each pass stops at its last window with chunks converted ahead of it, and the
+    # records larger than a file come back whole from the workers, to be reduced
+    one, many = _same_root(largest, tmp_path, max_delta_bytes=8192)
+    assert len(one) == len(many) > 1
+
+
+def test_a_source_below_the_threshold_or_told_one_process_is_not_split(largest: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[int] = []
+    real = split.split_records
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        started.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr("asz_core.collect.append.split_records", spy)
+    _land(_runner(tmp_path / "a", largest, split_from_bytes=4 << 20))
+    _land(_runner(tmp_path / "b", largest, split_from_bytes=1, workers=1))
+    monkeypatch.setattr(split.os, "sched_getaffinity", lambda pid: {0})
+    _land(_runner(tmp_path / "c", largest, split_from_bytes=1))
+    assert not started
+    monkeypatch.setattr(split.os, "sched_getaffinity", lambda pid: {0, 1})
+    _land(_runner(tmp_path / "d", largest, split_from_bytes=1))
+    assert started
+
+
+def test_a_worker_that_dies_fails_its_source_by_name_and_the_rest_lands_next_pass(
+        largest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = split._convert_chunk
+    calls = itertools.count()
+
+    def dies_on_its_third(*args: Any) -> Any:  # each forked worker counts its own chunks
+        if next(calls) == 2:
+            os._exit(3)
+        return real(*args)
+
+    monkeypatch.setattr(split, "_convert_chunk", dies_on_its_third)
+    runner = _runner(tmp_path / "split", largest, split_from_bytes=1, max_delta_bytes=65536)
+    messages = [error.message for error in runner.run().errors]
+    assert messages, "a worker died and no source failed"
+    assert all("a worker process converting its lines died (exit code 3)" in message
+               and ".jsonl: " in message for message in messages)
+    monkeypatch.setattr(split, "_convert_chunk", real)
+    _land(runner)
+    one = _runner(tmp_path / "one", largest, split_from_bytes=0, max_delta_bytes=65536)
+    _land(one)
+    for session in SESSIONS.values():
+        assert _records(runner.root, session) == _records(one.root, session)
+
+
+def test_a_conversion_that_fails_in_a_worker_fails_its_source_by_name(
+        largest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def fails(*args: Any) -> Any:
+        raise ValueError("a dialect's bug")
+
+    monkeypatch.setattr(split, "_convert_chunk", fails)
+    messages = [error.message for error in _runner(tmp_path / "split", largest, split_from_bytes=1).run().errors]
+    assert len(messages) == len(SESSIONS)
+    assert all("converting its lines failed: ValueError: a dialect's bug" in m for m in messages)
+
+
+def _records(root: Path, session: str) -> list[tuple[int, str, str]]:
+    """Each landed record of ``session`` (of any of its streams) as ``(ord, sha, id)``, sorted:
+    a record lost or landed twice changes it."""
+    return sorted((record.ord, record.sha or "", record.id or "") for _, record in records_of(root, session))
+
+
+#: the steps a split pass is killed at in the default lane (``--slow``: every landing step)
+_QUICK_STEPS = ("temp-write", "install", "state-rename")
+
+
+@pytest.mark.parametrize("step", [pytest.param(s, marks=() if s in _QUICK_STEPS else pytest.mark.slow)
+                                  for s in faults.STEPS if not s.startswith("owed")])
+def test_a_split_pass_killed_at_each_step_loses_nothing_and_lands_nothing_twice(
+        step: str, largest: Path, tmp_path: Path, assert_root_verifies: Any) -> None:
+    runner = _runner(tmp_path / "split", largest, split_from_bytes=1, max_delta_bytes=65536)
+    cli = [sys.executable, "-m", "asz_core.cli", "run", "--config", str(runner.config_path)]
+    # a record's write: deep in the first source, its chunks out in the workers
+    env = {**os.environ, "ASZ_FAULT": f"kill:{step}:{400 if step == 'temp-write' else 3}"}
+    killed = subprocess.run(cli, env=env, capture_output=True, check=False, timeout=300, cwd=REPO)
+    assert killed.returncode == -9, killed.stderr.decode()[-2000:]
+    _land(runner)
+    assert_root_verifies(runner.root)
+    one = _runner(tmp_path / "one", largest, split_from_bytes=0, max_delta_bytes=65536)
+    _land(one)
+    for session in SESSIONS.values():
+        assert _records(runner.root, session) == _records(one.root, session)
+
+
+@pytest.mark.slow
+def test_a_generated_200_mb_transcript_lands_the_same_bytes_split(tmp_path: Path) -> None:
+    corpus = tmp_path / "huge"
+    subprocess.run([sys.executable, str(REPO / "benchmarks" / "corpus.py"), "generate", str(corpus),
+                    "--preset", "huge-transcript"], check=True, capture_output=True)
+    _same_root(corpus / ".claude" / "projects", tmp_path)
