@@ -22,7 +22,6 @@ the outcomes go out, in claim order, only then (a file an outcome names is in pl
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Iterator
 
 from asz_core.context import AdapterContext
@@ -97,7 +96,6 @@ def land_claim(host: PluginHost, actx: AdapterContext, claim: SessionClaim,
     """Land ``claim`` under its session's lock and return what that did. In a ``group``, the
     outcome is complete once the group has committed."""
     outcome = SessionOutcome(claim.session, settles=claim.settled_by is not None and not actx.dry_run)
-    started = time.perf_counter()
     try:
         with actx.root.open_session(claim.session, outcome.landed.append, group) as session, \
                 actx.landing(outcome):
@@ -111,7 +109,6 @@ def land_claim(host: PluginHost, actx: AdapterContext, claim: SessionClaim,
         outcome.counters.busy += 1
     except Exception as exc:  # noqa: BLE001 - isolate each session's failure
         outcome.error(describe_failure(exc))
-    outcome.seconds = time.perf_counter() - started
     return outcome
 
 

@@ -67,6 +67,10 @@ class AdapterInfo:
     #: once it has this many to land (``None``: ``asz_core.workers.DEFAULT_FROM_SESSIONS``, for
     #: sessions of a few milliseconds); an adapter whose sessions take far longer lowers it
     parallel_from: int | None = None
+    #: the modules ``asz_land`` imports when it first runs (there, so that a pass with nothing
+    #: to land never loads them): a pass that lands in worker processes imports them before it
+    #: forks them, so that each worker does not import them again
+    landing_modules: tuple[str, ...] = ()
 
 
 @dataclass

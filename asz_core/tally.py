@@ -97,8 +97,6 @@ class SessionOutcome:
     undecided: bool = False
     #: ``AdapterContext.hand_back``'s calls, run by the pass in its own process, in order
     handed_back: list[HandBack] = field(default_factory=list)
-    #: how long the landing took (how many claims a worker's next task holds)
-    seconds: float = 0.0
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)

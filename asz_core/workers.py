@@ -11,11 +11,14 @@ and when the pass hears of it:
   the host and the adapter's context when it starts (``initializer``), so the landed files are
   named as one process would name them;
 * claims are pickled to a worker as it frees up (so a claim's payload must pickle), a few at a
-  time when sessions land quickly (:func:`_per_task`), and the pass takes the next claims from
-  the adapter only then: it holds a few groups' worth of sessions, not all;
+  time when sessions land quickly (:func:`_per_task`): each worker says when it has landed a
+  task, and is sent the next one then, so it holds the task it lands and one more
+  (:data:`_TASKS_AHEAD`), and a worker that draws large sessions is given fewer while the others
+  take the rest; the pass takes the next claims from the adapter only then: it holds a few
+  groups' worth of sessions, not all;
 * a worker lands its claims with the same :class:`asz_core.land.GroupLanding` as the pass's
-  process, one group commit spanning its tasks (full, or whenever no task waits for it: see
-  :func:`_serve`), and sends back what each returns once its group has committed, the session's
+  process, one group commit spanning its tasks (full, or when the pass has no task to send it:
+  see :func:`_serve`), and sends back what each returns once its group has committed, the session's
   :class:`~asz_core.tally.SessionOutcome`; the pass merges outcomes in claim order (it
   announces the landed files, so ``asz_file_landed`` observers run in the pass's process,
   records the settled entry and applies what the adapter handed back), exactly as it merges
@@ -35,9 +38,12 @@ by starting them (:func:`configured_workers`).
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import sys
+import time
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -103,10 +109,12 @@ def explicit_workers(options: dict[str, Any]) -> int | None:
     return value if isinstance(value, int) else None
 
 
-#: A task (the claims sent to a worker at once) should take about this long: each costs the pass
-#: a little CPU (pickling, a pipe write), so several claims per task keep it small, and a task
-#: this short still lets the workers finish close together (figures: benchmarks/README.md,
-#: "Figures behind the code's constants"). A worker's group commit is not its task: it spans
+#: A task (the claims sent to a worker at once) should take about this much of a worker's CPU:
+#: each costs the pass a little CPU (pickling, pipe writes, the worker's report), so several
+#: claims per task keep it small, and a task this short still lets the workers finish close
+#: together (figures: benchmarks/README.md, "Figures behind the code's constants"). CPU, not
+#: wall, time: on a machine others load, a session's wall time grows with their load, and tasks
+#: sized by it held one small session each. A worker's group commit is not its task: it spans
 #: tasks (:func:`_serve`).
 _TASK_SECONDS = 0.05
 #: ... and holds at most this many claims.
@@ -114,6 +122,24 @@ _MOST_PER_TASK = 16
 #: claims sent to a worker and not reported yet: enough for it to fill a group
 #: (:data:`~asz_core.root.group.GROUP_SESSIONS`) with a task still waiting behind it
 _MOST_PENDING = GROUP_SESSIONS + 2 * _MOST_PER_TASK
+#: tasks sent to a worker that it has not finished: the one it lands and the next, so that it
+#: never waits for the pass between two, and is not sent the claims other workers are free for
+#: while it lands a large session
+_TASKS_AHEAD = 2
+#: the task that asks a worker to commit the group it holds now
+_COMMIT: list[tuple[int, SessionClaim]] = []
+
+
+@dataclass(slots=True)
+class _Report:
+    """What a worker sends the pass: whether it has finished a task (a commit asked for is one),
+    the claims it landed in it and the seconds they took, and the outcomes of the claims whose
+    group has committed, each with its index."""
+
+    finished: bool
+    landed: int
+    seconds: float
+    outcomes: list[tuple[int, SessionOutcome]]
 
 
 class _Worker:
@@ -141,40 +167,37 @@ def _start_worker(host: PluginHost, actx: AdapterContext) -> None:
 def _serve(inbox: Queue[list[tuple[int, SessionClaim]] | None], conn: Connection, host: PluginHost,
            actx: AdapterContext) -> None:
     """A worker process: land each task's claims into one group commit that spans tasks, and
-    send back ``(index, outcome)`` of each claim once its group has committed. The group
-    commits when it is full, and whenever no task is waiting: a worker never waits for work
-    holding sessions, so the pass, which merges outcomes in claim order, always hears of them.
-    ``None`` ends it (after a last commit)."""
+    report each task once it is landed, with the ``(index, outcome)`` of each claim whose group
+    has committed. The group commits when it is full, and when the pass asks (:data:`_COMMIT`),
+    which it does whenever it has no task to send this worker: so a worker never waits for work
+    holding sessions the pass waits to merge. ``None`` ends it (after a last commit)."""
     _start_worker(host, actx)
     landing = GroupLanding(host, actx)
     indexes: list[int] = []
 
-    def report(done: list[SessionOutcome]) -> None:
-        conn.send(list(zip(indexes[:len(done)], done, strict=True)))
+    def report(finished: bool, landed: int, seconds: float, done: list[SessionOutcome]) -> None:
+        conn.send(_Report(finished, landed, seconds, list(zip(indexes[:len(done)], done, strict=True))))
         del indexes[:len(done)]
 
     try:
-        while True:
-            if indexes and inbox.empty():
-                report(landing.commit())
-            task = inbox.get()
-            if task is None:
-                break
+        while (task := inbox.get()) is not None:
+            started = time.process_time()
             for index, claim in task:
                 indexes.append(index)
                 done = landing.land(claim)
-                if done:
-                    report(done)
+                if done:  # a full group, or a failure: reported at once
+                    report(False, 0, 0.0, done)
+            report(True, len(task), time.process_time() - started, [] if task else landing.commit())
     finally:
         done = landing.close()
         if done:
-            report(done)
+            report(False, 0, 0.0, done)
         conn.close()
 
 
 def _per_task(seconds: float, landed: int) -> int:
-    """How many claims the next task holds, from the ``seconds`` the ``landed`` claims
-    reported so far took: about :data:`_TASK_SECONDS` of landing, one until a claim has landed."""
+    """How many claims the next task holds, from the ``seconds`` of CPU the ``landed`` claims
+    reported so far took: about :data:`_TASK_SECONDS` of landing, one until a task has landed."""
     if not landed:
         return 1
     return max(1, min(_MOST_PER_TASK, int(_TASK_SECONDS * landed / max(seconds, 1e-6))))
@@ -201,10 +224,21 @@ class _Process:
         self.process.start()
         theirs.close()
         self.pending: dict[int, str] = {}  #: index → session
+        self.tasks = 0  #: tasks sent that it has not reported landed
 
     def send(self, task: list[tuple[int, SessionClaim]]) -> None:
         self.inbox.put(task)
+        self.tasks += 1
         self.pending.update((index, claim.session) for index, claim in task)
+
+    def free(self) -> bool:
+        """Whether it may be sent another task: fewer than :data:`_TASKS_AHEAD` waiting, and
+        room for its claims among those it has not reported."""
+        return self.tasks < _TASKS_AHEAD and len(self.pending) < _MOST_PENDING
+
+    def holding(self) -> bool:
+        """Whether it has landed every task it was sent and holds sessions not committed."""
+        return not self.tasks and bool(self.pending)
 
     def stop(self) -> None:
         """Let it commit what it holds and end (or end it, if it does not)."""
@@ -219,6 +253,16 @@ class _Process:
         self.conn.close()
 
 
+def _import_landing(host: PluginHost, adapter: str) -> None:
+    """Import what the adapter's landing imports as it first runs
+    (``AdapterInfo.landing_modules``), once, in the pass: its workers are forked with it. One
+    that does not import fails each session's landing in the workers, as it would without this."""
+    info = host.adapter(adapter).info
+    for name in info.landing_modules if info is not None else ():
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
 def land_in_workers(host: PluginHost, actx: AdapterContext, claims: Iterable[SessionClaim],
                     workers: int) -> Iterator[SessionOutcome]:
     """Land ``claims`` in ``workers`` forked processes and yield each one's outcome, in the order
@@ -227,6 +271,7 @@ def land_in_workers(host: PluginHost, actx: AdapterContext, claims: Iterable[Ses
     import multiprocessing
     from multiprocessing.connection import wait
 
+    _import_landing(host, actx.name)
     context = multiprocessing.get_context("fork")
     upcoming = enumerate(claims)
     done: dict[int, SessionOutcome] = {}
@@ -246,8 +291,8 @@ def land_in_workers(host: PluginHost, actx: AdapterContext, claims: Iterable[Ses
         more = True
         while True:
             while more and alive and sent - merged < most_unmerged:
-                worker = min(alive, key=lambda w: len(w.pending))  # the one with least to do
-                if len(worker.pending) >= _MOST_PENDING:
+                worker = min(alive, key=lambda w: (w.tasks, len(w.pending)))  # the one with least to do
+                if not worker.free():
                     break
                 task = list(islice(upcoming, _per_task(seconds, landed)))
                 if not task:
@@ -255,6 +300,9 @@ def land_in_workers(host: PluginHost, actx: AdapterContext, claims: Iterable[Ses
                     break
                 worker.send(task)
                 sent += len(task)
+            for worker in alive:  # one that is sent nothing now commits what it holds
+                if worker.holding():
+                    worker.send(_COMMIT)
             if more and not alive:  # every worker died: what is left is lost, as it would be
                 for index, claim in upcoming:
                     done[index] = _lost(claim.session, _DIED)
@@ -265,18 +313,24 @@ def land_in_workers(host: PluginHost, actx: AdapterContext, claims: Iterable[Ses
                 merged += 1
             if not more and merged == sent:
                 return
-            busy = [worker for worker in alive if worker.pending]
+            # a worker that has reported every claim may still owe the report of a task it ended
+            busy = [worker for worker in alive if worker.pending or worker.tasks]
+            if not busy:  # every claim sent is merged: send the next
+                continue
             ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy])
             for worker in busy:
                 if worker.conn not in ready and worker.process.sentinel not in ready:
                     continue
                 try:
                     while worker.conn.poll():
-                        for index, outcome in worker.conn.recv():
+                        report: _Report = worker.conn.recv()
+                        if report.finished:
+                            worker.tasks -= 1
+                            landed += report.landed
+                            seconds += report.seconds
+                        for index, outcome in report.outcomes:
                             done[index] = outcome
                             worker.pending.pop(index, None)
-                            landed += 1
-                            seconds += outcome.seconds
                 except (EOFError, OSError):
                     died(worker)
                     continue

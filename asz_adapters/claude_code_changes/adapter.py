@@ -44,7 +44,8 @@ __all__ = ["VERSION"]
 def asz_adapter_info() -> AdapterInfo:
     # land_session keeps nothing between sessions and writes only under the session it holds
     return AdapterInfo(version=VERSION, runtime="Claude Code", dialects=(DIALECT,), parallel_sessions=True,
-                       counter_labels={"waiting": "changes_waiting", "unreadable": "changes_unreadable"})
+                       counter_labels={"waiting": "changes_waiting", "unreadable": "changes_unreadable"},
+                       landing_modules=("asz_adapters.claude_code_changes.land",))
 
 
 @hookimpl

@@ -62,7 +62,8 @@ def _source_root(ctx: AdapterContext) -> Path:
 def asz_adapter_info() -> AdapterInfo:
     # land_session keeps nothing between sessions and writes only under the session it holds
     return AdapterInfo(version=VERSION, runtime="Claude Code", dialects=(DIALECT,), parallel_sessions=True,
-                       counter_labels={"excluded": "sessions_excluded"})
+                       counter_labels={"excluded": "sessions_excluded"},
+                       landing_modules=("asz_adapters.claude_code_local.sources",))
 
 
 @hookimpl

@@ -42,7 +42,8 @@ def asz_adapter_info() -> AdapterInfo:
     return AdapterInfo(version=VERSION, runtime="Claude Code", dialects=(DIALECT,),
                        counter_labels={"waiting": "bodies_waiting", "unreadable": "bodies_unreadable",
                                        "excluded": "bodies_excluded", "retired": "bodies_retired"},
-                       parallel_sessions=True, parallel_from=PARALLEL_FROM)
+                       parallel_sessions=True, parallel_from=PARALLEL_FROM,
+                       landing_modules=("asz_adapters.claude_code_provider.land",))
 
 
 @hookimpl

@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import time
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -132,4 +134,37 @@ def test_a_worker_commits_one_group_across_its_tasks_not_one_per_task(
     # a group per task would commit once per session; each worker commits when it has nothing
     # left to land (and, in a longer pass, each time its group is full)
     assert 2 <= commits <= sessions // 2, (commits, sessions)
+    assert_root_verifies(runner.root)
+
+
+def test_workers_whose_groups_commit_at_every_session_land_every_claim(
+        tmp_path: Path, small_corpus: Path, monkeypatch: pytest.MonkeyPatch,
+        assert_root_verifies: Callable[[Path], None]) -> None:
+    import signal
+
+    from asz_core import workers
+    from asz_core.root import group
+
+    # a worker reports every outcome before it reports the task they came in: the pass must
+    # still hear that report, or it waits for ever on workers that have nothing left to send
+    monkeypatch.setattr(group, "GROUP_SESSIONS", 1)
+    monkeypatch.setattr(workers, "_MOST_PER_TASK", 1)
+
+    def late() -> float:  # each task's report comes well after the outcomes it follows
+        time.sleep(0.05)
+        return time.process_time()
+
+    monkeypatch.setattr(workers, "time", types.SimpleNamespace(process_time=late))
+
+    def stuck(signum: int, frame: object) -> None:
+        raise TimeoutError("the pass waited for workers that had nothing to send")
+
+    previous = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(120)
+    try:
+        runner, summary, _ = _run(tmp_path, small_corpus / "claude-code" / "projects", "w", 2, monkeypatch)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert not summary.failed and summary.totals.landed > len(list(runner.root.iterdir())) // 2
     assert_root_verifies(runner.root)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -99,3 +100,33 @@ def test_a_stream_of_claims_is_counted_up_to_the_threshold(asz_pass: PassRunner,
         assert calls == []  # landed in this process
     else:
         assert calls == [(2 * DEFAULT_PER_CPU, [f"s-{i}" for i in range(sessions)])]
+
+
+def test_the_pass_imports_what_landing_needs_before_it_forks_its_workers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "asz_test_landing_needs.py").write_text("LOADED = True\n", "utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    info = AdapterInfo(version="1", runtime="Test",
+                       landing_modules=("asz_test_landing_needs", "asz_test_not_installed_anywhere"))
+    host = types.SimpleNamespace(adapter=lambda name: types.SimpleNamespace(info=info))
+    try:
+        workers._import_landing(host, "test")  # type: ignore[arg-type]
+        # the forked workers inherit it; one that does not import is left to fail each landing
+        assert sys.modules["asz_test_landing_needs"].LOADED
+        assert "asz_test_not_installed_anywhere" not in sys.modules
+    finally:
+        sys.modules.pop("asz_test_landing_needs", None)
+
+
+def test_every_adapter_that_lands_in_workers_names_landing_modules_that_import() -> None:
+    import importlib
+
+    from asz_core.host import PluginHost
+
+    host = PluginHost().load_entry_points()
+    named = {name: record.info.landing_modules for name, record in host.adapters.items()
+             if record.info is not None and record.info.parallel_sessions}
+    assert named and all(named.values()), named
+    for modules in named.values():
+        for module in modules:
+            importlib.import_module(module)
