@@ -24,6 +24,7 @@ from asz_core.context import AdapterContext, Clock, PassContext, QuietReporter, 
 from asz_core.errors import NotStarted
 from asz_core.failures import describe_failure
 from asz_core.filters import SessionFilter
+from asz_core.forking import explicit_workers
 from asz_core.host import PluginHost
 from asz_core.land import land_claims
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
@@ -32,7 +33,7 @@ from asz_core.root.locks import LockBusy
 from asz_core.root.owed import METRICS, PARSE, PassOwed, forget_log
 from asz_core.root.storage import StorageRoot
 from asz_core.tally import AdapterCounters, PassSummary, SessionOutcome
-from asz_core.workers import DEFAULT_FROM_SESSIONS, configured_workers, explicit_workers, land_in_workers
+from asz_core.workers import DEFAULT_FROM_SESSIONS, configured_workers, land_in_workers
 
 __all__ = ["PassRefused", "describe_failure", "hold_root", "run_pass"]
 

@@ -23,10 +23,10 @@ and when the pass hears of it:
   announces the landed files, so ``asz_file_landed`` observers run in the pass's process,
   records the settled entry and applies what the adapter handed back), exactly as it merges
   those of sessions landed in its own process;
-* a worker dies with the pass (``PR_SET_PDEATHSIG``), so a pass killed with -9 leaves no worker
-  writing behind it; a worker that dies alone fails the pass with an error naming the sessions
-  it did not report, which land next pass (their cursors never moved past what landed), and
-  the others land on.
+* a worker dies with the pass (:func:`~asz_core.forking.follow_the_pass`), so a pass killed
+  with -9 leaves no worker writing behind it; a worker that dies alone fails the pass with an
+  error naming the sessions it did not report, which land next pass (their cursors never moved
+  past what landed), and the others land on.
 
 ``collector.workers`` (or ``$ASZ_WORKERS``) sets how many; one lands in the pass's own process.
 Unset, a pass on Linux with many sessions to land uses two processes for each CPU it may use (at
@@ -48,6 +48,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from asz_core.context import AdapterContext
+from asz_core.forking import explicit_workers, follow_the_pass
 from asz_core.host import PluginHost
 from asz_core.land import GroupLanding
 from asz_core.plugin import SessionClaim
@@ -58,10 +59,7 @@ if TYPE_CHECKING:
     from multiprocessing import Queue
     from multiprocessing.connection import Connection
 
-__all__ = ["DEFAULT_FROM_SESSIONS", "DEFAULT_MOST", "DEFAULT_PER_CPU", "configured_workers", "explicit_workers",
-           "land_in_workers"]
-
-_PR_SET_PDEATHSIG = 1
+__all__ = ["DEFAULT_FROM_SESSIONS", "DEFAULT_MOST", "DEFAULT_PER_CPU", "configured_workers", "land_in_workers"]
 
 
 #: With no number configured, a pass lands in worker processes only with at least this many
@@ -97,16 +95,6 @@ def configured_workers(options: dict[str, Any], sessions: int = 0,
     import multiprocessing  # only for a pass that lands in several processes
 
     return wanted if "fork" in multiprocessing.get_all_start_methods() else 1
-
-
-def explicit_workers(options: dict[str, Any]) -> int | None:
-    """The number of processes asked for (``$ASZ_WORKERS``, else ``collector.workers``);
-    ``None`` when neither is set and the default applies."""
-    explicit = os.environ.get("ASZ_WORKERS", "")
-    if explicit.isdigit():
-        return int(explicit)
-    value = options.get("collector", {}).get("workers")
-    return value if isinstance(value, int) else None
 
 
 #: A task (the claims sent to a worker at once) should take about this much of a worker's CPU:
@@ -150,20 +138,6 @@ class _Worker:
         self.actx = actx
 
 
-def _start_worker(host: PluginHost, actx: AdapterContext) -> None:
-    """A worker's first step: die with the pass, and leave Ctrl-C to it."""
-    import ctypes
-    import signal
-
-    # Ctrl-C reaches every process of the terminal's group: the pass alone answers it (and ends
-    # its workers), so a worker does not print a traceback of its own
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() == 1:  # the pass died before the line above ran
-        os._exit(1)
-
-
 def _serve(inbox: Queue[list[tuple[int, SessionClaim]] | None], conn: Connection, host: PluginHost,
            actx: AdapterContext) -> None:
     """A worker process: land each task's claims into one group commit that spans tasks, and
@@ -171,7 +145,7 @@ def _serve(inbox: Queue[list[tuple[int, SessionClaim]] | None], conn: Connection
     has committed. The group commits when it is full, and when the pass asks (:data:`_COMMIT`),
     which it does whenever it has no task to send this worker: so a worker never waits for work
     holding sessions the pass waits to merge. ``None`` ends it (after a last commit)."""
-    _start_worker(host, actx)
+    follow_the_pass()
     landing = GroupLanding(host, actx)
     indexes: list[int] = []
 

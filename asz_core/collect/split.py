@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from asz_core.collect.lines import LineReader, TooLong
 from asz_core.collect.source import LineDialect, SourceLine, convert_encoded, too_long_record
 from asz_core.context import AdapterContext
+from asz_core.forking import explicit_workers, follow_the_pass
 from asz_core.sessiondata.model import Record
 from asz_core.sessiondata.writer import encode_record
 
@@ -70,8 +71,6 @@ MOST_WORKERS = 4
 #: How much a pipe to or from a worker holds (Linux's default most for a process that is not
 #: privileged): a chunk fits, and most chunks' records.
 PIPE_BYTES = 1 << 20
-
-_PR_SET_PDEATHSIG = 1
 
 
 @runtime_checkable
@@ -108,8 +107,6 @@ def split_workers(ctx: AdapterContext, dialect: LineDialect, new_bytes: int) -> 
         return 0
     if sys.platform != "linux":  # as for sessions in workers (:mod:`asz_core.workers`)
         return 0
-    from asz_core.workers import explicit_workers  # the pass's own word on how many processes
-
     if explicit_workers(ctx.options) == 1:
         return 0
     import multiprocessing  # only for a source this large
@@ -197,24 +194,11 @@ def _stand_in(ordinal: int, meta: _Meta) -> Record:
     return Record(ord=ordinal, off=off, bytes=size, id=record_id, time=time)
 
 
-def _die_with_pass() -> None:
-    """A worker's first step: die with the pass, and leave Ctrl-C to it (as a session's worker
-    does, :mod:`asz_core.workers`)."""
-    import ctypes
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() == 1:  # the pass died before the line above ran
-        os._exit(1)
-
-
 def _serve(inbox: Connection, conn: Connection, dialect: SplitDialect, path: Path, limit: int, read_limit: int,
            whole_above: int) -> None:
     """A worker process: convert each chunk of its inbox and send it back, in the order received;
     ``None`` ends it. A failure is sent back as its text: the pass fails the source with it."""
-    _die_with_pass()
+    follow_the_pass()
     try:
         while (chunk := inbox.recv()) is not None:
             try:
