@@ -68,6 +68,14 @@ def pytest_configure(config: pytest.Config) -> None:
         cache = tempfile.mkdtemp(prefix=f"asz-test-cache-{worker or 'main'}-")
         os.environ["ASZ_TEST_CACHE"] = os.environ["XDG_CACHE_HOME"] = cache
         config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
+    if not worker and os.environ.get("PYTHONDONTWRITEBYTECODE") and "PYTHONPYCACHEPREFIX" not in os.environ:
+        # with bytecode off, every python the tests start (the workers, each asz child a kill
+        # test runs) compiled asz again: the children compile once into a directory of this run's
+        # own and share it, and nothing is written beside the sources, as the user asked
+        bytecode = tempfile.mkdtemp(prefix="asz-test-bytecode-")
+        del os.environ["PYTHONDONTWRITEBYTECODE"]
+        os.environ["PYTHONPYCACHEPREFIX"] = bytecode
+        config.add_cleanup(lambda: shutil.rmtree(bytecode, ignore_errors=True))
 
 
 def pytest_report_header(config: pytest.Config) -> str:

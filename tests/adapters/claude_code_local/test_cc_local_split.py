@@ -129,7 +129,8 @@ def test_a_source_below_the_threshold_or_told_one_process_is_not_split(largest: 
 
 
 def test_a_worker_that_dies_fails_its_source_by_name_and_the_rest_lands_next_pass(
-        largest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        largest: Path, landed_in_one_process: dict[str, list[tuple[int, str, str]]], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     real = split._convert_chunk
     calls = itertools.count()
 
@@ -146,10 +147,8 @@ def test_a_worker_that_dies_fails_its_source_by_name_and_the_rest_lands_next_pas
                and ".jsonl: " in message for message in messages)
     monkeypatch.setattr(split, "_convert_chunk", real)
     _land(runner)
-    one = _runner(tmp_path / "one", largest, split_from_bytes=0, max_delta_bytes=65536)
-    _land(one)
     for session in SESSIONS.values():
-        assert _records(runner.root, session) == _records(one.root, session)
+        assert _records(runner.root, session) == landed_in_one_process[session]
 
 
 def test_a_conversion_that_fails_in_a_worker_fails_its_source_by_name(
@@ -169,14 +168,27 @@ def _records(root: Path, session: str) -> list[tuple[int, str, str]]:
     return sorted((record.ord, record.sha or "", record.id or "") for _, record in records_of(root, session))
 
 
-#: the steps a split pass is killed at in the default lane (``--slow``: every landing step)
-_QUICK_STEPS = ("temp-write", "install", "state-rename")
+@pytest.fixture(scope="module")
+def landed_in_one_process(largest: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[int, str, str]]]:
+    """:func:`_records` of each of :data:`SESSIONS`, landed in one process in 64 KiB files: what
+    a split pass killed or losing a worker must end with (landed once for the module, not once a
+    test: each landing of the largest sessions costs seconds of CPU)."""
+    one = _runner(tmp_path_factory.mktemp("one"), largest, split_from_bytes=0, max_delta_bytes=65536)
+    _land(one)
+    return {session: _records(one.root, session) for session in SESSIONS.values()}
+
+
+#: the step a split pass is killed at in the default lane, a record's write with chunks out in
+#: the workers; ``--slow`` kills it at every landing step (each kill lands the largest sessions
+#: again, seconds of CPU)
+_QUICK_STEPS = ("temp-write",)
 
 
 @pytest.mark.parametrize("step", [pytest.param(s, marks=() if s in _QUICK_STEPS else pytest.mark.slow)
                                   for s in faults.STEPS if not s.startswith("owed")])
 def test_a_split_pass_killed_at_each_step_loses_nothing_and_lands_nothing_twice(
-        step: str, largest: Path, tmp_path: Path, assert_root_verifies: Any) -> None:
+        step: str, largest: Path, landed_in_one_process: dict[str, list[tuple[int, str, str]]], tmp_path: Path,
+        assert_root_verifies: Any) -> None:
     runner = _runner(tmp_path / "split", largest, split_from_bytes=1, max_delta_bytes=65536)
     cli = [sys.executable, "-m", "asz_core.cli", "run", "--config", str(runner.config_path)]
     # a record's write: deep in the first source, its chunks out in the workers
@@ -185,10 +197,8 @@ def test_a_split_pass_killed_at_each_step_loses_nothing_and_lands_nothing_twice(
     assert killed.returncode == -9, killed.stderr.decode()[-2000:]
     _land(runner)
     assert_root_verifies(runner.root)
-    one = _runner(tmp_path / "one", largest, split_from_bytes=0, max_delta_bytes=65536)
-    _land(one)
     for session in SESSIONS.values():
-        assert _records(runner.root, session) == _records(one.root, session)
+        assert _records(runner.root, session) == landed_in_one_process[session]
 
 
 @pytest.mark.slow

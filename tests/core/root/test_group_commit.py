@@ -158,8 +158,10 @@ def test_the_outcomes_of_a_group_are_merged_only_once_its_files_are_in_place(
     assert missing == []
 
 
-#: a step of the second group (sessions 33 to 40): the first has committed and been merged
-_SECOND_GROUP_STEPS = [pytest.param(step, marks=() if step in ("install", "state-rename") else pytest.mark.slow)
+#: a step of the second group (sessions 33 to 40): the first has committed and been merged; the
+#: default lane kills at a file's install (each step's first occurrence is killed in test_root.py),
+#: --slow at every step (each kill is two passes over 40 sessions)
+_SECOND_GROUP_STEPS = [pytest.param(step, marks=() if step == "install" else pytest.mark.slow)
                        for step in ("temp-write", "temp-fsync", "temp-readonly", "install", "dir-fsync",
                                     "state-write", "state-rename", "group-release")]
 
