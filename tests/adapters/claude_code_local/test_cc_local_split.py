@@ -169,7 +169,8 @@ def _records(root: Path, session: str) -> list[tuple[int, str, str]]:
 
 
 @pytest.fixture(scope="module")
-def landed_in_one_process(largest: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[int, str, str]]]:
+def landed_in_one_process(largest: Path,
+                          tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[int, str, str]]]:
     """:func:`_records` of each of :data:`SESSIONS`, landed in one process in 64 KiB files: what
     a split pass killed or losing a worker must end with (landed once for the module, not once a
     test: each landing of the largest sessions costs seconds of CPU)."""
