@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import ModuleType
+
+import pytest
 
 from asz_core.root.storage import landed_files
 from asz_core.sessiondata import Record, open_file
@@ -35,3 +38,22 @@ def jsonl_config(source: Path, **collector: object) -> dict[str, object]:
 def examples(n: int) -> int:
     """A property's ``max_examples``: ``n`` with ``--slow`` (CI), a fifth of it in the default lane."""
     return n if os.environ.get("ASZ_TESTS_SLOW") else max(n // 5, 5)
+
+
+def count_syncs(monkeypatch: pytest.MonkeyPatch, syncing: ModuleType) -> dict[str, int]:
+    """Count the ``fsync`` calls of this process and the ``syncfs`` calls ``syncing`` (a module
+    that imported ``sync_filesystem``) makes, from now until the test ends; each still syncs."""
+    counts = {"fsync": 0, "syncfs": 0}
+    real_fsync, real_syncfs = os.fsync, syncing.sync_filesystem
+
+    def fsync(fd: int) -> None:
+        counts["fsync"] += 1
+        real_fsync(fd)
+
+    def syncfs(fd: int) -> None:
+        counts["syncfs"] += 1
+        real_syncfs(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(syncing, "sync_filesystem", syncfs)
+    return counts

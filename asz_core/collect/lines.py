@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["BLOCK_BYTES", "READ_LIMIT", "TAIL_BYTES", "LineReader", "TooLong", "digest_span"]
+__all__ = ["BLOCK_BYTES", "READ_LIMIT", "TAIL_BYTES", "LineReader", "TooLong", "digest_span", "whole_lines"]
 
 #: How much of the source before the offset the tail digest covers.
 TAIL_BYTES = 1 << 20
@@ -85,6 +85,19 @@ class LineReader:
         """``(line without its newline, its offset)`` for each complete line; a line longer
         than the read limit as :class:`TooLong`. A last line without its newline is a write in
         progress: it is not a line yet, and it waits (:attr:`waiting` says how long it is)."""
+        for data, pos, run in self.runs():
+            if not run:
+                yield data, pos
+                continue
+            assert isinstance(data, bytes)
+            yield from whole_lines(data, pos)
+
+    def runs(self) -> Iterator[tuple[bytes | TooLong, int, int]]:
+        """The complete lines a block at a time: ``(data, its offset, run)``, where the first
+        ``run`` bytes of ``data`` are whole lines, each with its newline (what follows is read
+        again with the next block); ``run`` 0: ``data`` is one line longer than a block, without
+        its newline (or :class:`TooLong`). What :meth:`lines` hands out, unsplit, for a
+        collector that has the lines split elsewhere (:mod:`.split`)."""
         fd = self._fd
         pos = self._offset
         while True:
@@ -99,21 +112,14 @@ class LineReader:
                     return
                 del block
                 self._last_start = pos
-                yield self._take_long(pos, size), pos
+                yield self._take_long(pos, size), pos, 0
                 pos += size + 1
                 continue
             self._keep(pos, memoryview(block)[:cut] if cut < len(block) else block)
             # The block's last line: kept blocks are dropped only as the next block is read, when
             # every line before it has been handed out, so it is set once a block.
             self._last_start = pos + block.rfind(b"\n", 0, cut - 1) + 1
-            # Each newline found by ``find``, which runs ``memchr``: ``split`` compares byte by
-            # byte. What follows the last newline is read again with the next block.
-            find = block.find
-            start, end = 0, find(b"\n")
-            while end >= 0:
-                yield block[start:end], pos + start
-                start = end + 1
-                end = find(b"\n", start)
+            yield block, pos, cut
             pos += cut
             if len(block) < BLOCK_BYTES:
                 if len(block) > cut:
@@ -185,6 +191,18 @@ class LineReader:
         if covered != end - low:
             raise AssertionError(f"the bytes before {end} were not all kept ({covered} of {end - low})")
         return h.hexdigest()
+
+
+def whole_lines(data: bytes, offset: int) -> Iterator[tuple[bytes, int]]:
+    """``(line without its newline, its offset)`` for each line ``data`` ends with a newline
+    (``data`` read from ``offset``); what follows its last newline is no line."""
+    # Each newline found by ``find``, which runs ``memchr``: ``split`` compares byte by byte.
+    find = data.find
+    start, end = 0, find(b"\n")
+    while end >= 0:
+        yield data[start:end], offset + start
+        start = end + 1
+        end = find(b"\n", start)
 
 
 def _read_exactly(fd: int, start: int, size: int) -> bytes:

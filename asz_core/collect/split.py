@@ -5,7 +5,9 @@ be converted in pieces at once on a machine with several CPUs. Only the conversi
 lands, byte for byte, and every guarantee about a crash stay those of one process.
 
 * The pass's process reads the source (:class:`~.lines.LineReader`, whose tail digest covers the
-  very bytes landed) and cuts its complete lines into chunks of about :data:`CHUNK_BYTES`.
+  very bytes landed) and cuts its complete lines into chunks of about :data:`CHUNK_BYTES`, a
+  block of lines as it was read (:meth:`~.lines.LineReader.runs`): the worker splits them into
+  lines, not the pass's process.
 * Each chunk goes, in turn, to one of the worker processes forked for the source, which hold the
   source's dialect as the source made it (inherited, never pickled). A worker converts and
   encodes each line as the pass's process would (:func:`~.source.convert_encoded`,
@@ -44,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from asz_core.collect.lines import LineReader, TooLong
+from asz_core.collect.lines import LineReader, TooLong, whole_lines
 from asz_core.collect.source import LineDialect, SourceLine, convert_encoded, too_long_record
 from asz_core.context import AdapterContext
 from asz_core.forking import explicit_workers, follow_the_pass
@@ -127,13 +129,30 @@ _Meta = tuple[int, int, str | None, str | None]
 
 @dataclass(slots=True)
 class _Chunk:
-    """Consecutive lines of the source, from line number ``first`` at offset ``start`` (each
-    line's offset follows from the sizes of those before it)."""
+    """Consecutive lines of the source, from line number ``first`` at offset ``start``: runs of
+    whole lines, each with its newline, as read; or one line longer than a chunk (or too long to
+    read), converted in the pass's process."""
 
     first: int
     start: int
-    lines: list[_Line | None]  #: each let go of (``None``) once converted
-    local: bool = False  #: converted in the pass's process (one line longer than a chunk)
+    runs: list[bytes]  #: each let go of (``b""``) once split; what follows a run's last newline is no line
+    long: _Line | None = None  #: a chunk of one line, converted in the pass's process
+
+    @property
+    def local(self) -> bool:
+        return self.long is not None
+
+    def lines(self) -> Iterator[_Line]:
+        """Its lines, without their newlines, each run let go of as it is split."""
+        if self.long is not None:
+            line, self.long = self.long, None
+            yield line
+            return
+        runs = self.runs
+        for index, run in enumerate(runs):
+            runs[index] = b""
+            for line, _ in whole_lines(run, 0):
+                yield line
 
 
 @dataclass(slots=True)
@@ -152,11 +171,8 @@ def _converted(dialect: LineDialect, chunk: _Chunk, path: Path, limit: int,
     """``(record, encoded line, warning or None)`` of each line of ``chunk``, converted as the
     collector converts lines in its own process (:func:`~.append._records`, whose warnings
     these are); each line is let go of as it is taken."""
-    lines = chunk.lines
     offset = chunk.start
-    for index, raw in enumerate(lines):
-        assert raw is not None
-        lines[index] = None
+    for index, raw in enumerate(chunk.lines()):
         ordinal = chunk.first + index
         if isinstance(raw, TooLong):
             record = too_long_record(raw, ordinal, offset, read_limit)
@@ -286,31 +302,36 @@ class _Worker:
 
 
 def _chunks(reader: LineReader, ordinal: int) -> Iterator[_Chunk]:
-    """The reader's complete lines in chunks of at most :data:`CHUNK_BYTES`, the first line
-    numbered ``ordinal + 1``; a line longer than a chunk, or too long to read, a chunk alone,
-    converted in the pass's process."""
-    lines: list[_Line | None] = []
-    size = start = 0
+    """The reader's complete lines in chunks of at most :data:`CHUNK_BYTES` (runs of lines as
+    the reader read them, counted, not split), the first line numbered ``ordinal + 1``; a line
+    longer than a chunk, or too long to read, a chunk alone, converted in the pass's process."""
+    runs: list[bytes] = []
+    size = start = count = 0
     first = ordinal + 1
-    for raw, offset in reader.lines():
-        if type(raw) is not bytes or len(raw) > CHUNK_BYTES:
-            if lines:
-                yield _Chunk(first, start, lines)
-                first += len(lines)
-                lines, size = [], 0
-            yield _Chunk(first, offset, [raw], local=True)
-            first += 1
-            continue
-        size += len(raw) + 1
-        if size > CHUNK_BYTES and lines:
-            yield _Chunk(first, start, lines)
-            first += len(lines)
-            lines, size = [], len(raw) + 1
-        if not lines:
+    for data, offset, run in reader.runs():
+        if not run:
+            if type(data) is bytes and len(data) <= CHUNK_BYTES:  # longer than a block only
+                data, run = data + b"\n", len(data) + 1
+            else:
+                if runs:
+                    yield _Chunk(first, start, runs)
+                    first += count
+                    runs, size, count = [], 0, 0
+                yield _Chunk(first, offset, [], data)
+                first += 1
+                continue
+        assert type(data) is bytes  # sent whole: what follows its last newline is no line there
+        if size + run > CHUNK_BYTES and runs:
+            yield _Chunk(first, start, runs)
+            first += count
+            runs, size, count = [], 0, 0
+        if not runs:
             start = offset
-        lines.append(raw)
-    if lines:
-        yield _Chunk(first, start, lines)
+        runs.append(data)
+        size += run
+        count += data.count(b"\n")
+    if runs:
+        yield _Chunk(first, start, runs)
 
 
 def split_records(reader: LineReader, offset: int, ordinal: int, dialect: SplitDialect, path: Path, limit: int,
@@ -346,7 +367,7 @@ def split_records(reader: LineReader, offset: int, ordinal: int, dialect: SplitD
                 worker = started[turn % workers]
                 turn += 1
                 worker.send(chunk)
-                out.append((_Chunk(chunk.first, chunk.start, []), worker))  # its lines are the worker's now
+                out.append((_Chunk(chunk.first, chunk.start, []), worker))  # its runs are the worker's now
                 del chunk
             if not out:
                 break

@@ -20,7 +20,7 @@ from asz_core.root import durable, writeonce
 from asz_core.root.owed import OWED_NAME, PassOwed, read_owed, settle_owed
 from asz_core.root.storage import StorageRoot
 from asz_core.testing import PassRunner
-from tests.helpers import jsonl_config
+from tests.helpers import count_syncs, jsonl_config
 
 
 def _sources(src: Path, sessions: int = 3, lines: int = 4) -> None:
@@ -166,19 +166,7 @@ def test_a_parse_of_many_sessions_installs_their_rounds_with_two_syncfs_a_group(
     runner = PassRunner(tmp_path, root)
     runner.configure(**jsonl_config(tmp_path / "src"))
     assert runner.run().fields()["landed"] == 5  # landed, not parsed
-    counts = {"fsync": 0, "syncfs": 0}
-    real_fsync, real_syncfs = os.fsync, writeonce.sync_filesystem
-
-    def fsync(fd: int) -> None:
-        counts["fsync"] += 1
-        real_fsync(fd)
-
-    def syncfs(fd: int) -> None:
-        counts["syncfs"] += 1
-        real_syncfs(fd)
-
-    monkeypatch.setattr(os, "fsync", fsync)
-    monkeypatch.setattr(writeonce, "sync_filesystem", syncfs)
+    counts = count_syncs(monkeypatch, writeonce)
     monkeypatch.setattr(rounds, "GROUP_SESSIONS", 2)
     parsed = parse_root(root)
     assert [len(p.rounds) for p in parsed] == [1] * 5 and not any(p.outcome for p in parsed)

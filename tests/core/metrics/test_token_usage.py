@@ -17,6 +17,7 @@ from asz_core.metrics.state import MetricsState
 from asz_core.root import durable, faults, writeonce
 from asz_core.sessiondata import parse_instant
 from tests.core.metrics.sdfiles import SESSION, Fragment, land
+from tests.helpers import count_syncs
 
 MINUTE = 60_000_000_000
 T0 = "2026-01-01T10:00:05Z"
@@ -172,23 +173,11 @@ def test_a_derivation_whose_files_cannot_be_installed_saves_no_state_and_the_nex
 @pytest.mark.skipif(not durable.can_sync_filesystem(), reason="syncfs is Linux's")
 def test_a_derivation_makes_its_files_durable_with_a_syncfs_a_tier_not_fsyncs_a_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    counts = {"fsync": 0, "syncfs": 0}
-    real_fsync, real_syncfs = os.fsync, writeonce.sync_filesystem
-
-    def fsync(fd: int) -> None:
-        counts["fsync"] += 1
-        real_fsync(fd)
-
-    def syncfs(fd: int) -> None:
-        counts["syncfs"] += 1
-        real_syncfs(fd)
-
     _three_files(tmp_path)
     for other in range(5):
         land(tmp_path, 1, "main", [Fragment(f"x{other}", T0, (1, 0, 0, 0), finished=True)],
              session=f"99999999-2222-4333-8444-55555555555{other}")
-    monkeypatch.setattr(os, "fsync", fsync)
-    monkeypatch.setattr(writeonce, "sync_filesystem", syncfs)
+    counts = count_syncs(monkeypatch, writeonce)
     stats = derive_root(tmp_path, lookback_s=0, clock=_clock)
     assert (stats.files, stats.requests) == (8, 8)  # eight receipts and eight requests
     # their bytes, the receipts' names, the requests' names; then the state (its file, _metrics/)

@@ -21,7 +21,7 @@ from asz_core.root.durable import DEFERRED
 from asz_core.root.group import CommitGroup
 from asz_core.root.storage import StorageRoot
 from asz_core.testing import PassRunner
-from tests.helpers import jsonl_config, records_of, temp_files
+from tests.helpers import count_syncs, jsonl_config, records_of, temp_files
 
 pytestmark = pytest.mark.skipif(not durable.can_sync_filesystem(), reason="group commit needs syncfs (Linux)")
 
@@ -43,20 +43,7 @@ def _cursor(root: Path, session: str) -> AppendCursor | None:
 @pytest.fixture
 def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """How many ``fsync`` and ``syncfs`` the pass makes (in this process)."""
-    counts = {"fsync": 0, "syncfs": 0}
-    real_fsync, real_syncfs = os.fsync, durable.sync_filesystem
-
-    def fsync(fd: int) -> None:
-        counts["fsync"] += 1
-        real_fsync(fd)
-
-    def syncfs(fd: int) -> None:
-        counts["syncfs"] += 1
-        real_syncfs(fd)
-
-    monkeypatch.setattr(os, "fsync", fsync)
-    monkeypatch.setattr(group, "sync_filesystem", syncfs)
-    return counts
+    return count_syncs(monkeypatch, group)
 
 
 def test_a_group_of_sessions_is_made_durable_with_two_syncfs_and_no_fsync_per_session(
