@@ -101,6 +101,7 @@ def test_the_largest_transcripts_land_the_same_bytes_split(largest: Path, tmp_pa
     assert_root_verifies(tmp_path / "split" / "root")
 
 
+@pytest.mark.slow
 def test_small_files_land_the_same_bytes_split_over_passes(largest: Path, tmp_path: Path) -> None:
     # 8 KiB files: each pass stops at its last window with chunks converted ahead of it, and the
     # records larger than a file come back whole from the workers, to be reduced
