@@ -5,7 +5,8 @@ Every source is split here (``split_from_bytes: 1``) beside a landing in one pro
 the ids index) must be the same bytes. Small files (``max_delta_bytes``) make a source land in
 many windows, stop at a pass's last window with chunks converted ahead, and reduce records too
 large for a file. A pass killed at each landing step, and a worker that dies, lose nothing and
-land nothing twice. ``--slow`` adds the generated 200 MB transcript.
+land nothing twice. The default lane lands the largest session and a small one; ``--slow`` lands
+the three largest and the small one, and adds the generated 200 MB transcript.
 """
 
 from __future__ import annotations
@@ -39,11 +40,25 @@ SESSIONS = {
 }
 
 
+#: the default lane's: the largest and the small one (``--slow`` lands all of :data:`SESSIONS`)
+_QUICK_SESSIONS = ("-home-marco-projects-spotter-worktrees-spotter-a0y",
+                   "-Users-ingo-projects-irrlicht--claude-worktrees-228")
+
+
 @pytest.fixture(scope="module")
-def largest(cc_projects: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A ``projects/`` of :data:`SESSIONS`, copied."""
+def sessions(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The sessions the tests land, by project directory: each landing of the largest costs
+    seconds of CPU in every process it forks."""
+    if request.config.getoption("--slow"):
+        return SESSIONS
+    return {slug: SESSIONS[slug] for slug in _QUICK_SESSIONS}
+
+
+@pytest.fixture(scope="module")
+def largest(cc_projects: Path, sessions: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A ``projects/`` of ``sessions``, copied."""
     target = tmp_path_factory.mktemp("largest") / "projects"
-    for slug, session in SESSIONS.items():
+    for slug, session in sessions.items():
         (target / slug).mkdir(parents=True)
         shutil.copy2(cc_projects / slug / f"{session}.jsonl", target / slug)
         if (cc_projects / slug / session).is_dir():
@@ -148,18 +163,18 @@ def test_a_worker_that_dies_fails_its_source_by_name_and_the_rest_lands_next_pas
                and ".jsonl: " in message for message in messages)
     monkeypatch.setattr(split, "_convert_chunk", real)
     _land(runner)
-    for session in SESSIONS.values():
-        assert _records(runner.root, session) == landed_in_one_process[session]
+    for session, records in landed_in_one_process.items():
+        assert _records(runner.root, session) == records
 
 
 def test_a_conversion_that_fails_in_a_worker_fails_its_source_by_name(
-        largest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        largest: Path, sessions: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def fails(*args: Any) -> Any:
         raise ValueError("a dialect's bug")
 
     monkeypatch.setattr(split, "_convert_chunk", fails)
     messages = [error.message for error in _runner(tmp_path / "split", largest, split_from_bytes=1).run().errors]
-    assert len(messages) == len(SESSIONS)
+    assert len(messages) == len(sessions)
     assert all("converting its lines failed: ValueError: a dialect's bug" in m for m in messages)
 
 
@@ -170,14 +185,14 @@ def _records(root: Path, session: str) -> list[tuple[int, str, str]]:
 
 
 @pytest.fixture(scope="module")
-def landed_in_one_process(largest: Path,
+def landed_in_one_process(largest: Path, sessions: dict[str, str],
                           tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[int, str, str]]]:
-    """:func:`_records` of each of :data:`SESSIONS`, landed in one process in 64 KiB files: what
+    """:func:`_records` of each of ``sessions``, landed in one process in 64 KiB files: what
     a split pass killed or losing a worker must end with (landed once for the module, not once a
     test: each landing of the largest sessions costs seconds of CPU)."""
     one = _runner(tmp_path_factory.mktemp("one"), largest, split_from_bytes=0, max_delta_bytes=65536)
     _land(one)
-    return {session: _records(one.root, session) for session in SESSIONS.values()}
+    return {session: _records(one.root, session) for session in sessions.values()}
 
 
 #: the step a split pass is killed at in the default lane, a record's write with chunks out in
@@ -199,8 +214,8 @@ def test_a_split_pass_killed_at_each_step_loses_nothing_and_lands_nothing_twice(
     assert killed.returncode == -9, killed.stderr.decode()[-2000:]
     _land(runner)
     assert_root_verifies(runner.root)
-    for session in SESSIONS.values():
-        assert _records(runner.root, session) == landed_in_one_process[session]
+    for session, records in landed_in_one_process.items():
+        assert _records(runner.root, session) == records
 
 
 @pytest.mark.slow
