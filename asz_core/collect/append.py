@@ -34,9 +34,9 @@ from pathlib import Path
 
 import orjson
 
-from asz_core.collect.lines import READ_LIMIT, TAIL_BYTES, LineReader, TooLong
+from asz_core.collect.lines import READ_LIMIT, TAIL_BYTES, LineReader
 from asz_core.collect.saving import save_state, stat_source
-from asz_core.collect.source import LineDialect, SourceLine, convert_encoded, line_sha, too_long_record
+from asz_core.collect.source import LineDialect, converted_lines, line_sha
 from asz_core.collect.split import SplitDialect, split_records, split_workers
 from asz_core.collect.versions import current_place, stream_of
 from asz_core.context import MAX_WINDOWS, AdapterContext
@@ -48,7 +48,6 @@ from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Header, Record
 from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.reduce import reduce_to_fit
-from asz_core.sessiondata.writer import encode_record
 
 __all__ = ["ACCEPT_HINT", "TAIL_BYTES", "AppendSource", "collect_append", "cursor_path", "landed_ord"]
 
@@ -239,28 +238,12 @@ _Item = tuple[Record, bytes]
 
 def _records(reader: LineReader, ordinal: int, dialect: LineDialect, source: Path, limit: int,
              warn: Callable[[str], None]) -> Iterator[_Item]:
-    """``(record, encoded line)`` for each complete line the reader hands out.
-
-    The line's bytes and parse are let go before its record is encoded, so a line of any size is
-    held about twice at once (its bytes and its parse, then its parse and its record) rather
-    than four or five times. A line too long to read lands as its size and digest
-    (:func:`~asz_core.collect.source.too_long_record`); a record that cannot be encoded lands as
-    its line would if it did not decode (:func:`~asz_core.collect.source.convert_encoded`).
-    Both with a warning.
-    """
-    for raw, offset in reader.lines():
-        ordinal += 1
-        if isinstance(raw, TooLong):
-            record = too_long_record(raw, ordinal, offset, reader.read_limit)
-            warn(f"{source}: line {ordinal}: {record.parts[0].text}")
-            yield record, encode_record(record)
-            continue
-        line = SourceLine(raw, ordinal, offset)
-        del raw
-        record, encoded, why = convert_encoded(dialect, line, limit)
-        del line
-        if why is not None:
-            warn(f"{source}: line {ordinal}: {why}; it lands as a line that does not decode, its bytes kept whole")
+    """``(record, encoded line)`` for each complete line the reader hands out
+    (:func:`~asz_core.collect.source.converted_lines`), its warning said as it is taken."""
+    numbered = ((raw, number, offset) for number, (raw, offset) in enumerate(reader.lines(), ordinal + 1))
+    for record, encoded, warning in converted_lines(numbered, dialect, source, limit, reader.read_limit):
+        if warning is not None:
+            warn(warning)
         yield record, encoded
 
 

@@ -9,6 +9,8 @@ re-encoding that could differ from them.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any, Protocol
 
 from asz_core.collect.lines import TooLong
@@ -17,8 +19,8 @@ from asz_core.sessiondata.jsonbytes import JSONLine, NotJSON
 from asz_core.sessiondata.model import Part, RawJSON, Record
 from asz_core.sessiondata.writer import encode_record
 
-__all__ = ["DialectUndeclared", "LineDialect", "SourceLine", "convert_encoded", "convert_line", "line_sha",
-           "reduced_unknown", "too_long_record"]
+__all__ = ["DialectUndeclared", "LineDialect", "SourceLine", "convert_encoded", "convert_line", "converted_lines",
+           "line_sha", "reduced_unknown", "too_long_record"]
 
 #: the reason an unknown part gives for a line that is not JSON
 NOT_JSON = "the record is not valid JSON"
@@ -221,3 +223,28 @@ def _envelope(record: Record, line: SourceLine, digest: str = "") -> None:
     """Set the record's place, size and ``sha`` (from ``digest``, the line's SHA-256, if known)."""
     record.ord, record.off, record.bytes = line.ord, line.off, len(line.raw)
     record.sha = digest[:12] if digest else line_sha(line.raw)
+
+
+def converted_lines(lines: Iterable[tuple[bytes | TooLong, int, int]], dialect: LineDialect, source: Path,
+                    limit: int, read_limit: int) -> Iterator[tuple[Record, bytes, str | None]]:
+    """``(record, encoded line, warning or None)`` for each ``(line, ordinal, offset)`` of
+    ``source``, as every collector of lines converts them, in its process or a worker's.
+
+    A line's bytes and parse are let go before its record is encoded, so a line of any size is
+    held about twice at once (its bytes and its parse, then its parse and its record) rather
+    than four or five times. A line longer than ``read_limit`` (never read whole) lands as its
+    size and digest (:func:`too_long_record`); a record that cannot be encoded lands as its line
+    would if it did not decode (:func:`convert_encoded`, ``limit`` the most a file holds). Both
+    with the warning given.
+    """
+    for raw, ordinal, offset in lines:
+        if isinstance(raw, TooLong):
+            record = too_long_record(raw, ordinal, offset, read_limit)
+            yield record, encode_record(record), f"{source}: line {ordinal}: {record.parts[0].text}"
+            continue
+        line = SourceLine(raw, ordinal, offset)
+        del raw
+        record, encoded, why = convert_encoded(dialect, line, limit)
+        del line
+        yield record, encoded, (None if why is None else f"{source}: line {ordinal}: {why}; it lands as a line "
+                                f"that does not decode, its bytes kept whole")

@@ -10,8 +10,8 @@ lands, byte for byte, and every guarantee about a crash stay those of one proces
   lines, not the pass's process.
 * Each chunk goes, in turn, to one of the worker processes forked for the source, which hold the
   source's dialect as the source made it (inherited, never pickled). A worker converts and
-  encodes each line as the pass's process would (:func:`~.source.convert_encoded`,
-  :func:`~.source.too_long_record`), with a part of the dialect of its own
+  encodes each line as the pass's process would (:func:`~.source.converted_lines`), with a
+  part of the dialect of its own
   (:meth:`SplitDialect.split`), and sends back the encoded lines, what the file writer reads of
   each record (:func:`_stand_in`; a record whole where a file's size may have to reduce it),
   the chunk's warnings and the dialect's part.
@@ -47,11 +47,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from asz_core.collect.lines import LineReader, TooLong, whole_lines
-from asz_core.collect.source import LineDialect, SourceLine, convert_encoded, too_long_record
+from asz_core.collect.source import LineDialect, SourceLine, converted_lines
 from asz_core.context import AdapterContext
 from asz_core.forking import explicit_workers, follow_the_pass
 from asz_core.sessiondata.model import Record
-from asz_core.sessiondata.writer import encode_record
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -169,23 +168,19 @@ class _Converted:
 def _converted(dialect: LineDialect, chunk: _Chunk, path: Path, limit: int,
                read_limit: int) -> Iterator[tuple[Record, bytes, str | None]]:
     """``(record, encoded line, warning or None)`` of each line of ``chunk``, converted as the
-    collector converts lines in its own process (:func:`~.append._records`, whose warnings
-    these are); each line is let go of as it is taken."""
-    offset = chunk.start
-    for index, raw in enumerate(chunk.lines()):
-        ordinal = chunk.first + index
-        if isinstance(raw, TooLong):
-            record = too_long_record(raw, ordinal, offset, read_limit)
-            offset += raw.size + 1
-            yield record, encode_record(record), f"{path}: line {ordinal}: {record.parts[0].text}"
-            continue
-        line = SourceLine(raw, ordinal, offset)
-        offset += len(raw) + 1
-        del raw
-        record, encoded, why = convert_encoded(dialect, line, limit)
-        del line
-        yield record, encoded, (None if why is None else f"{path}: line {ordinal}: {why}; it lands as a line "
-                                f"that does not decode, its bytes kept whole")
+    collector converts lines in its own process (:func:`~.source.converted_lines`); each line
+    is let go of as it is taken."""
+    return converted_lines(_numbered(chunk), dialect, path, limit, read_limit)
+
+
+def _numbered(chunk: _Chunk) -> Iterator[tuple[_Line, int, int]]:
+    """Each line of ``chunk`` with its number and offset (which follows from the sizes of the
+    lines before it)."""
+    ordinal, offset = chunk.first, chunk.start
+    for raw in chunk.lines():
+        yield raw, ordinal, offset
+        offset += (raw.size if isinstance(raw, TooLong) else len(raw)) + 1
+        ordinal += 1
 
 
 def _convert_chunk(dialect: SplitDialect, chunk: _Chunk, path: Path, limit: int, read_limit: int,
