@@ -12,13 +12,13 @@ lands, byte for byte, and every guarantee about a crash stay those of one proces
   source's dialect as the source made it (inherited, never pickled). A worker converts and
   encodes each line as the pass's process would (:func:`~.source.converted_lines`), with a
   part of the dialect of its own
-  (:meth:`SplitDialect.split`), and sends back the encoded lines, what the file writer reads of
-  each record (:func:`_stand_in`; a record whole where a file's size may have to reduce it),
-  the chunk's warnings and the dialect's part.
+  (:meth:`SplitDialect.split`), and sends back the records as they land (each an encoded line
+  with what the file writer and the cursor read of it, :data:`~.source.Encoded`), the chunk's
+  warnings and the dialect's part.
 * The pass's process takes the chunks back in line order, joins each part into the source's
   dialect (:meth:`SplitDialect.join`, so what it keeps by line, for an index, is what it would
   have kept converting them itself), says each warning when its line's turn comes, and hands
-  ``(record, encoded line)`` on to the collector, which fills the files, makes them durable and
+  each record on to the collector, which fills the files, makes them durable and
   moves the cursor exactly as for lines it converted (:func:`~.append._land_windows`).
 * A line longer than a chunk is converted in the pass's process at its turn, with the source's
   dialect: no process holds it more often than one process landing alone would.
@@ -47,10 +47,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from asz_core.collect.lines import LineReader, TooLong, whole_lines
-from asz_core.collect.source import LineDialect, SourceLine, converted_lines
+from asz_core.collect.source import Encoded, LineDialect, SourceLine, converted_lines
 from asz_core.context import AdapterContext
 from asz_core.forking import explicit_workers, follow_the_pass
-from asz_core.sessiondata.model import Record
+from asz_core.sessiondata.fields import RecordFields
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -82,7 +82,7 @@ class SplitDialect(Protocol):
     name: str
     reads_non_json: bool
 
-    def convert(self, line: SourceLine) -> Record: ...
+    def convert(self, line: SourceLine) -> RecordFields: ...
 
     def split(self) -> SplitDialect:
         """A dialect for some of this source's lines: as this one was made, keeping nothing of
@@ -120,10 +120,6 @@ def split_workers(ctx: AdapterContext, dialect: LineDialect, new_bytes: int) -> 
 
 #: a line without its newline, or a line too long to read, as the reader hands them out
 _Line = bytes | TooLong
-#: ``(record, its encoded line)``, as the collector fills files with them
-_Item = tuple[Record, bytes]
-#: what the file writer reads of a record converted in a worker: ``(off, bytes, id, time)``
-_Meta = tuple[int, int, str | None, str | None]
 
 
 @dataclass(slots=True)
@@ -158,16 +154,14 @@ class _Chunk:
 class _Converted:
     """A chunk as a worker sends it back (:func:`_convert_chunk`)."""
 
-    encoded: list[bytes]
-    metas: list[_Meta]
-    whole: dict[int, Record]  #: by index in the chunk: a record a file's size may reduce
+    encoded: list[Encoded]
     warnings: list[tuple[int, str]]  #: ``(index in the chunk, warning)``
     part: SplitDialect
 
 
 def _converted(dialect: LineDialect, chunk: _Chunk, path: Path, limit: int,
-               read_limit: int) -> Iterator[tuple[Record, bytes, str | None]]:
-    """``(record, encoded line, warning or None)`` of each line of ``chunk``, converted as the
+               read_limit: int) -> Iterator[tuple[Encoded, str | None]]:
+    """Each line of ``chunk`` as it lands, with its warning or ``None``, converted as the
     collector converts lines in its own process (:func:`~.source.converted_lines`); each line
     is let go of as it is taken."""
     return converted_lines(_numbered(chunk), dialect, path, limit, read_limit)
@@ -183,37 +177,26 @@ def _numbered(chunk: _Chunk) -> Iterator[tuple[_Line, int, int]]:
         ordinal += 1
 
 
-def _convert_chunk(dialect: SplitDialect, chunk: _Chunk, path: Path, limit: int, read_limit: int,
-                   whole_above: int) -> _Converted:
+def _convert_chunk(dialect: SplitDialect, chunk: _Chunk, path: Path, limit: int, read_limit: int) -> _Converted:
     """In a worker: ``chunk`` converted with a part of ``dialect`` of its own."""
     part = dialect.split()
-    done = _Converted([], [], {}, [], part)
-    for index, (record, encoded, warning) in enumerate(_converted(part, chunk, path, limit, read_limit)):
+    done = _Converted([], [], part)
+    for index, (encoded, warning) in enumerate(_converted(part, chunk, path, limit, read_limit)):
         done.encoded.append(encoded)
-        done.metas.append((record.off, record.bytes, record.id, record.time))
-        if len(encoded) > whole_above:
-            done.whole[index] = record
         if warning is not None:
             done.warnings.append((index, warning))
     return done
 
 
-def _stand_in(ordinal: int, meta: _Meta) -> Record:
-    """A record converted in a worker, as far as the collector reads it once it is encoded: its
-    place and size for the file's summary, its time for the file's span, its id for the cursor."""
-    off, size, record_id, time = meta
-    return Record(ord=ordinal, off=off, bytes=size, id=record_id, time=time)
-
-
-def _serve(inbox: Connection, conn: Connection, dialect: SplitDialect, path: Path, limit: int, read_limit: int,
-           whole_above: int) -> None:
+def _serve(inbox: Connection, conn: Connection, dialect: SplitDialect, path: Path, limit: int,
+           read_limit: int) -> None:
     """A worker process: convert each chunk of its inbox and send it back, in the order received;
     ``None`` ends it. A failure is sent back as its text: the pass fails the source with it."""
     follow_the_pass()
     try:
         while (chunk := inbox.recv()) is not None:
             try:
-                done: _Converted | str = _convert_chunk(dialect, chunk, path, limit, read_limit, whole_above)
+                done: _Converted | str = _convert_chunk(dialect, chunk, path, limit, read_limit)
             except Exception as exc:  # noqa: BLE001 - the pass fails the source with it
                 done = f"{type(exc).__name__}: {exc}"
             del chunk
@@ -240,14 +223,13 @@ class _Worker:
     never while the worker waits for the pass to read.
     """
 
-    def __init__(self, context: Any, dialect: SplitDialect, path: Path, limit: int, read_limit: int,
-                 whole_above: int) -> None:
+    def __init__(self, context: Any, dialect: SplitDialect, path: Path, limit: int, read_limit: int) -> None:
         theirs, self.outbox = context.Pipe(duplex=False)
         self.conn, mine = context.Pipe(duplex=False)
         _widen(self.outbox)
         _widen(self.conn)
         self.process = context.Process(target=_serve, daemon=True,
-                                       args=(theirs, mine, dialect, path, limit, read_limit, whole_above))
+                                       args=(theirs, mine, dialect, path, limit, read_limit))
         self.process.start()
         theirs.close()
         mine.close()
@@ -330,20 +312,15 @@ def _chunks(reader: LineReader, ordinal: int) -> Iterator[_Chunk]:
 
 
 def split_records(reader: LineReader, offset: int, ordinal: int, dialect: SplitDialect, path: Path, limit: int,
-                  warn: Callable[[str], None], workers: int, whole_above: int) -> Iterator[_Item]:
-    """``(record, encoded line)`` for each complete line the reader hands out from ``offset``
-    (line ``ordinal + 1``), in order, converted in ``workers`` forked processes (see the
-    module's rules).
-
-    ``whole_above``: a record whose encoded line is longer than this comes back whole (a file's
-    size may reduce it); others come back as what the file writer reads of them (:func:`_stand_in`).
-    """
+                  warn: Callable[[str], None], workers: int) -> Iterator[Encoded]:
+    """Each complete line the reader hands out from ``offset`` (line ``ordinal + 1``) as it
+    lands, in order, converted in ``workers`` forked processes (see the module's rules)."""
     import multiprocessing
 
     reader.hold(offset)
     context = multiprocessing.get_context("fork")
     read_limit = reader.read_limit
-    started = [_Worker(context, dialect, path, limit, read_limit, whole_above) for _ in range(workers)]
+    started = [_Worker(context, dialect, path, limit, read_limit) for _ in range(workers)]
     out: deque[tuple[_Chunk, _Worker | None]] = deque()  #: read, in line order, not yet handed on
     chunks = _chunks(reader, ordinal)
     turn = 0
@@ -371,22 +348,20 @@ def split_records(reader: LineReader, offset: int, ordinal: int, dialect: SplitD
             # of it must not drop what a tail digest there needs
             reader.hold(chunk.start)
             if owner is None:  # one long line, converted here at its turn
-                for record, encoded, said in _converted(dialect, chunk, path, limit, read_limit):
+                for encoded, said in _converted(dialect, chunk, path, limit, read_limit):
                     if said is not None:
                         warn(said)
-                    yield record, encoded
+                    yield encoded
                 continue
             done = owner.receive()
             dialect.join(done.part)
             warnings = iter(done.warnings)
             warning = next(warnings, None)
-            whole = done.whole
-            first = chunk.first
-            for index, (encoded, meta) in enumerate(zip(done.encoded, done.metas, strict=True)):
+            for index, encoded in enumerate(done.encoded):
                 while warning is not None and warning[0] == index:
                     warn(warning[1])
                     warning = next(warnings, None)
-                yield whole[index] if index in whole else _stand_in(first + index, meta), encoded
+                yield encoded
         finished = True
     finally:
         for worker in started:

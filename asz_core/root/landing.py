@@ -20,7 +20,7 @@ from pathlib import Path
 from asz_core.root import confined, faults
 from asz_core.root.durable import install_noreplace, make_dirs, temp_name
 from asz_core.root.layout import file_name
-from asz_core.sessiondata.model import Header, Record
+from asz_core.sessiondata.model import Header
 from asz_core.sessiondata.writer import FileSummary, SessionDataWriter
 
 __all__ = ["LANDED_FILE", "LandedFile", "LandingFile"]
@@ -123,9 +123,11 @@ class LandingFile:
             self.abort()
             raise
 
-    def write(self, record: Record, line: bytes | None = None) -> None:
+    def write(self, line: bytes, ord: int, off: int, bytes: int, time: str | None) -> None:
+        """Write one record: its encoded line and what the file's summary and span read of it
+        (:meth:`~asz_core.sessiondata.writer.SessionDataWriter.write`)."""
         faults.checkpoint("temp-write")
-        self.writer.write(record, line)
+        self.writer.write(line, ord, off, bytes, time)
 
     def commit(self) -> LandedFile:
         """Close, make durable and read-only, install under the final name (not yet fsynced

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from asz_core.sessiondata import Header, Record, SessionDataWriter, parse_instant
 from asz_core.sessiondata.times import same_sort, sorts_after, sorts_as_instant
+from asz_core.sessiondata.writer import record_line
 from tests.helpers import examples
 
 _DAYS = st.sampled_from(["2026-01-01", "2026-01-02", "2025-12-31", "2024-02-29", "2026-02-30", "2026-13-01"])
@@ -50,7 +51,7 @@ def test_first_and_last_times_are_the_instants_extremes(texts: list[str], ordere
     writer = SessionDataWriter(io.BytesIO(), Header(kind="transcript", session="s", src="x", dialect="d/1",
                                                     adapter="a"))
     for n, text in enumerate(texts, start=1):
-        writer.write(Record(ord=n, time=text))
+        writer.write(*record_line(Record(ord=n, time=text)))
     summary = writer.close()
     assert (summary.from_time, summary.through_time) == _expected(texts)
 
