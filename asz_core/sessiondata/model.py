@@ -115,8 +115,10 @@ class Dropped:
 class Part:
     """One piece of a record's content: a message, a thought, a call, its result, ...
 
-    Build parts with the class methods (:meth:`text_part`, :meth:`call`, :meth:`unknown`, ...),
-    which fill ``bytes`` with the size of the original as the spec requires.
+    What a reader hands out. A dialect makes its parts with the part functions of
+    :mod:`~asz_core.sessiondata.fields`; the class methods (:meth:`text_part`, :meth:`call`,
+    :meth:`unknown`, ...) make the same part as a :class:`Part`, for a record built as a
+    :class:`Record` (a provider body's, a scenario's), by the same rules.
     """
 
     k: str
@@ -134,50 +136,54 @@ class Part:
     encoding: str | None = None
     sha256: str | None = None
 
-    # -- building --------------------------------------------------------------------------
+    # -- building: the part functions' rules (:mod:`.fields`), for a record made as a Record
 
     @classmethod
     def text_part(cls, text: str) -> Part:
-        return cls("text", text=text, bytes=utf8_len(text))
+        from asz_core.sessiondata.fields import text_part  # it imports this module
+
+        return cls(**text_part(text))
 
     @classmethod
     def reasoning(cls, text: str | None, state: str = "available", bytes: int | None = None) -> Part:
         """A thought. ``state`` says ``unavailable`` when the runtime kept none, ``redacted``
         when it hid it; ``bytes`` then says how large the original was, when known."""
-        size = bytes if bytes is not None else (utf8_len(text) if text else 0)
-        return cls("reasoning", text=text or None, state=state, bytes=size)
+        from asz_core.sessiondata.fields import reasoning_part  # it imports this module
+
+        return cls(**reasoning_part(text, state, bytes))
 
     @classmethod
     def call(cls, id: str | None, name: str | None, data: RawJSON | None) -> Part:
-        part = cls("call", id=id, name=name, data=data, bytes=len(data) if data else 0)
-        if name:
-            part.server, part.server_tool = split_mcp_name(name)
-        return part
+        from asz_core.sessiondata.fields import call_part  # it imports this module
+
+        return cls(**call_part(id, name, data))
 
     @classmethod
     def result(cls, of: str | None, text: str | None = None, data: RawJSON | None = None,
                failed: bool | None = None) -> Part:
-        size = (utf8_len(text) if text else 0) + (len(data) if data else 0)
-        return cls("result", of=of, text=text, data=data, failed=failed, bytes=size)
+        from asz_core.sessiondata.fields import result_part  # it imports this module
+
+        return cls(**result_part(of, text, data, failed))
 
     @classmethod
     def media_part(cls, media_type: str | None, base64_text: str) -> Part:
-        return cls("media", media=media_type, data=raw_json_marshal(base64_text), bytes=len(base64_text))
+        from asz_core.sessiondata.fields import media_part  # it imports this module
+
+        return cls(**media_part(media_type, raw_json_marshal(base64_text), len(base64_text)))
 
     @classmethod
     def data_part(cls, data: RawJSON) -> Part:
-        return cls("data", data=data, bytes=len(data))
+        from asz_core.sessiondata.fields import data_part  # it imports this module
+
+        return cls(**data_part(data))
 
     @classmethod
     def unknown(cls, raw: builtins.bytes, reason: str) -> Part:
         """Bytes the dialect cannot describe, kept whole: one JSON string as ``json.Marshal``
         writes it, or their base64 (``encoding``) when they are not valid UTF-8."""
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return cls("unknown", text=reason, bytes=len(raw), encoding="base64",
-                       data=RawJSON(b'"%s"' % base64.b64encode(raw)))
-        return cls("unknown", text=reason, bytes=len(raw), data=raw_json_marshal(text))
+        from asz_core.sessiondata.fields import unknown_part  # it imports this module
+
+        return cls(**unknown_part(raw, reason))
 
     # -- reading ---------------------------------------------------------------------------
 
