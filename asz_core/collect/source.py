@@ -23,8 +23,8 @@ from asz_core.sessiondata.jsonbytes import JSONLine, NotJSON
 from asz_core.sessiondata.model import RawJSON
 from asz_core.sessiondata.writer import encode_fields
 
-__all__ = ["DialectUndeclared", "Encoded", "LineDialect", "SourceLine", "convert_encoded", "convert_line",
-           "converted_lines", "line_sha", "made_to_fit", "too_long_record"]
+__all__ = ["DialectUndeclared", "Encoded", "LineDialect", "NotARecordMapping", "SourceLine", "convert_encoded",
+           "convert_line", "converted_lines", "line_sha", "made_to_fit", "too_long_record"]
 
 #: A record as the collector lands it: its encoded line, what the file writer and the cursor read
 #: of it, and the record as the dialect made it when its line is so long that a file may not hold
@@ -143,10 +143,27 @@ class DialectUndeclared(TypeError):
 
 def convert_line(dialect: LineDialect, line: SourceLine) -> RecordFields:
     """``dialect``'s record for ``line``; a line that is not JSON is an unknown part unless the
-    dialect says it reads such lines (``reads_non_json``)."""
+    dialect says it reads such lines (``reads_non_json``). A dialect that returns anything but
+    the mapping :func:`~asz_core.sessiondata.fields.record` makes is refused by name
+    (:class:`NotARecordMapping`)."""
     if reads_non_json(dialect) or line.is_json:  # asked first: an undeclared dialect is refused at once
-        return dialect.convert(line)
+        fields = dialect.convert(line)
+        if type(fields) is not dict:
+            raise NotARecordMapping(dialect, fields)
+        return fields
     return line.unknown_record()
+
+
+class NotARecordMapping(TypeError):
+    """A dialect whose ``convert`` returned something else than a record made with
+    :func:`~asz_core.sessiondata.fields.record` (a ``Record``, written for an earlier asz)."""
+
+    def __init__(self, dialect: object, returned: object) -> None:
+        name = getattr(dialect, "name", None) or type(dialect).__name__
+        super().__init__(
+            f"dialect {name} returned a {type(returned).__name__} from convert(): make the record with "
+            f"asz_core.sessiondata.record(...) and its parts with the part functions (data_part, "
+            f"text_part, call_part, ...), which return the mapping that lands")
 
 
 def reads_non_json(dialect: LineDialect) -> bool:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from asz_core.collect import NOT_JSON, SourceLine, convert_line
-from asz_core.collect.source import DialectUndeclared
-from asz_core.sessiondata import RecordFields, data_part, record, unknown_part
+from asz_core.collect.source import DialectUndeclared, NotARecordMapping
+from asz_core.sessiondata import Record, RecordFields, data_part, record, unknown_part
 from asz_core.testing import as_record
 
 
@@ -55,3 +55,15 @@ def test_a_dialect_that_does_not_say_whether_it_reads_non_json_is_refused_with_a
         convert_line(_Undeclared(), SourceLine(b"12:00 started"))
     with pytest.raises(DialectUndeclared):  # refused on a JSON line as well: on the first one it meets
         convert_line(_Undeclared(), SourceLine(b'{"a":1}'))
+
+
+class _MadeForAnEarlierAsz(_JsonOnly):
+    """A dialect that still builds a ``Record`` object."""
+
+    def convert(self, line: SourceLine) -> RecordFields:
+        return Record(from_="runtime")  # type: ignore[return-value]
+
+
+def test_a_dialect_that_returns_a_record_object_is_refused_with_what_to_use_instead() -> None:
+    with pytest.raises(NotARecordMapping, match=r"test/1 returned a Record.*sessiondata\.record\(\.\.\.\)"):
+        convert_line(_MadeForAnEarlierAsz(), SourceLine(b'{"a":1}'))
