@@ -44,7 +44,7 @@ import os
 import sys
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -355,7 +355,7 @@ class SplitRecords:
     fills its files with them (:meth:`fill`); each chunk's warnings are said as its records
     are written."""
 
-    def __init__(self, chunks: Iterator[_Converted], warn: Callable[[str], None]) -> None:
+    def __init__(self, chunks: Generator[_Converted, None, None], warn: Callable[[str], None]) -> None:
         self._chunks = chunks
         self._warn = warn
         self._chunk: _Converted | None = None
@@ -430,9 +430,7 @@ class SplitRecords:
     def close(self) -> None:
         """End the workers, whether every record was written or not."""
         self._chunk = None
-        close = getattr(self._chunks, "close", None)
-        if close is not None:
-            close()
+        self._chunks.close()
 
 
 def split_records(reader: LineReader, offset: int, ordinal: int, dialect: SplitDialect, path: Path, limit: int,
@@ -449,7 +447,7 @@ def split_records(reader: LineReader, offset: int, ordinal: int, dialect: SplitD
 
 
 def _converted_chunks(reader: LineReader, offset: int, ordinal: int, dialect: SplitDialect, path: Path,
-                      limit: int, workers: int, whole_above: int) -> Iterator[_Converted]:
+                      limit: int, workers: int, whole_above: int) -> Generator[_Converted, None, None]:
     """The chunks of the reader's lines from ``offset`` converted, in line order (the workers
     started here, and ended when this ends)."""
     import multiprocessing
