@@ -75,8 +75,9 @@ def attachment_part(line: SourceLine, record: Fields, written: Any) -> PartField
     key = record.key("attachment")
     attachment = read(written, ATTACHMENT_TEXT)
     if attachment is not None and attachment.typed:
-        if attachment.text("text"):
-            return text_part(attachment.text("text"))
+        text = attachment.text("text")
+        if text:
+            return text_part(text)
         content = attachment.value("content")
         if isinstance(content, str) and content:
             return text_part(content)
