@@ -99,7 +99,7 @@ def test_records_written_a_run_at_a_time_make_the_file_written_one_at_a_time(
     one_sink, runs_sink = io.BytesIO(), io.BytesIO()
     one, runs = _writer(one_sink), _writer(runs_sink)
     for record, line in zip(records, lines, strict=True):
-        one.write(record, line)
+        one.write(line, record.ord, record.off, record.bytes, record.time)
     start = 0
     for cut in [*cuts, len(records)]:  # runs of the given sizes, the rest in one
         end = min(start + cut, len(records))
