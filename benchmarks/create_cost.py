@@ -72,13 +72,12 @@ def settle(probe_once: Callable[[], float], quiet_us: float, most_wait: float, i
 
 
 def describe(settlings: list[Settling], quiet_us: float) -> str:
-    """One line for the table's notes: the create cost each round started at, and any wait."""
-    costs = ", ".join(f"{s.cost:.0f}" for s in settlings)
-    waited = sum(s.waited for s in settlings)
+    """One line for the table's notes: the create cost each round started at, and any wait
+    (the first probe, the last, and the seconds between)."""
+    costs = ", ".join(f"{s.probes[0]:.0f} → {s.cost:.0f} in {s.waited:.0f} s" if s.waited else f"{s.cost:.0f}"
+                      for s in settlings)
     loud = sum(not s.quiet for s in settlings)
     line = f"a create's CPU before each round {costs} µs (quiet ≤ {quiet_us:.0f})"
-    if waited:
-        line += f", after waiting {waited:.0f} s for it"
     if loud:
         line += f"; {loud} round(s) NOT quiet when the wait ran out"
     return line

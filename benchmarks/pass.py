@@ -680,7 +680,6 @@ def issue_table(work: Path, scratch: Path, repeat: int, workers: int, with_strac
             [partial(floor_child, ranges, scratch), partial(_landing, scratch, kind, "1", configs[1]),
              partial(_landing, scratch, kind, "w", configs[None])], repeat, quiet)
         floor_run, cold1, coldn = median(floors), median(one), median(many)
-        notes.append(f"{title}: {create_cost.describe(settlings, quiet.most_us)}")
         landed_summary = json.loads(cold1.out.splitlines()[0])
         sessions, files_landed = int(landed_summary["sessions"]), max(1, int(landed_summary["landed"]))
         counts = None
@@ -692,6 +691,10 @@ def issue_table(work: Path, scratch: Path, repeat: int, workers: int, with_strac
         # CPU time is what a loaded machine leaves steady; the wall with workers is what they buy
         share1 = per_round_ratio([r.cpu for r in floors], [r.cpu for r in one])
         sharen_wall = per_round_ratio([r.wall for r in floors], [r.wall for r in many])
+        each_one = ", ".join(f"{f.cpu / o.cpu:.1%}" for f, o in zip(floors, one, strict=True))
+        each_many = ", ".join(f"{f.wall / m.wall:.1%}" for f, m in zip(floors, many, strict=True))
+        notes.append(f"{title}: each round's % of the floor, 1 process {each_one}; workers (wall) {each_many}; "
+                     f"{create_cost.describe(settlings, quiet.most_us)}")
         rows.append((title, f"{sessions:,}", f"{size / MB:.1f}",
                      f"{floor_run.cpu:.2f} / {floor_run.wall:.2f}",
                      f"{cold1.cpu:.2f} / {cold1.wall:.2f}", f"{share1:.1%}",

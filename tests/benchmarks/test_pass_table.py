@@ -88,7 +88,7 @@ def test_the_wait_is_bounded_and_a_round_that_starts_loud_says_so() -> None:
     settled = create_cost.settle(lambda: 600.0, quiet_us=100, most_wait=10, interval=3, sleep=slept.append)
     assert slept == [3, 3, 3] and len(settled.probes) == 4 and not settled.quiet
     line = create_cost.describe([settled, create_cost.Settling((30.0,), 0.0, True)], 100)
-    assert "600, 30 µs" in line and "waiting 9 s" in line and "1 round(s) NOT quiet" in line
+    assert "600 → 600 in 9 s, 30 µs" in line and "1 round(s) NOT quiet" in line
 
 
 def test_a_probe_times_its_creates_and_deletes_nothing(tmp_path: Path) -> None:
