@@ -46,6 +46,7 @@ __all__ = ["Entry", "LinkRefused", "RootRefused", "check_owner", "dir_descriptor
            "know", "known", "listdir", "mkdir", "open_dir", "open_path", "release_held", "rename",
            "rename_noreplace_at", "scandir", "unlink"]
 
+_SEP = os.sep
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -147,10 +148,10 @@ def split(text: str) -> tuple[str, str]:
     """``os.path.split(text)``: with one ``rpartition`` for the paths a pass names (absolute,
     no doubled separator), which it splits several times a session; any other path as
     ``os.path.split`` splits it."""
-    head, _, tail = text.rpartition(os.sep)
-    if not head or head.endswith(os.sep):
-        return os.path.split(text)
-    return head, tail
+    head, _, tail = text.rpartition(_SEP)
+    if head and head[-1] != _SEP:
+        return head, tail
+    return os.path.split(text)
 
 
 def open_path(path: str | Path, flags: int, mode: int = 0o600) -> int:
@@ -341,7 +342,7 @@ def dir_descriptor(directory: str | Path) -> tuple[int, bool]:
     held = _held.get(key)
     if held is not None:
         return held, False
-    root = _roots.get(os.path.join(key, ""))
+    root = _roots.get(key if key.endswith(os.sep) else key + os.sep)  # as :func:`enter` keys it
     if root is not None:
         return root, False
     return open_dir(key), True
@@ -442,7 +443,8 @@ def rename(source: str | Path, target: str | Path, *, replace: bool) -> None:
     """Rename within one directory; ``replace=False`` never replaces (``FileExistsError``)."""
     text = source if type(source) is str else os.fspath(source)
     new = split(target if type(target) is str else os.fspath(target))[1]
-    fd, old, owned = _parent(text)
+    directory, old = split(text)
+    fd, owned = dir_descriptor(directory)
     try:
         if replace:
             os.replace(old, new, src_dir_fd=fd, dst_dir_fd=fd)
@@ -453,7 +455,7 @@ def rename(source: str | Path, target: str | Path, *, replace: bool) -> None:
             os.close(fd)
     if _known:
         _note(text, made=False, is_dir=False)
-        _note(os.path.join(split(text)[0], new), made=True, is_dir=False)
+        _note(os.path.join(directory, new), made=True, is_dir=False)
 
 
 _UNLOADED: Any = object()
