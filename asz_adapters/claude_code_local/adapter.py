@@ -31,11 +31,13 @@ from asz_adapters.claude_code_local.about import DIALECT
 from asz_adapters.claude_code_local.discover import (
     JOURNAL,
     TRANSCRIPT,
+    LoneTranscript,
     Projects,
     Refused,
     SessionSources,
     default_source_root,
     list_projects,
+    lone_transcript,
     session_sources,
 )
 from asz_adapters.claude_code_local.gone import Pruned, mark_gone, pruned_sessions
@@ -45,6 +47,7 @@ from asz_core.plugin import AdapterInfo, Found, SessionClaim, SettledBy
 if TYPE_CHECKING:
     from asz_core.context import AdapterContext
     from asz_core.glossary import Glossary
+    from asz_core.root.settled import SettledSessions
     from asz_core.root.storage import SessionHandle
 
 __all__ = ["VERSION"]
@@ -85,16 +88,25 @@ def asz_discover(ctx: AdapterContext) -> Iterable[Found]:
 
 def _discovered(ctx: AdapterContext, projects: Projects) -> Iterator[Found]:
     """One unit per session, each session's directories read only when the pass comes to it
-    (the pass lands a session before it asks for the next), then the files no session takes."""
+    (the pass lands a session before it asks for the next), then the files no session takes.
+    A lone transcript (:class:`~.discover.LoneTranscript`) is handed on as the listing found it:
+    its sources are built only if it is claimed and not settled."""
     for message in projects.errors:
         ctx.error(message)
     admits = ctx.session_filter.admits_slug
     for session in sorted(projects.places):
+        lone = lone_transcript(projects, session)
+        if lone is not None:
+            detail: dict[str, Any] = {"streams": 1, "runs": 0, "directory": lone.slug}
+            if not admits(lone.slug):
+                detail["excluded"] = True
+            yield Found(kind="session", key=session, session=session, sources=1, path=lone.location,
+                        detail=detail, payload=lone)
+            continue
         sources = session_sources(projects, session, ctx.root.path)
         if sources is None:
             continue
-        detail: dict[str, Any] = {"streams": sources.streams, "runs": sources.runs,
-                                  "directory": sources.directory}
+        detail = {"streams": sources.streams, "runs": sources.runs, "directory": sources.directory}
         if sources.copies:
             detail["copies"] = sources.copies
         if sources.refused:
@@ -122,14 +134,29 @@ def _count_refused(ctx: AdapterContext, refused: Refused) -> None:
 def asz_claim(ctx: AdapterContext, found: Iterable[Found]) -> Iterable[SessionClaim]:
     admits = ctx.session_filter.admits_slug
     discovered: set[str] = set()  # a session id each: what is not here was pruned
+    settled: SettledSessions | None = None
     for item in found:
         if item.session:
             discovered.add(item.session)
-        if isinstance(item.payload, Refused):
-            if admits(item.payload.directory):
-                _count_refused(ctx, item.payload)
+        payload = item.payload
+        if isinstance(payload, LoneTranscript):
+            if not admits(payload.slug):
+                ctx.counters.excluded += 1
+                continue
+            session = item.key
+            if not ctx.dry_run:
+                # settled and unchanged: counted from the listing and two stats, nothing built
+                settled = settled or ctx.settled
+                counted = settled.unchanged(session, [payload.location])
+                if counted is not None:
+                    yield SessionClaim(session, unchanged=counted)
+                    continue
+            item.payload = payload = payload.sources(session)
+        if isinstance(payload, Refused):
+            if admits(payload.directory):
+                _count_refused(ctx, payload)
             continue
-        sources: SessionSources = item.payload
+        sources: SessionSources = payload
         if sources.directory is None:  # nothing of it can be read: judge what was refused
             for refused in sources.refused:
                 if admits(refused.directory):

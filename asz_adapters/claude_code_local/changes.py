@@ -48,14 +48,16 @@ SCHEMA: Final = "changes/1"
 
 def changes_part(line: Fields, result: Fields, parts: list[Part], source: SourceFacts) -> Part | None:
     """The ``changes/1`` part for a line whose ``toolUseResult`` read whole, if it says one."""
+    # the result read whole: each string field holds a str or None (rule 2 before rule 1, since
+    # most results name no file)
+    get = result.values.get
+    path, before, after = get("filePath"), get("originalFile"), get("content")
+    if not path and get("notebook_path"):
+        path, before, after = get("notebook_path"), get("original_file"), get("updated_file")
+    if not path:
+        return None
     tool = next((part.of for part in parts if part.k == "result" and part.of), None)
     if tool is None:
-        return None
-    path, before, after = result.text("filePath"), result.value("originalFile"), result.value("content")
-    if not path and result.text("notebook_path"):
-        path, before = result.text("notebook_path"), result.value("original_file")
-        after = result.value("updated_file")
-    if not path:
         return None
     created = before is None
     before_side = None if before is None else _side(before)
@@ -113,9 +115,12 @@ def _file_change(path: str, created: bool, before_side: _Side | None, after_side
     diff = "available"
     if patch:
         for hunk in patch:
-            lines = hunk.value("lines")
-            hunks.append({"old_start": hunk.number("oldStart"), "old_lines": hunk.number("oldLines"),
-                          "new_start": hunk.number("newStart"), "new_lines": hunk.number("newLines"),
+            # the result read whole: each integer field holds an int or None, the lines a list
+            # of strings (or None) or None
+            get = hunk.values.get
+            lines = get("lines")
+            hunks.append({"old_start": get("oldStart") or 0, "old_lines": get("oldLines") or 0,
+                          "new_start": get("newStart") or 0, "new_lines": get("newLines") or 0,
                           "lines": None if lines is None else _go_lines(lines)})
             if lines:
                 texts = lines if None not in lines else [text or "" for text in lines]
@@ -144,8 +149,17 @@ def _go_lines(lines: list[str | None]) -> list[str]:
 def _relative(path: str, cwd: str) -> str:
     if not cwd:
         return path
+    if path.startswith(cwd) and path[len(cwd):len(cwd) + 1] == "/" and _clean(cwd) and _clean(path):
+        return path[len(cwd) + 1:]  # most edits: a file under the working directory
     rel = go_rel(cwd, path)
     return rel if rel is not None and not rel.startswith("..") else path
+
+
+def _clean(path: str) -> bool:
+    """Whether ``path`` is absolute and :func:`go_clean` leaves it as it is, judged by its text
+    (no empty, ``.`` or ``..`` name, no slash at its end); a name that starts with a dot is
+    taken as unclean, which only sends it the longer way."""
+    return path.startswith("/") and "//" not in path and "/." not in path and not path.endswith("/")
 
 
 def go_clean(path: str) -> str:

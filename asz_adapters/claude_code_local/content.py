@@ -68,8 +68,9 @@ def attachment_part(line: SourceLine, record: Fields, written: Any) -> Part:
     key = record.key("attachment")
     attachment = read(written, ATTACHMENT_TEXT)
     if attachment is not None and attachment.typed:
-        if attachment.text("text"):
-            return _text(attachment.text("text"))
+        text = attachment.text("text")
+        if text:
+            return _text(text)
         content = attachment.value("content")
         if isinstance(content, str) and content:
             return _text(content)

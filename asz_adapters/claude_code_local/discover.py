@@ -36,8 +36,10 @@ import os
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from operator import attrgetter
 from pathlib import Path
+from typing import NamedTuple
 
 from asz_adapters.claude_code_local.ids import RefusedId, agent_id, is_session_id, run_id, script_run_id
 from asz_core.root.cursors import AppendCursor
@@ -47,6 +49,7 @@ __all__ = [
     "AGENT_META",
     "JOURNAL",
     "MANIFEST",
+    "LoneTranscript",
     "SCRIPT",
     "TRANSCRIPT",
     "Projects",
@@ -56,6 +59,7 @@ __all__ = [
     "SourceFile",
     "default_source_root",
     "list_projects",
+    "lone_transcript",
     "scan",
     "session_sources",
 ]
@@ -288,9 +292,10 @@ class Projects:
     refused: list[Refused] = field(default_factory=list)   #: not placeable in any session
     errors: list[str] = field(default_factory=list)        #: directories that could not be listed
 
-    @property
-    def root_text(self) -> str:
-        return str(self.root)
+    @cached_property
+    def root_prefix(self) -> str:
+        """The root as text with one separator after it: what a name in it is joined to."""
+        return os.path.join(self.root, "")
 
 
 def list_projects(root: Path) -> Projects:
@@ -342,6 +347,31 @@ def _note(places: dict[str, list[tuple[str, bool, bool]]], session: str, slug: s
         held.append((slug, directory, transcript))
 
 
+class LoneTranscript(NamedTuple):
+    """A session that is a main transcript alone, in one project directory, and no more: most
+    sessions. Its sources follow from the listing alone (:meth:`sources`), so a pass that finds
+    it settled need not build them."""
+
+    root: Path       #: the source root
+    slug: str        #: the project directory
+    location: str    #: the transcript's path, joined as text
+
+    def sources(self, session: str) -> SessionSources:
+        """What :func:`session_sources` gives for it (what the rules give a lone transcript)."""
+        name = f"{session}.jsonl"
+        main = SourceFile(TRANSCRIPT, self.location, f"{self.slug}/{name}", self.slug, "main", None)
+        return SessionSources(session, self.root, directory=self.slug, files=[main], main=main)
+
+
+def lone_transcript(projects: Projects, session: str) -> LoneTranscript | None:
+    """``session`` as a :class:`LoneTranscript`, when the listing found it as one."""
+    places = projects.places.get(session, ())
+    if len(places) == 1 and places[0][2] and not places[0][1]:
+        slug = places[0][0]  # the path joined as text: a Path object per session is felt in a no-op pass
+        return LoneTranscript(projects.root, slug, f"{projects.root_prefix}{slug}/{session}.jsonl")
+    return None
+
+
 def session_sources(projects: Projects, session: str, landed_root: Path | None = None) -> SessionSources | None:
     """Read the directories of one session ``list_projects`` found and group its files; ``None``
     when they hold nothing named like a source.
@@ -349,16 +379,11 @@ def session_sources(projects: Projects, session: str, landed_root: Path | None =
     ``landed_root`` is the storage root: when a session's main transcript has several copies, or
     none is left, the one its landed cursor names decides the primary directory.
     """
+    lone = lone_transcript(projects, session)
+    if lone is not None:
+        return lone.sources(session)
     root = projects.root
     places = projects.places.get(session, ())
-    if len(places) == 1 and places[0][2] and not places[0][1]:
-        # most sessions: a main transcript alone, in one directory (what the rules below give),
-        # its path joined as text: a Path object for each session is felt in a no-op pass
-        slug = places[0][0]
-        name = f"{session}.jsonl"
-        main = SourceFile(TRANSCRIPT, os.path.join(projects.root_text, slug, name), f"{slug}/{name}", slug,
-                          "main", None)
-        return SessionSources(session, root, directory=slug, files=[main], main=main)
     col = _Collector()
     for slug, directory, transcript in places:
         project = root / slug

@@ -126,19 +126,21 @@ class Seen:
         if not words or words[0].startswith("#"):
             return None
         entry = cls(words[0])
-        types = {f.name: f.type for f in fields(cls)}
         for word in words[1:]:
             key, _, value = word.partition("=")
-            if key not in types or key == "name":
+            integer = _LINE_TYPES.get(key)
+            if integer is None:
                 continue  # a later version's key
             try:
-                setattr(entry, key, int(value) if types[key] in ("int", int) else value)
+                setattr(entry, key, int(value) if integer else value)
             except ValueError:
                 return None
         return entry if entry.state in STATES else None
 
 
 _LINE_FIELDS = tuple(f.name for f in fields(Seen) if f.name != "name")
+#: whether each field a line may hold is an integer (looked up once, not per line read)
+_LINE_TYPES = {f.name: f.type in ("int", int) for f in fields(Seen) if f.name != "name"}
 
 
 class SeenTable:

@@ -37,7 +37,7 @@ import orjson
 from asz_core.collect.lines import READ_LIMIT, TAIL_BYTES, LineReader
 from asz_core.collect.saving import save_state, stat_source
 from asz_core.collect.source import LineDialect, converted_lines, line_sha
-from asz_core.collect.split import SplitDialect, split_records, split_workers
+from asz_core.collect.split import SplitDialect, SplitRecords, split_records, split_workers
 from asz_core.collect.versions import current_place, stream_of
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, AppendCursor
@@ -257,32 +257,42 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSou
     reader = LineReader(fd, cursor.offset, before, read_limit=max(READ_LIMIT, limit), size=size)
     del before
     workers = split_workers(ctx, source.dialect, size - cursor.offset)
+    split: SplitRecords | None = None
     if workers and isinstance(source.dialect, SplitDialect):  # much to land: converted in workers
         header = source.header(ctx.adapter_id)
         header.session = session.id
         whole_above = limit - CLOSING_ROOM - HEADER_ROOM - len(orjson.dumps(header.to_json()))
-        lines = split_records(reader, cursor.offset, cursor.ord, source.dialect, source.path, limit, ctx.warn,
+        split = split_records(reader, cursor.offset, cursor.ord, source.dialect, source.path, limit, ctx.warn,
                               workers, whole_above)
+        lines: Iterator[_Item] = iter(())
     else:
         lines = _records(reader, cursor.ord, source.dialect, source.path, limit, ctx.warn)
     pending = next(lines, None)
     windows = 0
-    while pending is not None:
-        if windows == MAX_WINDOWS:
-            ctx.counters.pending += 1
-            break
-        landing = session.begin(source.subdir, source.header(ctx.adapter_id))
-        try:
-            pending, last_id = _fill(landing, pending, lines, limit)
-            landed = session.commit(landing)
-        except BaseException:
-            landing.abort()
-            raise
-        windows += 1
-        cursor.offset = landed.summary.last_off + landed.summary.last_bytes + 1
-        cursor.ord = landed.summary.last_ord
-        cursor.last_seq = landed.seq
-        cursor.last_uuid = last_id
+    try:
+        while pending is not None or (split is not None and split.more):
+            if windows == MAX_WINDOWS:
+                ctx.counters.pending += 1
+                break
+            landing = session.begin(source.subdir, source.header(ctx.adapter_id))
+            try:
+                if split is not None:  # a chunk's records that fit at a time
+                    last_id = split.fill(landing, limit - landing.writer.size - CLOSING_ROOM)
+                else:
+                    assert pending is not None
+                    pending, last_id = _fill(landing, pending, lines, limit)
+                landed = session.commit(landing)
+            except BaseException:
+                landing.abort()
+                raise
+            windows += 1
+            cursor.offset = landed.summary.last_off + landed.summary.last_bytes + 1
+            cursor.ord = landed.summary.last_ord
+            cursor.last_seq = landed.seq
+            cursor.last_uuid = last_id
+    finally:
+        if split is not None:
+            split.close()  # its workers end now, not when it is collected
     if reader.waiting > reader.read_limit:
         # A last line with no newline yet is a write in progress; one this long is more likely
         # a writer that died, and it is looked through (never held) on every pass until it ends.

@@ -11,14 +11,16 @@ lands, byte for byte, and every guarantee about a crash stay those of one proces
 * Each chunk goes, in turn, to one of the worker processes forked for the source, which hold the
   source's dialect as the source made it (inherited, never pickled). A worker converts and
   encodes each line as the pass's process would (:func:`~.source.converted_lines`), with a
-  part of the dialect of its own
-  (:meth:`SplitDialect.split`), and sends back the encoded lines, what the file writer reads of
-  each record (:func:`_stand_in`; a record whole where a file's size may have to reduce it),
-  the chunk's warnings and the dialect's part.
+  part of the dialect of its own (:meth:`SplitDialect.split`), and sends back the encoded lines
+  joined, where each ends, what the file writer reads of each record (its place, size, id and
+  time, and which times sort after the one before: :func:`~asz_core.sessiondata.writer.times_following`;
+  a record whole where a file's size may have to reduce it), the chunk's warnings and the
+  dialect's part.
 * The pass's process takes the chunks back in line order, joins each part into the source's
   dialect (:meth:`SplitDialect.join`, so what it keeps by line, for an index, is what it would
-  have kept converting them itself), says each warning when its line's turn comes, and hands
-  ``(record, encoded line)`` on to the collector, which fills the files, makes them durable and
+  have kept converting them itself) and fills the files as the collector does for lines it
+  converted, a chunk's records that fit in a file in one write (:meth:`SplitRecords.fill`),
+  saying each warning as its record is written; the collector makes the files durable and
   moves the cursor exactly as for lines it converted (:func:`~.append._land_windows`).
 * A line longer than a chunk is converted in the pass's process at its turn, with the source's
   dialect: no process holds it more often than one process landing alone would.
@@ -40,8 +42,9 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from bisect import bisect_right
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -51,12 +54,16 @@ from asz_core.collect.source import LineDialect, SourceLine, converted_lines
 from asz_core.context import AdapterContext
 from asz_core.forking import explicit_workers, follow_the_pass
 from asz_core.sessiondata.model import Record
+from asz_core.sessiondata.reduce import reduce_to_fit
+from asz_core.sessiondata.writer import times_following
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
+    from asz_core.root.landing import LandingFile
+
 __all__ = ["CHUNKS_AHEAD", "CHUNK_BYTES", "SPLIT_FROM_BYTES", "ConversionFailed", "SplitDialect",
-           "split_records", "split_workers"]
+           "SplitRecords", "split_records", "split_workers"]
 
 #: A source splits once it has at least this many new bytes to land (``collector.split_from_bytes``
 #: sets another; 0: never). Below it, starting the workers costs more than they save
@@ -120,10 +127,6 @@ def split_workers(ctx: AdapterContext, dialect: LineDialect, new_bytes: int) -> 
 
 #: a line without its newline, or a line too long to read, as the reader hands them out
 _Line = bytes | TooLong
-#: ``(record, its encoded line)``, as the collector fills files with them
-_Item = tuple[Record, bytes]
-#: what the file writer reads of a record converted in a worker: ``(off, bytes, id, time)``
-_Meta = tuple[int, int, str | None, str | None]
 
 
 @dataclass(slots=True)
@@ -156,21 +159,52 @@ class _Chunk:
 
 @dataclass(slots=True)
 class _Converted:
-    """A chunk as a worker sends it back (:func:`_convert_chunk`)."""
+    """A chunk's records, converted and encoded (:func:`_convert_chunk`), as the file writer
+    takes them a run at a time (:meth:`~asz_core.sessiondata.writer.SessionDataWriter.write_lines`):
+    their lines joined, where each ends, and what the writer reads of each record. Record ``i``
+    of it is line number ``first + i``."""
 
-    encoded: list[bytes]
-    metas: list[_Meta]
+    first: int
+    lines: bytes  #: the encoded lines joined by newlines
+    ends: list[int]  #: where each record's line ends in ``lines``, past its newline (the last's added)
+    offs: list[int]
+    sizes: list[int]  #: each record's ``bytes``
+    ids: list[str | None]
+    times: list[str | None]
+    follows: bytes  #: :func:`~asz_core.sessiondata.writer.times_following` of ``times``
     whole: dict[int, Record]  #: by index in the chunk: a record a file's size may reduce
     warnings: list[tuple[int, str]]  #: ``(index in the chunk, warning)``
-    part: SplitDialect
+    part: SplitDialect | None  #: the dialect's part that converted them (none in the pass's process)
 
 
-def _converted(dialect: LineDialect, chunk: _Chunk, path: Path, limit: int,
-               read_limit: int) -> Iterator[tuple[Record, bytes, str | None]]:
-    """``(record, encoded line, warning or None)`` of each line of ``chunk``, converted as the
-    collector converts lines in its own process (:func:`~.source.converted_lines`); each line
-    is let go of as it is taken."""
-    return converted_lines(_numbered(chunk), dialect, path, limit, read_limit)
+def _gather(dialect: LineDialect, chunk: _Chunk, path: Path, limit: int, read_limit: int,
+            whole_above: int) -> _Converted:
+    """``chunk``'s lines converted in ``dialect`` as the collector converts lines in its own
+    process (:func:`~.source.converted_lines`), each let go of as it is taken."""
+    encoded: list[bytes] = []
+    ends: list[int] = []
+    offs: list[int] = []
+    sizes: list[int] = []
+    ids: list[str | None] = []
+    times: list[str | None] = []
+    whole: dict[int, Record] = {}
+    warnings: list[tuple[int, str]] = []
+    end = 0
+    converted = converted_lines(_numbered(chunk), dialect, path, limit, read_limit)
+    for index, (record, line, warning) in enumerate(converted):
+        encoded.append(line)
+        end += len(line) + 1
+        ends.append(end)
+        offs.append(record.off)
+        sizes.append(record.bytes)
+        ids.append(record.id)
+        times.append(record.time)
+        if len(line) > whole_above:
+            whole[index] = record
+        if warning is not None:
+            warnings.append((index, warning))
+    return _Converted(chunk.first, b"\n".join(encoded), ends, offs, sizes, ids, times, times_following(times),
+                      whole, warnings, None)
 
 
 def _numbered(chunk: _Chunk) -> Iterator[tuple[_Line, int, int]]:
@@ -187,22 +221,9 @@ def _convert_chunk(dialect: SplitDialect, chunk: _Chunk, path: Path, limit: int,
                    whole_above: int) -> _Converted:
     """In a worker: ``chunk`` converted with a part of ``dialect`` of its own."""
     part = dialect.split()
-    done = _Converted([], [], {}, [], part)
-    for index, (record, encoded, warning) in enumerate(_converted(part, chunk, path, limit, read_limit)):
-        done.encoded.append(encoded)
-        done.metas.append((record.off, record.bytes, record.id, record.time))
-        if len(encoded) > whole_above:
-            done.whole[index] = record
-        if warning is not None:
-            done.warnings.append((index, warning))
+    done = _gather(part, chunk, path, limit, read_limit, whole_above)
+    done.part = part
     return done
-
-
-def _stand_in(ordinal: int, meta: _Meta) -> Record:
-    """A record converted in a worker, as far as the collector reads it once it is encoded: its
-    place and size for the file's summary, its time for the file's span, its id for the cursor."""
-    off, size, record_id, time = meta
-    return Record(ord=ordinal, off=off, bytes=size, id=record_id, time=time)
 
 
 def _serve(inbox: Connection, conn: Connection, dialect: SplitDialect, path: Path, limit: int, read_limit: int,
@@ -329,15 +350,106 @@ def _chunks(reader: LineReader, ordinal: int) -> Iterator[_Chunk]:
         yield _Chunk(first, start, runs)
 
 
+class SplitRecords:
+    """A split source's records in line order, a converted chunk at a time, as the collector
+    fills its files with them (:meth:`fill`); each chunk's warnings are said as its records
+    are written."""
+
+    def __init__(self, chunks: Generator[_Converted, None, None], warn: Callable[[str], None]) -> None:
+        self._chunks = chunks
+        self._warn = warn
+        self._chunk: _Converted | None = None
+        self._at = 0  #: the chunk's next record to write
+        self._said = 0  #: the chunk's warnings said
+        self._next_chunk()
+
+    @property
+    def more(self) -> bool:
+        """Whether a record is left to write."""
+        return self._chunk is not None
+
+    def fill(self, landing: LandingFile, room: int) -> str:
+        """Write records into ``landing`` until the next would take more than ``room`` bytes
+        (each with its newline), as the collector does a record at a time: a record too large
+        for the file it starts lands alone in it, reduced to fit. The records of a chunk that
+        fit go in one :meth:`~asz_core.root.landing.LandingFile.write_lines`, the records that
+        fit found from where their lines end. Returns the id of the last record written."""
+        chunk, at = self._chunk, self._at
+        assert chunk is not None
+        last_id: str | None = None
+        ends = chunk.ends
+        base = ends[at - 1] if at else 0
+        if ends[at] - base > room:
+            record, line = reduce_to_fit(chunk.whole[at], room - 1, chunk.lines[base:ends[at] - 1])
+            self._say(chunk, at + 1)
+            landing.write_lines(line, 1, record.ord, record.off, record.bytes, (record.time,), b"\0")
+            self._move_to(chunk, at + 1)
+            return record.id or ""
+        while True:
+            end = bisect_right(ends, base + room, at)
+            if end == at:  # a chunk after the first, whose first record does not fit
+                return last_id or ""
+            self._say(chunk, end)
+            last = end - 1
+            stop = ends[last]
+            lines = chunk.lines
+            if base or stop - 1 < len(lines):
+                lines = lines[base:stop - 1]
+            landing.write_lines(lines, end - at, chunk.first + last, chunk.offs[last], chunk.sizes[last],
+                                chunk.times[at:end], chunk.follows[at:end])
+            last_id = chunk.ids[last]
+            room -= stop - base
+            if not self._move_to(chunk, end):
+                return last_id or ""
+            chunk, at, base = self._chunk, 0, 0
+            if chunk is None:
+                return last_id or ""
+            ends = chunk.ends
+
+    def _move_to(self, chunk: _Converted, at: int) -> bool:
+        """Make record ``at`` of ``chunk`` the next to write; True if that is the next chunk's first."""
+        if at < len(chunk.ends):
+            self._at = at
+            return False
+        self._next_chunk()
+        return True
+
+    def _next_chunk(self) -> None:
+        self._at = self._said = 0
+        self._chunk = next(self._chunks, None)
+        while self._chunk is not None and not self._chunk.ends:  # no lines: nothing to write
+            self._chunk = next(self._chunks, None)
+
+    def _say(self, chunk: _Converted, end: int) -> None:
+        """Say the warnings of ``chunk``'s records before ``end`` not yet said."""
+        warnings = chunk.warnings
+        while self._said < len(warnings) and warnings[self._said][0] < end:
+            self._warn(warnings[self._said][1])
+            self._said += 1
+
+    def close(self) -> None:
+        """End the workers, whether every record was written or not."""
+        self._chunk = None
+        self._chunks.close()
+
+
 def split_records(reader: LineReader, offset: int, ordinal: int, dialect: SplitDialect, path: Path, limit: int,
-                  warn: Callable[[str], None], workers: int, whole_above: int) -> Iterator[_Item]:
-    """``(record, encoded line)`` for each complete line the reader hands out from ``offset``
-    (line ``ordinal + 1``), in order, converted in ``workers`` forked processes (see the
-    module's rules).
+                  warn: Callable[[str], None], workers: int, whole_above: int) -> SplitRecords:
+    """The records of each complete line the reader hands out from ``offset`` (line
+    ``ordinal + 1``), in order, converted in ``workers`` forked processes (see the module's
+    rules).
 
     ``whole_above``: a record whose encoded line is longer than this comes back whole (a file's
-    size may reduce it); others come back as what the file writer reads of them (:func:`_stand_in`).
+    size may reduce it); of the others, what the file writer reads of them.
     """
+    return SplitRecords(_converted_chunks(reader, offset, ordinal, dialect, path, limit, workers, whole_above),
+                        warn)
+
+
+def _converted_chunks(reader: LineReader, offset: int, ordinal: int, dialect: SplitDialect, path: Path,
+                      limit: int, workers: int, whole_above: int) -> Generator[_Converted, None, None]:
+    """The chunks of the reader's lines from ``offset`` converted, in line order (the workers
+    started here, and ended when this ends)."""
     import multiprocessing
 
     reader.hold(offset)
@@ -371,22 +483,13 @@ def split_records(reader: LineReader, offset: int, ordinal: int, dialect: SplitD
             # of it must not drop what a tail digest there needs
             reader.hold(chunk.start)
             if owner is None:  # one long line, converted here at its turn
-                for record, encoded, said in _converted(dialect, chunk, path, limit, read_limit):
-                    if said is not None:
-                        warn(said)
-                    yield record, encoded
+                yield _gather(dialect, chunk, path, limit, read_limit, whole_above)
                 continue
             done = owner.receive()
+            assert done.part is not None
             dialect.join(done.part)
-            warnings = iter(done.warnings)
-            warning = next(warnings, None)
-            whole = done.whole
-            first = chunk.first
-            for index, (encoded, meta) in enumerate(zip(done.encoded, done.metas, strict=True)):
-                while warning is not None and warning[0] == index:
-                    warn(warning[1])
-                    warning = next(warnings, None)
-                yield whole[index] if index in whole else _stand_in(first + index, meta), encoded
+            done.part = None
+            yield done
         finished = True
     finally:
         for worker in started:

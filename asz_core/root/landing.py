@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -130,6 +131,13 @@ class LandingFile:
     def write(self, record: Record, line: bytes | None = None) -> None:
         faults.checkpoint("temp-write")
         self.writer.write(record, line)
+
+    def write_lines(self, lines: bytes, count: int, ord: int, off: int, bytes: int,
+                    times: Sequence[str | None], follows: bytes) -> None:
+        """Write ``count`` records encoded elsewhere at once (:meth:`SessionDataWriter.write_lines`):
+        a collector that has a run of records' lines joined writes them in one step."""
+        faults.checkpoint("temp-write")
+        self.writer.write_lines(lines, count, ord, off, bytes, times, follows)
 
     def commit(self) -> LandedFile:
         """Close, make durable and read-only, install under the final name (not yet fsynced

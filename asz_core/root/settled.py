@@ -20,8 +20,14 @@ is a miss, and the session is landed as always. (A new place, a stream or run, o
 from a source discovery lists, so the list of sources covers it.)
 
 The table is derived: it lives in ``<root>/.settled-<adapter>.state``, is written without fsync
-after each adapter's landing, and a table that is missing, unreadable or written by another
-adapter version is empty.
+after each adapter's landing, and a table that is missing, unreadable, of another format or
+written by another adapter version is empty.
+
+Each entry is one string (:data:`SettledEntry`), its fields joined by NUL, a character no path
+holds: the counters, the number of sources, the sources, then each file with its stamp. A pass
+that finds nothing new asks the table about every session, so the table is loaded with one JSON
+parse that makes a string per session, not a dict and lists of each, and a question splits only
+the entry it asks about; an entry that does not split as one of these is a miss, like any other.
 
 A cold pass records every session it lands, so what is recorded during a pass is not held in
 memory: the entries, as JSON lines, go 64 KiB at a time to an unnamed temporary file in the root
@@ -46,18 +52,51 @@ from asz_core.root.durable import read_table, write_replace
 from asz_core.root.layout import CURSOR_SUFFIX
 from asz_core.root.versions import version_of, version_place
 
-__all__ = ["SETTLED_PREFIX", "SettledEntry", "SettledSessions", "settled_entry"]
+__all__ = ["SETTLED_PREFIX", "SettledEntry", "SettledSessions", "entry_parts", "make_entry", "settled_entry"]
 
 #: the table's name in the root is this, the adapter's name, ``.state``: a dot file, which no
 #: reader takes for a session
 SETTLED_PREFIX = ".settled-"
-_FORMAT = 1
+_FORMAT = 2
 #: recorded entries are held up to this many bytes, then written to the pass's temporary file
 _SPILL_BYTES = 1 << 16
-#: an lstat reduced to what changes when a file is written, replaced or touched
-_Stamp = list[int]
-#: one session's entry: ``sources`` (its key), ``files`` (each ``[path, stamp]``), ``counters``
-SettledEntry = dict[str, Any]
+#: one session's entry: ``counters NUL n NUL source... (NUL path NUL stamp)...`` (:func:`make_entry`)
+SettledEntry = str
+#: what an absent file's stamp is (a file recorded absent must stay absent)
+_ABSENT = "-"
+_SEP = "\0"
+
+
+def make_entry(sources: Sequence[str], files: Iterable[tuple[str, str]],
+               counters: Mapping[str, int]) -> SettledEntry | None:
+    """The entry of a session recorded with ``sources``, depending on ``files`` (each ``(path,
+    stamp)``), whose landing counted ``counters``; ``None`` when a string holds NUL (no path does)
+    or a counter's name is not a word: such a session is simply not recorded, and lands again."""
+    if any(not name.isidentifier() for name in counters):
+        return None
+    parts = [" ".join(f"{name}={int(value)}" for name, value in counters.items()), str(len(sources)), *sources]
+    for path, stamp in files:
+        parts.append(path)
+        parts.append(stamp)
+    if any(_SEP in part for part in parts):
+        return None
+    return _SEP.join(parts)
+
+
+def entry_parts(entry: object) -> tuple[list[str], list[tuple[str, str]], dict[str, int]] | None:
+    """``entry``'s sources, files with their stamps and counters; ``None`` when it is not one."""
+    if not isinstance(entry, str):
+        return None
+    fields = entry.split(_SEP)
+    try:
+        n = int(fields[1])
+        counters = {name: int(value) for name, _, value in (word.partition("=") for word in fields[0].split())}
+    except (IndexError, ValueError):
+        return None
+    files = fields[2 + n:]
+    if n < 0 or len(fields) < 2 + n or len(files) % 2:
+        return None
+    return fields[2:2 + n], list(zip(files[::2], files[1::2], strict=True)), counters
 
 
 def _names(directory: str) -> list[str]:
@@ -78,16 +117,16 @@ def _cursor_dirs(session_dir: Path) -> list[str]:
     return [join(top, group, name) for group in ("streams", "runs") for name in _names(join(top, group))]
 
 
-def _landed_to(cursor_path: Path, stamp: _Stamp, append: bool) -> bool:
-    """Whether the cursor says everything of the source as ``stamp`` shows it has landed."""
-    dev, ino, size, mtime = stamp
+def _landed_to(cursor_path: Path, st: os.stat_result, append: bool) -> bool:
+    """Whether the cursor says everything of the source as ``st`` shows it has landed."""
     if append:
         cursor: AppendCursor | SnapshotCursor | None = _version_cursor(cursor_path)
-        return (isinstance(cursor, AppendCursor) and cursor.state == ACTIVE and cursor.offset == size
-                and (cursor.dev, cursor.ino) == (dev, ino))
+        return (isinstance(cursor, AppendCursor) and cursor.state == ACTIVE and cursor.offset == st.st_size
+                and (cursor.dev, cursor.ino) == (st.st_dev, st.st_ino))
     cursor = SnapshotCursor.load(cursor_path)
     return (cursor is not None and cursor.state == ACTIVE
-            and (cursor.size, cursor.mtime, cursor.ino, cursor.dev) == (size, mtime, ino, dev))
+            and (cursor.size, cursor.mtime, cursor.ino, cursor.dev) == (st.st_size, st.st_mtime_ns, st.st_ino,
+                                                                         st.st_dev))
 
 
 def _version_cursor(cursor_path: Path) -> AppendCursor | None:
@@ -109,12 +148,16 @@ def _version_cursor(cursor_path: Path) -> AppendCursor | None:
 _MAX_VERSIONS = 1000
 
 
-def _stamp(path: str) -> _Stamp | None:
+def _stamp_of(st: os.stat_result) -> str:
+    """An lstat reduced to what changes when a file is written, replaced or touched."""
+    return f"{st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns}"
+
+
+def _stamp(path: str) -> str:
     try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+        return _stamp_of(os.lstat(path))
+    except (OSError, ValueError):  # ValueError: a NUL in a path from a table not trusted
+        return _ABSENT
 
 
 def settled_entry(session_dir: Path, sources: Sequence[tuple[str | Path, Path, bool]],
@@ -124,19 +167,22 @@ def settled_entry(session_dir: Path, sources: Sequence[tuple[str | Path, Path, b
     check and the recorded lstat of each source are one and the same ``lstat``, so a source
     that grows meanwhile is never recorded as landed. ``None``: a source is not landed to its
     end. Made under the session's lock, by whichever process landed it."""
-    files: list[list[Any]] = []
+    files: list[tuple[str, str]] = []
     for source, cursor_path, append in sources:
         text = os.fspath(source)
-        stamp = _stamp(text)
-        if stamp is None or not _landed_to(cursor_path, stamp, append):
+        try:
+            st = os.lstat(text)
+        except OSError:
             return None
-        files.append([text, stamp])
+        if not _landed_to(cursor_path, st, append):
+            return None
+        files.append((text, _stamp_of(st)))
     for directory in _cursor_dirs(session_dir):
         for name in _names(directory):
             if name.endswith(CURSOR_SUFFIX):
                 cursor = os.path.join(directory, name)
-                files.append([cursor, _stamp(cursor)])
-    return {"sources": [os.fspath(s[0]) for s in sources], "files": files, "counters": dict(counters)}
+                files.append((cursor, _stamp(cursor)))
+    return make_entry([os.fspath(s[0]) for s in sources], files, counters)
 
 
 class SettledSessions:
@@ -145,9 +191,11 @@ class SettledSessions:
     def __init__(self, path: Path, version: str, entries: dict[str, Any] | None = None) -> None:
         self.path = path
         self.version = version
-        #: the entries as the table was loaded, less those recorded or forgotten since
-        self.entries: dict[str, SettledEntry] = entries or {}
+        #: the entries as the table was loaded, less those recorded or forgotten since (what the
+        #: file held: each is checked where it is used)
+        self.entries: dict[str, object] = entries or {}
         self.changed = False
+        self._read_counters: dict[str, dict[str, int]] = {}
         #: entries recorded this pass: each session's line in ``_spill`` and then ``_pending``
         #: (the last one counts)
         self._recorded: dict[str, int] = {}
@@ -166,19 +214,39 @@ class SettledSessions:
         """The counters landing ``session`` would add, when it is settled and nothing it depends
         on changed since; else ``None`` (land it)."""
         entry = self.entries.get(session)
-        if not isinstance(entry, dict) or entry.get("sources") != list(sources):
+        if type(entry) is not str:
             return None
-        for path, stamp in entry["files"]:
-            if _stamp(path) != stamp:
+        fields = entry.split(_SEP)
+        n = len(sources)
+        if (len(fields) - n) % 2 or fields[1:2 + n] != [str(n), *sources]:
+            return None
+        lstat = os.lstat
+        for i in range(2 + n, len(fields), 2):
+            try:
+                st = lstat(fields[i])
+            except (OSError, ValueError):
+                if fields[i + 1] != _ABSENT:
+                    return None
+                continue
+            if f"{st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns}" != fields[i + 1]:
                 return None
-        counters: dict[str, int] = entry["counters"]
+        return self._counters(fields[0])
+
+    def _counters(self, text: str) -> dict[str, int] | None:
+        """An entry's counters; read once per text, as most sessions count the same."""
+        counters = self._read_counters.get(text)
+        if counters is None:
+            try:
+                counters = {name: int(value) for name, _, value in (word.partition("=") for word in text.split())}
+            except ValueError:
+                return None
+            self._read_counters[text] = counters
         return counters
 
     def key(self, session: str) -> list[str] | None:
         """The ``sources`` ``session``'s entry was recorded or noted with, if it has one."""
-        entry = self.entries.get(session)
-        key = entry.get("sources") if isinstance(entry, dict) else None
-        return key if isinstance(key, list) else None
+        parts = entry_parts(self.entries.get(session))
+        return None if parts is None else parts[0]
 
     def note(self, session: str, key: Sequence[str], files: Iterable[str | Path],
              counters: Mapping[str, int]) -> None:
@@ -186,8 +254,11 @@ class SettledSessions:
         now must stay absent): :meth:`unchanged` with the same ``key`` gives ``counters`` back
         while each stats the same. For an outcome :meth:`record` does not describe, such as a
         session whose sources are all gone."""
-        self.put(session, {"sources": list(key), "files": [[str(f), _stamp(str(f))] for f in files],
-                           "counters": dict(counters)})
+        entry = make_entry(list(key), [(str(f), _stamp(str(f))) for f in files], counters)
+        if entry is None:
+            self.forget(session)
+        else:
+            self.put(session, entry)
 
     def record(self, session: str, session_dir: Path, sources: Sequence[tuple[str | Path, Path, bool]],
                counters: Mapping[str, int]) -> bool:

@@ -7,6 +7,7 @@ sizes are counted as written (``max_delta_bytes`` limits written bytes, not sour
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -18,7 +19,7 @@ from asz_core.sessiondata.model import SPLICE_FROM, Header, RawJSON, Record
 from asz_core.sessiondata.times import parse_instant, same_sort, sorts_after, sorts_as_instant
 
 __all__ = ["ByteSink", "FileSummary", "NotEncodable", "SessionDataWriter", "check_header", "closing_line",
-           "encode_record"]
+           "encode_record", "times_following"]
 
 #: Records are handed to the sink and the digest in batches of about this many bytes, joined
 #: once: a write and a hash update per record cost more than the bytes they carry. A line this
@@ -119,6 +120,13 @@ def _escape_strings(value: Any) -> Any:
     return value
 
 
+def _run_end(follows: bytes, start: int, stop: int) -> int:
+    """The first index from ``start`` (below ``stop``) whose record does not follow the one
+    before it, or ``stop``: found by a search of the bytes, not a step a record."""
+    found = follows.find(0, start, stop)
+    return stop if found < 0 else found
+
+
 class _Time:
     """The earliest or latest time a file's records name: its text, its instant once parsed,
     and whether its text sorts as its instant (:func:`sorts_as_instant`). Each is held by one
@@ -134,6 +142,20 @@ class _Time:
             self._instant = parse_instant(self.text)
             assert self._instant is not None  # it was noted as a time
         return self._instant
+
+
+def times_following(times: Sequence[str | None]) -> bytes:
+    """For each of consecutive records' times, 1 where it sorts after the time before it (as
+    :func:`sorts_after` knows it), else 0 (the first; a record with no time or after one): what
+    :meth:`SessionDataWriter.write_lines` reads to take a run of such records in one step. A
+    worker converting records works it out for them, so the process writing them need not."""
+    follows = bytearray(len(times))
+    before: str | None = None
+    for index, time in enumerate(times):
+        if time is not None and before is not None and sorts_after(time, before):
+            follows[index] = 1
+        before = time
+    return bytes(follows)
 
 
 def closing_line(records: int, digest: str) -> bytes:
@@ -233,6 +255,45 @@ class SessionDataWriter:
                 last.text, last._instant = time, None
             else:
                 self._note_time(time)
+
+    def write_lines(self, lines: bytes, count: int, ord: int, off: int, bytes: int,
+                    times: Sequence[str | None], follows: bytes) -> None:
+        """Write ``count`` records at once, already encoded: ``lines`` is their lines joined by
+        newlines (the last one's is added here); ``ord``, ``off`` and ``bytes`` are the last
+        record's; ``times`` each one's time, and ``follows`` :func:`times_following` of them.
+
+        The file is what :meth:`write` of each would make: the bytes go to the sink and the
+        digest in one piece, and the times are noted as :meth:`write` notes them, record by
+        record, except a run of records each sorting after the one before it, following a
+        record whose time is now the file's latest: :meth:`write` would move the latest on to
+        each in turn, so it moves to the run's last at once.
+        """
+        if self._closed:
+            raise SessionDataError("the file is closed")
+        self._hand_on()
+        self._emit(lines)  # not copied to add its last newline, as a large line in :meth:`write`
+        self._emit(b"\n")
+        self._records += count
+        self._last_record = (ord, off, bytes)
+        index, run_end = 0, 0
+        while index < count:
+            time = times[index]
+            if time is not None:
+                last = self._last
+                if last is not None and last.sorts and sorts_after(time, last.text):
+                    last.text, last._instant = time, None
+                else:
+                    self._note_time(time)
+                if run_end <= index + 1:
+                    run_end = _run_end(follows, index + 1, count)
+                last = self._last
+                if run_end > index + 1 and last is not None and last.sorts and last.text == time:
+                    latest = times[run_end - 1]
+                    assert latest is not None  # it follows the one before it
+                    last.text, last._instant = latest, None
+                    index = run_end
+                    continue
+            index += 1
 
     def _note_time(self, text: str) -> None:
         first, last = self._first, self._last

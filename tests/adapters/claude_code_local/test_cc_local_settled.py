@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cc_helpers import ADAPTER, OTHER_SESSION, SUBAGENTS_SESSION, SUBAGENTS_SLUG
+from cc_helpers import ADAPTER, OTHER_SESSION, OTHER_SLUG, SUBAGENTS_SESSION, SUBAGENTS_SLUG
 
 from asz_core.context import PassSummary
 from asz_core.root.settled import SETTLED_PREFIX
@@ -37,6 +37,28 @@ def test_a_second_pass_opens_no_session_and_counts_the_same(
     second = asz_pass.run()
     assert opened == [] and second.totals.landed == 0
     assert _line(second) == _line(first)
+    assert_root_verifies(asz_pass.root)
+
+
+def test_a_lone_transcript_lands_when_it_or_its_cursor_changes_and_not_otherwise(
+        two_sessions: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner, opened: list[str],
+        assert_root_verifies: Callable[[Path], None]) -> None:
+    """A main transcript alone in its directory is judged from the listing and two stats: a line
+    appended to it, or its cursor rewritten, lands it; a pass with neither does not open it."""
+    run_local(two_sessions)
+    transcript = two_sessions / OTHER_SLUG / f"{OTHER_SESSION}.jsonl"
+    lines = transcript.read_bytes().splitlines(keepends=True)
+    with open(transcript, "ab") as f:
+        f.write(lines[-1])
+    opened.clear()
+    assert asz_pass.run().totals.records == 1 and opened == [OTHER_SESSION]
+    opened.clear()
+    assert asz_pass.run().totals.landed == 0 and opened == []
+    cursor = asz_pass.root / OTHER_SESSION / "streams" / "main" / "transcript.cursor"
+    cursor.write_bytes(cursor.read_bytes())  # the same bytes, written again: another mtime, perhaps inode
+    os.utime(cursor, ns=(0, 0))
+    opened.clear()
+    assert asz_pass.run().totals.landed == 0 and opened == [OTHER_SESSION]  # looked at, nothing new
     assert_root_verifies(asz_pass.root)
 
 

@@ -208,8 +208,9 @@ def test_a_split_pass_killed_at_each_step_loses_nothing_and_lands_nothing_twice(
         assert_root_verifies: Any) -> None:
     runner = _runner(tmp_path / "split", largest, split_from_bytes=1, max_delta_bytes=65536)
     cli = [sys.executable, "-m", "asz_core.cli", "run", "--config", str(runner.config_path)]
-    # a record's write: deep in the first source, its chunks out in the workers
-    env = {**os.environ, "ASZ_FAULT": f"kill:{step}:{400 if step == 'temp-write' else 3}"}
+    # a write of records (a chunk's that fit in a file at a time): deep in the first source, its
+    # chunks out in the workers
+    env = {**os.environ, "ASZ_FAULT": f"kill:{step}:{30 if step == 'temp-write' else 3}"}
     killed = subprocess.run(cli, env=env, capture_output=True, check=False, timeout=300, cwd=REPO)
     assert killed.returncode == -9, killed.stderr.decode()[-2000:]
     _land(runner)

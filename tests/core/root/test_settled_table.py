@@ -11,9 +11,10 @@ from asz_core.root.cursors import AppendCursor
 from asz_core.root.settled import SettledSessions
 
 
-def _entry(n: int) -> dict[str, object]:
-    return {"sources": [f"/src/{n}.jsonl"], "files": [[f"/src/{n}.jsonl", [1, n, 10, 20]]],
-            "counters": {"sources": 1, "gone": 0}}
+def _entry(n: int) -> str:
+    entry = settled.make_entry([f"/src/{n}.jsonl"], [(f"/src/{n}.jsonl", f"1 {n} 10 20")], {"sources": 1, "gone": 0})
+    assert entry is not None
+    return entry
 
 
 def test_recorded_entries_are_saved_with_the_loaded_ones_last_one_counting(tmp_path: Path) -> None:
@@ -47,9 +48,45 @@ def test_an_entry_is_made_only_for_sources_landed_to_their_end(tmp_path: Path) -
     AppendCursor(source="a.jsonl", dev=st.st_dev, ino=st.st_ino, offset=st.st_size - 1).save(cursor)
     assert settled.settled_entry(session_dir, [(source, cursor, True)], {"sources": 1}) is None
     AppendCursor(source="a.jsonl", dev=st.st_dev, ino=st.st_ino, offset=st.st_size).save(cursor)
-    entry = settled.settled_entry(session_dir, [(source, cursor, True)], {"sources": 1})
-    assert entry is not None and entry["sources"] == [str(source)]
-    assert [path for path, _ in entry["files"]] == [str(source), str(cursor)]  # the cursor is stamped too
+    parts = settled.entry_parts(settled.settled_entry(session_dir, [(source, cursor, True)], {"sources": 1}))
+    assert parts is not None and parts[0] == [str(source)] and parts[2] == {"sources": 1}
+    assert [path for path, _ in parts[1]] == [str(source), str(cursor)]  # the cursor is stamped too
+
+
+def test_a_session_is_unchanged_only_while_every_file_stats_as_recorded(tmp_path: Path) -> None:
+    source = tmp_path / "a.jsonl"
+    source.write_bytes(b'{"a":1}\n')
+    absent = tmp_path / "gone.jsonl"
+    table = SettledSessions.load(tmp_path, "cc", "1.0")
+    table.note("s0", [str(source)], [source, absent], {"sources": 1, "gone": 2})
+    table.save()
+
+    loaded = SettledSessions.load(tmp_path, "cc", "1.0")
+    assert loaded.unchanged("s0", [str(source)]) == {"sources": 1, "gone": 2}
+    assert loaded.key("s0") == [str(source)]
+    assert loaded.unchanged("s0", [str(source), str(absent)]) is None  # another list of sources
+    assert loaded.unchanged("s1", [str(source)]) is None
+    absent.write_bytes(b"")                                             # a file recorded absent is back
+    assert loaded.unchanged("s0", [str(source)]) is None
+    absent.unlink()
+    with source.open("ab") as grown:
+        grown.write(b'{"a":2}\n')
+    assert loaded.unchanged("s0", [str(source)]) is None
+
+
+@pytest.mark.parametrize("entry", [None, 7, ["a"], "", "sources=1", "sources=x\x001\x00/a", "\x001\x00/a\x00/a",
+                                   "\x00-1\x00/a", "\x002\x00/a"])
+def test_an_entry_the_table_does_not_read_is_a_miss(tmp_path: Path, entry: object) -> None:
+    """Nothing inside the root is trusted: an entry that is not one the table writes lands the session."""
+    table = SettledSessions(tmp_path / ".settled-cc.state", "1.0", {"s0": entry})
+    assert table.unchanged("s0", ["/a"]) is None
+    assert settled.entry_parts(entry) is None or table.key("s0") is not None
+
+
+def test_a_table_of_the_earlier_format_is_empty(tmp_path: Path) -> None:
+    (tmp_path / ".settled-cc.state").write_bytes(
+        b'{"format":1,"version":"1.0","sessions":{"s0":{"sources":[],"files":[],"counters":{}}}}')
+    assert SettledSessions.load(tmp_path, "cc", "1.0").entries == {}
 
 
 def test_entries_spilled_in_blocks_and_pending_are_saved_in_order_last_one_counting(

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import io
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from asz_core.sessiondata import Header, Record, SessionDataWriter, parse_instant
 from asz_core.sessiondata.times import same_sort, sorts_after, sorts_as_instant
+from asz_core.sessiondata.writer import encode_record, times_following
 from tests.helpers import examples
 
 _DAYS = st.sampled_from(["2026-01-01", "2026-01-02", "2025-12-31", "2024-02-29", "2026-02-30", "2026-13-01"])
@@ -76,3 +77,42 @@ def test_sorts_after_is_same_sort_and_the_shape_of_a_later_text(text: str, than:
     if expected:
         instant, other = parse_instant(text), parse_instant(than)
         assert instant is not None and other is not None and instant >= other
+
+
+def _writer(sink: io.BytesIO) -> SessionDataWriter:
+    return SessionDataWriter(sink, Header(kind="transcript", session="s", src="x", dialect="d/1", adapter="a"))
+
+
+@settings(max_examples=examples(400))
+@given(st.lists(st.one_of(st.none(), times()), max_size=16), st.lists(st.integers(1, 5), max_size=8),
+       st.booleans())
+# a run of times each after the one before, which starts before the file's latest: it stays
+@example(["2026-01-01T10:00:00Z", "2026-01-01T09:00:00Z", "2026-01-01T09:30:00Z"], [], False)
+@example(["2026-01-01T10:00:00Z", "2026-01-01T09:00:00Z", "2026-01-01T09:30:00Z", "2026-01-01T11:00:00Z"], [1],
+         False)
+def test_records_written_a_run_at_a_time_make_the_file_written_one_at_a_time(
+        texts: list[str | None], cuts: list[int], ordered: bool) -> None:
+    if ordered:  # runs of records each after the one before, which write_lines takes in one step
+        texts = sorted(texts, key=lambda text: (text is None, text or ""))
+    records = [Record(ord=n, off=n * 10, bytes=9, time=text) for n, text in enumerate(texts, start=1)]
+    lines = [encode_record(record) for record in records]
+    one_sink, runs_sink = io.BytesIO(), io.BytesIO()
+    one, runs = _writer(one_sink), _writer(runs_sink)
+    for record, line in zip(records, lines, strict=True):
+        one.write(record, line)
+    start = 0
+    for cut in [*cuts, len(records)]:  # runs of the given sizes, the rest in one
+        end = min(start + cut, len(records))
+        if end > start:
+            last = records[end - 1]
+            runs.write_lines(b"\n".join(lines[start:end]), end - start, last.ord, last.off, last.bytes,
+                             texts[start:end], times_following(texts[start:end]))
+        start = end
+    assert runs.close() == one.close()
+    assert runs_sink.getvalue() == one_sink.getvalue()
+
+
+def test_times_following_marks_each_time_that_sorts_after_the_one_before() -> None:
+    texts = ["2026-01-01T00:00:01Z", "2026-01-01T00:00:02Z", None, "2026-01-01T00:00:03Z",
+             "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"]
+    assert times_following(texts) == bytes([0, 1, 0, 0, 0, 1, 0])
