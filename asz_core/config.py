@@ -30,9 +30,8 @@ import hashlib
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from asz_core import __version__, configcache, userdirs
 from asz_core.errors import ConfigError
@@ -169,8 +168,11 @@ def parse_duration(text: str) -> float:
     return hours * 3600 + minutes * 60 + seconds
 
 
-@dataclass
-class AdapterEntry:
+# No class of this module is a dataclass: every command loads this module, and a dataclass is
+# built at import by compiling the methods it writes.
+
+
+class AdapterEntry(NamedTuple):
     """One adapter as ``asz.yaml`` lists it, validated, with defaults filled in."""
 
     name: str
@@ -178,15 +180,18 @@ class AdapterEntry:
     options: dict[str, Any]
 
 
-@dataclass
 class Config:
     """The effective configuration."""
 
-    source: str  #: the file it came from, or "built-in defaults"
-    data: dict[str, Any]
-    adapters: list[AdapterEntry] = field(default_factory=list)
-    #: what was read and skipped (upstream's sections and adapters not implemented here), one each
-    warnings: list[str] = field(default_factory=list)
+    __slots__ = ("adapters", "data", "source", "warnings")
+
+    def __init__(self, source: str, data: dict[str, Any], adapters: list[AdapterEntry] | None = None,
+                 warnings: list[str] | None = None) -> None:
+        self.source = source  #: the file it came from, or "built-in defaults"
+        self.data = data
+        self.adapters: list[AdapterEntry] = adapters if adapters is not None else []
+        #: what was read and skipped (upstream's sections and adapters not implemented here), one each
+        self.warnings: list[str] = warnings if warnings is not None else []
 
     @property
     def root(self) -> Path:
@@ -237,13 +242,15 @@ def config_files(explicit: str | None) -> list[str]:
     return [os.path.abspath(p) for p in (*config_candidates(explicit), _defaults_path())]
 
 
-@dataclass
 class _Document:
     """A YAML document: its values, its node tree (for line numbers) and its name."""
 
-    name: str
-    data: Any
-    node: yaml.Node | None
+    __slots__ = ("data", "name", "node")
+
+    def __init__(self, name: str, data: Any, node: yaml.Node | None) -> None:
+        self.name = name
+        self.data = data
+        self.node = node
 
     def line_of(self, path: tuple[Any, ...], *, key: bool = False) -> int | None:
         """1-based line of the value at ``path`` (or of its key), the nearest known ancestor's
@@ -321,14 +328,16 @@ def _merge(base: Any, override: Any) -> Any:
     return copy.deepcopy(override)
 
 
-@dataclass
 class _Listed:
     """One adapter entry after the merge, and where its lines are: the document and the index
     of the entry there (the file's own when the file names it, else the defaults')."""
 
-    entry: Any
-    doc: _Document
-    index: int
+    __slots__ = ("doc", "entry", "index")
+
+    def __init__(self, entry: Any, doc: _Document, index: int) -> None:
+        self.entry = entry
+        self.doc = doc
+        self.index = index
 
 
 def _merge_adapters(defaults: _Document, doc: _Document | None) -> list[_Listed]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -45,19 +44,25 @@ class AdapterNotAvailable(LookupError):
     """An adapter named in the configuration is not installed, or failed to import."""
 
 
-@dataclass
 class LoadedPlugin:
-    """One entry point: what it is, where it came from, and whether it loaded."""
+    """One entry point: what it is, where it came from, and whether it loaded.
 
-    name: str
-    group: str
-    entry_point: str
-    distribution: str = ""
-    version: str = ""
-    #: the module (or object) whose hooks are registered; ``None`` when it did not load
-    module: object | None = None
-    error: str = ""
-    info: AdapterInfo | None = None
+    A plain class, not a dataclass: every command loads this module, and a dataclass is built at
+    import by compiling the methods it writes."""
+
+    __slots__ = ("distribution", "entry_point", "error", "group", "info", "module", "name", "version")
+
+    def __init__(self, name: str, group: str, entry_point: str, distribution: str = "", version: str = "",
+                 module: object | None = None, error: str = "", info: AdapterInfo | None = None) -> None:
+        self.name = name
+        self.group = group
+        self.entry_point = entry_point
+        self.distribution = distribution
+        self.version = version
+        #: the module (or object) whose hooks are registered; ``None`` when it did not load
+        self.module = module
+        self.error = error
+        self.info = info
 
     @property
     def loaded(self) -> bool:

@@ -24,9 +24,11 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from pathlib import Path
+from typing import IO
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -74,8 +76,36 @@ def pytest_configure(config: pytest.Config) -> None:
         # own and share it, and nothing is written beside the sources, as the user asked
         bytecode = tempfile.mkdtemp(prefix="asz-test-bytecode-")
         del os.environ["PYTHONDONTWRITEBYTECODE"]
-        os.environ["PYTHONPYCACHEPREFIX"] = bytecode
+        os.environ["PYTHONPYCACHEPREFIX"] = os.environ["ASZ_TEST_BYTECODE"] = bytecode
         config.add_cleanup(lambda: shutil.rmtree(bytecode, ignore_errors=True))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection(session: pytest.Session) -> Generator[None, None, None]:
+    # into the run's own bytecode directory, which starts empty, every xdist worker compiled asz
+    # and assertion-rewrote every test module at once, each for itself: the first worker to get
+    # here collects alone while the others wait, and they then read the bytecode it wrote
+    first = _first_to_collect()
+    try:
+        yield
+    finally:
+        if first is not None:
+            (Path(first.name).parent / "collected").touch()
+            first.close()
+
+
+def _first_to_collect() -> IO[str] | None:
+    """The held lock if this xdist worker is the first to collect into the run's own bytecode
+    directory; None, once the first has collected, or when there is no such directory."""
+    bytecode = os.environ.get("ASZ_TEST_BYTECODE")
+    if not (bytecode and os.environ.get("PYTEST_XDIST_WORKER") and sys.pycache_prefix == bytecode):
+        return None
+    lock = open(Path(bytecode) / "collect.lock", "w")  # noqa: SIM115 -- held until collected
+    fcntl.flock(lock, fcntl.LOCK_EX)  # waits while the first collects
+    if (Path(bytecode) / "collected").exists():
+        lock.close()
+        return None
+    return lock
 
 
 def pytest_report_header(config: pytest.Config) -> str:

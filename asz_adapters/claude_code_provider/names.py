@@ -24,8 +24,7 @@ import hashlib
 import json
 import math
 import re
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import orjson
 
@@ -189,9 +188,11 @@ def _first_system_text(system: object) -> str:
     return texts[0][0]
 
 
-@dataclass(frozen=True)
-class Keys:
-    """The values a body carries that join it, as upstream's adapter reads them (``""``: none)."""
+class Keys(NamedTuple):
+    """The values a body carries that join it, as upstream's adapter reads them (``""``: none).
+
+    A named tuple, as :class:`RequestNames` is, not a frozen dataclass: every pass loads this
+    module, and a dataclass is built at import by compiling the methods it writes."""
 
     model: str = ""
     session: str = ""            #: the session a request names, as written
@@ -226,8 +227,7 @@ def lift(name: str, value: object) -> Keys:
 # ---- what may place a body -----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class RequestNames:
+class RequestNames(NamedTuple):
     """The ids a request carries that may place it and join a response to its session."""
 
     session: str | None         #: the session it names, in Claude Code's form

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from typing import TextIO
 
 from asz_core.config import Config, load_config
@@ -13,15 +12,28 @@ from asz_core.host import PluginHost
 __all__ = ["EXIT_CONFIG", "EXIT_FAILED", "EXIT_OK", "EXIT_REFUSED", "App"]
 
 
-@dataclass
 class App:
-    """The host with its entry points loaded, and the configuration the user pointed at."""
+    """The host with its entry points loaded, and the configuration the user pointed at.
 
-    config_path: str | None = None
-    host: PluginHost = field(default_factory=lambda: PluginHost().load_entry_points())
-    out: TextIO = field(default_factory=lambda: sys.stdout)
-    err: TextIO = field(default_factory=lambda: sys.stderr)
-    _config: Config | None = None
+    A plain class, not a dataclass: every command builds one, and a dataclass is built at import
+    by compiling the methods it writes, which a command that does little notices."""
+
+    __slots__ = ("_config", "config_path", "err", "host", "out")
+
+    def __init__(self, config_path: str | None = None, host: PluginHost | None = None,
+                 out: TextIO | None = None, err: TextIO | None = None) -> None:
+        self.config_path = config_path
+        #: every installed plugin loaded, and every adapter noted (imported when first asked for)
+        self.host = host if host is not None else PluginHost().load_entry_points()
+        self.out = out if out is not None else sys.stdout
+        self.err = err if err is not None else sys.stderr
+        self._config: Config | None = None
+
+    def printing_to(self, out: TextIO, err: TextIO) -> App:
+        """This app (its host, its configuration once loaded) printing to ``out`` and ``err``."""
+        other = App(self.config_path, self.host, out, err)
+        other._config = self._config
+        return other
 
     @property
     def config(self) -> Config:

@@ -22,9 +22,9 @@ def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
 
     if ctx.dry_run or not isinstance(ctx.config, Config):
         return
-    from asz_core.retention.policy import SECTION, RetentionPolicy
+    from asz_core.retention.schema import SECTION, is_on  # the policy itself only when it is on
 
-    if not RetentionPolicy.from_section(ctx.config.section(SECTION)).on or ctx.hooks is None:
+    if not is_on(ctx.config.section(SECTION)) or ctx.hooks is None:
         return
     from asz_core.retention.step import retain_configured  # the retention library: only when it is on
 

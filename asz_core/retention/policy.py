@@ -18,10 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SECTION", "RetentionPolicy", "parse_age"]
+from asz_core.retention.schema import OFF
 
-#: the configuration section retention reads
-SECTION = "storage.retention"
+__all__ = ["RetentionPolicy", "parse_age"]
 
 _AGE = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 _NS = 1_000_000_000
@@ -30,7 +29,7 @@ _NS = 1_000_000_000
 def parse_age(value: object) -> int | None:
     """Nanoseconds in ``metadata_only_after`` (``None``: off). ``ValueError`` on anything else."""
     text = str(value).strip()
-    if text == "-1":
+    if text == OFF:
         return None
     if text == "0":
         return 0
@@ -51,7 +50,7 @@ class RetentionPolicy:
     @classmethod
     def from_section(cls, section: Mapping[str, Any]) -> RetentionPolicy:
         """From the validated ``storage.retention`` section (empty: off)."""
-        return cls(after_ns=parse_age(section.get("metadata_only_after", -1)),
+        return cls(after_ns=parse_age(section.get("metadata_only_after", OFF)),
                    local_only=bool(section.get("local_only", False)))
 
     @property

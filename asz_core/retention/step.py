@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from asz_core.retention.policy import SECTION, RetentionPolicy
+from asz_core.retention.policy import RetentionPolicy
 from asz_core.retention.receipts import NO_RECEIVER, Receipts
 from asz_core.retention.retain import RetainResult, retain_root
+from asz_core.retention.schema import SECTION
 
 if TYPE_CHECKING:
     import pluggy

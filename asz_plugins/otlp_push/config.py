@@ -1,51 +1,17 @@
-"""The ``export.otlp`` section of ``asz.yaml``: its JSON Schema, and the values a push runs with.
-
-The keys are the upstream file's (protocol, endpoint, tls, service_name, instance_id, layer,
-headers, batch_bytes, max_bytes_per_minute, logs, metrics), so an ``asz.yaml`` written for the
-Go asz validates here too; ``timeout`` is this implementation's own. The host validates the
-section with the rest of the file, so a wrong type is reported with its file, line and key.
+"""The values a push runs with: the ``export.otlp`` section (:mod:`~asz_plugins.otlp_push.section`)
+with its defaults filled in. Built only by a pass or a command that pushes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
 from asz_core.config import parse_duration
 from asz_core.redact import redact_url
 
-__all__ = ["SCHEMA", "SECTION", "OtlpConfig", "default_instance_id"]
-
-SECTION: Final = "export.otlp"
-
-_GRPC_ENDPOINT = r"^$|^[^/\s]+:[0-9]{1,5}$"
-_HTTP_ENDPOINT = r"^$|^https?://[^\s/]+(/\S*)?$"
-
-SCHEMA: Final[dict[str, Any]] = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "protocol": {"enum": ["grpc", "http"], "default": "grpc"},
-        "endpoint": {"type": "string", "default": ""},
-        "tls": {"type": "boolean", "default": False},
-        "service_name": {"type": "string", "default": ""},
-        "instance_id": {"type": "string", "default": ""},
-        "layer": {"type": "string", "pattern": r"^[A-Z][A-Z0-9_]*$", "default": "AI_AGENT"},
-        "headers": {"type": "object", "additionalProperties": {"type": "string"}, "default": {}},
-        "batch_bytes": {"type": "integer", "minimum": 1, "default": 8 * 1024 * 1024},
-        "max_bytes_per_minute": {"type": "integer", "minimum": 0, "default": 0},
-        "timeout": {"type": "string", "pattern": r"^(?=.)(\d+h)?(\d+m)?(\d+s)?$", "default": "30s"},
-        # The upstream file's two switches: landed files and rounds as logs, the metrics spool
-        # (``_metrics/``, derived at the end of a pass) as metrics.
-        "logs": {"type": "boolean", "default": True},
-        "metrics": {"type": "boolean", "default": True},
-    },
-    # host:port for gRPC, a base URL for HTTP: a URL given to gRPC is the usual mistake.
-    "if": {"properties": {"protocol": {"const": "http"}}, "required": ["protocol"]},
-    "then": {"properties": {"endpoint": {"pattern": _HTTP_ENDPOINT}}},
-    "else": {"properties": {"endpoint": {"pattern": _GRPC_ENDPOINT}}},
-}
+__all__ = ["OtlpConfig", "default_instance_id"]
 
 
 def default_instance_id() -> str:
@@ -98,15 +64,9 @@ class OtlpConfig:
 
     @property
     def enabled(self) -> bool:
-        """Whether anything is sent: an endpoint is set, and logs or metrics are on."""
+        """Whether anything is sent: an endpoint is set, and logs or metrics are on (what
+        :func:`~asz_plugins.otlp_push.section.sends` says of the section)."""
         return bool(self.endpoint) and (self.logs or self.metrics)
-
-    @staticmethod
-    def sends(section: Mapping[str, Any]) -> bool:
-        """:attr:`enabled`, from the section alone: a pass that pushes nothing neither builds the
-        configuration nor looks up its user and host names."""
-        return bool(str(section.get("endpoint", "")).strip()) and (
-            bool(section.get("logs", True)) or bool(section.get("metrics", True)))
 
     @property
     def receiver(self) -> str:

@@ -2,8 +2,8 @@
 push at the end of every pass when an endpoint is configured.
 
 Sessions are private data: nothing is sent unless ``export.otlp.endpoint`` names a receiver.
-The push machinery (protobuf, grpc, http) is imported only then: a pass that exports nothing
-does not pay for loading it.
+The push machinery (protobuf, grpc, http) and the push's configuration are imported only then:
+a pass that exports nothing does not pay for loading them.
 A pass that pushes does it while it still holds the root's lock, and ``push`` takes the same
 lock, so ``push.state`` has one writer at a time.
 
@@ -28,16 +28,16 @@ from asz_core.context import PassContext, PassSummary
 from asz_core.errors import ConfigError
 from asz_core.host import PluginHost
 from asz_core.pipeline import hold_root
-from asz_core.redact import redact_text
 from asz_core.root.storage import StorageRoot
-from asz_plugins.otlp_push.config import SCHEMA, SECTION, OtlpConfig
 from asz_plugins.otlp_push.limiter import WireBudget
+from asz_plugins.otlp_push.section import SCHEMA, SECTION, sends
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from asz_core.config import Config
     from asz_core.plugin import AdapterInfo
+    from asz_plugins.otlp_push.config import OtlpConfig
     from asz_plugins.otlp_push.push import PushResult
     from asz_plugins.otlp_push.receipts import PushReceipts
 
@@ -89,8 +89,11 @@ def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
     if ctx.dry_run or ctx.config is None:
         return
     section = ctx.config.section(SECTION)
-    if not OtlpConfig.sends(section):
+    if not sends(section):
         return
+    from asz_core.redact import redact_text  # a pass that pushes: loaded only now
+    from asz_plugins.otlp_push.config import OtlpConfig
+
     cfg = OtlpConfig.from_section(section)
     wait = _hold_until.get(cfg.receiver, 0.0) - time.monotonic()
     if wait > 0:
@@ -122,8 +125,9 @@ def asz_pass_end(ctx: PassContext, summary: PassSummary) -> None:
 def asz_receipts(config: Config, root: Path) -> PushReceipts | None:
     """What the receiver of ``export.otlp`` has taken, for retention (``push.state``)."""
     section = config.section(SECTION)
-    if not OtlpConfig.sends(section):
+    if not sends(section):
         return None
+    from asz_plugins.otlp_push.config import OtlpConfig
     from asz_plugins.otlp_push.receipts import PushReceipts
 
     return PushReceipts.load(OtlpConfig.from_section(section), root)
@@ -160,6 +164,9 @@ def asz_add_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentPar
 
 def run_push(args: argparse.Namespace, app: App) -> int:
     """``asz-pipeline push``."""
+    from asz_core.redact import redact_text
+    from asz_plugins.otlp_push.config import OtlpConfig
+
     config = app.config
     cfg = OtlpConfig.from_section(config.section(SECTION))
     if not cfg.endpoint:

@@ -12,7 +12,6 @@ when data was last collected and why a pass failed, and Ctrl-C lets a pass under
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import io
 import threading
 
@@ -63,7 +62,7 @@ def collect_pass(app: App) -> Collected:
         # the parse that ends `run`: the sessions landed since the last parse; what it refuses,
         # one line each, is kept for the page (and logged with the pass)
         said = io.StringIO()
-        if parse_and_report(dataclasses.replace(app, out=said, err=said), None, said, quiet=True,
+        if parse_and_report(app.printing_to(said, said), None, said, quiet=True,
                             owed_only=True) != EXIT_OK:
             problems += [line for line in said.getvalue().splitlines() if line.strip()] or ["the parse failed"]
     return Collected(started, now_ms(), not summary.failed and not problems, pass_line(summary),

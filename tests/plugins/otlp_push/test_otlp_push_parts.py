@@ -15,6 +15,7 @@ from asz_core.cli.app import App
 from asz_core.cli.main import main
 from asz_plugins.otlp_push.config import OtlpConfig, default_instance_id
 from asz_plugins.otlp_push.limiter import WireBudget
+from asz_plugins.otlp_push.section import sends
 from asz_plugins.otlp_push.state import PushState, PushStateError
 from asz_plugins.otlp_push.transport_http import parse_retry_after
 
@@ -97,9 +98,9 @@ def test_the_upstream_section_validates_and_defaults_fill_in(tmp_path: Path) -> 
     cfg = OtlpConfig.from_section(app.config.section("export.otlp"))
     assert (cfg.protocol, cfg.endpoint, cfg.batch_bytes, cfg.timeout_s) == ("grpc", "", 8388608, 30.0)
     assert cfg.instance_id == default_instance_id() and "@" in cfg.instance_id
-    assert not cfg.enabled and not OtlpConfig.sends(app.config.section("export.otlp"))
+    assert not cfg.enabled and not sends(app.config.section("export.otlp"))
     for section in ({"endpoint": " 127.0.0.1:11800 "}, {"endpoint": "h:1", "logs": False}, {"endpoint": "  "}):
-        assert OtlpConfig.sends(section) == OtlpConfig.from_section(section).enabled
+        assert sends(section) == OtlpConfig.from_section(section).enabled
 
 
 @pytest.mark.parametrize(("section", "receiver"), [

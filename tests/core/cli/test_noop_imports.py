@@ -1,0 +1,73 @@
+"""A ``run`` that finds nothing new (the run a timer makes again and again on idle agents) imports
+only what it calls: not the landing machinery when no session is owed, not the parse and the
+metrics derivation when nothing landed since they ran, not the push nor retention when they are
+off, not the configuration's validation nor the entry points' lookup once those are cached."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+SESSION = "0b6f3c2e-6a59-4a57-9d0e-1f2a3b4c5d6e"
+
+#: modules such a run never calls, by what would call them
+NOT_CALLED = (
+    # landing: no session is owed
+    "asz_core.collect", "asz_core.root.landing", "asz_core.sessiondata.writer", "asz_core.sessiondata.reader",
+    "multiprocessing", "asz_adapters.claude_code_local.dialect", "asz_adapters.claude_code_provider.land",
+    "asz_adapters.kiro.land",
+    # the parse and the derivation that end a pass: nothing landed since they ran
+    "asz_core.assembly.parse", "asz_core.metrics.derive",
+    # the page and the views
+    "asz_core.page.prices", "asz_core.view",
+    # a push (no endpoint) and retention (off)
+    "asz_plugins.otlp_push.config", "asz_plugins.otlp_push.push", "asz_core.redact",
+    "asz_core.retention.policy", "asz_core.retention.step",
+    # the configuration validated and the entry points listed by an earlier run, and cached
+    "yaml", "jsonschema", "importlib.metadata",
+)
+
+
+def _transcript(lines: int = 2) -> bytes:
+    return b"".join(orjson.dumps({"type": "user", "uuid": f"00000000-0000-4000-8000-{n:012d}",
+                                  "sessionId": SESSION, "timestamp": f"2026-01-01T00:00:{n:02d}Z",
+                                  "message": {"role": "user", "content": f"line {n}"}}) + b"\n"
+                    for n in range(1, lines + 1))
+
+
+def test_a_run_that_finds_nothing_new_imports_nothing_it_does_not_call(tmp_path: Path) -> None:
+    project = tmp_path / "projects" / "-work-a"
+    project.mkdir(parents=True)
+    (project / f"{SESSION}.jsonl").write_bytes(_transcript())
+    (tmp_path / "bodies").mkdir()
+    (tmp_path / "kiro").mkdir()
+    config = tmp_path / "asz.yaml"
+    config.write_text(f"storage:\n  root: {tmp_path / 'root'}\nadapters:\n"
+                      f"  - name: claude-code-local\n    source_root: {tmp_path / 'projects'}\n    exclude: []\n"
+                      f"  - name: claude-code-provider\n    source_root: {tmp_path / 'bodies'}\n"
+                      f"  - name: kiro\n    source_root: {tmp_path / 'kiro'}\n", encoding="utf-8")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env.pop("ASZ_ROOT", None)
+    code = ("import json, sys\n"
+            "from asz_core.cli import main\n"
+            "code = main(['run', '--json', '--config', sys.argv[1]])\n"
+            f"print(json.dumps([code, sorted(m for m in {NOT_CALLED!r} if m in sys.modules)]))\n")
+
+    def run() -> tuple[dict[str, object], int, list[str]]:
+        done = subprocess.run([sys.executable, "-c", code, str(config)], capture_output=True, text=True,
+                              env=env, cwd=tmp_path, check=True)
+        summary, last = done.stdout.splitlines()[0], done.stdout.splitlines()[-1]
+        status, loaded = json.loads(last)
+        return json.loads(summary), status, loaded
+
+    first, status, loaded = run()  # lands the session, parses it, caches the configuration
+    assert (first["landed"], status) == (1, 0)
+    assert {"asz_core.root.landing", "asz_core.assembly.parse", "yaml"} <= set(loaded)  # the test can fail
+    again, status, loaded = run()
+    assert (again["sessions"], again["landed"], status) == (1, 0, 0)
+    assert loaded == []
