@@ -51,9 +51,12 @@ class AdapterCounters:
     retired: int = 0      #: units a person gave up on, never changed (shown when the adapter labels it)
 
     def add(self, other: AdapterCounters) -> None:
-        # the names listed once (``_COUNTER_NAMES``): the pass adds every session's outcome
+        # the names listed once (``_COUNTER_NAMES``), and only those counted: the pass adds every
+        # session's outcome, most of whose counters are 0
         for name in _COUNTER_NAMES:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+            value = getattr(other, name)
+            if value:
+                setattr(self, name, getattr(self, name) + value)
 
     def as_dict(self) -> dict[str, int]:
         return {f.name: getattr(self, f.name) for f in fields(self)}

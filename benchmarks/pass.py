@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import hashlib
+import itertools
 import json
 import os
 import pstats
@@ -51,14 +52,17 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus as corpus_gen
+import create_cost
 from _common import REPO, table
 
 from asz_core.workers import DEFAULT_MOST, DEFAULT_PER_CPU
@@ -69,6 +73,7 @@ ADAPTERS = ("claude-code-local", "claude-code-provider", "kiro")
 NO_PLUGIN_DATA: dict[str, object] = {"name": "changes", "enabled": False}
 PEER_VENV = REPO / ".venv-peer"
 PEER = "claude-code-log"
+T = TypeVar("T")
 
 
 # ---- what runs in a child process (``pass.py --floor`` / ``--write-floor`` / ``--stat``) ---
@@ -331,17 +336,12 @@ def peer(setup: Setup, repeat: int) -> list[tuple[str, Run | None, str]]:
     cmd, why = peer_command()
     if cmd is None:
         return [(f"{PEER} (not run)", None, why)]
-    out, cache = setup.work / "peer-html", setup.work / "peer-cache.db"
-    env = {**child_env(), "CLAUDE_CODE_LOG_CACHE_PATH": str(cache)}
-    args = [*cmd, "--all-projects", "--projects-dir", str(setup.corpus / ".claude" / "projects"), "-o", str(out)]
-
-    def clean() -> None:
-        shutil.rmtree(out, ignore_errors=True)
-        for p in setup.work.glob("peer-cache.db*"):
-            p.unlink()
-
+    projects = setup.corpus / ".claude" / "projects"
+    runs = itertools.count()
     try:
-        first = repeated(repeat, lambda: run_child(args, env=env), before=clean)
+        first = repeated(repeat, partial(_peer_cold, cmd, projects, setup.work, runs))
+        # again over the last cold run's output and cache: nothing new
+        args, env = _peer_args(cmd, projects, setup.work, next(runs) - 1)
         again = repeated(repeat, lambda: run_child(args, env=env))
     except RuntimeError as exc:
         return [(f"{PEER} (failed)", None, str(exc).splitlines()[-1][:300])]
@@ -387,14 +387,13 @@ def measure(setup: Setup, repeat: int, with_peer: bool, workers: int, peer_repea
             if n:  # the first of each is the warm-up
                 runs.append(run)
     # The write floor copies the last cold root's landed files, each run into a new directory
-    # (deleted with the used roots, after: the same reason as above).
+    # (deleted with the used roots, after all timing: the same reason as above).
     landed = sorted(str(p) for p in setup.root.rglob("*.sd"))
     landed_mb = sum(os.path.getsize(p) for p in landed) / MB
     copies = iter(range(repeat + 1))
     write_run = repeated(repeat, lambda: write_floor_child(landed, used / f"copy-{next(copies)}", setup.work),
                          before=os.sync)
-    # the no-op and incremental passes go on from the last cold root; the others go now
-    shutil.rmtree(used, ignore_errors=True)
+    # the no-op and incremental passes go on from the last cold root; the others stay until the end
     write_config(setup)
     cold = median(one)
     parallel = median(several) if several else None
@@ -600,33 +599,87 @@ def _configs(scratch: Path, kind: str, adapters: dict[str, Path]) -> dict[int | 
     return made
 
 
-def issue_table(work: Path, scratch: Path, repeat: int, workers: int, with_strace: bool,
+# ---- the table's method: commands in rotation, medians of per-round ratios ----------------
+
+
+@dataclass(frozen=True)
+class Quiet:
+    """How the table waits for the filesystem before each round (see ``create_cost.py``)."""
+
+    scratch: Path      #: where the roots are landed, so where the probes create
+    most_us: float     #: the quiet level: a create's CPU at or under this, in µs
+    most_wait: float   #: seconds to wait for it at most, before each round
+    interval: float = 3.0
+
+    def settle(self) -> create_cost.Settling:
+        return create_cost.settle(lambda: create_cost.probe(self.scratch), self.most_us, self.most_wait,
+                                  self.interval)
+
+
+def rotated(items: Sequence[T], round_no: int) -> list[T]:
+    """``items`` from the one at ``round_no`` (modulo their number) on, wrapping round."""
+    k = round_no % len(items)
+    return [*items[k:], *items[:k]]
+
+
+def in_rotation(commands: Sequence[Callable[[], Run]], rounds: int, quiet: Quiet,
+                before_each: Callable[[], object] = os.sync) -> tuple[list[list[Run]], list[create_cost.Settling]]:
+    """``rounds`` rounds of every command, each round once the filesystem is quiet and each
+    command after ``before_each`` (a ``sync``, so no run pays for the last one's write-back).
+    Round r starts with command r and goes on in rotation, so that no command always runs first,
+    or always right after the same other. Returns each command's runs in round order
+    (``runs[command][round]``) and how each round's wait went."""
+    runs: list[list[Run]] = [[] for _ in commands]
+    settlings = []
+    for r in range(rounds):
+        settlings.append(quiet.settle())
+        for c in rotated(range(len(commands)), r):
+            before_each()
+            runs[c].append(commands[c]())
+    return runs, settlings
+
+
+def per_round_ratio(numerators: Sequence[float], denominators: Sequence[float]) -> float:
+    """The median of the ratios taken within each round. A drift of the machine's speed over
+    the run moves both terms of a round alike, so it cancels out; a ratio of two medians, each
+    over the whole run, would carry it."""
+    return statistics.median(n / d for n, d in zip(numerators, denominators, strict=True))
+
+
+def _landing(scratch: Path, kind: str, tag: str, config: Path) -> Run:
+    """One cold landing (``--land``: passes until nothing is pending) into a root never used."""
+    _fresh(scratch / f"{kind}-{tag}", scratch / "used")
+    return run_child([sys.executable, __file__, "--land", str(config)],
+                     inner=lambda text: float(json.loads(text)["elapsed_s"]))
+
+
+def issue_table(work: Path, scratch: Path, repeat: int, workers: int, with_strace: bool, quiet: Quiet,
                 only: set[str] | None = None) -> int:
     """Issue 21's table: each corpus's floor, a cold landing in one process and with default
-    workers (CPU and wall), system calls and fsyncs per session, the no-op ``run`` at 2,000
-    sessions beside a stat-only process, and the peer."""
+    workers (CPU and wall), in rotation round by round, system calls and fsyncs per session, the
+    no-op ``run`` at 2,000 sessions beside a stat-only process, and the peer."""
     me = [sys.executable, __file__]
     rows: list[tuple[str, ...]] = []
     notes: list[str] = []
     run_child([str(Path(sys.executable).with_name("asz-pipeline")), "--version"])  # writes bytecode
+    wanted = [row for row in TABLE_ROWS if only is None or row[1] in only]
+    with_noop = only is None or "noop" in only
+    # every corpus is made first (a partial one replaced), so nothing is deleted once timing starts
+    corpora = {kind: table_corpus(kind, work) for _, kind, _ in wanted}
+    if with_noop:
+        table_corpus("many-small", work)
     shared_cold: Run | None = None
-    for title, kind, (target_one, target_many) in TABLE_ROWS:
-        if only is not None and kind not in only:
-            continue
-        projects = table_corpus(kind, work)
+    for title, kind, (target_one, target_many) in wanted:
+        projects = corpora[kind]
         files = sorted(p for p in projects.rglob("*.jsonl") if p.is_file())
         size = sum(p.stat().st_size for p in files)
-        floor_run = repeated(repeat, lambda files=files: floor_child([(str(p), 0) for p in files], scratch))
-        one: list[Run] = []
-        many: list[Run] = []
+        ranges = [(str(p), 0) for p in files]
         configs = _configs(scratch, kind, {"claude-code-local": projects})
-        for _ in range(repeat):
-            for count, runs in ((1, one), (None, many)):
-                _fresh(scratch / f"{kind}-{'1' if count else 'w'}", scratch / "used")
-                os.sync()
-                runs.append(run_child([*me, "--land", str(configs[count])],
-                                      inner=lambda t: float(json.loads(t)["elapsed_s"])))
-        cold1, coldn = median(one), median(many)
+        floor_child(ranges, scratch)  # a warm-up, untimed: the transcripts in the page cache
+        (floors, one, many), settlings = in_rotation(
+            [partial(floor_child, ranges, scratch), partial(_landing, scratch, kind, "1", configs[1]),
+             partial(_landing, scratch, kind, "w", configs[None])], repeat, quiet)
+        floor_run, cold1, coldn = median(floors), median(one), median(many)
         landed_summary = json.loads(cold1.out.splitlines()[0])
         sessions, files_landed = int(landed_summary["sessions"]), max(1, int(landed_summary["landed"]))
         counts = None
@@ -636,8 +689,12 @@ def issue_table(work: Path, scratch: Path, repeat: int, workers: int, with_strac
         if kind == "shared":
             shared_cold = cold1
         # CPU time is what a loaded machine leaves steady; the wall with workers is what they buy
-        share1 = floor_run.cpu / cold1.cpu
-        sharen_wall = floor_run.wall / coldn.wall
+        share1 = per_round_ratio([r.cpu for r in floors], [r.cpu for r in one])
+        sharen_wall = per_round_ratio([r.wall for r in floors], [r.wall for r in many])
+        each_one = ", ".join(f"{f.cpu / o.cpu:.1%}" for f, o in zip(floors, one, strict=True))
+        each_many = ", ".join(f"{f.wall / m.wall:.1%}" for f, m in zip(floors, many, strict=True))
+        notes.append(f"{title}: each round's % of the floor, 1 process {each_one}; workers (wall) {each_many}; "
+                     f"{create_cost.describe(settlings, quiet.most_us)}")
         rows.append((title, f"{sessions:,}", f"{size / MB:.1f}",
                      f"{floor_run.cpu:.2f} / {floor_run.wall:.2f}",
                      f"{cold1.cpu:.2f} / {cold1.wall:.2f}", f"{share1:.1%}",
@@ -645,35 +702,28 @@ def issue_table(work: Path, scratch: Path, repeat: int, workers: int, with_strac
                      f"{counts[0] / sessions:.0f}" if counts else "-",
                      f"{counts[1] / sessions:.2f} ({counts[1] / files_landed:.2f} a file)" if counts else "-",
                      " / ".join(f"≥ {t} %" if t else "-" for t in (target_one, target_many))))
-    if only is None or "noop" in only:
-        noop_row(work, scratch, repeat, with_strace, rows, notes)
+    if with_noop:
+        noop_row(work, scratch, repeat, with_strace, quiet, rows, notes)
     cmd = peer_installed()
     if cmd is None:
         notes.append(f"{PEER}: not installed; to compare, `python -m venv {PEER_VENV.name} && "
                      f"{PEER_VENV.name}/bin/pip install {PEER}` (or set CLAUDE_CODE_LOG to its command)")
     elif shared_cold is not None:
-        out_dir = scratch / "peer-html"
-        env = {**child_env(), "CLAUDE_CODE_LOG_CACHE_PATH": str(scratch / "peer-cache.db")}
-        args = [*cmd, "--all-projects", "--projects-dir", str(table_corpus("shared", work)), "-o", str(out_dir)]
-
-        def clean() -> None:
-            shutil.rmtree(out_dir, ignore_errors=True)
-            for p in scratch.glob("peer-cache.db*"):
-                p.unlink()
-
         try:
-            peer_run = repeated(max(1, repeat - 1), lambda: run_child(args, env=env), before=clean)
+            peer_run = repeated(max(1, repeat - 1),
+                                partial(_peer_cold, cmd, table_corpus("shared", work), scratch, itertools.count()))
             rows.append((f"{PEER}, shared transcripts, empty cache", "", "", "", f"{peer_run.cpu:.2f} / "
                          f"{peer_run.wall:.2f}", f"{peer_run.cpu / shared_cold.cpu:.1f}x asz's CPU", "", "", "", "",
                          f"peak RSS {peer_run.rss:.0f} MB"))
         except RuntimeError as exc:
             notes.append(f"{PEER} failed: {str(exc).splitlines()[-1][:300]}")
     print(f"asz landing claude-code-local's transcripts (no parse, no metrics derivation) beside the floor "
-          f"(read + orjson.loads + "
-          f"SHA-256 of every line, one process); CPU (user + system, workers included) / wall seconds, "
-          f"medians of {repeat}; % of the floor: the floor's CPU over asz's in one process, the floor's "
-          f"wall over asz's with the default workers ({workers} on this machine); system calls and fsyncs "
-          f"per session: one more landing in one process under strace -f -c")
+          f"(read + orjson.loads + SHA-256 of every line, one process); CPU (user + system, workers included) "
+          f"/ wall seconds, medians of {repeat} rounds, each round the floor, one process and the default "
+          f"workers ({workers} on this machine) in rotation, after the filesystem's create cost is at its quiet "
+          f"level; % of the floor: the median of the per-round ratios, the floor's CPU over asz's in one process "
+          f"and the floor's wall over asz's with workers; system calls and fsyncs per session: one more landing "
+          f"in one process under strace -f -c")
     print(table(rows, ("corpus", "sessions", "MB", "floor CPU / wall", "1 process CPU / wall", "% of floor",
                        "default workers CPU / wall", "% of floor (wall)", "syscalls / session",
                        "fsyncs / session", "target 1 / workers")))
@@ -682,29 +732,46 @@ def issue_table(work: Path, scratch: Path, repeat: int, workers: int, with_strac
     return 0
 
 
-def noop_row(work: Path, scratch: Path, repeat: int, with_strace: bool, rows: list[tuple[str, ...]],
+def _peer_args(cmd: list[str], projects: Path, work: Path, n: int) -> tuple[list[str], dict[str, str]]:
+    """The peer's command and environment for its run ``n``: its own output directory and cache."""
+    env = {**child_env(), "CLAUDE_CODE_LOG_CACHE_PATH": str(work / f"peer-cache-{n}.db")}
+    return [*cmd, "--all-projects", "--projects-dir", str(projects), "-o", str(work / f"peer-html-{n}")], env
+
+
+def _peer_cold(cmd: list[str], projects: Path, work: Path, runs: Iterator[int]) -> Run:
+    """The peer over ``projects`` with an empty cache: each run writes a new output directory
+    and cache, no earlier one deleted (for the reason the roots are not: see :func:`measure`)."""
+    args, env = _peer_args(cmd, projects, work, next(runs))
+    return run_child(args, env=env)
+
+
+def noop_row(work: Path, scratch: Path, repeat: int, with_strace: bool, quiet: Quiet, rows: list[tuple[str, ...]],
              notes: list[str]) -> None:
-    """The no-op ``run`` at 2,000 sessions (every adapter, its parse included), after a first
-    run that lands and parses everything, interleaved with the stat-only process."""
-    table_corpus("many-small", work)
+    """The no-op ``run`` at 2,000 sessions (every adapter, its parse included) beside a
+    stat-only process, as the issue measures it: the first run lands and parses everything and
+    is not measured; runs 2, 3, ... each make a round with the stat-only process, in rotation,
+    and every one counts (the target holds for every run after the first)."""
     corpus = work / "many-small"
     sources = [corpus / ".claude" / "projects", corpus / "provider-bodies", corpus / ".kiro"]
     config = land_config(scratch / "noop.yaml", scratch / "noop-root", dict(zip(ADAPTERS, sources, strict=True)), None,
                          derive=True)
     run_cmd = [str(Path(sys.executable).with_name("asz-pipeline")), "run", "--json", "--config", str(config)]
+    stat_cmd = [sys.executable, "-c", STAT_PROCESS, *map(str, sources)]
     first = run_child(run_cmd)  # lands and parses everything: not what is measured
-    noops: list[Run] = []
-    stats: list[Run] = []
-    for _ in range(repeat + 1):  # interleaved, the first of each a warm-up
-        noops.append(run_child(run_cmd))
-        stats.append(run_child([sys.executable, "-c", STAT_PROCESS, *map(str, sources)]))
-    noop, stat = median(noops[1:]), median(stats[1:])
+    run_child(stat_cmd)  # the stat-only process's warm-up; asz's runs after the first all count
+    (noops, stats), settlings = in_rotation([partial(run_child, run_cmd), partial(run_child, stat_cmd)], repeat,
+                                            quiet)
+    noop, stat = median(noops), median(stats)
+    each = [n.cpu / s.cpu for n, s in zip(noops, stats, strict=True)]
+    ratio = per_round_ratio([n.cpu for n in noops], [s.cpu for s in stats])
     counts = strace_counts(run_cmd, scratch) if with_strace else None
     sessions = int(json.loads(noop.out.splitlines()[0])["sessions"])
     rows.append((f"no-op run, {sessions:,} sessions", f"{sessions:,}", "",
                  f"stat-only {stat.cpu:.3f} / {stat.wall:.3f}",
-                 f"{noop.cpu:.3f} / {noop.wall:.3f}", f"{noop.cpu / stat.cpu:.1f}x the stats' CPU", "", "",
+                 f"{noop.cpu:.3f} / {noop.wall:.3f}", f"{ratio:.1f}x the stats' CPU (worst {max(each):.1f}x)", "", "",
                  f"{counts[0] / sessions:.1f}" if counts else "-", f"{counts[1]} in all" if counts else "-", "≤ 5x"))
+    notes.append(f"no-op: runs 2-{repeat + 1} after the first, each over the stat-only process's CPU in its round: "
+                 + ", ".join(f"{r:.1f}x" for r in each) + f"; {create_cost.describe(settlings, quiet.most_us)}")
     notes.append(f"the no-op's first run (landing all three adapters, and the first parse of every session): "
                  f"{first.cpu:.1f} s of CPU, {first.wall:.1f} s")
 
@@ -760,6 +827,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-strace", action="store_true", help="with --table: no system call counts")
     parser.add_argument("--only", help="with --table: only these rows (shared, shared-x10, many-small, "
                                        "huge-transcript, noop; comma-separated)")
+    parser.add_argument("--quiet-create-us", type=float, default=100.0,
+                        help="with --table: the filesystem is quiet when creating a file or directory costs at most "
+                             "this many µs of CPU (default 100; see create_cost.py)")
+    parser.add_argument("--quiet-wait", type=float, default=90.0,
+                        help="with --table: seconds to wait for that at most before each round (default 90)")
     parser.add_argument("--land", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--floor", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--write-floor", nargs=2, type=Path, help=argparse.SUPPRESS)
@@ -786,7 +858,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.table:
             corpora = args.work or work
             corpora.mkdir(parents=True, exist_ok=True)
-            return issue_table(corpora, work, args.repeat, args.workers, not args.no_strace,
+            quiet = Quiet(work, args.quiet_create_us, args.quiet_wait)
+            return issue_table(corpora, work, args.repeat, args.workers, not args.no_strace, quiet,
                                set(args.only.split(",")) if args.only else None)
         corpus = args.corpus or work / "corpus"
         if not (corpus / "corpus.json").is_file():

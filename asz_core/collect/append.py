@@ -249,7 +249,7 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSou
     ``size`` the source's size. A source with much to land may have its lines converted in
     worker processes (:mod:`asz_core.collect.split`): the same records, in the same order."""
     limit = ctx.max_delta_bytes
-    reader = LineReader(fd, cursor.offset, before, read_limit=max(READ_LIMIT, limit))
+    reader = LineReader(fd, cursor.offset, before, read_limit=max(READ_LIMIT, limit), size=size)
     del before
     workers = split_workers(ctx, source.dialect, size - cursor.offset)
     split: SplitRecords | None = None

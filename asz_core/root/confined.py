@@ -46,6 +46,7 @@ __all__ = ["Entry", "LinkRefused", "RootRefused", "check_owner", "dir_descriptor
            "know", "known", "listdir", "mkdir", "open_dir", "open_path", "release_held", "rename",
            "rename_noreplace_at", "scandir", "unlink"]
 
+_SEP = os.sep
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -147,10 +148,10 @@ def split(text: str) -> tuple[str, str]:
     """``os.path.split(text)``: with one ``rpartition`` for the paths a pass names (absolute,
     no doubled separator), which it splits several times a session; any other path as
     ``os.path.split`` splits it."""
-    head, _, tail = text.rpartition(os.sep)
-    if not head or head.endswith(os.sep):
-        return os.path.split(text)
-    return head, tail
+    head, _, tail = text.rpartition(_SEP)
+    if head and head[-1] != _SEP:
+        return head, tail
+    return os.path.split(text)
 
 
 def open_path(path: str | Path, flags: int, mode: int = 0o600) -> int:
@@ -217,6 +218,10 @@ _known: dict[str, dict[str, bool]] = {}
 #: known below it, so that letting a session go touches its own entries, not those of every
 #: session a group holds
 _below: dict[str, list[str]] = {}
+#: no path shorter than these is a key of :data:`_known` / :data:`_below` (the shortest put
+#: there since they were last empty): a look upwards for a known or held directory above a
+#: path (a session's own, which has none) stops there, not at the file system's root
+_shortest_known = _shortest_top = 1 << 30
 
 
 def hold(directory: str | Path) -> int:
@@ -233,16 +238,18 @@ def hold(directory: str | Path) -> int:
 def _register(key: str) -> None:
     """File ``key`` under the nearest held directory above it with none held above that, or
     make it one."""
+    global _shortest_top
     if key in _below:
         return
     directory, name = split(key)
-    while name:
+    while name and len(directory) >= _shortest_top:
         inner = _below.get(directory)
         if inner is not None:
             inner.append(key)
             return
         directory, name = split(directory)
     _below[key] = []
+    _shortest_top = min(_shortest_top, len(key))
 
 
 def held_count() -> int:
@@ -254,9 +261,11 @@ def know(directory: str | Path, files: Iterable[str]) -> None:
     """The held ``directory`` holds ``files`` and nothing else, and the caller is its only
     writer until it lets it go: it is *known* from now on (rule 4). For a directory the caller
     has just made and locked."""
+    global _shortest_known
     key = os.fspath(directory)
     assert key in _held, "only a held directory is known"
     _known[key] = dict.fromkeys(files, False)
+    _shortest_known = min(_shortest_known, len(key))
 
 
 def release_held(under: str | Path) -> None:
@@ -272,13 +281,23 @@ def release_held(under: str | Path) -> None:
                 if fd is not None:
                     os.close(fd)
                 _known.pop(key, None)
-        return
-    for outer in tops:  # below a held directory, or none held: every entry is looked at
-        del _below[outer]
-    for key in [key for key in _held if key == top or key.startswith(below)]:
-        os.close(_held.pop(key))
-    for key in [key for key in _known if key == top or key.startswith(below)]:
-        del _known[key]
+    else:
+        for outer in tops:  # below a held directory, or none held: every entry is looked at
+            del _below[outer]
+        for key in [key for key in _held if key == top or key.startswith(below)]:
+            os.close(_held.pop(key))
+        for key in [key for key in _known if key == top or key.startswith(below)]:
+            del _known[key]
+    _forget_shortest()
+
+
+def _forget_shortest() -> None:
+    """Let the shortest marks go once nothing is known or held below them."""
+    global _shortest_known, _shortest_top
+    if not _known:
+        _shortest_known = 1 << 30
+    if not _below:
+        _shortest_top = 1 << 30
 
 
 def known(path: str | Path) -> bool | None:
@@ -290,7 +309,7 @@ def known(path: str | Path) -> bool | None:
     if text in _known:
         return True
     directory, name = split(text)
-    while name:
+    while name and len(directory) >= _shortest_known:
         names = _known.get(directory)
         if names is not None:
             if name not in names:
@@ -309,7 +328,7 @@ def _note(path: str, *, made: bool, is_dir: bool) -> None:
     if made:
         names[name] = is_dir
         if is_dir and path not in _known:  # made here, inside a known directory: it holds nothing yet
-            _known[path] = {}
+            _known[path] = {}  # longer than its known directory: the shortest mark stands
             _register(path)
     else:
         names.pop(name, None)
@@ -323,7 +342,7 @@ def dir_descriptor(directory: str | Path) -> tuple[int, bool]:
     held = _held.get(key)
     if held is not None:
         return held, False
-    root = _roots.get(os.path.join(key, ""))
+    root = _roots.get(key if key.endswith(os.sep) else key + os.sep)  # as :func:`enter` keys it
     if root is not None:
         return root, False
     return open_dir(key), True
@@ -424,7 +443,8 @@ def rename(source: str | Path, target: str | Path, *, replace: bool) -> None:
     """Rename within one directory; ``replace=False`` never replaces (``FileExistsError``)."""
     text = source if type(source) is str else os.fspath(source)
     new = split(target if type(target) is str else os.fspath(target))[1]
-    fd, old, owned = _parent(text)
+    directory, old = split(text)
+    fd, owned = dir_descriptor(directory)
     try:
         if replace:
             os.replace(old, new, src_dir_fd=fd, dst_dir_fd=fd)
@@ -435,7 +455,7 @@ def rename(source: str | Path, target: str | Path, *, replace: bool) -> None:
             os.close(fd)
     if _known:
         _note(text, made=False, is_dir=False)
-        _note(os.path.join(split(text)[0], new), made=True, is_dir=False)
+        _note(os.path.join(directory, new), made=True, is_dir=False)
 
 
 _UNLOADED: Any = object()

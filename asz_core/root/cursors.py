@@ -53,13 +53,15 @@ def parse_pairs(text: str) -> Iterator[tuple[str, str]]:
 
 
 def format_pairs(pairs: Iterable[tuple[str, object]]) -> bytes:
-    lines = []
-    for key, value in pairs:
-        text = str(value)
-        if "\n" in text or "\r" in text:
-            raise ValueError(f"{key}: a value in a state file cannot hold a line break")
-        lines.append(f"{key} {text}\n")
-    return "".join(lines).encode("utf-8")
+    lines = [f"{key} {value}\n" for key, value in pairs]
+    text = "".join(lines)
+    # one look for a line break in the whole text, not one per value: a cursor is written for
+    # every session that lands
+    if text.count("\n") != len(lines) or "\r" in text:
+        for line in lines:
+            if "\r" in line or line.count("\n") != 1:
+                raise ValueError(f"{line.partition(' ')[0]}: a value in a state file cannot hold a line break")
+    return text.encode("utf-8")
 
 
 C = TypeVar("C", bound="Cursor")

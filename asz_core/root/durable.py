@@ -25,8 +25,8 @@ from typing import Any
 from asz_core.root import confined, faults
 
 __all__ = ["DEFERRED", "OWNER_DIR", "OWNER_FILE", "can_sync_filesystem", "fsync_dir", "install_noreplace",
-           "make_dirs", "open_private", "read_small", "read_table", "sync_filesystem", "temp_name", "write_note",
-           "write_replace"]
+           "make_dirs", "make_dirs_text", "open_private", "read_small", "read_table", "sync_filesystem", "temp_name",
+           "write_note", "write_replace"]
 
 OWNER_DIR = 0o700
 OWNER_FILE = 0o600
@@ -118,6 +118,12 @@ def make_dirs(directory: Path) -> list[Path]:
     refers to what is inside) fsyncs each created directory's parent, as
     :meth:`asz_core.root.storage.SessionHandle.sync` does.
     """
+    return [Path(made) for made in make_dirs_text(os.fspath(directory))]
+
+
+def make_dirs_text(directory: str) -> list[str]:
+    """:func:`make_dirs` of a path given as a string, which a session's landing makes its
+    directories with: joined and split as strings, with no ``Path`` made for each level."""
     # what a known directory says (a new session's) needs no probe; elsewhere mkdir first and
     # the parents only when it says they are missing: most levels already exist, and a stat of
     # each level before its mkdir spent calls finding that out
@@ -125,20 +131,22 @@ def make_dirs(directory: Path) -> list[Path]:
     if there:
         return []
     if there is False:
-        created = make_dirs(directory.parent)
+        created = make_dirs_text(confined.split(directory)[0])
         try:
             confined.mkdir(directory, OWNER_DIR)
         except FileExistsError:
             return created
-        return [*created, directory]
+        created.append(directory)
+        return created
     try:
         confined.mkdir(directory, OWNER_DIR)
     except FileExistsError:
         return []
     except FileNotFoundError:
-        if directory.parent == directory:
+        parent = confined.split(directory)[0]
+        if parent == directory or not parent:
             raise
-        created = make_dirs(directory.parent)
+        created = make_dirs_text(parent)
         try:
             confined.mkdir(directory, OWNER_DIR)
         except FileExistsError:  # made meanwhile by another writer
@@ -258,7 +266,7 @@ def read_small(path: Path | str) -> bytes | None:
     return b"".join(chunks)
 
 
-def write_note(path: Path, data: bytes) -> None:
+def write_note(path: str | Path, data: bytes) -> None:
     """Write a note nothing relies on in place (no temporary file, no fsync).
 
     For a note derived from the root that asz never reads back (``session.state``): written
@@ -277,7 +285,7 @@ def write_note(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
-def open_private(path: Path, flags: int) -> int:
+def open_private(path: str | Path, flags: int) -> int:
     """Open (creating it, owner-only) a file of the root's own that is written in place: the
     lock, ``session.state``, an index appended to.
 

@@ -16,7 +16,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
-from asz_core.root.durable import make_dirs, open_private, read_small
+from asz_core.root import confined
+from asz_core.root.durable import make_dirs_text, open_private, read_small
 from asz_core.root.storage import landed_files
 
 __all__ = ["SessionIndex", "rebuild_calls"]
@@ -45,8 +46,9 @@ class SessionIndex:
             lines.append(f"{key} {value}\n")
         if not lines:
             return
-        make_dirs(self.path.parent)
-        fd = open_private(self.path, os.O_WRONLY | os.O_APPEND)
+        path = os.fspath(self.path)
+        make_dirs_text(confined.split(path)[0])
+        fd = open_private(path, os.O_WRONLY | os.O_APPEND)
         try:
             os.write(fd, "".join(lines).encode("utf-8"))
         finally:

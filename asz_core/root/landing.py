@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from asz_core.root import confined, faults
-from asz_core.root.durable import install_noreplace, make_dirs, temp_name
+from asz_core.root.durable import install_noreplace, make_dirs_text, temp_name
 from asz_core.root.layout import file_name
 from asz_core.sessiondata.model import Header
 from asz_core.sessiondata.writer import FileSummary, SessionDataWriter
@@ -103,17 +103,21 @@ class LandingFile:
         self.relpath = f"{session}/{subdir}/{name}"
         self.header = header
         self.dry_run = dry_run
+        self._final_text = ""  #: :attr:`final` as a string, once it is to be installed
         self._temp: str | None = None
         self._fd: int | None = None
         #: directories this landing created; their parents need an fsync too
-        self.created_dirs: list[Path] = []
+        self.created_dirs: list[str] = []
         if dry_run:
             self.writer = SessionDataWriter(_CountingSink(), header)
             return
-        self.created_dirs = make_dirs(self.directory)
+        # the system calls below take the directory as a string, made once
+        directory_text = os.fspath(self.directory)
+        self.created_dirs = make_dirs_text(directory_text)
         if hold:
-            confined.hold(self.directory)
-        self._temp = temp_name(self.final)
+            confined.hold(directory_text)
+        self._final_text = os.path.join(directory_text, name)
+        self._temp = temp_name(self._final_text)
         # read-only from the start (the open that creates it may write all the same): no
         # ``fchmod`` once it is written
         self._fd = confined.open_path(self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, LANDED_FILE)
@@ -171,7 +175,7 @@ class LandingFile:
             return
         try:
             faults.checkpoint("install")
-            install_noreplace(self._temp, self.final)
+            install_noreplace(self._temp, self._final_text)
             self._temp = None
         except BaseException:
             self.abort()

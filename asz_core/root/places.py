@@ -58,6 +58,8 @@ def landed_places(session_dir: Path, owns: Owns,
     top = os.fspath(session_dir)  # joined as strings: only listed, and read for a few places
     join = os.path.join
     for group in ("streams", "runs"):
+        if confined.known(join(top, group)) is False:  # not made in a new session: nothing to raise
+            continue
         try:
             names = sorted(confined.listdir(join(top, group)))
         except (FileNotFoundError, NotADirectoryError, confined.LinkRefused):

@@ -21,7 +21,7 @@ from asz_core.root.durable import (
     OWNER_DIR,
     OWNER_FILE,
     fsync_dir,
-    make_dirs,
+    make_dirs_text,
     temp_name,
     write_note,
     write_replace,
@@ -211,6 +211,8 @@ class SessionHandle:
         self.on_failure: Callable[[BaseException], None] | None = None
         self.id = session
         self.dir = root.path / session
+        #: :attr:`dir` as a string: what the session's own steps join, split and open
+        self.dir_text = os.fspath(self.dir)
         self._on_landed = on_landed
         self._lock: FileLock | None = None
         self._next_seq = 0
@@ -227,12 +229,12 @@ class SessionHandle:
     def __enter__(self) -> SessionHandle:
         fresh = False
         if not self.root.dry_run:
-            created = make_dirs(self.dir)
+            created = make_dirs_text(self.dir_text)
             if self.group is None:
-                self._created.update(p.parent for p in created)
-            fresh = bool(created) and created[-1] == self.dir
+                self._created.update(Path(made).parent for made in created)
+            fresh = bool(created) and created[-1] == self.dir_text
             # held from here on: the lock, what lands and the session's state are made through it
-            fd = confined.hold(self.dir)
+            fd = confined.hold(self.dir_text)
             try:
                 if not fresh:
                     # made by an older version or by hand: owner-only from now on. One made here
@@ -244,9 +246,9 @@ class SessionHandle:
                 if fresh:
                     # made and locked here: it holds its lock alone, and this writer knows each
                     # name it adds (nothing to list, nor any cursor or index to look for)
-                    confined.know(self.dir, [".lock"])
+                    confined.know(self.dir_text, [".lock"])
             except BaseException:
-                confined.release_held(self.dir)
+                confined.release_held(self.dir_text)
                 raise
         try:
             # a directory this writer has just made holds nothing but its lock: nothing to scan
@@ -292,13 +294,13 @@ class SessionHandle:
             self.sync()
             if self.landed and not self.root.dry_run:
                 # derived from the files on disk and never read back: written in place
-                write_note(self.dir / "session.state",
+                write_note(os.path.join(self.dir_text, "session.state"),
                            format_pairs([("next_seq", self._next_seq), ("updated_at", self.root.at)]))
         finally:
             for path in self._states_written:
                 DEFERRED.pop(path, None)
             self._states_written.clear()
-            confined.release_held(self.dir)
+            confined.release_held(self.dir_text)
             if self._lock is not None:
                 self._lock.release()
                 self._lock = None
@@ -308,7 +310,7 @@ class SessionHandle:
         key = (subdir, name)
         path = self._paths.get(key)
         if path is None:
-            path = self.dir / subdir / name if name else self.dir / subdir
+            path = self.dir / (f"{subdir}/{name}" if subdir and name else subdir or name)  # one join
             self._paths[key] = path
         return path
 
@@ -414,7 +416,7 @@ class SessionHandle:
         if not landed.dry_run:
             self._unsynced.add(landing.directory)
             if self.group is None:
-                self._created.update(p.parent for p in landing.created_dirs)
+                self._created.update(Path(made).parent for made in landing.created_dirs)
         self.landed.append(landed)
         if self._on_landed is not None:
             self._on_landed(landed)

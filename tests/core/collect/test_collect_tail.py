@@ -78,3 +78,31 @@ def test_a_held_offset_keeps_its_tail_digest_however_far_lines_are_read_past_it(
             unheld.tail_digest(ends[99])
     finally:
         os.close(fd)
+
+
+@pytest.mark.parametrize("size", [0, 5, 16, 17, 1 << 20], ids=["empty then", "mid-line then", "exact", "a byte more",
+                                                               "larger"])
+def test_the_size_a_reader_is_given_never_changes_the_lines_it_reads(tmp_path: Path, size: int) -> None:
+    # the size sizes only the first read: a source that grew past it since is read on as a whole block
+    path = tmp_path / "source.jsonl"
+    path.write_bytes(b'{"a":1}\n{"b":22}\n{"c"')
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        reader = LineReader(fd, 0, size=size)
+        assert list(reader.lines()) == [(b'{"a":1}', 0), (b'{"b":22}', 8)]
+        assert reader.waiting == 4
+        assert reader.tail_digest(17) == hashlib.sha256(b'{"a":1}\n{"b":22}\n').hexdigest()
+    finally:
+        os.close(fd)
+
+
+def test_a_source_longer_than_a_block_reads_the_same_with_its_size_given(tmp_path: Path) -> None:
+    path = tmp_path / "source.jsonl"
+    lines = [b"x" * 1000 + str(n).encode() for n in range(BLOCK_BYTES // 500)]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        for size in (None, 10, os.fstat(fd).st_size):
+            assert [line for line, _ in LineReader(fd, 0, size=size).lines()] == lines
+    finally:
+        os.close(fd)
