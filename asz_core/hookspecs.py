@@ -103,7 +103,12 @@ def asz_land(ctx: AdapterContext, claim: SessionClaim, session: SessionHandle) -
     """Land what ``claim`` holds into ``session``, which the host has locked.
 
     Write through ``session.begin``/``session.commit`` or the collectors of
-    :mod:`asz_core.collect`, and move a cursor only after the file it covers has landed. What
+    :mod:`asz_core.collect`, and move a cursor only after the file it covers has landed. A
+    collector is handed a dialect, which makes each record as the mapping it lands as
+    (:func:`~asz_core.sessiondata.record` and the part functions, :func:`~asz_core.sessiondata.text_part`,
+    :func:`~asz_core.sessiondata.data_part`, ...); a file written by hand takes each record as its
+    encoded line with its ``ord``, ``off``, ``bytes`` and ``time``
+    (:meth:`~asz_core.root.landing.LandingFile.write`). What
     ``ctx`` counts, warns and fails meanwhile is this session's outcome, merged by the pass once
     this returns (:mod:`asz_core.land`). An exception here is reported with the adapter's name
     and the session, counts as an error, and does not stop other sessions or adapters.

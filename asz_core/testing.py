@@ -7,6 +7,8 @@ Fixtures:
   load from their entry points; others can be registered as modules), run passes;
 * ``assert_root_verifies`` — reads the root with ``verify`` and, where the independent checker
   ``sdcheck`` is available (``$ASZ_SDCHECK`` or ``../shared/tools/sdcheck``), with it too;
+* ``as_record`` (a function) — a record as a dialect makes it, read back as a reader reads it:
+  what a dialect's own tests look into (``as_record(MyDialect().convert(SourceLine(raw))).parts``);
 * ``assert_lands_known_parts`` — fails when some dialect in the root landed records and not
   one part of them that is not ``unknown``: a dialect whose lines never reach it, or that reads
   none of them, lands a root that verifies and holds nothing anyone can read.
@@ -36,10 +38,16 @@ from asz_core.config import Config, load_config
 from asz_core.context import PassSummary, QuietReporter
 from asz_core.host import PluginHost
 from asz_core.pipeline import run_pass
-from asz_core.sessiondata import open_file
+from asz_core.sessiondata import Record, RecordFields, decode_record, encode_fields, open_file
 from asz_core.verify import verify_root
 
-__all__ = ["PassRunner", "dialects_landing_only_unknown", "find_sdcheck", "run_sdcheck"]
+__all__ = ["PassRunner", "as_record", "dialects_landing_only_unknown", "find_sdcheck", "run_sdcheck"]
+
+
+def as_record(fields: RecordFields) -> Record:
+    """A record as a dialect makes it (:func:`~asz_core.sessiondata.record`), encoded as the
+    collector encodes it and read back as a reader reads it, so a test looks at what lands."""
+    return decode_record(encode_fields(fields))
 
 
 def find_sdcheck() -> Path | None:
@@ -149,6 +157,6 @@ def assert_lands_known_parts() -> Callable[[Path], None]:
         assert not unknown_only, "\n".join(
             f"dialect {dialect} landed {count} record(s) and every part of them is unknown: "
             f"does it say reads_non_json = True for a source that is not JSON, and does its "
-            f"convert() put what it reads into parts (Part.data_part, text, tool calls)?"
+            f"convert() put what it reads into parts (data_part, text_part, call_part)?"
             for dialect, count in sorted(unknown_only.items()))
     return check

@@ -5,12 +5,12 @@
 The shared transcripts' progress lines (the commonest: a plain line with nothing past its ids)
 are parsed once; then each is made into its landed line two ways, in turn, round by round:
 
-* **now**: what ``claude-code/1`` makes of it (a :class:`~asz_core.sessiondata.Record` and its
-  whole-line :class:`~asz_core.sessiondata.Part`), its envelope set, ``encode_record``;
-* **landed mapping**: the same typed check of the line and the same data slice, then the dict
-  the line lands as, built directly in landed order (the data as an ``orjson.Fragment``), the
-  envelope in front, one ``orjson.dumps``: what a dialect handing the collector its landed
-  mapping would cost.
+* **record()**: what ``claude-code/1`` makes of it, its landed mapping built by the typed
+  constructors (:func:`~asz_core.sessiondata.record`, :func:`~asz_core.sessiondata.data_part`),
+  its envelope set, :func:`~asz_core.sessiondata.encode_fields`;
+* **dict literal**: the same typed check of the line and the same data slice, then the dict the
+  line lands as, built directly in landed order by the dialect itself, one ``orjson.dumps``:
+  what a dialect writing its mapping by hand would cost.
 
 Both must give the same bytes for every line (checked first, so the second cannot drift from
 the dialect unnoticed). Figures are CPU µs per line, the least of ``--repeat`` rounds.
@@ -37,17 +37,17 @@ from asz_adapters.claude_code_local.source_facts import TRANSCRIPT, SourceFacts
 from asz_core.collect.lines import LineReader, TooLong
 from asz_core.collect.source import SourceLine, line_sha
 from asz_core.sessiondata import FROM_AGENT, FROM_EXTERNAL, FROM_RUNTIME
-from asz_core.sessiondata.writer import encode_record
+from asz_core.sessiondata.writer import encode_fields
 
 _FROM = {"assistant": FROM_AGENT, "user": FROM_EXTERNAL}
 #: a parsed line and its ``sha``
 _Line = tuple[SourceLine, str]
 
 
-def _now(dialect: ClaudeCodeDialect, line: SourceLine, sha: str) -> bytes:
+def _constructed(dialect: ClaudeCodeDialect, line: SourceLine, sha: str) -> bytes:
     record = dialect.convert(line)
-    record.ord, record.off, record.bytes, record.sha = line.ord, line.off, len(line.raw), sha
-    return encode_record(record)
+    record["ord"], record["off"], record["sha"], record["bytes"] = line.ord, line.off, sha, len(line.raw)
+    return encode_fields(record)
 
 
 def _landed(line: SourceLine, sha: str) -> bytes:
@@ -76,9 +76,8 @@ def _landed(line: SourceLine, sha: str) -> bytes:
     flags = subtype_flags(kind, get("subtype"))
     if flags:
         fields["flags"] = flags
-    fields["parts"] = [{"k": "data", "data": orjson.Fragment(line.data_at()), "state": "available",
-                        "bytes": len(line.raw)}]
-    return orjson.dumps(fields)
+    fields["parts"] = [{"k": "data", "data": line.data_at(), "state": "available", "bytes": len(line.raw)}]
+    return orjson.dumps(fields, default=orjson.Fragment)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,11 +95,11 @@ def main(argv: list[str] | None = None) -> int:
                     lines.append((line, line_sha(raw)))
     dialect = ClaudeCodeDialect(SourceFacts(TRANSCRIPT, "s", "main"))  # filed under no run: no batch
     for line, sha in lines:
-        if _now(dialect, line, sha) != _landed(line, sha):
+        if _constructed(dialect, line, sha) != _landed(line, sha):
             sys.exit(f"line {line.ord}: the landed mapping does not give the dialect's bytes")
     ways: dict[str, Callable[[SourceLine, str], bytes]] = {
-        "now: Record + Part, encode_record": lambda line, sha: _now(dialect, line, sha),
-        "landed mapping, one orjson.dumps": _landed,
+        "record() and data_part(), encode_fields": lambda line, sha: _constructed(dialect, line, sha),
+        "dict literal in the dialect, one orjson.dumps": _landed,
     }
     least = dict.fromkeys(ways, float("inf"))
     for _ in range(args.repeat):

@@ -33,7 +33,7 @@ from asz_adapters.claude_code_local.source_facts import TRANSCRIPT, SourceFacts
 from asz_core.collect.lines import LineReader, TooLong
 from asz_core.collect.source import SourceLine, convert_line, line_sha
 from asz_core.sessiondata import Header, SessionDataWriter
-from asz_core.sessiondata.writer import encode_record
+from asz_core.sessiondata.writer import encode_fields
 
 
 class _NullSink:
@@ -79,16 +79,16 @@ def main(argv: list[str] | None = None) -> int:
                         if stage < 3:
                             continue
                         record = convert_line(dialect, line)
-                        record.ord, record.off, record.bytes = n, off, len(raw)
+                        record["ord"], record["off"], record["bytes"] = n, off, len(raw)
                         if stage < 4:
                             continue
-                        record.sha = line_sha(raw)
+                        record["sha"] = line_sha(raw)
                         if stage < 5:
                             continue
-                        encoded = encode_record(record)
+                        encoded = encode_fields(record)
                         if stage < 6:
                             continue
-                        writer.write(record, encoded)
+                        writer.write(encoded, n, off, len(raw), record.get("time"))
                 writer.close()
         return run
 

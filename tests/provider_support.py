@@ -21,6 +21,7 @@ from pathlib import Path
 from asz_core.root.index import SessionIndex
 from asz_core.root.storage import StorageRoot
 from asz_core.sessiondata import Header, Part, Record
+from asz_core.sessiondata.writer import record_line
 from asz_core.testing import PassRunner
 
 ADAPTER = "claude-code-provider"
@@ -82,8 +83,8 @@ def land_transcript(root: Path, session: str, directory: str, calls: Iterable[st
                                                        stream="main"))
         off = 0
         for n, call in enumerate(sorted(calls), start=1):
-            landing.write(Record(ord=n, off=off, bytes=10, sha="0" * 12, call=call,
-                                 parts=[Part.text_part("x")]))
+            landing.write(*record_line(Record(ord=n, off=off, bytes=10, sha="0" * 12, call=call,
+                                 parts=[Part.text_part("x")])))
             off += 11
         handle.commit(landing)
 

@@ -15,7 +15,7 @@ from asz_core import hookimpl
 from asz_core.collect import AppendSource, SourceLine, collect_append
 from asz_core.plugin import AdapterInfo, Found, SessionClaim, SettledBy
 from asz_core.root.landing import LandedFile
-from asz_core.sessiondata import FROM_RUNTIME, Part, Record
+from asz_core.sessiondata import FROM_RUNTIME, RecordFields, data_part, record, unknown_part
 from asz_core.testing import PassRunner, dialects_landing_only_unknown
 
 
@@ -25,8 +25,8 @@ class _Lines:
     name = "lines/1"
     reads_non_json = False
 
-    def convert(self, line: SourceLine) -> Record:
-        return Record(from_=FROM_RUNTIME, parts=[Part.data_part(line.data_at())])
+    def convert(self, line: SourceLine) -> RecordFields:
+        return record(from_=FROM_RUNTIME, parts=[data_part(line.data_at())])
 
 
 class _PlainLog:
@@ -35,8 +35,8 @@ class _PlainLog:
     name = "plain/1"
     reads_non_json = True
 
-    def convert(self, line: SourceLine) -> Record:
-        return Record(from_=FROM_RUNTIME, parts=[Part.unknown(line.raw, "a log line")])
+    def convert(self, line: SourceLine) -> RecordFields:
+        return record(from_=FROM_RUNTIME, parts=[unknown_part(line.raw, "a log line")])
 
 
 def _adapter(source: Path, landed: list[str], *, parallel: bool = False, waiting: str = "",

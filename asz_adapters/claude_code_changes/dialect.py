@@ -15,7 +15,8 @@ from __future__ import annotations
 from asz_adapters.claude_code_changes.about import DIALECT
 from asz_adapters.claude_code_changes.record import NOT_A_RECORD, read_change
 from asz_core.collect import SourceLine
-from asz_core.sessiondata import Part, Record
+from asz_core.sessiondata import data_part, record
+from asz_core.sessiondata.fields import RecordFields
 
 __all__ = ["ChangesDialect"]
 
@@ -32,11 +33,10 @@ class ChangesDialect:
         #: ``(ordinal, reason)`` of each line converted to an unknown part, in source order
         self.unknown: list[tuple[int, str]] = []
 
-    def convert(self, line: SourceLine) -> Record:
+    def convert(self, line: SourceLine) -> RecordFields:
         change = read_change(line.value) if line.is_json else NOT_A_RECORD
         if isinstance(change, str):
             self.unknown.append((line.ord, change))
-            return Record(parts=[line.unknown_part(change)])
-        data = line.data_at()
-        return Record(id=change.id, tool=change.tool or None, time=change.time,
-                      parts=[Part("data", data=data, bytes=len(line.raw))])
+            return record(parts=[line.unknown_part(change)])
+        return record(id=change.id, tool=change.tool, time=change.time,
+                      parts=[data_part(line.data_at(), len(line.raw))])

@@ -39,14 +39,15 @@ from asz_adapters.claude_code_local.marshal import go_string, marshal
 from asz_adapters.claude_code_local.shape import Fields
 from asz_adapters.claude_code_local.source_facts import SourceFacts
 from asz_core.changes.files import endpoint, line_diff
-from asz_core.sessiondata import Part, RawJSON
+from asz_core.sessiondata import RawJSON, data_part
+from asz_core.sessiondata.fields import PartFields
 
 __all__ = ["changes_part", "go_rel"]
 
 SCHEMA: Final = "changes/1"
 
 
-def changes_part(line: Fields, result: Fields, parts: list[Part], source: SourceFacts) -> Part | None:
+def changes_part(line: Fields, result: Fields, parts: list[PartFields], source: SourceFacts) -> PartFields | None:
     """The ``changes/1`` part for a line whose ``toolUseResult`` read whole, if it says one."""
     # the result read whole: each string field holds a str or None (rule 2 before rule 1, since
     # most results name no file)
@@ -56,7 +57,7 @@ def changes_part(line: Fields, result: Fields, parts: list[Part], source: Source
         path, before, after = get("notebook_path"), get("original_file"), get("updated_file")
     if not path:
         return None
-    tool = next((part.of for part in parts if part.k == "result" and part.of), None)
+    tool = next((part["of"] for part in parts if part["k"] == "result" and "of" in part), None)
     if tool is None:
         return None
     created = before is None
@@ -82,8 +83,7 @@ def changes_part(line: Fields, result: Fields, parts: list[Part], source: Source
         record["root"] = {"path": cwd}
     record["changed_files"] = 1
     record["changes"] = [change]
-    data = marshal(record)
-    return Part("data", data=RawJSON(data), bytes=len(data))
+    return data_part(RawJSON(marshal(record)))
 
 
 #: one side of a change: its text as Go holds it, and that text's UTF-8 bytes

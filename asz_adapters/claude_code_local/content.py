@@ -38,7 +38,18 @@ from typing import Any, Final
 from asz_adapters.claude_code_local.marshal import marshal
 from asz_adapters.claude_code_local.shape import ATTACHMENT_TEXT, BLOCK, Fields, read
 from asz_core.collect import SourceLine
-from asz_core.sessiondata import Dropped, Part, RawJSON, split_mcp_name
+from asz_core.sessiondata import (
+    RawJSON,
+    call_part,
+    data_part,
+    dropped_entry,
+    media_part,
+    reasoning_part,
+    result_part,
+    text_part,
+    unknown_part,
+)
+from asz_core.sessiondata.fields import DroppedFields, PartFields
 
 __all__ = ["CONTENT_NOT_READ", "SIGNATURE_WHY", "attachment_part", "content_parts", "utf8_len"]
 
@@ -57,81 +68,71 @@ def utf8_len(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def _text(text: str) -> Part:
-    return Part("text", text=text or None, bytes=utf8_len(text))
-
-
-def attachment_part(line: SourceLine, record: Fields, written: Any) -> Part:
+def attachment_part(line: SourceLine, record: Fields, written: Any) -> PartFields:
     """The one part of an ``attachment`` line; ``written`` is its ``attachment`` as written."""
     if not record.has("attachment"):
-        return Part("data")
+        return data_part(None)
     key = record.key("attachment")
     attachment = read(written, ATTACHMENT_TEXT)
     if attachment is not None and attachment.typed:
         text = attachment.text("text")
         if text:
-            return _text(text)
+            return text_part(text)
         content = attachment.value("content")
         if isinstance(content, str) and content:
-            return _text(content)
-    data = line.data_at(key)
-    return Part("data", data=data, bytes=len(data))
+            return text_part(content)
+    return data_part(line.data_at(key))
 
 
 def content_parts(line: SourceLine, record: Fields, content: Any,
-                  result_data: RawJSON | None) -> tuple[list[Part], list[Dropped]]:
+                  result_data: RawJSON | None) -> tuple[list[PartFields], list[DroppedFields]]:
     """The parts of ``message.content`` (written, its value ``content``). ``result_data`` is the
     line's ``toolUseResult`` when it read whole, which every result part carries as its data."""
     if isinstance(content, str):
-        return [_text(content)], []
+        return [text_part(content)], []
     if content is None:
         return [], []
     message = record.values["message"]  # its object when it is plain, else its Fields
     path: _Path = (record.key("message"), message.key("content") if isinstance(message, Fields) else "content")
     if not isinstance(content, list):
-        return [Part.unknown(bytes(line.data_at(*path)), CONTENT_NOT_READ)], []
-    parts: list[Part] = []
-    dropped: list[Dropped] = []
+        return [unknown_part(bytes(line.data_at(*path)), CONTENT_NOT_READ)], []
+    parts: list[PartFields] = []
+    dropped: list[DroppedFields] = []
     for index, block in enumerate(content):
         parts.append(_block_part(line, block, (*path, index), result_data, dropped))
     return parts, dropped
 
 
 def _block_part(line: SourceLine, block: Any, path: _Path, result_data: RawJSON | None,
-                dropped: list[Dropped]) -> Part:
+                dropped: list[DroppedFields]) -> PartFields:
     fields = read(block, BLOCK)
     if fields is None or not fields.typed:
-        return Part.unknown(bytes(line.data_at(*path)), BLOCK_NOT_READ)
+        return unknown_part(bytes(line.data_at(*path)), BLOCK_NOT_READ)
     get = fields.values.get  # the block read typed: a string field holds a str or None
     kind = get("type") or ""
     if kind == "text":
-        return _text(get("text") or "")
+        return text_part(get("text") or "")
     if kind in ("thinking", "redacted_thinking"):
         thought = get("thinking") or ""
         state = "redacted" if kind == "redacted_thinking" else "available" if thought else "unavailable"
         signature = get("signature")
         if signature:
-            dropped.append(Dropped("reasoning signature", utf8_len(signature), SIGNATURE_WHY))
-        return Part("reasoning", text=thought or None, state=state, bytes=utf8_len(thought))
+            dropped.append(dropped_entry("reasoning signature", utf8_len(signature), SIGNATURE_WHY))
+        return reasoning_part(thought, state, utf8_len(thought))
     if kind in ("tool_use", "server_tool_use"):
         data = line.data_at(*path, fields.key("input")) if "input" in fields.values else None
-        name = get("name") or ""
-        part = Part("call", id=get("id") or None, name=name or None, data=data,
-                    bytes=len(data) if data is not None else 0)
-        if kind == "tool_use":
-            part.server, part.server_tool = split_mcp_name(name)
-        return part
+        # only a client's tool_use may name an MCP server's tool
+        return call_part(get("id"), get("name"), data, mcp=kind == "tool_use")
     if kind == "tool_result":
         return _result_part(line, fields, path, result_data)
     if kind == "image":
         source = fields.inner("source")
         encoded = source.get("data") or ""
-        return Part("media", media=source.get("media_type") or None,
-                    data=RawJSON(marshal(encoded)), bytes=utf8_len(encoded))
-    return Part.unknown(bytes(line.data_at(*path)), f'block type "{kind}" is not one this dialect describes')
+        return media_part(source.get("media_type"), RawJSON(marshal(encoded)), utf8_len(encoded))
+    return unknown_part(bytes(line.data_at(*path)), f'block type "{kind}" is not one this dialect describes')
 
 
-def _result_part(line: SourceLine, fields: Fields, path: _Path, result_data: RawJSON | None) -> Part:
+def _result_part(line: SourceLine, fields: Fields, path: _Path, result_data: RawJSON | None) -> PartFields:
     values = fields.values
     given = "content" in values
     text, size = _result_text(values["content"]) if given else ("", 0)
@@ -142,8 +143,7 @@ def _result_part(line: SourceLine, fields: Fields, path: _Path, result_data: Raw
     if result_data is not None:
         data = result_data
     failed = values.get("is_error")  # a bool or None, as read
-    return Part("result", of=values.get("tool_use_id") or None, text=text or None, data=data,
-                failed=failed, bytes=size)
+    return result_part(values.get("tool_use_id"), text, data, failed, size)
 
 
 def _result_text(content: Any) -> tuple[str, int]:

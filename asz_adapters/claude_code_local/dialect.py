@@ -55,7 +55,8 @@ from asz_adapters.claude_code_local.links import links_of
 from asz_adapters.claude_code_local.shape import RECORD, TOOL_RESULT, Fields, read
 from asz_adapters.claude_code_local.source_facts import AGENT_META, JOURNAL, MANIFEST, SCRIPT, SourceFacts
 from asz_core.collect import NOT_JSON, SourceLine
-from asz_core.sessiondata import FROM_AGENT, FROM_EXTERNAL, FROM_RUNTIME, Dropped, Part, Record, Usage
+from asz_core.sessiondata import FROM_AGENT, FROM_EXTERNAL, FROM_RUNTIME, data_part, record, token_usage
+from asz_core.sessiondata.fields import DroppedFields, PartFields, RecordFields
 
 __all__ = ["DIALECT", "SCRIPT_REASON", "ClaudeCodeDialect"]
 
@@ -65,10 +66,6 @@ _FROM: Final[dict[str | None, str]] = {"assistant": FROM_AGENT, "user": FROM_EXT
 #: started it, what the flags of a meta line or a summary read
 _READ_FURTHER: Final = frozenset({"message", "toolUseResult", "attachment", "origin", "promptSource",
                                   "isMeta", "isCompactSummary"})
-
-
-def _some(text: str) -> str | None:
-    return text or None
 
 
 class ClaudeCodeDialect:
@@ -98,10 +95,10 @@ class ClaudeCodeDialect:
         self.calls += part.calls
         self.requests += part.requests
 
-    def convert(self, line: SourceLine) -> Record:
+    def convert(self, line: SourceLine) -> RecordFields:
         kind = self.source.kind
         if kind == SCRIPT:
-            return Record(from_=FROM_RUNTIME, parts=[line.unknown_part(SCRIPT_REASON)])
+            return record(from_=FROM_RUNTIME, parts=[line.unknown_part(SCRIPT_REASON)])
         if kind == MANIFEST:
             return self._manifest(line)
         value = line.value
@@ -112,39 +109,33 @@ class ClaudeCodeDialect:
         else:
             fields = read(value, RECORD) if line.is_json else None
         if fields is None or not fields.typed:
-            return Record(from_=FROM_RUNTIME, flags=damaged_flags(line.raw),
+            return record(from_=FROM_RUNTIME, flags=damaged_flags(line.raw),
                           parts=[line.unknown_part(NOT_JSON)])
         return self._record(line, fields)
 
-    def _manifest(self, line: SourceLine) -> Record:
-        record = Record(from_=FROM_RUNTIME)
+    def _manifest(self, line: SourceLine) -> RecordFields:
         if not line.is_json:  # upstream's writer refuses it; here its bytes are kept
-            record.parts.append(line.unknown_part(NOT_JSON))
-            return record
+            return record(from_=FROM_RUNTIME, parts=[line.unknown_part(NOT_JSON)])
         fields = read(line.value, RECORD)
-        if fields is not None and fields.typed:
-            record.label = _some(fields.text("workflowName"))
-            record.batch = _some(fields.text("runId") or self.source.run)
-        record.parts.append(_whole(line))
-        return record
+        if fields is None or not fields.typed:
+            return record(from_=FROM_RUNTIME, parts=[_whole(line)])
+        return record(batch=fields.text("runId") or self.source.run, label=fields.text("workflowName"),
+                      from_=FROM_RUNTIME, parts=[_whole(line)])
 
-    def _ids_only(self, line: SourceLine, values: dict[str, Any]) -> Record:
+    def _ids_only(self, line: SourceLine, values: dict[str, Any]) -> RecordFields:
         """A plain transcript line holding none of the fields past the ids (:data:`_READ_FURTHER`),
         not an attachment: what every rule gives it, without asking the rules that find nothing
         (over half the lines: progress, snapshots, titles)."""
         get = values.get
         kind = get("type")
-        return Record(
-            id=get("uuid") or None, parent=get("parentUuid") or None,
-            run=get("promptId") or None, continues=get("logicalParentUuid") or None,
-            batch=self.source.run or None,
-            label=get("aiTitle") or get("description") or get("workflowName") or None,
-            started_by=get("parentAgentId") or None,
+        return record(
+            id=get("uuid"), parent=get("parentUuid"), run=get("promptId"), continues=get("logicalParentUuid"),
+            batch=self.source.run, label=get("aiTitle") or get("description") or get("workflowName"),
+            started_by=get("parentAgentId"),
             from_=FROM_RUNTIME if self._runtime else _FROM.get(kind, FROM_RUNTIME),
-            time=get("timestamp") or None, flags=subtype_flags(kind, get("subtype")),
-            parts=[_whole(line)])
+            time=get("timestamp"), flags=subtype_flags(kind, get("subtype")), parts=[_whole(line)])
 
-    def _record(self, line: SourceLine, fields: Fields) -> Record:
+    def _record(self, line: SourceLine, fields: Fields) -> RecordFields:
         values = fields.values
         get = values.get  # a typed string field holds a str or None: "" is no value
         source = self.source
@@ -162,18 +153,18 @@ class ClaudeCodeDialect:
         else:  # most lines: nothing but the source's run links them
             tool = child = ""
             batch = source.run
-        usage = said("usage")  # an object (as read) or None
-        if usage is not None:
-            counts = (usage if type(usage) is dict else usage.values).get
-            usage = Usage(counts("input_tokens") or None, counts("output_tokens") or None,
-                          counts("cache_read_input_tokens") or None,
-                          counts("cache_creation_input_tokens") or None)
-        dropped: list[Dropped] = []
+        reported = said("usage")  # an object (as read) or None
+        usage = None
+        if reported is not None:
+            counts = (reported if type(reported) is dict else reported.values).get
+            usage = token_usage(counts("input_tokens"), counts("output_tokens"), counts("cache_read_input_tokens"),
+                                counts("cache_creation_input_tokens"))
+        dropped: list[DroppedFields] = []
         attachment = None
         if kind == "attachment":
             # the attachment as written, every key of it, for the flags of what was sent
             attachment = line.value[fields.key("attachment")] if "attachment" in values else None
-            parts = [attachment_part(line, fields, attachment)]
+            parts: list[PartFields] = [attachment_part(line, fields, attachment)]
         elif "content" in message:  # no content, no part from it
             result_data = line.data_at(fields.key("toolUseResult")) if result_whole else None
             parts, dropped = content_parts(line, fields, content, result_data)
@@ -186,28 +177,24 @@ class ClaudeCodeDialect:
         if not parts:
             parts.append(_whole(line))
         call = said("id") or None
-        record = Record(
-            id=get("uuid") or None, parent=get("parentUuid") or None, call=call,
-            run=get("promptId") or None, continues=get("logicalParentUuid") or None,
-            tool=tool or None, child=child or None, batch=batch or None,
-            label=get("aiTitle") or get("description") or get("workflowName") or None,
-            started_by=get("parentAgentId") or None,
-            from_=FROM_RUNTIME if self._runtime else _FROM.get(kind, FROM_RUNTIME),
-            time=get("timestamp") or None,
-            # a trigger is read from these fields only (:func:`~.flags.trigger_of`)
-            trigger=(trigger_of(fields) if "origin" in values or "attachment" in values
-                     or "promptSource" in values else None),
-            flags=flags_of(fields, message, result, result_whole, source, attachment),
-            usage=usage, model=said("model") or None, parts=parts, dropped=dropped,
-        )
         if kind == "assistant" and call is not None:
             self.calls.append((line.ord, call))
             request = line.value.get("requestId")
             if isinstance(request, str):
                 self.requests.append((line.ord, request))
-        return record
+        return record(
+            id=get("uuid"), parent=get("parentUuid"), call=call, run=get("promptId"),
+            continues=get("logicalParentUuid"), tool=tool, child=child, batch=batch,
+            label=get("aiTitle") or get("description") or get("workflowName"), started_by=get("parentAgentId"),
+            from_=FROM_RUNTIME if self._runtime else _FROM.get(kind, FROM_RUNTIME), time=get("timestamp"),
+            # a trigger is read from these fields only (:func:`~.flags.trigger_of`)
+            trigger=(trigger_of(fields) if "origin" in values or "attachment" in values
+                     or "promptSource" in values else None),
+            flags=flags_of(fields, message, result, result_whole, source, attachment),
+            usage=usage, model=said("model"), parts=parts, dropped=dropped,
+        )
 
 
-def _whole(line: SourceLine) -> Part:
+def _whole(line: SourceLine) -> PartFields:
     """The whole line as one data part; ``bytes`` is the line's own size."""
-    return Part("data", data=line.data_at(), bytes=len(line.raw))
+    return data_part(line.data_at(), len(line.raw))

@@ -42,12 +42,13 @@ from asz_adapters.kiro.units import DbConversation
 from asz_core.collect import SourceLine, convert_encoded, line_sha
 from asz_core.collect.append import ACCEPT_HINT
 from asz_core.collect.saving import mark_gone, save_state
+from asz_core.collect.source import Encoded, made_to_fit
 from asz_core.collect.versions import current_place, stream_of
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, AppendCursor
 from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import SessionHandle
-from asz_core.sessiondata import Header, Record, SessionDataError, open_file, reduce_to_fit
+from asz_core.sessiondata import Header, SessionDataError, open_file
 from asz_core.sessiondata.jsonbytes import JSONLine, NotJSON
 
 __all__ = ["ConversationCursor", "ConversationSource", "collect_conversation"]
@@ -211,15 +212,15 @@ def _files_after(directory: Path, after_seq: int) -> list[tuple[int, Path]]:
 
 
 def _records(source: ConversationSource, turns: list[bytes], start: int,
-             offset: int) -> Iterator[tuple[Record, bytes, bytes]]:
-    """``(record, encoded, turn bytes)`` for each turn from index ``start``; a record that cannot
-    be encoded lands as its turn would if it did not decode (``convert_encoded``)."""
+             offset: int) -> Iterator[tuple[Encoded, bytes]]:
+    """``(record as it lands, turn bytes)`` for each turn from index ``start``; a record that
+    cannot be encoded lands as its turn would if it did not decode (``convert_encoded``)."""
     dialect = source.dialect.reading(turns)  # a turn's loop is read from the turns before it
     for index in range(start, len(turns)):
         raw = turns[index]
-        record, encoded, _ = convert_encoded(dialect, SourceLine(raw, index + 1, offset))
+        encoded, _ = convert_encoded(dialect, SourceLine(raw, index + 1, offset))
         offset += len(raw) + 1
-        yield record, encoded, raw
+        yield encoded, raw
 
 
 def _land_windows(ctx: AdapterContext, session: SessionHandle, source: ConversationSource,
@@ -239,19 +240,19 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: Conversat
         landing = session.begin(source.subdir, header)
         written: list[bytes] = []
         try:
-            record, encoded, raw = pending
+            encoded, raw = pending
             room = limit - landing.writer.size - _CLOSING_ROOM
-            alone = len(encoded) + 1 > room
+            alone = len(encoded[0]) + 1 > room
             if alone:
-                record, encoded = reduce_to_fit(record, room - 1)  # alone in its file, made to fit
-            landing.write(record, encoded)
+                encoded = made_to_fit(encoded, room - 1)  # alone in its file, made to fit
+            landing.write(*encoded[:5])
             written.append(raw)
             pending = next(items, None)
             while pending is not None and not alone:
-                record, encoded, raw = pending
-                if landing.writer.size + len(encoded) + 1 + _CLOSING_ROOM > limit:
+                encoded, raw = pending
+                if landing.writer.size + len(encoded[0]) + 1 + _CLOSING_ROOM > limit:
                     break
-                landing.write(record, encoded)
+                landing.write(*encoded[:5])
                 written.append(raw)
                 pending = next(items, None)
             landed = session.commit(landing)

@@ -46,7 +46,17 @@ from asz_adapters.kiro.parts import (
     unknown_line,
 )
 from asz_core.collect import SourceLine
-from asz_core.sessiondata import FROM_AGENT, FROM_EXTERNAL, FROM_RUNTIME, Part, Record
+from asz_core.sessiondata import (
+    FROM_AGENT,
+    FROM_EXTERNAL,
+    FROM_RUNTIME,
+    data_part,
+    reasoning_part,
+    record,
+    result_part,
+    text_part,
+)
+from asz_core.sessiondata.fields import DroppedFields, PartFields, RecordFields
 
 __all__ = ["CliEventDialect"]
 
@@ -78,28 +88,23 @@ class CliEventDialect:
     def __init__(self, source: Path | None = None) -> None:
         self._runs: Carried[str | None] = Carried(None, run_after, file_lines(source) if source else no_lines)
 
-    def convert(self, line: SourceLine) -> Record:
-        record = self._record(line)
+    def convert(self, line: SourceLine) -> RecordFields:
         _, run = self._runs.around(line)
-        record.run = run
-        return record
-
-    def _record(self, line: SourceLine) -> Record:
         value = line.value
         if not isinstance(value, dict) or value.get("version") != "v1":
-            return unknown_line(line, "not a version v1 Kiro CLI event")
+            return unknown_line(line, "not a version v1 Kiro CLI event", run)
         kind, data = value.get("kind"), value.get("data")
         if not isinstance(kind, str) or not isinstance(data, dict):
-            return unknown_line(line, "a Kiro CLI event without a kind and a data object")
+            return unknown_line(line, "a Kiro CLI event without a kind and a data object", run)
         if kind == "Prompt":
-            return _prompt(line, data)
+            return _prompt(line, data, run)
         if kind == "AssistantMessage":
-            return _assistant(line, data)
+            return _assistant(line, data, run)
         if kind == "ToolResults":
-            return _tool_results(line, data)
+            return _tool_results(line, data, run)
         if kind in _RESETS:
-            return Record(from_=FROM_RUNTIME, flags=list(_RESETS[kind]), parts=[Part.data_part(line.data_at())])
-        return unknown_line(line, f"event kind {kind!r} is not one this dialect describes")
+            return record(run=run, from_=FROM_RUNTIME, flags=list(_RESETS[kind]), parts=[data_part(line.data_at())])
+        return unknown_line(line, f"event kind {kind!r} is not one this dialect describes", run)
 
 
 def _items(data: dict[str, Any]) -> list[tuple[int, Any]]:
@@ -107,59 +112,62 @@ def _items(data: dict[str, Any]) -> list[tuple[int, Any]]:
     return list(enumerate(content)) if isinstance(content, list) else []
 
 
-def _prompt(line: SourceLine, data: dict[str, Any]) -> Record:
-    record = Record(id=string_or_none(data.get("message_id")), from_=FROM_EXTERNAL, trigger=TRIGGER_EXTERNAL,
-                    flags=["external_input"])
+def _prompt(line: SourceLine, data: dict[str, Any], run: str | None) -> RecordFields:
+    time = None
     meta = data.get("meta")
     if isinstance(meta, dict) and type(meta.get("timestamp")) in (int, float):
-        record.time = epoch_seconds_time(line.data_at("data", "meta", "timestamp"))
+        time = epoch_seconds_time(line.data_at("data", "meta", "timestamp"))
+    parts: list[PartFields] = []
     for i, item in _items(data):
         path = ("data", "content", i)
         kind = item.get("kind") if isinstance(item, dict) else None
         if kind == "text" and isinstance(item.get("data"), str):
-            record.parts.append(Part.text_part(item["data"]))
+            parts.append(text_part(item["data"]))
         elif kind == "image" and "data" in item:
-            record.parts.append(image_block_part(line, *path, "data"))
+            parts.append(image_block_part(line, *path, "data"))
         else:
-            record.parts.append(unknown_at(line, _item_reason(kind), *path))
-    return record
+            parts.append(unknown_at(line, _item_reason(kind), *path))
+    return record(id=string_or_none(data.get("message_id")), run=run, from_=FROM_EXTERNAL, time=time,
+                  trigger=TRIGGER_EXTERNAL, flags=["external_input"], parts=parts)
 
 
-def _assistant(line: SourceLine, data: dict[str, Any]) -> Record:
+def _assistant(line: SourceLine, data: dict[str, Any], run: str | None) -> RecordFields:
     message = string_or_none(data.get("message_id"))
-    record = Record(id=message, call=message, from_=FROM_AGENT, model=string_or_none(data.get("modelId")))
+    parts: list[PartFields] = []
+    dropped: list[DroppedFields] = []
     for i, item in _items(data):
         path = ("data", "content", i)
         kind = item.get("kind") if isinstance(item, dict) else None
         body = item.get("data") if isinstance(item, dict) else None
         if kind == "text" and isinstance(body, str):
-            record.parts.append(Part.text_part(body))
+            parts.append(text_part(body))
         elif kind == "thinking" and isinstance(body, dict) and isinstance(body.get("text"), str):
             text = body["text"]
-            record.parts.append(Part.reasoning(text) if text else Part.reasoning(None, "unavailable"))
-            record.dropped.extend(signature_dropped(body.get("signature")))
+            parts.append(reasoning_part(text) if text else reasoning_part(None, "unavailable"))
+            dropped.extend(signature_dropped(body.get("signature")))
         elif kind == "toolUse" and isinstance(body, dict):
             args = line.data_at(*path, "data", "input") if "input" in body else None
-            record.parts.append(call_part(body.get("toolUseId"), body.get("name"), args))
+            parts.append(call_part(body.get("toolUseId"), body.get("name"), args))
         else:
-            record.parts.append(unknown_at(line, _item_reason(kind), *path))
-    return record
+            parts.append(unknown_at(line, _item_reason(kind), *path))
+    return record(id=message, call=message, run=run, from_=FROM_AGENT, model=string_or_none(data.get("modelId")),
+                  parts=parts, dropped=dropped)
 
 
-def _tool_results(line: SourceLine, data: dict[str, Any]) -> Record:
-    record = Record(id=string_or_none(data.get("message_id")), from_=FROM_EXTERNAL)
+def _tool_results(line: SourceLine, data: dict[str, Any], run: str | None) -> RecordFields:
+    parts: list[PartFields] = []
     for i, item in _items(data):
         path = ("data", "content", i)
         kind = item.get("kind") if isinstance(item, dict) else None
         body = item.get("data") if isinstance(item, dict) else None
         if kind == "toolResult" and isinstance(body, dict):
-            record.parts.append(_result(line, body, (*path, "data")))
+            parts.append(_result(line, body, (*path, "data")))
         else:
-            record.parts.append(unknown_at(line, _item_reason(kind), *path))
-    return record
+            parts.append(unknown_at(line, _item_reason(kind), *path))
+    return record(id=string_or_none(data.get("message_id")), run=run, from_=FROM_EXTERNAL, parts=parts)
 
 
-def _result(line: SourceLine, body: dict[str, Any], path: tuple[str | int, ...]) -> Part:
+def _result(line: SourceLine, body: dict[str, Any], path: tuple[str | int, ...]) -> PartFields:
     status = body.get("status")
     failed = {"error": True, "success": False}.get(status.lower()) if isinstance(status, str) else None
     content = body.get("content")
@@ -172,7 +180,7 @@ def _result(line: SourceLine, body: dict[str, Any], path: tuple[str | int, ...])
             data = line.data_at(*path, "content", 0, "data")
     if text is None and data is None and "content" in body:
         data = line.data_at(*path, "content")
-    return Part.result(string_or_none(body.get("toolUseId")), text=text, data=data, failed=failed)
+    return result_part(string_or_none(body.get("toolUseId")), text, data, failed)
 
 
 def _item_reason(kind: object) -> str:

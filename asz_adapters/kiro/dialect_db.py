@@ -48,7 +48,8 @@ from asz_adapters.kiro.parts import (
     unknown_line,
 )
 from asz_core.collect import SourceLine
-from asz_core.sessiondata import FROM_AGENT, Part, Record, Usage
+from asz_core.sessiondata import FROM_AGENT, data_part, record, result_part, text_part, token_usage
+from asz_core.sessiondata.fields import PartFields, RecordFields
 
 __all__ = ["DatabaseTurnDialect"]
 
@@ -82,70 +83,69 @@ class DatabaseTurnDialect:
         """This dialect for a conversation whose turns are ``turns``."""
         return DatabaseTurnDialect(turns)
 
-    def convert(self, line: SourceLine) -> Record:
-        record = self._record(line)
-        _, record.run = self._runs.around(line)
-        return record
-
-    def _record(self, line: SourceLine) -> Record:
+    def convert(self, line: SourceLine) -> RecordFields:
+        _, run = self._runs.around(line)
         turn = line.value
         if not isinstance(turn, dict) or not ("user" in turn or "assistant" in turn):
-            return unknown_line(line, "a turn without a user or an assistant message")
-        record = Record()
+            return unknown_line(line, "a turn without a user or an assistant message", run)
+        parts: list[PartFields] = []
+        flags: list[str] = []
+        trigger = reply = None
         user, assistant = turn.get("user"), turn.get("assistant")
         if isinstance(user, dict):
-            _user(line, user, record)
+            trigger = _user(line, user, parts, flags)
         elif "user" in turn:
-            record.parts.append(unknown_at(line, "a user message that is not an object", "user"))
+            parts.append(unknown_at(line, "a user message that is not an object", "user"))
         if isinstance(assistant, dict):
-            _assistant(line, assistant, record)
+            reply = _assistant(line, assistant, parts)
         elif "assistant" in turn:
-            record.parts.append(unknown_at(line, "an assistant message that is not an object",
-                                           "assistant"))
+            parts.append(unknown_at(line, "an assistant message that is not an object", "assistant"))
         meta = turn.get("request_metadata")
         meta = meta if isinstance(meta, dict) else {}
-        record.call = string_or_none(meta.get("request_id"))
-        record.model = string_or_none(meta.get("model_id"))
-        record.time = epoch_ms_time(meta.get("request_start_timestamp_ms"))
-        if record.time is None and isinstance(user, dict):
-            record.time = rfc3339_time(user.get("timestamp"))
-        if record.id is None:
-            record.id = string_or_none(meta.get("message_id"))
-        if isinstance(user, dict) and _only_key(user.get("content")) == "ToolUseResults" and not user.get("images"):
-            record.from_ = FROM_AGENT  # no one's text here but the model's
+        time = epoch_ms_time(meta.get("request_start_timestamp_ms"))
+        if time is None and isinstance(user, dict):
+            time = rfc3339_time(user.get("timestamp"))
         counts = {field: meta.get(key) for field, key in _USAGE_FIELDS}
-        if any(type(v) is int for v in counts.values()):
-            record.usage = Usage(**{k: v if type(v) is int else None for k, v in counts.items()})
-        return record
+        usage = (token_usage(**{k: v if type(v) is int else None for k, v in counts.items()})
+                 if any(type(v) is int for v in counts.values()) else None)
+        # no one's text here but the model's
+        agent = isinstance(user, dict) and _only_key(user.get("content")) == "ToolUseResults" and not user.get("images")
+        return record(id=reply if reply is not None else string_or_none(meta.get("message_id")),
+                      call=string_or_none(meta.get("request_id")), run=run, from_=FROM_AGENT if agent else None,
+                      time=time, trigger=trigger, flags=flags, usage=usage,
+                      model=string_or_none(meta.get("model_id")), parts=parts)
 
 
-def _user(line: SourceLine, user: dict[str, Any], record: Record) -> None:
+def _user(line: SourceLine, user: dict[str, Any], parts: list[PartFields], flags: list[str]) -> str | None:
+    """The parts and flags of a turn's user message, added to ``parts`` and ``flags``; its trigger."""
+    trigger = None
     content = user.get("content")
     variant = _only_key(content)
     body = content.get(variant) if isinstance(content, dict) and variant is not None else None
     body = body if isinstance(body, dict) else {}
     if variant == "Prompt" and isinstance(body.get("prompt"), str):
-        record.parts.append(Part.text_part(body["prompt"]))
-        record.trigger = TRIGGER_EXTERNAL
-        record.flags.append("external_input")
+        parts.append(text_part(body["prompt"]))
+        trigger = TRIGGER_EXTERNAL
+        flags.append("external_input")
     elif variant == "ToolUseResults" and isinstance(body.get("tool_use_results"), list):
         for i, item in enumerate(body["tool_use_results"]):
             path = ("user", "content", "ToolUseResults", "tool_use_results", i)
-            record.parts.append(_result(line, item, path) if isinstance(item, dict) else
-                                unknown_at(line, "a tool result that is not an object", *path))
+            parts.append(_result(line, item, path) if isinstance(item, dict) else
+                         unknown_at(line, "a tool result that is not an object", *path))
     elif "content" in user:
-        record.parts.append(unknown_at(line, f"user content {variant or 'of this form'!s} is not "
-                                             f"one this dialect describes", "user", "content"))
+        parts.append(unknown_at(line, f"user content {variant or 'of this form'!s} is not "
+                                      f"one this dialect describes", "user", "content"))
     images = user.get("images")
     for i, _ in enumerate(images if isinstance(images, list) else []):
-        record.parts.append(image_block_part(line, "user", "images", i))
+        parts.append(image_block_part(line, "user", "images", i))
     extra = user.get("additional_context")
     if isinstance(extra, str) and extra:
-        record.parts.append(Part.data_part(line.data_at("user", "additional_context")))
-        record.flags.append("injected")  # after external_input, in Session Data's order of flags
+        parts.append(data_part(line.data_at("user", "additional_context")))
+        flags.append("injected")  # after external_input, in Session Data's order of flags
+    return trigger
 
 
-def _result(line: SourceLine, item: dict[str, Any], path: tuple[str | int, ...]) -> Part:
+def _result(line: SourceLine, item: dict[str, Any], path: tuple[str | int, ...]) -> PartFields:
     status = item.get("status")
     failed = {"Error": True, "Success": False}.get(status) if isinstance(status, str) else None
     content = item.get("content")
@@ -158,28 +158,29 @@ def _result(line: SourceLine, item: dict[str, Any], path: tuple[str | int, ...])
             data = line.data_at(*path, "content", 0, "Json")
     if text is None and data is None and "content" in item:
         data = line.data_at(*path, "content")
-    return Part.result(string_or_none(item.get("tool_use_id")), text=text, data=data, failed=failed)
+    return result_part(string_or_none(item.get("tool_use_id")), text, data, failed)
 
 
-def _assistant(line: SourceLine, assistant: dict[str, Any], record: Record) -> None:
+def _assistant(line: SourceLine, assistant: dict[str, Any], parts: list[PartFields]) -> str | None:
+    """The parts of a turn's assistant message, added to ``parts``; its message id."""
     variant = _only_key(assistant)
     body = assistant[variant] if variant in ("Response", "ToolUse") else None
     if not isinstance(body, dict):
-        record.parts.append(unknown_at(line, f"assistant message {variant or 'of this form'!s} "
-                                             f"is not one this dialect describes", "assistant"))
-        return
-    record.id = string_or_none(body.get("message_id"))
+        parts.append(unknown_at(line, f"assistant message {variant or 'of this form'!s} "
+                                      f"is not one this dialect describes", "assistant"))
+        return None
     content = body.get("content")
     if isinstance(content, str) and content:
-        record.parts.append(Part.text_part(content))
+        parts.append(text_part(content))
     uses = body.get("tool_uses") if variant == "ToolUse" else None
     for i, use in enumerate(uses if isinstance(uses, list) else []):
         path = ("assistant", "ToolUse", "tool_uses", i)
         if not isinstance(use, dict):
-            record.parts.append(unknown_at(line, "a tool use that is not an object", *path))
+            parts.append(unknown_at(line, "a tool use that is not an object", *path))
             continue
         args = line.data_at(*path, "args") if "args" in use else None
-        record.parts.append(call_part(use.get("id"), use.get("name"), args))
+        parts.append(call_part(use.get("id"), use.get("name"), args))
+    return string_or_none(body.get("message_id"))
 
 
 def _only_key(value: object) -> str | None:

@@ -46,12 +46,13 @@ which the log cannot tell apart.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from asz_adapters.kiro.carried import Carried, file_lines, no_lines
 from asz_adapters.kiro.ids import is_ide_session_id
 from asz_adapters.kiro.parts import (
     TRIGGER_EXTERNAL,
+    base64_media_part,
     call_part,
     rfc3339_time,
     signature_dropped,
@@ -60,7 +61,17 @@ from asz_adapters.kiro.parts import (
     unknown_line,
 )
 from asz_core.collect import SourceLine
-from asz_core.sessiondata import FROM_AGENT, FROM_EXTERNAL, FROM_RUNTIME, Part, Record
+from asz_core.sessiondata import (
+    FROM_AGENT,
+    FROM_EXTERNAL,
+    FROM_RUNTIME,
+    data_part,
+    reasoning_part,
+    record,
+    result_part,
+    text_part,
+)
+from asz_core.sessiondata.fields import DroppedFields, PartFields, RecordFields
 
 __all__ = ["IdeMessageDialect"]
 
@@ -108,110 +119,112 @@ class IdeMessageDialect:
         self._calls: Carried[_Call] = Carried((None, None), call_after,
                                               file_lines(source) if source else no_lines)
 
-    def convert(self, line: SourceLine) -> Record:
-        record = self._record(line)
+    def convert(self, line: SourceLine) -> RecordFields:
         _, (call, _) = self._calls.around(line)
-        if record.from_ == FROM_AGENT:
-            record.call = call
-        return record
-
-    def _record(self, line: SourceLine) -> Record:
         value = line.value
         payload = value.get("payload") if isinstance(value, dict) else None
         kind = payload.get("type") if isinstance(payload, dict) else None
         if not isinstance(payload, dict) or not isinstance(kind, str):
             return unknown_line(line, "not a Kiro IDE message with a payload type")
+        execution = string_or_none(payload.get("executionId"))
+        run = execution if execution != payload.get("toolCallId") else None
+        head = _Head(string_or_none(value.get("id")), call, run, rfc3339_time(value.get("timestamp")))
         handler = _HANDLERS.get(kind)
         if handler is not None:
-            record = handler(line, payload)
-        elif kind in _DATA_TYPES:
-            record = Record(from_=FROM_RUNTIME, flags=["context_reset"] if kind in _RESETS else [],
-                            parts=[Part.data_part(line.data_at("payload"))])
-        else:
-            return unknown_line(line, f"payload type {kind!r} is not one this dialect describes")
-        record.id = string_or_none(value.get("id"))
-        record.time = rfc3339_time(value.get("timestamp"))
-        execution = string_or_none(payload.get("executionId"))
-        record.run = execution if execution != payload.get("toolCallId") else None
-        return record
+            return handler(line, payload, head)
+        if kind in _DATA_TYPES:
+            return record(id=head.id, run=head.run, from_=FROM_RUNTIME, time=head.time,
+                          flags=["context_reset"] if kind in _RESETS else None,
+                          parts=[data_part(line.data_at("payload"))])
+        return unknown_line(line, f"payload type {kind!r} is not one this dialect describes")
 
 
-def _user(line: SourceLine, payload: dict[str, Any]) -> Record:
-    record = Record(from_=FROM_EXTERNAL, trigger=TRIGGER_EXTERNAL, flags=["external_input"])
+class _Head(NamedTuple):
+    """What a message's record carries whatever its payload: its ``id``, the ``call`` it falls in
+    (an agent's record only), its ``run``, its ``time``."""
+
+    id: str | None
+    call: str | None
+    run: str | None
+    time: str | None
+
+
+def _user(line: SourceLine, payload: dict[str, Any], head: _Head) -> RecordFields:
+    parts: list[PartFields] = []
     content = payload.get("content")
     if isinstance(content, str):
-        record.parts.append(Part.text_part(content))
+        parts.append(text_part(content))
     elif isinstance(content, list):
         for i, block in enumerate(content):
-            record.parts.append(_block(line, block, ("payload", "content", i)))
+            parts.append(_block(line, block, ("payload", "content", i)))
     elif "content" in payload:
-        record.parts.append(unknown_at(line, "user content that is neither text nor a list",
-                                       "payload", "content"))
+        parts.append(unknown_at(line, "user content that is neither text nor a list", "payload", "content"))
     for i, image in enumerate(_list(payload, "images")):
-        record.parts.append(_block(line, image, ("payload", "images", i), image=True))
+        parts.append(_block(line, image, ("payload", "images", i), image=True))
     for i, _ in enumerate(_list(payload, "documents")):
-        record.parts.append(Part.data_part(line.data_at("payload", "documents", i)))
-    return record
+        parts.append(data_part(line.data_at("payload", "documents", i)))
+    return record(id=head.id, run=head.run, from_=FROM_EXTERNAL, time=head.time, trigger=TRIGGER_EXTERNAL,
+                  flags=["external_input"], parts=parts)
 
 
-def _block(line: SourceLine, block: object, path: tuple[str | int, ...], image: bool = False) -> Part:
+def _block(line: SourceLine, block: object, path: tuple[str | int, ...], image: bool = False) -> PartFields:
     """A content block in the Agent Client Protocol's form, which the IDE's user lines use."""
     kind = block.get("type") if isinstance(block, dict) else None
     if isinstance(block, dict) and kind == "text" and not image and isinstance(block.get("text"), str):
-        return Part.text_part(block["text"])
+        return text_part(block["text"])
     if (isinstance(block, dict) and kind == "image" and isinstance(block.get("data"), str)
             and isinstance(block.get("mimeType"), str)):
-        return Part.media_part(block["mimeType"], block["data"])
+        return base64_media_part(block["mimeType"], block["data"])
     what = "an image" if image else "a content block"
     return unknown_at(line, f"{what} in a form this dialect does not describe", *path)
 
 
-def _assistant(line: SourceLine, payload: dict[str, Any]) -> Record:
-    record = Record(from_=FROM_AGENT, model=string_or_none(payload.get("reasoningModelId")))
+def _assistant(line: SourceLine, payload: dict[str, Any], head: _Head) -> RecordFields:
+    parts: list[PartFields] = []
+    dropped: list[DroppedFields] = []
     operation, content = payload.get("operationType"), payload.get("content")
     if not isinstance(content, str) or not isinstance(operation, str):
-        record.parts.append(unknown_at(line, "an assistant message without text content or an "
-                                             "operationType", "payload"))
+        parts.append(unknown_at(line, "an assistant message without text content or an operationType", "payload"))
     elif operation in _TEXT_OPERATIONS:
-        record.parts.append(Part.text_part(content))
+        parts.append(text_part(content))
     elif operation == "Reasoning":
         signature = payload.get("reasoningSignature")
         if content == _REASONING_PLACEHOLDER and isinstance(signature, str) and signature:
-            record.parts.append(Part.reasoning(None, "unavailable"))
+            parts.append(reasoning_part(None, "unavailable"))
         else:
-            record.parts.append(Part.reasoning(content))
-        record.dropped.extend(signature_dropped(signature))
+            parts.append(reasoning_part(content))
+        dropped.extend(signature_dropped(signature))
     else:
-        record.parts.append(unknown_at(line, f"operationType {operation!r} is not one this "
-                                             f"dialect describes", "payload"))
-    return record
+        parts.append(unknown_at(line, f"operationType {operation!r} is not one this dialect describes", "payload"))
+    return record(id=head.id, call=head.call, run=head.run, from_=FROM_AGENT, time=head.time,
+                  model=string_or_none(payload.get("reasoningModelId")), parts=parts, dropped=dropped)
 
 
-def _tool_call(line: SourceLine, payload: dict[str, Any]) -> Record:
+def _tool_call(line: SourceLine, payload: dict[str, Any], head: _Head) -> RecordFields:
     args = line.data_at("payload", "args") if "args" in payload else None
-    return Record(from_=FROM_AGENT,
+    return record(id=head.id, call=head.call, run=head.run, from_=FROM_AGENT, time=head.time,
                   parts=[call_part(payload.get("toolCallId"), payload.get("toolName"), args)])
 
 
-def _tool_result(line: SourceLine, payload: dict[str, Any]) -> Record:
+def _tool_result(line: SourceLine, payload: dict[str, Any], head: _Head) -> RecordFields:
     content = payload.get("content")
     text = content if isinstance(content, str) else None
     data = line.data_at("payload", "content") if text is None and "content" in payload else None
     success = payload.get("success")
     failed = (not success) if isinstance(success, bool) else None
-    part = Part.result(string_or_none(payload.get("toolCallId")), text=text, data=data, failed=failed)
-    return Record(from_=FROM_EXTERNAL, parts=[part])
+    part = result_part(string_or_none(payload.get("toolCallId")), text, data, failed)
+    return record(id=head.id, run=head.run, from_=FROM_EXTERNAL, time=head.time, parts=[part])
 
 
-def _session_start(line: SourceLine, payload: dict[str, Any]) -> Record:
-    return Record(from_=FROM_RUNTIME, flags=["injected", "system_prompt"],
-                  parts=[Part.data_part(line.data_at("payload"))])
+def _session_start(line: SourceLine, payload: dict[str, Any], head: _Head) -> RecordFields:
+    return record(id=head.id, run=head.run, from_=FROM_RUNTIME, time=head.time, flags=["injected", "system_prompt"],
+                  parts=[data_part(line.data_at("payload"))])
 
 
-def _sub_agent_start(line: SourceLine, payload: dict[str, Any]) -> Record:
+def _sub_agent_start(line: SourceLine, payload: dict[str, Any], head: _Head) -> RecordFields:
     child = payload.get("subSessionId")
-    return Record(from_=FROM_RUNTIME, child=child if is_ide_session_id(child) else None,
-                  parts=[Part.data_part(line.data_at("payload"))])
+    return record(id=head.id, run=head.run, child=child if is_ide_session_id(child) else None, from_=FROM_RUNTIME,
+                  time=head.time, parts=[data_part(line.data_at("payload"))])
 
 
 def _list(payload: dict[str, Any], key: str) -> list[Any]:

@@ -9,7 +9,8 @@ session is a child stream, and the document as one data part.
 from __future__ import annotations
 
 from asz_core.collect import SourceLine
-from asz_core.sessiondata import FROM_RUNTIME, Part, Record
+from asz_core.sessiondata import FROM_RUNTIME, data_part, record
+from asz_core.sessiondata.fields import RecordFields
 
 __all__ = ["CliMetaDialect", "IdeMetaDialect"]
 
@@ -21,12 +22,11 @@ class _MetaDialect:
     def __init__(self, child: str | None = None) -> None:
         self.child = child  #: the child stream this document describes; None for ``main``
 
-    def convert(self, line: SourceLine) -> Record:
+    def convert(self, line: SourceLine) -> RecordFields:
         value = line.value
         title = value.get("title") if isinstance(value, dict) else None
-        return Record(from_=FROM_RUNTIME, child=self.child,
-                      label=title if isinstance(title, str) and title else None,
-                      parts=[Part.data_part(line.data_at())])
+        return record(child=self.child, label=title if isinstance(title, str) else None, from_=FROM_RUNTIME,
+                      parts=[data_part(line.data_at())])
 
 
 class CliMetaDialect(_MetaDialect):

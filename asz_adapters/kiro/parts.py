@@ -19,11 +19,23 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from asz_core.collect import SourceLine
-from asz_core.sessiondata import Dropped, Part, RawJSON, Record, format_instant, parse_instant
+from asz_core.sessiondata import (
+    RawJSON,
+    dropped_entry,
+    format_instant,
+    media_part,
+    parse_instant,
+    raw_json_marshal,
+    record,
+    unknown_part,
+)
+from asz_core.sessiondata import call_part as any_call_part
+from asz_core.sessiondata.fields import DroppedFields, PartFields, RecordFields
 
 __all__ = [
     "SIGNATURE_WHY",
     "TRIGGER_EXTERNAL",
+    "base64_media_part",
     "call_part",
     "epoch_ms_time",
     "epoch_seconds_time",
@@ -47,12 +59,10 @@ def string_or_none(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def call_part(call_id: object, name: object, data: RawJSON | None) -> Part:
+def call_part(call_id: object, name: object, data: RawJSON | None) -> PartFields:
     """A call. Kiro's tool names do not split exactly into an MCP server and tool (the IDE
     writes ``mcp_`` + names that may hold ``_`` themselves), so no call carries the split."""
-    part = Part.call(string_or_none(call_id), string_or_none(name), data)
-    part.server = part.server_tool = None
-    return part
+    return any_call_part(string_or_none(call_id), string_or_none(name), data, mcp=False)
 
 
 def epoch_seconds_time(raw: bytes) -> str | None:
@@ -80,15 +90,15 @@ def rfc3339_time(value: object) -> str | None:
     return value if isinstance(value, str) and parse_instant(value) is not None else None
 
 
-def signature_dropped(signature: object) -> list[Dropped]:
+def signature_dropped(signature: object) -> list[DroppedFields]:
     """The ``dropped`` entry for a reasoning signature, when there is one."""
     if not isinstance(signature, str) or not signature:
         return []
-    return [Dropped("reasoning signature", len(signature.encode("utf-8", "surrogatepass")),
-                    SIGNATURE_WHY)]
+    return [dropped_entry("reasoning signature", len(signature.encode("utf-8", "surrogatepass")),
+                          SIGNATURE_WHY)]
 
 
-def image_block_part(line: SourceLine, *path: str | int) -> Part:
+def image_block_part(line: SourceLine, *path: str | int) -> PartFields:
     """An image in kiro-cli's own ``ImageBlock`` form, ``{"format": "Png", "source":
     {"Bytes": [137, 80, ...]}}`` (its Rust type serialized by serde), as a media part whose
     base64 the adapter writes from those bytes. Any other form lands as an unknown part."""
@@ -102,14 +112,20 @@ def image_block_part(line: SourceLine, *path: str | int) -> Part:
     if (media is None or not isinstance(data, list)
             or not all(type(b) is int and 0 <= b <= 255 for b in data)):
         return unknown_at(line, "an image in a form this dialect does not describe", *path)
-    return Part.media_part(media, base64.b64encode(bytes(data)).decode("ascii"))
+    return base64_media_part(media, base64.b64encode(bytes(data)).decode("ascii"))
 
 
-def unknown_at(line: SourceLine, reason: str, *path: str | int) -> Part:
+def base64_media_part(media: str, base64_text: str) -> PartFields:
+    """A media part of ``base64_text``, landed as one JSON string; its ``bytes`` that text's size."""
+    return media_part(media, raw_json_marshal(base64_text), len(base64_text))
+
+
+def unknown_at(line: SourceLine, reason: str, *path: str | int) -> PartFields:
     """The source bytes of the value at ``path``, kept whole in an unknown part."""
-    return Part.unknown(bytes(line.data_at(*path)), reason)
+    return unknown_part(bytes(line.data_at(*path)), reason)
 
 
-def unknown_line(line: SourceLine, reason: str) -> Record:
-    """A record for a line the dialect cannot describe: every byte kept, with the reason."""
-    return Record(parts=[line.unknown_part(reason)])
+def unknown_line(line: SourceLine, reason: str, run: str | None = None) -> RecordFields:
+    """A record for a line the dialect cannot describe: every byte kept, with the reason (and
+    the ``run`` the line falls in, when the dialect knows one)."""
+    return record(run=run, parts=[line.unknown_part(reason)])

@@ -36,7 +36,7 @@ import orjson
 
 from asz_core.collect.lines import READ_LIMIT, TAIL_BYTES, LineReader
 from asz_core.collect.saving import save_state, stat_source
-from asz_core.collect.source import LineDialect, converted_lines, line_sha
+from asz_core.collect.source import Encoded, LineDialect, converted_lines, line_sha, made_to_fit
 from asz_core.collect.split import SplitDialect, SplitRecords, split_records, split_workers
 from asz_core.collect.versions import current_place, stream_of
 from asz_core.context import MAX_WINDOWS, AdapterContext
@@ -47,7 +47,6 @@ from asz_core.root.storage import SessionHandle, landed_files_in
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Header, Record
 from asz_core.sessiondata.reader import open_file
-from asz_core.sessiondata.reduce import reduce_to_fit
 
 __all__ = ["ACCEPT_HINT", "TAIL_BYTES", "AppendSource", "collect_append", "cursor_path", "landed_ord"]
 
@@ -232,19 +231,15 @@ def _newest_after(directory: Path, kind: str, after_seq: int) -> tuple[int, Path
     return best
 
 
-#: ``(record, its encoded line)``
-_Item = tuple[Record, bytes]
-
-
 def _records(reader: LineReader, ordinal: int, dialect: LineDialect, source: Path, limit: int,
-             warn: Callable[[str], None]) -> Iterator[_Item]:
-    """``(record, encoded line)`` for each complete line the reader hands out
+             warn: Callable[[str], None]) -> Iterator[Encoded]:
+    """Each complete line the reader hands out, as it lands
     (:func:`~asz_core.collect.source.converted_lines`), its warning said as it is taken."""
     numbered = ((raw, number, offset) for number, (raw, offset) in enumerate(reader.lines(), ordinal + 1))
-    for record, encoded, warning in converted_lines(numbered, dialect, source, limit, reader.read_limit):
+    for encoded, warning in converted_lines(numbered, dialect, source, limit, reader.read_limit):
         if warning is not None:
             warn(warning)
-        yield record, encoded
+        yield encoded
 
 
 def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSource,
@@ -264,7 +259,7 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSou
         whole_above = limit - CLOSING_ROOM - HEADER_ROOM - len(orjson.dumps(header.to_json()))
         split = split_records(reader, cursor.offset, cursor.ord, source.dialect, source.path, limit, ctx.warn,
                               workers, whole_above)
-        lines: Iterator[_Item] = iter(())
+        lines: Iterator[Encoded] = iter(())
     else:
         lines = _records(reader, cursor.ord, source.dialect, source.path, limit, ctx.warn)
     pending = next(lines, None)
@@ -309,24 +304,24 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSou
     return windows > 0
 
 
-def _fill(landing: LandingFile, first: _Item, lines: Iterator[_Item], limit: int) -> tuple[_Item | None, str]:
+def _fill(landing: LandingFile, first: Encoded, lines: Iterator[Encoded],
+          limit: int) -> tuple[Encoded | None, str]:
     """Write records into ``landing`` until the next would not fit.
 
-    Returns that next item (``None`` at the end) and the id of the last record written.
+    Returns that next record (``None`` at the end) and the id of the last record written.
     """
-    record, encoded = first
     room = limit - landing.writer.size - CLOSING_ROOM
-    if len(encoded) + 1 > room:
-        record, encoded = reduce_to_fit(record, room - 1, encoded)  # alone in its file, made to fit
-        landing.write(record, encoded)
-        return next(lines, None), record.id or ""
+    line, ord_, off, size, time, last_id, _ = first
     write = landing.write
+    if len(line) + 1 > room:  # alone in its file, made to fit
+        write(*made_to_fit(first, room - 1)[:5])
+        return next(lines, None), last_id or ""
     while True:
-        write(record, encoded)
-        room -= len(encoded) + 1  # what the writer counts for it, its newline included
+        write(line, ord_, off, size, time)
+        room -= len(line) + 1  # what the writer counts for it, its newline included
         following = next(lines, None)
         if following is None:
-            return None, record.id or ""
-        if len(following[1]) + 1 > room:
-            return following, record.id or ""
-        record, encoded = following
+            return None, last_id or ""
+        if len(following[0]) + 1 > room:
+            return following, last_id or ""
+        line, ord_, off, size, time, last_id, _ = following

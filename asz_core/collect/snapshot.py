@@ -18,7 +18,7 @@ from pathlib import Path
 from asz_core.collect.append import cursor_path
 from asz_core.collect.lines import READ_LIMIT, TooLong, digest_span
 from asz_core.collect.saving import load_cursor, save_state, stat_source
-from asz_core.collect.source import LineDialect, SourceLine, convert_encoded, line_sha, too_long_record
+from asz_core.collect.source import LineDialect, SourceLine, convert_encoded, line_sha, made_to_fit, too_long_record
 from asz_core.context import AdapterContext
 from asz_core.root.cursors import ACTIVE, SnapshotCursor
 from asz_core.root.layout import parse_file_name
@@ -26,8 +26,6 @@ from asz_core.root.storage import SessionHandle, landed_files_in
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Header
 from asz_core.sessiondata.reader import open_file
-from asz_core.sessiondata.reduce import reduce_to_fit
-from asz_core.sessiondata.writer import encode_record
 
 __all__ = ["SnapshotSource", "collect_snapshot", "document_payload"]
 
@@ -112,11 +110,10 @@ def _land(ctx: AdapterContext, session: SessionHandle, source: SnapshotSource, d
           limit: int) -> int:
     """Land the payload ``document`` as a new one-record file; its seq."""
     if isinstance(document, TooLong):
-        record = too_long_record(document, 1, 0, limit)
-        encoded = encode_record(record)
-        ctx.warn(f"{source.path}: {record.parts[0].text}")
+        encoded, reason = too_long_record(document, 1, 0, limit)
+        ctx.warn(f"{source.path}: {reason}")
     else:
-        record, encoded, why = convert_encoded(source.dialect, SourceLine(document, 1, 0), ctx.max_delta_bytes)
+        encoded, why = convert_encoded(source.dialect, SourceLine(document, 1, 0), ctx.max_delta_bytes)
         if why is not None:
             ctx.warn(f"{source.path}: {why}; it lands as a document that does not decode, its bytes kept whole")
     header = Header(kind=source.kind, session="", src=source.src, dialect=source.dialect.name,
@@ -124,9 +121,7 @@ def _land(ctx: AdapterContext, session: SessionHandle, source: SnapshotSource, d
     landing = session.begin(source.subdir, header)
     try:
         room = ctx.max_delta_bytes - landing.writer.size - _CLOSING_ROOM - 1
-        if len(encoded) > room:
-            record, encoded = reduce_to_fit(record, room, encoded)
-        landing.write(record, encoded)
+        landing.write(*made_to_fit(encoded, room)[:5])
         return session.commit(landing).seq
     except BaseException:
         landing.abort()

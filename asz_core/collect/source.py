@@ -1,9 +1,12 @@
 """What a collector hands a dialect: one source line, parsed once, with its exact bytes.
 
-A dialect turns a :class:`SourceLine` into a :class:`~asz_core.sessiondata.model.Record`. It
-reads values from ``line.json`` and puts the source's own JSON into parts with
-:meth:`SourceLine.data_at`, which returns the bytes the source wrote (compacted) and never a
-re-encoding that could differ from them.
+A dialect turns a :class:`SourceLine` into a record as the mapping it lands as, made with
+:func:`~asz_core.sessiondata.fields.record` and the part functions. It reads values from
+``line.value`` and puts the source's own JSON into parts with :meth:`SourceLine.data_at`, which
+returns the bytes the source wrote (compacted) and never a re-encoding that could differ from
+them. The collector fills in the record's place, size and ``sha`` and encodes it
+(:func:`~asz_core.sessiondata.writer.encode_fields`); what it lands is the encoded line with the
+few fields the file writer and the cursor read (:data:`Encoded`).
 """
 
 from __future__ import annotations
@@ -14,13 +17,24 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from asz_core.collect.lines import TooLong
-from asz_core.sessiondata.errors import NotEncodable
+from asz_core.sessiondata.errors import NotEncodable, SessionDataError
+from asz_core.sessiondata.fields import PartFields, RecordFields, record, too_large_part, unknown_part
 from asz_core.sessiondata.jsonbytes import JSONLine, NotJSON
-from asz_core.sessiondata.model import Part, RawJSON, Record
-from asz_core.sessiondata.writer import encode_record
+from asz_core.sessiondata.model import RawJSON
+from asz_core.sessiondata.writer import encode_fields
 
-__all__ = ["DialectUndeclared", "LineDialect", "SourceLine", "convert_encoded", "convert_line", "converted_lines",
-           "line_sha", "reduced_unknown", "too_long_record"]
+__all__ = ["DialectUndeclared", "Encoded", "LineDialect", "NotARecordMapping", "SourceLine", "convert_encoded",
+           "convert_line", "converted_lines", "line_sha", "made_to_fit", "too_long_record"]
+
+#: A record as the collector lands it: its encoded line, what the file writer and the cursor read
+#: of it, and the record as the dialect made it when its line is so long that a file may not hold
+#: it whole (:data:`WHOLE_WITHIN` of a file's size), else ``None``: ``(line, ord, off, bytes, time,
+#: id, whole)``. A plain tuple: one is made for every line.
+Encoded = tuple[bytes, int, int, int, str | None, str | None, RecordFields | None]
+#: a line this close to a file's size, or larger, may not fit beside the file's header and closing
+#: line: its record is kept as the dialect made it, to be reduced (:func:`made_to_fit`) without
+#: parsing its line again (which would hold the line, its parse and a slice of it at once)
+WHOLE_WITHIN = 1 << 16
 
 #: the reason an unknown part gives for a line that is not JSON
 NOT_JSON = "the record is not valid JSON"
@@ -76,19 +90,19 @@ class SourceLine:
             raise ValueError(f"line {self.ord} is not JSON")
         return RawJSON(self._json.raw_at(*path))
 
-    def unknown_part(self, reason: str = NOT_JSON) -> Part:
+    def unknown_part(self, reason: str = NOT_JSON) -> PartFields:
         """The part a dialect lands for bytes of this line it cannot describe: the line kept
         whole, or, when the collector said the line is too large to land
         (:meth:`too_large_to_land`), its size and digest only. Building the whole part first
         would escape every control byte to six, so a dialect asks here instead of calling
-        :meth:`Part.unknown` on :attr:`raw`."""
+        :func:`~asz_core.sessiondata.fields.unknown_part` on :attr:`raw`."""
         if self._too_large:
-            return reduced_unknown(len(self.raw), self._too_large, reason)
-        return Part.unknown(self.raw, reason)
+            return too_large_part(len(self.raw), self._too_large, reason)
+        return unknown_part(self.raw, reason)
 
-    def unknown_record(self, reason: str = NOT_JSON) -> Record:
+    def unknown_record(self, reason: str = NOT_JSON) -> RecordFields:
         """The record a dialect lands for a line it cannot read: its bytes, kept whole."""
-        return Record(parts=[self.unknown_part(reason)])
+        return record(parts=[self.unknown_part(reason)])
 
     def too_large_to_land(self, sha256: str) -> None:
         """Mark the line as larger than a file may hold (its SHA-256 given): its unknown parts
@@ -97,7 +111,8 @@ class SourceLine:
 
 
 class LineDialect(Protocol):
-    """Converts one line of a source into one record. ``name`` is e.g. ``claude-code/1``.
+    """Converts one line of a source into one record (made with
+    :func:`~asz_core.sessiondata.fields.record`). ``name`` is e.g. ``claude-code/1``.
 
     ``reads_non_json`` must be said, either way. ``False``: a line that is not JSON (a damaged
     or partial line of a JSON source) lands as one unknown part (:meth:`SourceLine.unknown_record`)
@@ -111,7 +126,7 @@ class LineDialect(Protocol):
     name: str
     reads_non_json: bool
 
-    def convert(self, line: SourceLine) -> Record: ...
+    def convert(self, line: SourceLine) -> RecordFields: ...
 
 
 class DialectUndeclared(TypeError):
@@ -126,12 +141,29 @@ class DialectUndeclared(TypeError):
             f"without calling it")
 
 
-def convert_line(dialect: LineDialect, line: SourceLine) -> Record:
+def convert_line(dialect: LineDialect, line: SourceLine) -> RecordFields:
     """``dialect``'s record for ``line``; a line that is not JSON is an unknown part unless the
-    dialect says it reads such lines (``reads_non_json``)."""
+    dialect says it reads such lines (``reads_non_json``). A dialect that returns anything but
+    the mapping :func:`~asz_core.sessiondata.fields.record` makes is refused by name
+    (:class:`NotARecordMapping`)."""
     if reads_non_json(dialect) or line.is_json:  # asked first: an undeclared dialect is refused at once
-        return dialect.convert(line)
+        fields = dialect.convert(line)
+        if type(fields) is not dict:
+            raise NotARecordMapping(dialect, fields)
+        return fields
     return line.unknown_record()
+
+
+class NotARecordMapping(TypeError):
+    """A dialect whose ``convert`` returned something else than a record made with
+    :func:`~asz_core.sessiondata.fields.record` (a ``Record``, written for an earlier asz)."""
+
+    def __init__(self, dialect: object, returned: object) -> None:
+        name = getattr(dialect, "name", None) or type(dialect).__name__
+        super().__init__(
+            f"dialect {name} returned a {type(returned).__name__} from convert(): make the record with "
+            f"asz_core.sessiondata.record(...) and its parts with the part functions (data_part, "
+            f"text_part, call_part, ...), which return the mapping that lands")
 
 
 def reads_non_json(dialect: LineDialect) -> bool:
@@ -144,9 +176,10 @@ def reads_non_json(dialect: LineDialect) -> bool:
 
 
 def convert_encoded(dialect: LineDialect, line: SourceLine,
-                    larger_than: int | None = None) -> tuple[Record, bytes, str | None]:
-    """``line``'s record with its envelope (``ord``, ``off``, ``bytes``, ``sha``), its encoded
-    line, and why the dialect's record could not be encoded when it could not (else ``None``).
+                    larger_than: int | None = None) -> tuple[Encoded, str | None]:
+    """``line``'s record with its envelope (``ord``, ``off``, ``sha``, ``bytes``), encoded
+    (:data:`Encoded`), and why the dialect's record could not be encoded when it could not
+    (else ``None``).
 
     A record no writer can land (:class:`~asz_core.sessiondata.NotEncodable`: an integer past
     64 bits, data nested too deep) would fail its source on every pass. It lands instead as the
@@ -157,78 +190,96 @@ def convert_encoded(dialect: LineDialect, line: SourceLine,
     A line longer than ``larger_than`` (a file's size: its bytes cannot land whole) is let go
     of, bytes and parse, once its record is built, so it is never held beside its record and
     its encoding; should that record not encode, it lands as what "Too large to land" leaves
-    of an unknown part of its bytes (:func:`reduced_unknown`). So does such a line that is not
-    JSON, which no dialect reads, without being encoded at all: a line of control bytes, which
-    escape to six bytes each, is never built six times over.
+    of an unknown part of its bytes (:func:`~asz_core.sessiondata.fields.too_large_part`). So
+    does such a line that is not JSON, which no dialect reads, without being encoded at all: a
+    line of control bytes, which escape to six bytes each, is never built six times over.
     """
     raw = line.raw
-    large = larger_than is not None and len(raw) > larger_than
+    size = len(raw)
+    large = larger_than is not None and size > larger_than
     digest = hashlib.sha256(raw).hexdigest() if large else ""
     if large and not line.is_json:
         if not reads_non_json(dialect):
-            return *_reduced_unknown_record(line, digest), None
+            return _too_large_record(line, size, digest), None
         line.too_large_to_land(digest)  # the dialect describes it, its bytes are never escaped
-    record = convert_line(dialect, line)
-    # the envelope (:func:`_envelope`, written out: this runs for every line)
-    record.ord, record.off, record.bytes = line.ord, line.off, len(raw)
-    record.sha = digest[:12] if large else line_sha(raw)
+    fields = convert_line(dialect, line)
+    # the envelope, written out: this runs for every line
+    sha = digest[:12] if large else line_sha(raw)
+    fields["ord"], fields["off"], fields["sha"], fields["bytes"] = line.ord, line.off, sha, size
     deep = line.deep
     line.release(keep_bytes=not large)
     del raw
     try:
-        return record, encode_record(record, deep=deep), None
+        return _encoded(fields, larger_than, deep), None
     except NotEncodable as exc:
         why = str(exc)
     if large:
-        return *_reduced_unknown_record(line, digest, record), why
+        return _too_large_record(line, size, digest), why
     unread = SourceLine(line.raw, line.ord, line.off, unread=why)
-    record = convert_line(dialect, unread)
-    _envelope(record, line)
+    fields = convert_line(dialect, unread)
+    fields["ord"], fields["off"], fields["sha"], fields["bytes"] = line.ord, line.off, sha, size
     try:
-        return record, encode_record(record), why
+        return _encoded(fields, larger_than), why
     except NotEncodable:
-        record = unread.unknown_record()
-        _envelope(record, line)
-        return record, encode_record(record), why
+        fields = unread.unknown_record()
+        fields["ord"], fields["off"], fields["sha"], fields["bytes"] = line.ord, line.off, sha, size
+        return _encoded(fields, larger_than), why
 
 
-def _reduced_unknown_record(line: SourceLine, digest: str, envelope: Record | None = None) -> tuple[Record, bytes]:
-    """The record of ``line`` as one unknown part too large to land, its envelope from
-    ``envelope`` when the line's bytes are let go of already."""
-    record = Record(parts=[reduced_unknown(envelope.bytes if envelope else len(line.raw), digest, NOT_JSON)])
-    if envelope is None:
-        _envelope(record, line, digest)
-    else:
-        record.ord, record.off, record.bytes, record.sha = envelope.ord, envelope.off, envelope.bytes, envelope.sha
-    return record, encode_record(record)
+def _encoded(fields: RecordFields, limit: int | None = None, deep: bool = False) -> Encoded:
+    """``fields`` (its envelope set) as the collector lands it in files of ``limit`` bytes."""
+    line = encode_fields(fields, deep=deep)
+    whole = fields if limit is not None and len(line) > limit - WHOLE_WITHIN else None
+    return line, fields["ord"], fields["off"], fields["bytes"], fields.get("time"), fields.get("id"), whole
 
 
-def reduced_unknown(size: int, sha256: str, reason: str) -> Part:
-    """An unknown part whose ``size`` bytes (digest ``sha256``) were too large to land: what
-    :func:`~asz_core.sessiondata.reduce_to_fit` leaves of one, its reason and no data."""
-    return Part("unknown", text=reason, state="too_large", bytes=size, sha256=sha256)
+def _too_large_record(line: SourceLine, size: int, digest: str) -> Encoded:
+    """The record of ``line`` (``size`` bytes, SHA-256 ``digest``) as one unknown part too large
+    to land; its bytes may have been let go of already."""
+    fields = record(parts=[too_large_part(size, digest, NOT_JSON)])
+    fields["ord"], fields["off"], fields["sha"], fields["bytes"] = line.ord, line.off, digest[:12], size
+    return _encoded(fields)
 
 
-def too_long_record(line: TooLong, ord: int, off: int, limit: int) -> Record:
+def too_long_record(line: TooLong, ord: int, off: int, limit: int) -> tuple[Encoded, str]:
     """The record of a line longer than ``limit``, the most a collector reads whole: its place,
-    size and digest, and one unknown part that says so. Its bytes were never held, so nothing
-    of them is read (not even whether they are JSON)."""
+    size and digest, and one unknown part that says so, with that part's reason. Its bytes were
+    never held, so nothing of them is read (not even whether they are JSON)."""
     reason = (f"the line is {line.size} bytes, more than the {limit} a line is read whole up to; "
               f"its size and digest landed, its bytes did not")
-    return Record(ord=ord, off=off, bytes=line.size, sha=line.sha256[:12],
-                  parts=[reduced_unknown(line.size, line.sha256, reason)])
+    fields = record(parts=[too_large_part(line.size, line.sha256, reason)])
+    fields["ord"], fields["off"], fields["sha"], fields["bytes"] = ord, off, line.sha256[:12], line.size
+    return _encoded(fields), reason
 
 
-def _envelope(record: Record, line: SourceLine, digest: str = "") -> None:
-    """Set the record's place, size and ``sha`` (from ``digest``, the line's SHA-256, if known)."""
-    record.ord, record.off, record.bytes = line.ord, line.off, len(line.raw)
-    record.sha = digest[:12] if digest else line_sha(line.raw)
+def made_to_fit(encoded: Encoded, budget: int) -> Encoded:
+    """``encoded`` as it lands alone in a file with room for ``budget`` bytes of it: its line
+    reduced until it fits ("Too large to land", :func:`~asz_core.sessiondata.reduce_to_fit`),
+    the one place a collector reads more of a record than its line. The record is the one the
+    dialect made when it was kept (a line within :data:`WHOLE_WITHIN` of a file's size), else
+    decoded back from its line; a line the reader refuses (nothing a dialect makes) lands as it
+    is, as a record that cannot be made smaller does."""
+    line, whole = encoded[0], encoded[6]
+    if len(line) <= budget:
+        return encoded
+    # imported here: a pass that lands nothing this large needs neither
+    from asz_core.sessiondata.model import Record
+    from asz_core.sessiondata.reader import decode_record
+    from asz_core.sessiondata.reduce import reduce_to_fit
+
+    try:
+        record = Record.from_fields(whole) if whole is not None else decode_record(line)
+    except SessionDataError:
+        return encoded
+    del whole
+    _, line = reduce_to_fit(record, budget, line)
+    return line, *encoded[1:6], None
 
 
 def converted_lines(lines: Iterable[tuple[bytes | TooLong, int, int]], dialect: LineDialect, source: Path,
-                    limit: int, read_limit: int) -> Iterator[tuple[Record, bytes, str | None]]:
-    """``(record, encoded line, warning or None)`` for each ``(line, ordinal, offset)`` of
-    ``source``, as every collector of lines converts them, in its process or a worker's.
+                    limit: int, read_limit: int) -> Iterator[tuple[Encoded, str | None]]:
+    """Each ``(line, ordinal, offset)`` of ``source`` as it lands (:data:`Encoded`), with its
+    warning or ``None``, as every collector of lines converts them, in its process or a worker's.
 
     A line's bytes and parse are let go before its record is encoded, so a line of any size is
     held about twice at once (its bytes and its parse, then its parse and its record) rather
@@ -239,12 +290,12 @@ def converted_lines(lines: Iterable[tuple[bytes | TooLong, int, int]], dialect: 
     """
     for raw, ordinal, offset in lines:
         if isinstance(raw, TooLong):
-            record = too_long_record(raw, ordinal, offset, read_limit)
-            yield record, encode_record(record), f"{source}: line {ordinal}: {record.parts[0].text}"
+            encoded, reason = too_long_record(raw, ordinal, offset, read_limit)
+            yield encoded, f"{source}: line {ordinal}: {reason}"
             continue
         line = SourceLine(raw, ordinal, offset)
         del raw
-        record, encoded, why = convert_encoded(dialect, line, limit)
+        encoded, why = convert_encoded(dialect, line, limit)
         del line
-        yield record, encoded, (None if why is None else f"{source}: line {ordinal}: {why}; it lands as a line "
-                                f"that does not decode, its bytes kept whole")
+        yield encoded, (None if why is None else f"{source}: line {ordinal}: {why}; it lands as a line "
+                        f"that does not decode, its bytes kept whole")

@@ -53,6 +53,7 @@ from asz_core.collect.lines import LineReader, TooLong, whole_lines
 from asz_core.collect.source import LineDialect, SourceLine, converted_lines
 from asz_core.context import AdapterContext
 from asz_core.forking import explicit_workers, follow_the_pass
+from asz_core.sessiondata.fields import RecordFields
 from asz_core.sessiondata.model import Record
 from asz_core.sessiondata.reduce import reduce_to_fit
 from asz_core.sessiondata.writer import times_following
@@ -89,7 +90,7 @@ class SplitDialect(Protocol):
     name: str
     reads_non_json: bool
 
-    def convert(self, line: SourceLine) -> Record: ...
+    def convert(self, line: SourceLine) -> RecordFields: ...
 
     def split(self) -> SplitDialect:
         """A dialect for some of this source's lines: as this one was made, keeping nothing of
@@ -172,7 +173,7 @@ class _Converted:
     ids: list[str | None]
     times: list[str | None]
     follows: bytes  #: :func:`~asz_core.sessiondata.writer.times_following` of ``times``
-    whole: dict[int, Record]  #: by index in the chunk: a record a file's size may reduce
+    whole: dict[int, RecordFields]  #: by index in the chunk: a record a file's size may reduce
     warnings: list[tuple[int, str]]  #: ``(index in the chunk, warning)``
     part: SplitDialect | None  #: the dialect's part that converted them (none in the pass's process)
 
@@ -187,20 +188,20 @@ def _gather(dialect: LineDialect, chunk: _Chunk, path: Path, limit: int, read_li
     sizes: list[int] = []
     ids: list[str | None] = []
     times: list[str | None] = []
-    whole: dict[int, Record] = {}
+    whole: dict[int, RecordFields] = {}
     warnings: list[tuple[int, str]] = []
     end = 0
     converted = converted_lines(_numbered(chunk), dialect, path, limit, read_limit)
-    for index, (record, line, warning) in enumerate(converted):
+    for index, ((line, _, off, size, time, record_id, kept), warning) in enumerate(converted):
         encoded.append(line)
         end += len(line) + 1
         ends.append(end)
-        offs.append(record.off)
-        sizes.append(record.bytes)
-        ids.append(record.id)
-        times.append(record.time)
-        if len(line) > whole_above:
-            whole[index] = record
+        offs.append(off)
+        sizes.append(size)
+        ids.append(record_id)
+        times.append(time)
+        if len(line) > whole_above and kept is not None:  # kept: a line within WHOLE_WITHIN of ``limit``
+            whole[index] = kept
         if warning is not None:
             warnings.append((index, warning))
     return _Converted(chunk.first, b"\n".join(encoded), ends, offs, sizes, ids, times, times_following(times),
@@ -380,7 +381,8 @@ class SplitRecords:
         ends = chunk.ends
         base = ends[at - 1] if at else 0
         if ends[at] - base > room:
-            record, line = reduce_to_fit(chunk.whole[at], room - 1, chunk.lines[base:ends[at] - 1])
+            record, line = reduce_to_fit(Record.from_fields(chunk.whole[at]), room - 1,
+                                         chunk.lines[base:ends[at] - 1])
             self._say(chunk, at + 1)
             landing.write_lines(line, 1, record.ord, record.off, record.bytes, (record.time,), b"\0")
             self._move_to(chunk, at + 1)

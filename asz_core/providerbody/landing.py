@@ -148,7 +148,7 @@ class BodyLander:
         if self._file is None:
             self._file = self.session.begin(SUBDIR, self._header())
             self._bodies = []
-        self._file.write(record, line)
+        self._file.write(line, record.ord, record.off, record.bytes, record.time)
         entry.seq, entry.row = self._file.header.seq, self._file.writer.records
         self.store.register(entry)
         if entry.status == OK:

@@ -193,7 +193,7 @@ def _carry(handle: SessionHandle, chains: dict[tuple[str, str], _Chain], subdir:
                 _commit(handle, chain, row)
             if chain.landing is None:
                 chain.landing = handle.begin(subdir, _header(head))
-            chain.landing.write(record, line)
+            chain.landing.write(line, record.ord, record.off, record.bytes, record.time)
             chain.last_seq = chain.landing.header.seq
             row.records += 1
             row.bytes += len(line) + 1

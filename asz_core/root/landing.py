@@ -21,7 +21,7 @@ from pathlib import Path
 from asz_core.root import confined, faults
 from asz_core.root.durable import install_noreplace, make_dirs_text, temp_name
 from asz_core.root.layout import file_name
-from asz_core.sessiondata.model import Header, Record
+from asz_core.sessiondata.model import Header
 from asz_core.sessiondata.writer import FileSummary, SessionDataWriter
 
 __all__ = ["LANDED_FILE", "LandedFile", "LandingFile"]
@@ -128,9 +128,11 @@ class LandingFile:
             self.abort()
             raise
 
-    def write(self, record: Record, line: bytes | None = None) -> None:
+    def write(self, line: bytes, ord: int, off: int, bytes: int, time: str | None) -> None:
+        """Write one record: its encoded line and what the file's summary and span read of it
+        (:meth:`~asz_core.sessiondata.writer.SessionDataWriter.write`)."""
         faults.checkpoint("temp-write")
-        self.writer.write(record, line)
+        self.writer.write(line, ord, off, bytes, time)
 
     def write_lines(self, lines: bytes, count: int, ord: int, off: int, bytes: int,
                     times: Sequence[str | None], follows: bytes) -> None:

@@ -212,6 +212,6 @@ def finish(record: Record, ord_: int, off: int) -> int:
     The record's own bytes are taken with an empty digest and a size of 0 written in their
     places, as upstream's writer takes them (its record always writes both keys)."""
     record.ord, record.off, record.sha, record.bytes = ord_, off, "", 0
-    own = orjson.dumps(record.to_json())
+    own = orjson.dumps(record.to_json(), default=orjson.Fragment)  # a part's data as its bytes
     record.sha, record.bytes = hashlib.sha256(own).hexdigest()[:12], len(own)
     return off + len(own) + 1

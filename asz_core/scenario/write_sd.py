@@ -49,6 +49,7 @@ from asz_core.scenario.records import (
 )
 from asz_core.scenario.sd_sources import land_sources
 from asz_core.sessiondata.model import Header, Part, RawJSON, Record
+from asz_core.sessiondata.writer import record_line
 
 __all__ = ["MOCK_ADAPTER", "MOCK_DIALECT", "land_records", "mock_header", "write_sd"]
 
@@ -130,7 +131,7 @@ def land_records(session: SessionHandle, subdir: str, prefix: str, header: Heade
     landing = session.begin(subdir, header)
     try:
         for record in fresh:
-            landing.write(record)
+            landing.write(*record_line(record))
         landed = session.commit(landing)
     except BaseException:
         landing.abort()

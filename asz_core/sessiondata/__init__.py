@@ -4,8 +4,11 @@
 * :func:`open_file` / :func:`read_records` read a landed ``.sd`` or ``.sk`` strictly, one record
   at a time, raising only :class:`SessionDataError`; :func:`encode_record` raises
   :class:`NotEncodable` for a record no writer can land;
+* a dialect makes each record as the mapping it lands as: :func:`record` and the part functions
+  (:func:`text_part`, :func:`call_part`, :func:`data_part`, ...; :mod:`.fields`), encoded by
+  :func:`encode_fields`;
 * :class:`Record`, :class:`Part`, :class:`Dropped`, :class:`Usage`, :class:`Header` are the
-  shapes (``spec/tables.md``); :data:`RawJSON` is one JSON value's exact bytes
+  shapes a reader hands out (``spec/tables.md``); :data:`RawJSON` is one JSON value's exact bytes
   (:func:`raw_json_of`, :func:`raw_json_marshal`, :func:`raw_json_value`);
 * :func:`reduce_to_fit` is "Too large to land";
 * :func:`parse_instant` compares RFC 3339 times as instants.
@@ -17,6 +20,23 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from asz_core.sessiondata.errors import NotEncodable, SessionDataError
+    from asz_core.sessiondata.fields import (
+        DroppedFields,
+        PartFields,
+        RecordFields,
+        UsageFields,
+        call_part,
+        data_part,
+        dropped_entry,
+        media_part,
+        reasoning_part,
+        record,
+        result_part,
+        text_part,
+        token_usage,
+        too_large_part,
+        unknown_part,
+    )
     from asz_core.sessiondata.model import (
         FROM_AGENT,
         FROM_EXTERNAL,
@@ -33,11 +53,12 @@ if TYPE_CHECKING:
         raw_json_of,
         raw_json_value,
         split_mcp_name,
+        utf8_len,
     )
     from asz_core.sessiondata.reader import SessionDataFile, check_file, decode_record, open_file, read_records
     from asz_core.sessiondata.reduce import reduce_to_fit
     from asz_core.sessiondata.times import format_instant, parse_instant
-    from asz_core.sessiondata.writer import FileSummary, SessionDataWriter, encode_record
+    from asz_core.sessiondata.writer import FileSummary, SessionDataWriter, encode_fields, encode_record, record_line
 
 __all__ = [
     "FROM_AGENT",
@@ -46,28 +67,46 @@ __all__ = [
     "PART_KINDS",
     "STATES",
     "Dropped",
+    "DroppedFields",
     "FileSummary",
     "Header",
     "NotEncodable",
     "Part",
+    "PartFields",
     "RawJSON",
     "Record",
+    "RecordFields",
     "SessionDataError",
     "SessionDataFile",
     "SessionDataWriter",
     "Usage",
+    "UsageFields",
+    "call_part",
     "check_file",
+    "data_part",
     "decode_record",
+    "dropped_entry",
+    "encode_fields",
     "encode_record",
     "format_instant",
+    "media_part",
     "open_file",
     "parse_instant",
     "raw_json_marshal",
     "raw_json_of",
     "raw_json_value",
     "read_records",
+    "reasoning_part",
+    "record",
+    "record_line",
     "reduce_to_fit",
+    "result_part",
     "split_mcp_name",
+    "text_part",
+    "too_large_part",
+    "unknown_part",
+    "token_usage",
+    "utf8_len",
 ]
 
 #: where each name lives: a name loads its module when first asked for, so that a module of
@@ -78,12 +117,15 @@ _MODULES = {
     "NotEncodable": "errors",
     **dict.fromkeys(("FROM_AGENT", "FROM_EXTERNAL", "FROM_RUNTIME", "PART_KINDS", "STATES", "Dropped", "Header",
                      "Part", "RawJSON", "Record", "Usage", "raw_json_marshal", "raw_json_of",
-                     "raw_json_value", "split_mcp_name"), "model"),
+                     "raw_json_value", "split_mcp_name", "utf8_len"), "model"),
+    **dict.fromkeys(("DroppedFields", "PartFields", "RecordFields", "UsageFields", "call_part", "data_part",
+                     "dropped_entry", "media_part", "reasoning_part", "record", "result_part", "text_part",
+                     "token_usage", "too_large_part", "unknown_part"), "fields"),
     **dict.fromkeys(("SessionDataFile", "check_file", "decode_record", "open_file", "read_records"), "reader"),
     "reduce_to_fit": "reduce",
     "format_instant": "times",
     "parse_instant": "times",
-    **dict.fromkeys(("FileSummary", "SessionDataWriter", "encode_record"), "writer"),
+    **dict.fromkeys(("FileSummary", "SessionDataWriter", "encode_fields", "encode_record", "record_line"), "writer"),
 }
 
 

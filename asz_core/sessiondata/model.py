@@ -11,11 +11,12 @@ from __future__ import annotations
 import base64
 import builtins
 from dataclasses import dataclass, field
-from typing import Any, Final, NewType
-
-import orjson
+from typing import TYPE_CHECKING, Any, Final, NewType
 
 from asz_core.sessiondata.jsonbytes import encode_value, loads_strict, marshal_value
+
+if TYPE_CHECKING:
+    from asz_core.sessiondata.fields import DroppedFields, PartFields, RecordFields, UsageFields
 
 __all__ = [
     "FROM_AGENT",
@@ -32,6 +33,8 @@ __all__ = [
     "raw_json_marshal",
     "raw_json_of",
     "raw_json_value",
+    "split_mcp_name",
+    "utf8_len",
 ]
 
 PART_KINDS: Final = frozenset({"text", "reasoning", "call", "result", "media", "data", "unknown"})
@@ -41,10 +44,6 @@ STATES: Final = frozenset(
 FROM_AGENT: Final = "agent"
 FROM_EXTERNAL: Final = "external"
 FROM_RUNTIME: Final = "runtime"
-#: a part's ``data`` this large, in a record of a source this large, is not handed to the encoder:
-#: :meth:`Part.to_json` puts :data:`DATA_HOLE` in its place and the writer puts the bytes in the line
-SPLICE_FROM: Final = 1 << 20
-DATA_HOLE: Final = orjson.Fragment(b"null")
 
 
 #: The bytes of exactly one JSON value, landed as they are. A type for the checker only, not a
@@ -79,8 +78,7 @@ class Usage:
     cache_read: int | None = None
     cache_write: int | None = None
 
-    def to_json(self) -> dict[str, int]:
-        # Written out field by field, as Record.to_json is: a third of the records carry usage.
+    def to_json(self) -> UsageFields:
         # A count of 0 is left out, as upstream leaves it out, so usage the runtime reported
         # with nothing in it is written ``{}``.
         out: dict[str, int] = {}
@@ -92,7 +90,7 @@ class Usage:
             out["cache_read"] = self.cache_read
         if self.cache_write:
             out["cache_write"] = self.cache_write
-        return out
+        return out  # type: ignore[return-value]  # "in" cannot be declared by name
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Usage:
@@ -107,7 +105,7 @@ class Dropped:
     bytes: int
     why: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> DroppedFields:
         if not self.why:
             return {"what": self.what, "bytes": self.bytes}
         return {"what": self.what, "bytes": self.bytes, "why": self.why}
@@ -117,8 +115,10 @@ class Dropped:
 class Part:
     """One piece of a record's content: a message, a thought, a call, its result, ...
 
-    Build parts with the class methods (:meth:`text_part`, :meth:`call`, :meth:`unknown`, ...),
-    which fill ``bytes`` with the size of the original as the spec requires.
+    What a reader hands out. A dialect makes its parts with the part functions of
+    :mod:`~asz_core.sessiondata.fields`; the class methods (:meth:`text_part`, :meth:`call`,
+    :meth:`unknown`, ...) make the same part as a :class:`Part`, for a record built as a
+    :class:`Record` (a provider body's, a scenario's), by the same rules.
     """
 
     k: str
@@ -136,50 +136,54 @@ class Part:
     encoding: str | None = None
     sha256: str | None = None
 
-    # -- building --------------------------------------------------------------------------
+    # -- building: the part functions' rules (:mod:`.fields`), for a record made as a Record
 
     @classmethod
     def text_part(cls, text: str) -> Part:
-        return cls("text", text=text, bytes=_utf8_len(text))
+        from asz_core.sessiondata.fields import text_part  # it imports this module
+
+        return cls(**text_part(text))
 
     @classmethod
     def reasoning(cls, text: str | None, state: str = "available", bytes: int | None = None) -> Part:
         """A thought. ``state`` says ``unavailable`` when the runtime kept none, ``redacted``
         when it hid it; ``bytes`` then says how large the original was, when known."""
-        size = bytes if bytes is not None else (_utf8_len(text) if text else 0)
-        return cls("reasoning", text=text or None, state=state, bytes=size)
+        from asz_core.sessiondata.fields import reasoning_part  # it imports this module
+
+        return cls(**reasoning_part(text, state, bytes))
 
     @classmethod
     def call(cls, id: str | None, name: str | None, data: RawJSON | None) -> Part:
-        part = cls("call", id=id, name=name, data=data, bytes=len(data) if data else 0)
-        if name:
-            part.server, part.server_tool = split_mcp_name(name)
-        return part
+        from asz_core.sessiondata.fields import call_part  # it imports this module
+
+        return cls(**call_part(id, name, data))
 
     @classmethod
     def result(cls, of: str | None, text: str | None = None, data: RawJSON | None = None,
                failed: bool | None = None) -> Part:
-        size = (_utf8_len(text) if text else 0) + (len(data) if data else 0)
-        return cls("result", of=of, text=text, data=data, failed=failed, bytes=size)
+        from asz_core.sessiondata.fields import result_part  # it imports this module
+
+        return cls(**result_part(of, text, data, failed))
 
     @classmethod
     def media_part(cls, media_type: str | None, base64_text: str) -> Part:
-        return cls("media", media=media_type, data=raw_json_marshal(base64_text), bytes=len(base64_text))
+        from asz_core.sessiondata.fields import media_part  # it imports this module
+
+        return cls(**media_part(media_type, raw_json_marshal(base64_text), len(base64_text)))
 
     @classmethod
     def data_part(cls, data: RawJSON) -> Part:
-        return cls("data", data=data, bytes=len(data))
+        from asz_core.sessiondata.fields import data_part  # it imports this module
+
+        return cls(**data_part(data))
 
     @classmethod
     def unknown(cls, raw: builtins.bytes, reason: str) -> Part:
         """Bytes the dialect cannot describe, kept whole: one JSON string as ``json.Marshal``
         writes it, or their base64 (``encoding``) when they are not valid UTF-8."""
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return cls("unknown", text=reason, bytes=len(raw), encoding="base64",
-                       data=RawJSON(b'"%s"' % base64.b64encode(raw)))
-        return cls("unknown", text=reason, bytes=len(raw), data=raw_json_marshal(text))
+        from asz_core.sessiondata.fields import unknown_part  # it imports this module
+
+        return cls(**unknown_part(raw, reason))
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -198,18 +202,15 @@ class Part:
             return base64.b64decode(text, validate=True)
         return text.encode("utf-8")
 
-    def to_json(self, splice: bool = False) -> dict[str, Any]:
-        # Written out field by field: this runs for every part of every record landed. The
-        # keys in upstream's order; an empty string, a 0 ``bytes`` and an empty ``data`` are
-        # left out as upstream leaves them out (``failed`` is written whenever it is set).
-        out: dict[str, Any] = {"k": self.k}
+    def to_json(self) -> PartFields:
+        """The part as it lands (:mod:`~asz_core.sessiondata.fields`): the keys in upstream's
+        order; an empty string, a 0 ``bytes`` and an empty ``data`` left out as upstream leaves
+        them out (``failed`` is written whenever it is set)."""
+        out: PartFields = {"k": self.k}
         if self.text:
             out["text"] = self.text
         if self.data:
-            # with ``splice``, a large one is put in after encoding (the writer's
-            # ``_fill_holes``): a Fragment takes a copy of it, and the encoder's buffer another
-            out["data"] = (DATA_HOLE if splice and len(self.data) >= SPLICE_FROM
-                           else orjson.Fragment(bytes(self.data)))
+            out["data"] = self.data
         if self.id:
             out["id"] = self.id
         if self.of:
@@ -279,16 +280,25 @@ class Record:
     parts: list[Part] = field(default_factory=list)
     dropped: list[Dropped] = field(default_factory=list)
 
-    def to_json(self, splice: bool = False) -> dict[str, Any]:
-        """The record as the writer lays it out, in upstream's key order (``splice``: a part's
-        data of :data:`SPLICE_FROM` bytes or more as :data:`DATA_HOLE`, for the writer).
+    @classmethod
+    def from_fields(cls, fields: RecordFields) -> Record:
+        """The record a dialect made as its landed mapping (:mod:`~asz_core.sessiondata.fields`),
+        as a reader would read it back from its line, without encoding or parsing it."""
+        values: dict[str, Any] = dict(fields)
+        usage = values.pop("usage", None)
+        return cls(from_=values.pop("from", None), usage=None if usage is None else Usage.from_json(usage),
+                   parts=[Part(**part) for part in values.pop("parts", ())],
+                   dropped=[Dropped(entry["what"], entry["bytes"], entry.get("why", ""))
+                            for entry in values.pop("dropped", ())], **values)
+
+    def to_json(self) -> RecordFields:
+        """The record as it lands (:mod:`~asz_core.sessiondata.fields`), in upstream's key order.
 
         ``ord``, ``off`` and ``bytes`` are always written, ``sha`` whenever it is set; every
         other field is left out when it is empty (``None``, ``""``, no flags, no parts, no
         dropped entries). ``usage`` is written whenever the runtime reported one, ``{}`` when
         every count in it is 0.
         """
-        # Written out field by field: this runs for every record landed.
         out: dict[str, Any] = {"ord": self.ord, "off": self.off}
         if self.sha is not None:
             out["sha"] = self.sha
@@ -326,10 +336,10 @@ class Record:
         if self.model:
             out["model"] = self.model
         if self.parts:
-            out["parts"] = [p.to_json(splice) for p in self.parts]
+            out["parts"] = [p.to_json() for p in self.parts]
         if self.dropped:
             out["dropped"] = [d.to_json() for d in self.dropped]
-        return out
+        return out  # type: ignore[return-value]  # ``sha`` may be absent in a record read back
 
 
 @dataclass(slots=True)
@@ -367,7 +377,8 @@ class Header:
 _MEASURE_SLICE = 1 << 20
 
 
-def _utf8_len(text: str) -> int:
+def utf8_len(text: str) -> int:
+    """The size of ``text`` in UTF-8, a lone surrogate counted as its three-byte form."""
     if text.isascii():  # no copy: an ASCII str's length is its UTF-8 size
         return len(text)
     if len(text) > _MEASURE_SLICE:

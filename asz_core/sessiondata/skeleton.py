@@ -23,7 +23,7 @@ from typing import Any, BinaryIO
 
 from asz_core.sessiondata.model import Header, Part, Record, raw_json_of, raw_json_value
 from asz_core.sessiondata.reader import open_file
-from asz_core.sessiondata.writer import FileSummary, SessionDataWriter
+from asz_core.sessiondata.writer import FileSummary, SessionDataWriter, record_line
 
 __all__ = ["Removal", "skeleton_part", "skeleton_record", "write_skeleton"]
 
@@ -144,5 +144,5 @@ def write_skeleton(landed: str, sink: BinaryIO, removal: Removal) -> FileSummary
     with gzip.GzipFile(fileobj=sink, mode="wb", mtime=0) as zipped:
         writer = SessionDataWriter(zipped, header)
         for record in open_file(landed):
-            writer.write(skeleton_record(record, provider_body=provider_body))
+            writer.write(*record_line(skeleton_record(record, provider_body=provider_body)))
         return writer.close()

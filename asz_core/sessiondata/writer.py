@@ -9,17 +9,18 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import orjson
 
 from asz_core.sessiondata.errors import NotEncodable, SessionDataError
+from asz_core.sessiondata.fields import RecordFields
 from asz_core.sessiondata.jsonbytes import MAX_DEPTH, compact, depth_exceeds, encode_value, holds_separator
-from asz_core.sessiondata.model import SPLICE_FROM, Header, RawJSON, Record
+from asz_core.sessiondata.model import Header, RawJSON, Record
 from asz_core.sessiondata.times import parse_instant, same_sort, sorts_after, sorts_as_instant
 
-__all__ = ["ByteSink", "FileSummary", "NotEncodable", "SessionDataWriter", "check_header", "closing_line",
-           "encode_record", "times_following"]
+__all__ = ["SPLICE_FROM", "ByteSink", "FileSummary", "NotEncodable", "SessionDataWriter", "check_header",
+           "closing_line", "encode_fields", "encode_record", "record_line", "times_following"]
 
 #: Records are handed to the sink and the digest in batches of about this many bytes, joined
 #: once: a write and a hash update per record cost more than the bytes they carry. A line this
@@ -40,8 +41,16 @@ def check_header(header: dict[str, Any]) -> None:
             raise SessionDataError(f"header: {key} is required")
 
 
-def encode_record(record: Record, *, deep: bool = False) -> bytes:
-    """One record as its landed line, without the newline.
+#: a part's ``data`` this large, in a record of a source this large, is not handed to the encoder:
+#: :func:`encode_fields` puts :data:`_DATA_HOLE` in its place and the bytes into the line after
+SPLICE_FROM: Final = 1 << 20
+_DATA_HOLE: Final = orjson.Fragment(b"null")
+
+
+def encode_fields(fields: RecordFields, *, deep: bool = False) -> bytes:
+    """One record, as a dialect makes it (:mod:`~asz_core.sessiondata.fields`), as its landed
+    line, without the newline: one ``orjson.dumps`` of the mapping, each part's ``data`` put in
+    as the bytes it is.
 
     Raises :class:`NotEncodable` for a record no writer could land (an integer past 64 bits;
     with ``deep``, a line nested deeper than a reader reads): trying again would fail again, so
@@ -53,33 +62,57 @@ def encode_record(record: Record, *, deep: bool = False) -> bytes:
     # A record whose source is large may hold a large data part: its data goes into the line
     # after encoding (``_fill_holes``), not through the encoder. (Data as large as that from a
     # smaller source is copied through the encoder, as every other data is.)
-    splice = record.bytes >= SPLICE_FROM
-    obj = record.to_json(splice)
+    holes = _make_holes(fields) if fields["bytes"] >= SPLICE_FROM else None
     try:
-        line = orjson.dumps(obj)
+        line = orjson.dumps(fields, default=orjson.Fragment)
     except orjson.JSONEncodeError:
-        line = _dumps_repaired(obj)  # a lone surrogate in a string we encode, or worse
+        line = _dumps_repaired(fields)  # a lone surrogate in a string we encode, or worse
     else:
         if holds_separator(line):
             # Our own strings escape U+2028/U+2029; a source's data keeps what it wrote.
-            line = _dumps_repaired(obj)
-    del obj
-    if splice:
-        line = _fill_holes(line, record)
+            line = _dumps_repaired(fields)
+    if holes:
+        line = _fill_holes(line, fields, holes)
     if _LF in line or _CR in line:
         # Only a part's raw data can hold a line break (whitespace between its tokens); a
         # record is one line, so such data lands compacted, as upstream's writer lands it.
-        for part in record.parts:
-            if part.data is not None:
-                part.data = RawJSON(compact(part.data))
-        return encode_record(record, deep=deep)
+        for part in fields.get("parts", ()):
+            data = part.get("data")
+            if data is not None:
+                part["data"] = RawJSON(compact(data))
+        return encode_fields(fields, deep=deep)
     if deep and depth_exceeds(line):
         raise NotEncodable(f"the record nests deeper than {MAX_DEPTH} objects and lists, more than a reader reads")
     return line
 
 
-def _fill_holes(line: bytes, record: Record) -> bytes:
-    """Put each large part's data where :meth:`Part.to_json` left :data:`DATA_HOLE` for it.
+def encode_record(record: Record, *, deep: bool = False) -> bytes:
+    """A :class:`Record` (one read back, or made outside a dialect) as its landed line, by
+    :func:`encode_fields`'s rules."""
+    return encode_fields(record.to_json(), deep=deep)
+
+
+def record_line(record: Record) -> tuple[bytes, int, int, int, str | None]:
+    """A :class:`Record` as :meth:`SessionDataWriter.write` takes it: its line, ``ord``, ``off``,
+    ``bytes`` and ``time``."""
+    return encode_record(record), record.ord, record.off, record.bytes, record.time
+
+
+def _make_holes(fields: RecordFields) -> dict[int, RawJSON]:
+    """Take each data of :data:`SPLICE_FROM` bytes or more out of its part, :data:`_DATA_HOLE` in
+    its place: the originals by part index (:func:`_fill_holes` puts them back)."""
+    holes: dict[int, RawJSON] = {}
+    for index, part in enumerate(fields.get("parts", ())):
+        data = part.get("data")
+        if data is not None and len(data) >= SPLICE_FROM:
+            holes[index] = data
+            part["data"] = _DATA_HOLE  # type: ignore[typeddict-item]  # a stand-in, for the encoder only
+    return holes
+
+
+def _fill_holes(line: bytes, fields: RecordFields, holes: dict[int, RawJSON]) -> bytes:
+    """Put each large part's data back in its part, and into ``line`` where :func:`_make_holes`
+    left :data:`_DATA_HOLE` for it.
 
     Each part's ``data`` is the first ``"data":`` after the end of the previous part's: no key
     before it in a part holds raw JSON, and a string cannot hold ``"data":`` unescaped.
@@ -87,25 +120,27 @@ def _fill_holes(line: bytes, record: Record) -> bytes:
     pieces: list[bytes | memoryview] = []
     view = memoryview(line)  # slices of it are not copies; the one join is
     pos = done = 0  # where to look for the next part's data; what is in ``pieces`` already
-    for part in record.parts:
-        if not part.data:
+    for index, part in enumerate(fields.get("parts", ())):
+        hole = holes.get(index)
+        if hole is not None:
+            part["data"] = hole
+        data = part.get("data")
+        if not data:
             continue
         at = line.index(b'"data":', pos) + 7
-        if len(part.data) < SPLICE_FROM:
-            pos = at + len(part.data)
+        if hole is None:
+            pos = at + len(data)
             continue
         pieces.append(view[done:at])
-        pieces.append(part.data)
+        pieces.append(hole)
         pos = done = at + 4  # past the hole's ``null``
-    if not pieces:
-        return line
     pieces.append(view[done:])
     return b"".join(pieces)
 
 
-def _dumps_repaired(obj: dict[str, Any]) -> bytes:
+def _dumps_repaired(obj: RecordFields) -> bytes:
     try:
-        return orjson.dumps(_escape_strings(obj))
+        return orjson.dumps(_escape_strings(obj), default=orjson.Fragment)
     except orjson.JSONEncodeError as exc:
         raise NotEncodable(str(exc)) from None
 
@@ -227,12 +262,12 @@ class SessionDataWriter:
             self._sink.write(chunk)
             self._hash.update(chunk)
 
-    def write(self, record: Record, line: bytes | None = None) -> None:
-        """Write one record. ``line`` is its encoding when the caller already made it."""
+    def write(self, line: bytes, ord: int, off: int, bytes: int, time: str | None) -> None:
+        """Write one record: its encoded line (:func:`encode_fields`), and what the file's
+        summary and span read of it: its place (``ord``, ``off``), its source's size
+        (``bytes``) and its ``time``. (A :class:`Record`: :func:`record_line`.)"""
         if self._closed:
             raise SessionDataError("the file is closed")
-        if line is None:
-            line = encode_record(record)
         size = len(line) + 1
         if size < _BATCH_BYTES:
             self._batch += (line, b"\n")
@@ -245,8 +280,7 @@ class SessionDataWriter:
             self._emit(line)  # a large line is not copied into a batch, nor to add its newline
             self._emit(b"\n")
         self._records += 1
-        self._last_record = (record.ord, record.off, record.bytes)
-        time = record.time
+        self._last_record = (ord, off, bytes)
         if time is not None:
             last = self._last
             if last is not None and last.sorts and sorts_after(time, last.text):

@@ -21,7 +21,7 @@ from asz_core.providerbody.manifest import LitSeg, Manifest
 from asz_core.root import confined
 from asz_core.root.storage import StorageRoot
 from asz_core.sessiondata import Header, Part, Record, raw_json_of
-from asz_core.sessiondata.writer import encode_record
+from asz_core.sessiondata.writer import record_line
 from asz_core.testing import PassRunner
 from tests.provider_support import (
     SMALL,
@@ -121,7 +121,7 @@ def _land_body(root: Path, raw: bytes) -> Path:
     with store.open_session("s1") as session:
         landing = session.begin("provider_body", Header(kind="provider_body", session="", src="a.request.json",
                                                         dialect="provider_body/1", adapter="test"))
-        landing.write(record, encode_record(record))
+        landing.write(*record_line(record))
         return session.commit(landing).path
 
 

@@ -29,7 +29,7 @@ from asz_core.root.storage import StorageRoot, landed_files
 from asz_core.session_report import Problem
 from asz_core.sessiondata import Header, Part, Record, open_file, raw_json_of
 from asz_core.sessiondata.skeleton import Removal
-from asz_core.sessiondata.writer import encode_record
+from asz_core.sessiondata.writer import record_line
 from asz_core.testing import PassRunner
 from asz_core.verify import verify_root
 from tests.helpers import jsonl_config, records_of
@@ -96,7 +96,7 @@ def _land_body(root: Path, record: Record) -> Path:
     with StorageRoot(root, pass_started_ns=10**9).open_session(SESSION) as session:
         landing = session.begin("provider_body", Header(kind="provider_body", session="", src="a.request.json",
                                                         dialect="provider_body/1", adapter="test"))
-        landing.write(record, encode_record(record))
+        landing.write(*record_line(record))
         return session.commit(landing).path
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from asz_core.collect.source import SourceLine, convert_encoded
-from asz_core.sessiondata import Part, Record, Usage, decode_record
+from asz_core.sessiondata import RecordFields, Usage, decode_record, record, token_usage, unknown_part
 from asz_core.testing import PassRunner
 from tests.helpers import records_of
 
@@ -69,22 +69,23 @@ class _Numbers:
     name = "numbers/1"
     reads_non_json = True
 
-    def convert(self, line: SourceLine) -> Record:
+    def convert(self, line: SourceLine) -> RecordFields:
         if not line.is_json:
-            return Record(from_="runtime", flags=["seen"], parts=[Part.unknown(line.raw, f"unread: {line.error}")])
-        return Record(id="n", usage=Usage(in_=line.value["n"]))
+            return record(from_="runtime", flags=["seen"], parts=[unknown_part(line.raw, f"unread: {line.error}")])
+        return record(id="n", usage=token_usage(in_=line.value["n"]))
 
 
 def test_a_record_that_cannot_be_encoded_is_the_dialects_record_for_a_line_that_does_not_decode() -> None:
     raw = b'{"n":%d,"s":"\\udfff"}' % 2**64
-    record, encoded, why = convert_encoded(_Numbers(), SourceLine(raw, 4, 100))
+    encoded, why = convert_encoded(_Numbers(), SourceLine(raw, 4, 100))
     assert why is not None and "64-bit" in why
-    assert (record.ord, record.off, record.bytes, record.from_, record.flags) == (4, 100, len(raw), "runtime", ["seen"])
-    assert record.parts[0].raw() == raw and record.parts[0].text == f"unread: {why}"
-    assert decode_record(encoded).parts[0].raw() == raw
+    landed = decode_record(encoded[0])
+    assert encoded[1:] == (4, 100, len(raw), None, None, None)
+    assert (landed.ord, landed.off, landed.bytes, landed.from_, landed.flags) == (4, 100, len(raw), "runtime", ["seen"])
+    assert landed.parts[0].raw() == raw and landed.parts[0].text == f"unread: {why}"
     fine = b'{"n":%d}' % (2**63 - 1)
-    record, encoded, why = convert_encoded(_Numbers(), SourceLine(fine, 1, 0))
-    assert why is None and record.usage == Usage(in_=2**63 - 1)
+    encoded, why = convert_encoded(_Numbers(), SourceLine(fine, 1, 0))
+    assert why is None and decode_record(encoded[0]).usage == Usage(in_=2**63 - 1) and encoded[5] == "n"
 
 
 def test_a_line_whose_data_would_nest_too_deep_inside_its_record_lands_as_an_unknown_part(
@@ -107,10 +108,11 @@ def test_a_large_line_whose_record_cannot_be_encoded_lands_as_its_size_and_diges
     encode, what lands is what reduction leaves of an unknown part of its bytes."""
     raw = b'{"n":%d,"s":"\\udfff","pad":"%s"}' % (2**64, b"p" * 5000)
     line = SourceLine(raw, 2, 10)
-    record, encoded, why = convert_encoded(_Numbers(), line, larger_than=4096)
+    encoded, why = convert_encoded(_Numbers(), line, larger_than=4096)
     assert why is not None and line.raw == b""  # the bytes were let go of
-    (part,) = record.parts
-    assert (record.ord, record.off, record.bytes, record.sha) == (2, 10, len(raw), hashlib.sha256(raw).hexdigest()[:12])
+    landed = decode_record(encoded[0])
+    (part,) = landed.parts
+    assert (landed.ord, landed.off, landed.bytes, landed.sha) == (2, 10, len(raw), hashlib.sha256(raw).hexdigest()[:12])
     assert (part.k, part.state, part.bytes, part.sha256, part.data) == (
         "unknown", "too_large", len(raw), hashlib.sha256(raw).hexdigest(), None)
-    assert decode_record(encoded) == record
+    assert encoded[1:] == (2, 10, len(raw), None, None, None)

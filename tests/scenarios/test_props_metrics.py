@@ -61,7 +61,7 @@ def test_a_landed_usage_that_differs_from_the_plan_breaks_metrics_match_the_plan
                                                 dialect=h["dialect"], adapter=h["adapter"], seq=h["seq"],
                                                 at=h["at"], stream=h.get("stream")))
         for line, record in landed.records:
-            writer.write(record, line.replace(b'"out":50', b'"out":100'))
+            writer.write(line.replace(b'"out":50', b'"out":100'), record.ord, record.off, record.bytes, record.time)
         writer.close()
     problems = PROPERTIES["metrics_match_the_plan"].check(ws)
     assert "the document: main/out is 180, the plan says 130" in problems

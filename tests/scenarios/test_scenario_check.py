@@ -168,7 +168,8 @@ def test_a_record_field_with_no_stated_purpose_breaks_records_well_formed(tmp_pa
     with path.open("wb") as sink:  # a file that reads clean, digest and all, with one field too many
         writer = SessionDataWriter(sink, header)
         for row, (line, record) in enumerate(landed.records):
-            writer.write(record, line.replace(b'{"ord":1,', b'{"ord":1,"note":"x",', 1) if row == 0 else line)
+            changed = line.replace(b'{"ord":1,', b'{"ord":1,"note":"x",', 1) if row == 0 else line
+            writer.write(changed, record.ord, record.off, record.bytes, record.time)
         writer.close()
     problems = PROPERTIES["records_well_formed"].check(ws)
     assert problems == [f"records_well_formed: {path.name} record 1 carries note, with no stated purpose"]

@@ -21,7 +21,8 @@ import pytest
 from asz_adapters.claude_code_local.dialect import ClaudeCodeDialect
 from asz_adapters.claude_code_local.source_facts import TRANSCRIPT, SourceFacts
 from asz_core.collect import NOT_JSON, SourceLine, convert_line
-from asz_core.sessiondata import Record, encode_record
+from asz_core.sessiondata import Record
+from asz_core.testing import as_record
 
 SIGNATURE_WHY = "a provider verifies it; a reader cannot read it"
 
@@ -54,9 +55,8 @@ def transcript_dialect() -> ClaudeCodeDialect:
 
 
 def convert(raw: bytes) -> Record:
-    record = convert_line(transcript_dialect(), SourceLine(raw, 1, 0))
-    encode_record(record)  # every record must encode as the writer lands it
-    return record
+    """The line's record, as it lands and reads back: every record must encode as the writer lands it."""
+    return as_record(convert_line(transcript_dialect(), SourceLine(raw, 1, 0)))
 
 
 def blocks(value: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -400,7 +400,8 @@ def test_a_line_with_no_content_is_flagged_by_every_field_a_rule_reads(
 def test_a_journal_line_with_a_result_is_a_child_result_however_little_it_holds() -> None:  # constructed
     from asz_adapters.claude_code_local.source_facts import JOURNAL
     dialect = ClaudeCodeDialect(SourceFacts(JOURNAL, "s", "", "wf_1"))
-    record = convert_line(dialect, SourceLine(orjson.dumps({"agentId": "a0123456789abcdef", "result": None}), 1, 0))
+    record = as_record(convert_line(dialect, SourceLine(orjson.dumps({"agentId": "a0123456789abcdef", "result": None}),
+                                                        1, 0)))
     assert (record.flags, record.child, record.batch, record.from_) == (
         ["child_result"], "a0123456789abcdef", "wf_1", "runtime")
 

@@ -28,7 +28,7 @@ from asz_adapters.claude_code_local.dialect import ClaudeCodeDialect
 from asz_adapters.claude_code_local.source_facts import TRANSCRIPT, SourceFacts
 from asz_core.collect import SourceLine
 from asz_core.root.storage import landed_files
-from asz_core.testing import PassRunner
+from asz_core.testing import PassRunner, as_record
 
 SESSION = "5e551011-0000-4000-8000-00000000a001"
 SLUG = "-home-dev-golden"
@@ -683,6 +683,7 @@ def test_all_zero_usage_is_still_a_usage_object() -> None:
     # upstream writes "usage":{} whenever message.usage is an object, zeros or not
     dialect = ClaudeCodeDialect(SourceFacts(TRANSCRIPT, SESSION, "main"))
     raw = orjson.dumps(assistant([], **{"message": {"usage": {"input_tokens": 0, "output_tokens": 0}}}))
-    record = dialect.convert(SourceLine(raw))
+    record = as_record(dialect.convert(SourceLine(raw)))
     assert record.usage is not None and record.usage.to_json() == {}
-    assert dialect.convert(SourceLine(orjson.dumps(assistant([], **{"message": {"usage": None}})))).usage is None
+    none = orjson.dumps(assistant([], **{"message": {"usage": None}}))
+    assert as_record(dialect.convert(SourceLine(none))).usage is None

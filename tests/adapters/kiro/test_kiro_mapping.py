@@ -13,6 +13,7 @@ from asz_adapters.kiro.dialect_cli import CliEventDialect
 from asz_adapters.kiro.dialect_db import DatabaseTurnDialect
 from asz_adapters.kiro.dialect_ide import IdeMessageDialect
 from asz_core.collect import SourceLine
+from asz_core.testing import as_record
 
 
 def _line(value) -> SourceLine:
@@ -102,19 +103,19 @@ def test_database_corpus_mapping(corpus_root):
 # ---- kiro-cli/1, lines written here -------------------------------------------------------
 
 def test_cli_prompt_time_keeps_every_digit_of_epoch_seconds():
-    record = CliEventDialect().convert(SourceLine(
+    record = as_record(CliEventDialect().convert(SourceLine(
         b'{"version":"v1","kind":"Prompt","data":{"message_id":"m","content":[],'
-        b'"meta":{"timestamp":1770983426.420942}}}'))
+        b'"meta":{"timestamp":1770983426.420942}}}')))
     assert record.time == "2026-02-13T11:50:26.420942Z"
 
 
 def test_cli_assistant_thinking_tools_and_unknown_items():
-    record = CliEventDialect().convert(_line({"version": "v1", "kind": "AssistantMessage", "data": {
+    record = as_record(CliEventDialect().convert(_line({"version": "v1", "kind": "AssistantMessage", "data": {
         "message_id": "a", "modelId": "claude-x", "content": [
             {"kind": "thinking", "data": {"text": "plan", "signature": "sig=="}},
             {"kind": "text", "data": "ok"},
             {"kind": "toolUse", "data": {"toolUseId": "t1", "name": "mcp__srv__tool", "input": {"a": 1}}},
-            {"kind": "hologram", "data": {}}]}}))
+            {"kind": "hologram", "data": {}}]}})))
     assert _kinds(record) == ["reasoning", "text", "call", "unknown"]
     assert (record.parts[0].text, record.model, record.time) == ("plan", "claude-x", None)
     assert record.dropped[0].bytes == 5
@@ -123,7 +124,7 @@ def test_cli_assistant_thinking_tools_and_unknown_items():
 
 
 def test_cli_tool_results_failed_only_where_kiro_said():
-    record = CliEventDialect().convert(_line({"version": "v1", "kind": "ToolResults", "data": {
+    record = as_record(CliEventDialect().convert(_line({"version": "v1", "kind": "ToolResults", "data": {
         "message_id": "r", "content": [
             {"kind": "toolResult", "data": {"toolUseId": "a", "status": "error",
                                             "content": [{"kind": "text", "data": "boom"}]}},
@@ -131,7 +132,7 @@ def test_cli_tool_results_failed_only_where_kiro_said():
                                             "content": [{"kind": "json", "data": {"exit": 0}}]}},
             {"kind": "toolResult", "data": {"toolUseId": "c",
                                             "content": [{"kind": "text", "data": "x"},
-                                                        {"kind": "text", "data": "y"}]}}]}}))
+                                                        {"kind": "text", "data": "y"}]}}]}})))
     a, b, c = record.parts
     assert (a.of, a.failed, a.text) == ("a", True, "boom")
     assert (b.failed, b.value()) == (False, {"exit": 0})
@@ -142,27 +143,28 @@ def test_cli_tool_results_failed_only_where_kiro_said():
 
 def test_cli_images_clear_compaction_and_unknown_kinds():
     png = bytes([137, 80, 78, 71])
-    record = CliEventDialect().convert(_line({"version": "v1", "kind": "Prompt", "data": {
+    record = as_record(CliEventDialect().convert(_line({"version": "v1", "kind": "Prompt", "data": {
         "content": [{"kind": "image", "data": {"format": "Png", "source": {"Bytes": list(png)}}},
-                    {"kind": "image", "data": {"path": "/tmp/x.png"}}]}}))
+                    {"kind": "image", "data": {"path": "/tmp/x.png"}}]}})))
     media, unknown = record.parts
     assert (media.k, media.media, media.value()) == ("media", "image/png", base64.b64encode(png).decode())
     assert unknown.k == "unknown" and b"/tmp/x.png" in unknown.raw()
-    compaction = CliEventDialect().convert(_line({"version": "v1", "kind": "Compaction", "data": {"summary": "s"}}))
+    compaction = as_record(CliEventDialect().convert(_line({"version": "v1", "kind": "Compaction",
+                                                            "data": {"summary": "s"}})))
     assert (compaction.from_, _kinds(compaction)) == ("runtime", ["data"])
     assert compaction.parts[0].value()["kind"] == "Compaction"
     assert compaction.flags == ["context_reset", "reset_summary"]  # the context replaced by its summary
-    clear = CliEventDialect().convert(_line({"version": "v1", "kind": "Clear", "data": {}}))
+    clear = as_record(CliEventDialect().convert(_line({"version": "v1", "kind": "Clear", "data": {}})))
     assert (clear.from_, clear.flags, clear.trigger) == ("runtime", ["context_reset"], None)
     for value in ({"version": "v1", "kind": "Teleport", "data": {}}, {"version": "v2", "kind": "Prompt"}, [1]):
-        assert _kinds(CliEventDialect().convert(_line(value))) == ["unknown"]
+        assert _kinds(as_record(CliEventDialect().convert(_line(value)))) == ["unknown"]
 
 
 # ---- kiro-ide/1, lines written here -------------------------------------------------------
 
 def _ide(payload, **envelope):
-    return IdeMessageDialect().convert(_line({"id": "i", "timestamp": "2026-09-03T12:00:00.000Z",
-                                              **envelope, "payload": payload}))
+    return as_record(IdeMessageDialect().convert(_line({"id": "i", "timestamp": "2026-09-03T12:00:00.000Z",
+                                              **envelope, "payload": payload})))
 
 
 def test_ide_user_blocks_images_and_documents():
@@ -212,13 +214,13 @@ def test_database_turn_usage_time_fallback_images_and_unknown_variants():
             "assistant": {"Thinking": {"message_id": "m"}},
             "request_metadata": {"request_id": "q", "uncached_input_tokens": 12, "output_tokens": 3,
                                  "cache_read_input_tokens": None}}
-    record = DatabaseTurnDialect().convert(_line(turn))
+    record = as_record(DatabaseTurnDialect().convert(_line(turn)))
     assert _kinds(record) == ["unknown", "media", "unknown", "data", "unknown"]
     assert record.parts[1].media == "image/jpeg"
     assert record.usage.to_json() == {"in": 12, "out": 3}
     assert record.time == "2026-07-09T10:00:16+05:30"  # no request start: the user's own time
     assert (record.call, record.trigger, record.flags) == ("q", None, ["injected"])  # the steering it added
-    assert _kinds(DatabaseTurnDialect().convert(_line({"nothing": 1}))) == ["unknown"]
+    assert _kinds(as_record(DatabaseTurnDialect().convert(_line({"nothing": 1})))) == ["unknown"]
 
 
 def test_database_failed_results_and_tool_use_text():
@@ -226,7 +228,7 @@ def test_database_failed_results_and_tool_use_text():
                 {"tool_use_id": "a", "status": "Error", "content": [{"Text": "denied"}]}]}}},
             "assistant": {"ToolUse": {"message_id": "m", "content": "trying again",
                                       "tool_uses": [{"id": "b", "name": "execute_bash", "args": {"c": 1}}]}}}
-    record = DatabaseTurnDialect().convert(_line(turn))
+    record = as_record(DatabaseTurnDialect().convert(_line(turn)))
     assert _kinds(record) == ["result", "text", "call"]
     assert (record.parts[0].failed, record.parts[0].text) == (True, "denied")
     assert (record.id, record.parts[2].id) == ("m", "b")
@@ -235,7 +237,7 @@ def test_database_failed_results_and_tool_use_text():
 def test_a_prompt_with_context_the_runtime_added_is_external_input_and_injected():
     turn = {"user": {"content": {"Prompt": {"prompt": "go"}}, "additional_context": "steering: be brief"},
             "assistant": {"Response": {"message_id": "m", "content": "ok"}}}
-    record = DatabaseTurnDialect().convert(_line(turn))
+    record = as_record(DatabaseTurnDialect().convert(_line(turn)))
     assert (record.trigger, record.flags, _kinds(record)) == ("external", ["external_input", "injected"],
                                                               ["text", "data", "text"])
 
@@ -272,5 +274,5 @@ _VOCABULARY = [
 
 @pytest.mark.parametrize(("dialect", "value", "trigger", "flags"), _VOCABULARY)
 def test_each_kiro_rule_sets_session_datas_trigger_and_flags(dialect, value, trigger, flags):
-    record = dialect().convert(_line(value))
+    record = as_record(dialect().convert(_line(value)))
     assert (record.trigger, record.flags) == (trigger, flags)

@@ -14,6 +14,7 @@ from asz_core.assembly.chaincheck import check_chain
 from asz_core.assembly.parse import parse_root, parse_session
 from asz_core.root.landing import LandingFile
 from asz_core.sessiondata.model import Header, Part, RawJSON, Record
+from asz_core.sessiondata.writer import record_line
 from asz_core.testing import PassRunner, run_sdcheck
 from asz_core.verify import verify_root
 
@@ -28,8 +29,9 @@ def _land(root: Path, seq: int, rows: list[dict[str, Any]], source: dict[str, in
     for fields in rows:  # the source's lines run on from file to file, as an append cursor reads them
         source["ord"] += 1
         line = f"acme line {source['ord']}".encode()
-        landing.write(Record(ord=source["ord"], off=source["off"], sha=hashlib.sha256(line).hexdigest()[:12],
-                             bytes=len(line), **fields))
+        record = Record(ord=source["ord"], off=source["off"], sha=hashlib.sha256(line).hexdigest()[:12],
+                        bytes=len(line), **fields)
+        landing.write(*record_line(record))
         source["off"] += len(line) + 1
     landing.commit()
 

@@ -5,39 +5,40 @@ from __future__ import annotations
 import pytest
 
 from asz_core.collect import NOT_JSON, SourceLine, convert_line
-from asz_core.collect.source import DialectUndeclared
-from asz_core.sessiondata import Part, Record
+from asz_core.collect.source import DialectUndeclared, NotARecordMapping
+from asz_core.sessiondata import Record, RecordFields, data_part, record, unknown_part
+from asz_core.testing import as_record
 
 
 class _JsonOnly:
     name = "test/1"
     reads_non_json = False
 
-    def convert(self, line: SourceLine) -> Record:
-        return Record(from_="runtime", parts=[Part.data_part(line.data_at())])
+    def convert(self, line: SourceLine) -> RecordFields:
+        return record(from_="runtime", parts=[data_part(line.data_at())])
 
 
 class _ReadsAnyBytes(_JsonOnly):
     reads_non_json = True
 
-    def convert(self, line: SourceLine) -> Record:
-        return Record(from_="runtime", parts=[Part.unknown(line.raw, "a program")])
+    def convert(self, line: SourceLine) -> RecordFields:
+        return record(from_="runtime", parts=[unknown_part(line.raw, "a program")])
 
 
 def test_a_line_that_is_not_json_is_an_unknown_part_without_reaching_the_dialect() -> None:
-    record = convert_line(_JsonOnly(), SourceLine(b"console.log(1)"))
-    assert [p.k for p in record.parts] == ["unknown"]
-    assert record.parts[0].text == NOT_JSON and record.from_ is None
+    landed = as_record(convert_line(_JsonOnly(), SourceLine(b"console.log(1)")))
+    assert [p.k for p in landed.parts] == ["unknown"]
+    assert landed.parts[0].text == NOT_JSON and landed.from_ is None
 
 
 def test_a_dialect_that_reads_non_json_describes_the_bytes_itself() -> None:
-    record = convert_line(_ReadsAnyBytes(), SourceLine(b"console.log(1)"))
-    assert record.parts[0].text == "a program" and record.from_ == "runtime"
-    assert record.parts[0].raw() == b"console.log(1)"
+    landed = as_record(convert_line(_ReadsAnyBytes(), SourceLine(b"console.log(1)")))
+    assert landed.parts[0].text == "a program" and landed.from_ == "runtime"
+    assert landed.parts[0].raw() == b"console.log(1)"
 
 
 def test_json_lines_reach_the_dialect_either_way() -> None:
-    assert convert_line(_JsonOnly(), SourceLine(b'{"a":1}')).parts[0].data == b'{"a":1}'
+    assert as_record(convert_line(_JsonOnly(), SourceLine(b'{"a":1}'))).parts[0].data == b'{"a":1}'
 
 
 class _Undeclared:
@@ -45,8 +46,8 @@ class _Undeclared:
 
     name = "plain-log/1"
 
-    def convert(self, line: SourceLine) -> Record:
-        return Record(from_="runtime", parts=[Part.unknown(line.raw, "a log line")])
+    def convert(self, line: SourceLine) -> RecordFields:
+        return record(from_="runtime", parts=[unknown_part(line.raw, "a log line")])
 
 
 def test_a_dialect_that_does_not_say_whether_it_reads_non_json_is_refused_with_a_message() -> None:
@@ -54,3 +55,15 @@ def test_a_dialect_that_does_not_say_whether_it_reads_non_json_is_refused_with_a
         convert_line(_Undeclared(), SourceLine(b"12:00 started"))
     with pytest.raises(DialectUndeclared):  # refused on a JSON line as well: on the first one it meets
         convert_line(_Undeclared(), SourceLine(b'{"a":1}'))
+
+
+class _MadeForAnEarlierAsz(_JsonOnly):
+    """A dialect that still builds a ``Record`` object."""
+
+    def convert(self, line: SourceLine) -> RecordFields:
+        return Record(from_="runtime")  # type: ignore[return-value]
+
+
+def test_a_dialect_that_returns_a_record_object_is_refused_with_what_to_use_instead() -> None:
+    with pytest.raises(NotARecordMapping, match=r"test/1 returned a Record.*sessiondata\.record\(\.\.\.\)"):
+        convert_line(_MadeForAnEarlierAsz(), SourceLine(b'{"a":1}'))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from asz_core.root.landing import LandingFile
 from asz_core.sessiondata.model import Header, Part, Record, Usage
+from asz_core.sessiondata.writer import record_line
 
 SESSION = "11111111-2222-4333-8444-555555555555"
 
@@ -30,11 +31,11 @@ def land(root: Path, seq: int, stream: str, fragments: list[Fragment | str], *,
     landing = LandingFile(root, session, subdir, header, f"20260101T000000.{seq:09d}Z")
     for i, f in enumerate(fragments):
         if isinstance(f, str):
-            landing.write(Record(ord=i, time=f, from_="user", parts=[Part.text_part("go on")]))
+            landing.write(*record_line(Record(ord=i, time=f, from_="user", parts=[Part.text_part("go on")])))
             continue
         usage = Usage(*f.usage) if f.usage is not None else None
-        landing.write(Record(ord=i, id=f"r{seq}-{i}", call=f.call, time=f.time, from_="assistant",
+        landing.write(*record_line(Record(ord=i, id=f"r{seq}-{i}", call=f.call, time=f.time, from_="assistant",
                              flags=["finished"] if f.finished else [], usage=usage, model=f.model,
-                             parts=[Part.text_part("ok")]))
+                             parts=[Part.text_part("ok")])))
     landed = landing.commit()
     return landed.path

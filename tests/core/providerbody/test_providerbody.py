@@ -44,7 +44,7 @@ from asz_core.root.skeletons import land_skeleton
 from asz_core.root.storage import StorageRoot
 from asz_core.sessiondata import Header, Part, Record, raw_json_of
 from asz_core.sessiondata.skeleton import Removal
-from asz_core.sessiondata.writer import encode_record
+from asz_core.sessiondata.writer import record_line
 from asz_core.testing import run_sdcheck
 from asz_core.verify import verify_root
 
@@ -342,7 +342,7 @@ def _write_session(root: Path, records: list[Record]) -> None:
     with StorageRoot(root, pass_started_ns=10**9).open_session(SESSION) as session:
         landing = session.begin("provider_body", header())
         for record in records:
-            landing.write(record, encode_record(record))
+            landing.write(*record_line(record))
         session.commit(landing)
 
 

@@ -13,6 +13,7 @@ from asz_core.root.storage import landed_files
 from asz_core.sessiondata import Header, Part, RawJSON, Record, SessionDataWriter, open_file, raw_json_of
 from asz_core.sessiondata.address import Address, resolve
 from asz_core.sessiondata.skeleton import Removal
+from asz_core.sessiondata.writer import record_line
 from asz_core.testing import run_sdcheck
 
 MANIFEST = {"schema": "provider_body/1", "role": "request", "sha256": "ab" * 32, "bytes": 10,
@@ -28,7 +29,8 @@ def _landed(directory: Path, kind: str = "transcript") -> Path:
         writer = SessionDataWriter(f, Header(kind=kind, session="s", src="x.jsonl", dialect="t/1",
                                              adapter="t/1", seq=1, at="2026-01-01T00:00:00Z",
                                              stream="main" if kind == "transcript" else None))
-        writer.write(Record(ord=1, off=0, bytes=5, sha="aaaaaaaaaaaa", id="r1", call="msg_1", from_="agent",
+        writer.write(*record_line(Record(ord=1, off=0, bytes=5, sha="aaaaaaaaaaaa", id="r1", call="msg_1",
+                                         from_="agent",
                             time="2026-01-01T00:00:01Z", flags=["finished"],
                             parts=[Part.text_part("secret words"),
                                    Part.call("toolu_1", "mcp__gh__issue", RawJSON(b'{"q":"secret"}')),
@@ -37,7 +39,7 @@ def _landed(directory: Path, kind: str = "transcript") -> Path:
                                    Part.data_part(raw_json_of({"schema": "execution/1", "id": "e", "tool": "t",
                                                               "sent": "secret"})),
                                    Part(k="data", state="too_large", bytes=99, sha256="ef" * 32),
-                                   Part.data_part(raw_json_of(MANIFEST))]))
+                                   Part.data_part(raw_json_of(MANIFEST))])))
         writer.close()
     path.chmod(0o400)
     return path

@@ -27,6 +27,7 @@ from asz_core.sessiondata import (
     read_records,
     split_mcp_name,
 )
+from asz_core.sessiondata.writer import record_line
 from asz_core.testing import run_sdcheck
 
 
@@ -42,7 +43,7 @@ def write_file(path: Path, records: list[Record], head: Header | None = None) ->
     with open(path, "wb") as f:
         writer = SessionDataWriter(f, head or header())
         for r in records:
-            writer.write(r)
+            writer.write(*record_line(r))
         writer.close()
 
 
@@ -108,7 +109,7 @@ def test_summary_counts_what_was_written(tmp_path: Path) -> None:
     buf = io.BytesIO()
     writer = SessionDataWriter(buf, header())
     for r in sample_records():
-        writer.write(r)
+        writer.write(*record_line(r))
     summary = writer.close()
     data = buf.getvalue()
     assert summary.bytes == len(data) and summary.lines == 5 and summary.records == 3
@@ -295,7 +296,7 @@ def test_records_handed_on_in_batches_land_every_byte_and_digest_as_written_one_
     lines = [encode_record(r) for r in records]
     expected = orjson.dumps(header().to_json()) + b"\n"
     for record, line in zip(records, lines, strict=True):
-        writer.write(record, line)
+        writer.write(line, record.ord, record.off, record.bytes, record.time)
         expected += line + b"\n"
         assert writer.size == len(expected)  # counted as written, whether handed on yet or not
     summary = writer.close()

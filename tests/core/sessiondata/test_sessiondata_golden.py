@@ -33,6 +33,7 @@ from asz_core.sessiondata import (
     raw_json_of,
     read_records,
 )
+from asz_core.sessiondata.writer import record_line
 from asz_core.testing import run_sdcheck
 
 SHA = "0123456789ab"
@@ -254,7 +255,7 @@ def test_records_built_as_upstreams_fixture_land_its_bytes_with_the_current_esca
     sink = io.BytesIO()
     writer = SessionDataWriter(sink, _released_header())
     for record in _released_records():
-        writer.write(record)
+        writer.write(*record_line(record))
     writer.close()
     ours = sink.getvalue().split(b"\n")
     assert ours[0] == released[0]
@@ -316,10 +317,10 @@ def test_sdcheck_reads_every_golden_rule_landed_in_one_file(tmp_path: Path) -> N
     path = tmp_path / "golden.sd"
     with open(path, "wb") as f:
         writer = SessionDataWriter(f, _released_header())
-        writer.write(Record(ord=1, off=0, sha=SHA, bytes=3, usage=Usage(0, 0), id="\ud800",
+        writer.write(*record_line(Record(ord=1, off=0, sha=SHA, bytes=3, usage=Usage(0, 0), id="\ud800",
                             parts=[Part.unknown(b"<\xff>", "r"), Part.unknown(b"<&>", "r"), Part(k="text", text=""),
-                                   Part.text_part("\u2028<\x01>")]))
-        writer.write(Record(ord=2, off=4, sha=SHA, bytes=1))
+                                   Part.text_part("\u2028<\x01>")])))
+        writer.write(*record_line(Record(ord=2, off=4, sha=SHA, bytes=1)))
         writer.close()
     assert [len(r.parts) for r in read_records(path)] == [4, 0]
     verdict = run_sdcheck(path)

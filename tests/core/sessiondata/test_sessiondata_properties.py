@@ -25,6 +25,7 @@ from asz_core.sessiondata import (
     reduce_to_fit,
 )
 from asz_core.sessiondata.jsonbytes import JSONLine, compact
+from asz_core.sessiondata.writer import record_line
 from asz_core.testing import run_sdcheck
 from tests.helpers import examples
 
@@ -90,7 +91,7 @@ def test_sdcheck_accepts_any_file_the_writer_writes(tmp_path_factory: pytest.Tem
         for n, r in enumerate(rows, start=1):
             r.ord, r.off = n, off  # a file's records chain, as a collector lands them
             off += r.bytes + 1
-            writer.write(r)
+            writer.write(*record_line(r))
         writer.close()
     verdict = run_sdcheck(path)
     if verdict is not None:
@@ -165,7 +166,7 @@ def test_reader_fuzz_raises_only_its_own_error(tmp_path: Path) -> None:
     sample = Record(ord=3, off=9, bytes=4, id="i", usage=None, flags=["finished"],
                     parts=[Part.call("c", "mcp__a__b", RawJSON(b'{"k":[1,2,{"x":"\\u00e9"}]}')),
                            Part.unknown(b"\xff", "r"), Part.result("c", text="t", failed=True)])
-    writer.write(sample)
+    writer.write(*record_line(sample))
     writer.close()  # records reach the sink by then
     line = buf.getvalue().split(b"\n")[1]
     rng = random.Random(20261129)

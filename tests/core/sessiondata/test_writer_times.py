@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from asz_core.sessiondata import Header, Record, SessionDataWriter, parse_instant
 from asz_core.sessiondata.times import same_sort, sorts_after, sorts_as_instant
-from asz_core.sessiondata.writer import encode_record, times_following
+from asz_core.sessiondata.writer import encode_record, record_line, times_following
 from tests.helpers import examples
 
 _DAYS = st.sampled_from(["2026-01-01", "2026-01-02", "2025-12-31", "2024-02-29", "2026-02-30", "2026-13-01"])
@@ -51,7 +51,7 @@ def test_first_and_last_times_are_the_instants_extremes(texts: list[str], ordere
     writer = SessionDataWriter(io.BytesIO(), Header(kind="transcript", session="s", src="x", dialect="d/1",
                                                     adapter="a"))
     for n, text in enumerate(texts, start=1):
-        writer.write(Record(ord=n, time=text))
+        writer.write(*record_line(Record(ord=n, time=text)))
     summary = writer.close()
     assert (summary.from_time, summary.through_time) == _expected(texts)
 
@@ -99,7 +99,7 @@ def test_records_written_a_run_at_a_time_make_the_file_written_one_at_a_time(
     one_sink, runs_sink = io.BytesIO(), io.BytesIO()
     one, runs = _writer(one_sink), _writer(runs_sink)
     for record, line in zip(records, lines, strict=True):
-        one.write(record, line)
+        one.write(line, record.ord, record.off, record.bytes, record.time)
     start = 0
     for cut in [*cuts, len(records)]:  # runs of the given sizes, the rest in one
         end = min(start + cut, len(records))

@@ -12,6 +12,7 @@ from asz_core.providerbody.encode import encode_body
 from asz_core.providerbody.landing import SUBDIR
 from asz_core.root.storage import StorageRoot
 from asz_core.sessiondata import Header, Record, open_file
+from asz_core.sessiondata.writer import record_line
 from asz_core.view import Session
 from tests.core.view.view_helpers import (
     CLOCK_NS,
@@ -165,7 +166,7 @@ def _land_records(root: Path, bodies: list[Body], edit: Callable[[Body, Record],
         for body in bodies:
             record = encode_body(body.bytes(), body.info(), BodyStore(), CutRules())
             edit(body, record)
-            landing.write(record)
+            landing.write(*record_line(record))
         handle.commit(landing)
 
 

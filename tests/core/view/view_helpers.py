@@ -29,6 +29,7 @@ from asz_core.sessiondata import (
     Usage,
     raw_json_of,
 )
+from asz_core.sessiondata.writer import record_line
 from asz_core.view.walk import walk
 
 SESSION = "0f0f0f0f-1111-4222-8333-444444444444"
@@ -125,7 +126,7 @@ def land(root: Path, streams: dict[str, list[Record]], bodies: Sequence[Body] = 
                 kind="transcript", session=session, src=f"proj/{session}/{stream}.jsonl",
                 dialect="test/1", adapter="test/0", stream=stream))
             for record in records:
-                landing.write(record)
+                landing.write(*record_line(record))
             handle.commit(landing)
         if bodies:
             def header() -> Header:
@@ -169,6 +170,6 @@ def land_changes(root: Path, records: Sequence[dict[str, Any]], *, session: str 
                                                       dialect="test/1", adapter="test/0", stream="main"))
         for n, value in enumerate(records, start=1):
             data = raw_json_of(value)
-            landing.write(Record(ord=n, off=(n - 1) * (LINE + 1), bytes=LINE, sha=f"{n:012d}", from_=FROM_RUNTIME,
-                                 time=value["time"], parts=[Part.data_part(data)]))
+            landing.write(*record_line(Record(ord=n, off=(n - 1) * (LINE + 1), bytes=LINE, sha=f"{n:012d}",
+                                              from_=FROM_RUNTIME, time=value["time"], parts=[Part.data_part(data)])))
         handle.commit(landing)

@@ -30,7 +30,7 @@ from asz_core.collect import AppendSource, SourceLine, collect_append
 from asz_core.context import AdapterContext
 from asz_core.plugin import AdapterInfo, Found, SessionClaim, SettledBy
 from asz_core.root.storage import SessionHandle
-from asz_core.sessiondata import FROM_RUNTIME, Part, Record
+from asz_core.sessiondata import FROM_RUNTIME, RecordFields, data_part, record
 
 VERSION = "0.1.0"
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -40,18 +40,23 @@ _KIND = "transcript"
 
 
 class JsonlDialect:
-    """``jsonl/1``: each line's JSON as one data part; the host lands non-JSON lines as unknown."""
+    """``jsonl/1``: each line's JSON as one data part; the host lands non-JSON lines as unknown.
+
+    A record is made with :func:`~asz_core.sessiondata.record` (the fields it names, empty ones
+    left out) and its parts with the part functions (:func:`~asz_core.sessiondata.data_part`,
+    ``text_part``, ``call_part``, ``result_part``, ...); the host fills in its place and digest.
+    """
 
     name = "jsonl/1"
     #: a line that is not JSON lands as an unknown part, kept whole, without reaching ``convert``
     #: (a dialect for sources that are not JSON says ``True`` and describes the bytes itself)
     reads_non_json = False
 
-    def convert(self, line: SourceLine) -> Record:
+    def convert(self, line: SourceLine) -> RecordFields:
         value = line.value
         time = value.get("time") if isinstance(value, dict) else None
-        return Record(from_=FROM_RUNTIME, time=time if isinstance(time, str) else None,
-                      parts=[Part.data_part(line.data_at())])
+        return record(from_=FROM_RUNTIME, time=time if isinstance(time, str) else None,
+                      parts=[data_part(line.data_at())])
 
 
 @hookimpl
