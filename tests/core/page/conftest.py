@@ -44,7 +44,8 @@ def catalogue(page_root: Path) -> Catalogue:
 def serve(catalogue: Catalogue, watcher: Watcher | None = None) -> Iterator[PageServer]:
     server = PageServer(catalogue, "127.0.0.1", 0, glossaries=gather(PluginHost().load_entry_points()),
                         watcher=watcher)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # polled often, so that shutting it down after a test takes no default half second
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     try:
         yield server
