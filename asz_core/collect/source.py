@@ -203,31 +203,28 @@ def convert_encoded(dialect: LineDialect, line: SourceLine,
             return _too_large_record(line, size, digest), None
         line.too_large_to_land(digest)  # the dialect describes it, its bytes are never escaped
     fields = convert_line(dialect, line)
-    # the envelope, written out: this runs for every line
-    sha = digest[:12] if large else line_sha(raw)
-    fields["ord"], fields["off"], fields["sha"], fields["bytes"] = line.ord, line.off, sha, size
+    place = line.ord, line.off, digest[:12] if large else line_sha(raw), size
     deep = line.deep
     line.release(keep_bytes=not large)
     del raw
     try:
-        return _encoded(fields, larger_than, deep), None
+        return _encoded(fields, place, larger_than, deep), None
     except NotEncodable as exc:
         why = str(exc)
     if large:
         return _too_large_record(line, size, digest), why
     unread = SourceLine(line.raw, line.ord, line.off, unread=why)
-    fields = convert_line(dialect, unread)
-    fields["ord"], fields["off"], fields["sha"], fields["bytes"] = line.ord, line.off, sha, size
     try:
-        return _encoded(fields, larger_than), why
+        return _encoded(convert_line(dialect, unread), place, larger_than), why
     except NotEncodable:
-        fields = unread.unknown_record()
-        fields["ord"], fields["off"], fields["sha"], fields["bytes"] = line.ord, line.off, sha, size
-        return _encoded(fields, larger_than), why
+        return _encoded(unread.unknown_record(), place, larger_than), why
 
 
-def _encoded(fields: RecordFields, limit: int | None = None, deep: bool = False) -> Encoded:
-    """``fields`` (its envelope set) as the collector lands it in files of ``limit`` bytes."""
+def _encoded(fields: RecordFields, place: tuple[int, int, str, int], limit: int | None = None,
+             deep: bool = False) -> Encoded:
+    """``fields`` as the collector lands it in files of ``limit`` bytes, its envelope set from
+    ``place`` (``ord``, ``off``, ``sha``, ``bytes``)."""
+    fields["ord"], fields["off"], fields["sha"], fields["bytes"] = place
     line = encode_fields(fields, deep=deep)
     whole = fields if limit is not None and len(line) > limit - WHOLE_WITHIN else None
     return line, fields["ord"], fields["off"], fields["bytes"], fields.get("time"), fields.get("id"), whole
@@ -236,9 +233,7 @@ def _encoded(fields: RecordFields, limit: int | None = None, deep: bool = False)
 def _too_large_record(line: SourceLine, size: int, digest: str) -> Encoded:
     """The record of ``line`` (``size`` bytes, SHA-256 ``digest``) as one unknown part too large
     to land; its bytes may have been let go of already."""
-    fields = record(parts=[too_large_part(size, digest, NOT_JSON)])
-    fields["ord"], fields["off"], fields["sha"], fields["bytes"] = line.ord, line.off, digest[:12], size
-    return _encoded(fields)
+    return _encoded(record(parts=[too_large_part(size, digest, NOT_JSON)]), (line.ord, line.off, digest[:12], size))
 
 
 def too_long_record(line: TooLong, ord: int, off: int, limit: int) -> tuple[Encoded, str]:
@@ -248,8 +243,7 @@ def too_long_record(line: TooLong, ord: int, off: int, limit: int) -> tuple[Enco
     reason = (f"the line is {line.size} bytes, more than the {limit} a line is read whole up to; "
               f"its size and digest landed, its bytes did not")
     fields = record(parts=[too_large_part(line.size, line.sha256, reason)])
-    fields["ord"], fields["off"], fields["sha"], fields["bytes"] = ord, off, line.sha256[:12], line.size
-    return _encoded(fields), reason
+    return _encoded(fields, (ord, off, line.sha256[:12], line.size)), reason
 
 
 def made_to_fit(encoded: Encoded, budget: int) -> Encoded:
