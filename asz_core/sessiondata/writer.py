@@ -282,13 +282,7 @@ class SessionDataWriter:
         self._records += 1
         self._last_record = (ord, off, bytes)
         if time is not None:
-            last = self._last
-            if last is not None and last.sorts and sorts_after(time, last.text):
-                # the usual record (``_note_time``'s first case): the latest time moves on, its
-                # instant not parsed yet, rather than being made anew for every record
-                last.text, last._instant = time, None
-            else:
-                self._note_time(time)
+            self._note_time(time)
 
     def write_lines(self, lines: bytes, count: int, ord: int, off: int, bytes: int,
                     times: Sequence[str | None], follows: bytes) -> None:
@@ -313,11 +307,7 @@ class SessionDataWriter:
         while index < count:
             time = times[index]
             if time is not None:
-                last = self._last
-                if last is not None and last.sorts and sorts_after(time, last.text):
-                    last.text, last._instant = time, None
-                else:
-                    self._note_time(time)
+                self._note_time(time)
                 if run_end <= index + 1:
                     run_end = _run_end(follows, index + 1, count)
                 last = self._last
@@ -331,6 +321,11 @@ class SessionDataWriter:
 
     def _note_time(self, text: str) -> None:
         first, last = self._first, self._last
+        if last is not None and last.sorts and sorts_after(text, last.text):
+            # the usual record: the latest time moves on, its instant not parsed yet, rather than
+            # being made anew for every record
+            last.text, last._instant = text, None
+            return
         # Compared as texts where that is shown to compare the instants (most records).
         if (first is not None and last is not None and last.sorts and sorts_as_instant(text)
                 and same_sort(text, last.text)):
