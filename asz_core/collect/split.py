@@ -50,12 +50,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from asz_core.collect.lines import LineReader, TooLong, whole_lines
-from asz_core.collect.source import LineDialect, SourceLine, converted_lines
+from asz_core.collect.source import Encoded, LineDialect, SourceLine, converted_lines, made_to_fit
 from asz_core.context import AdapterContext
 from asz_core.forking import explicit_workers, follow_the_pass
 from asz_core.sessiondata.fields import RecordFields
-from asz_core.sessiondata.model import Record
-from asz_core.sessiondata.reduce import reduce_to_fit
 from asz_core.sessiondata.writer import times_following
 
 if TYPE_CHECKING:
@@ -380,13 +378,14 @@ class SplitRecords:
         last_id: str | None = None
         ends = chunk.ends
         base = ends[at - 1] if at else 0
-        if ends[at] - base > room:
-            record, line = reduce_to_fit(Record.from_fields(chunk.whole[at]), room - 1,
-                                         chunk.lines[base:ends[at] - 1])
+        if ends[at] - base > room:  # alone in its file, made to fit as the collector makes any record
+            alone: Encoded = (chunk.lines[base:ends[at] - 1], chunk.first + at, chunk.offs[at], chunk.sizes[at],
+                              chunk.times[at], chunk.ids[at], chunk.whole.get(at))
+            line, ord_, off, size, time, record_id, _ = made_to_fit(alone, room - 1)
             self._say(chunk, at + 1)
-            landing.write_lines(line, 1, record.ord, record.off, record.bytes, (record.time,), b"\0")
+            landing.write(line, ord_, off, size, time)
             self._move_to(chunk, at + 1)
-            return record.id or ""
+            return record_id or ""
         while True:
             end = bisect_right(ends, base + room, at)
             if end == at:  # a chunk after the first, whose first record does not fit
