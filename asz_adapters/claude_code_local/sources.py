@@ -59,7 +59,7 @@ def _index(ctx: AdapterContext, session: SessionHandle, sources: SessionSources,
            transcripts: list[tuple[SourceFile, ClaudeCodeDialect]]) -> None:
     """Append to the session's ids index what this pass landed and the index lacks; in a dry
     run, hand those lines to the pass instead (the provider adapter reads them there)."""
-    index = SessionIndex(session.dir)
+    index = SessionIndex(session.dir_text)
     known = index.load()
     pairs: list[tuple[str, str]] = []
     if sources.directory and sources.directory not in known.get("directory", ()):

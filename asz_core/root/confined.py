@@ -9,7 +9,9 @@ truncate, delete or chmod anything outside it. So:
 2. Every path below an entered root is opened relative to that directory with no link followed
    at any component: ``openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`` where Linux has it (one
    system call), else a walk of ``openat(O_NOFOLLOW | O_DIRECTORY)`` one component at a time.
-   A link met on the way is :class:`LinkRefused`.
+   A link met on the way is :class:`LinkRefused`. A name at the root's top (a session's
+   directory, the root's own tables) is one component: it is opened through the root's
+   descriptor (``openat``, ``O_NOFOLLOW``), as a name in a held directory is (rule 3).
 3. Every other operation (make a directory, list, unlink, rename, chmod) goes through a
    descriptor of the directory so opened, and names only the last component, which the system
    calls used never follow (``mkdirat``, ``unlinkat``, ``renameat``, ``fchmod``). A writer
@@ -161,11 +163,13 @@ def open_path(path: str | Path, flags: int, mode: int = 0o600) -> int:
     if _known and not flags & os.O_CREAT and known(text) is False:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), text)
     where = None
+    directory, name = split(text)
     try:
-        directory, name = split(text)
         held = _held.get(directory) if _held else None
+        if held is None and _roots:  # a name at the top of an entered root: its descriptor
+            held = _roots.get(directory + _SEP)
         if held is not None and name not in ("", ".", ".."):
-            fd = os.open(name, flags, mode, dir_fd=held)  # the held directory's own name
+            fd = os.open(name, flags, mode, dir_fd=held)  # the directory's own name
         else:
             where = _beneath(text)
             if where is None:
@@ -185,7 +189,7 @@ def open_path(path: str | Path, flags: int, mode: int = 0o600) -> int:
             raise LinkRefused(path) from None
         raise
     if flags & os.O_CREAT and _known:
-        _note(text, made=True, is_dir=False)
+        _note(text, made=True, is_dir=False, parts=(directory, name))
     return fd
 
 
@@ -231,7 +235,8 @@ def hold(directory: str | Path) -> int:
     fd = _held.get(key)
     if fd is None:
         fd = _held[key] = open_dir(key)
-        _register(key)
+        if key not in _known:  # a known one was filed when it was made or known (:func:`_note`)
+            _register(key)
     return fd
 
 
@@ -319,9 +324,10 @@ def known(path: str | Path) -> bool | None:
     return None
 
 
-def _note(path: str, *, made: bool, is_dir: bool) -> None:
-    """Note in its known directory that ``path`` was made or removed."""
-    directory, name = split(path)
+def _note(path: str, *, made: bool, is_dir: bool, parts: tuple[str, str] | None = None) -> None:
+    """Note in its known directory that ``path`` was made or removed (``parts``: ``path``
+    split, when the caller has split it already)."""
+    directory, name = split(path) if parts is None else parts
     names = _known.get(directory)
     if names is None:
         return
@@ -405,7 +411,8 @@ def scandir(path: str | Path) -> list[Entry]:
 
 def mkdir(path: str | Path, mode: int) -> None:
     text = path if type(path) is str else os.fspath(path)
-    fd, name, owned = _parent(text)
+    directory, name = split(text)
+    fd, owned = dir_descriptor(directory)
     try:
         os.mkdir(name, mode, dir_fd=fd)
     except FileExistsError:
@@ -416,7 +423,7 @@ def mkdir(path: str | Path, mode: int) -> None:
         if owned:
             os.close(fd)
     if _known:
-        _note(text, made=True, is_dir=True)
+        _note(text, made=True, is_dir=True, parts=(directory, name))
 
 
 def _distrust(directory: str) -> None:
@@ -454,8 +461,8 @@ def rename(source: str | Path, target: str | Path, *, replace: bool) -> None:
         if owned:
             os.close(fd)
     if _known:
-        _note(text, made=False, is_dir=False)
-        _note(os.path.join(directory, new), made=True, is_dir=False)
+        _note(text, made=False, is_dir=False, parts=(directory, old))
+        _note(os.path.join(directory, new), made=True, is_dir=False, parts=(directory, new))
 
 
 _UNLOADED: Any = object()

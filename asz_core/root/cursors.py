@@ -126,27 +126,38 @@ class Cursor:
             raise CursorUnreadable(path, exc.strerror or str(exc)) from None
         if data is None:
             return None
-        cursor = cls()
         ints = cls._fields()
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise CursorUnreadable(path, f"not UTF-8 (byte {exc.start})") from None
-        pairs = list(parse_pairs(text))
-        if not any(key == "state" for key, _ in pairs):
-            raise CursorUnreadable(path, "no state line: not a cursor")
-        for key, value in pairs:
+        # the lines as :func:`parse_pairs` reads them, into the fields by name (a later line of
+        # a key wins, as it would set the field again); a cursor is read back for every session
+        # that lands, so no generator and no ``setattr`` per line
+        values: dict[str, object] = {}
+        state = False
+        not_a_number = ""
+        for line in text.splitlines():
+            key, _, value = line.partition(" ")
+            if not key:
+                continue
+            state = state or key == "state"
             is_int = ints.get(key)
             if is_int is None:
                 continue  # a later version's key, or upstream's (``schema``, ``kind``, ``origin``)
+            value = value.strip(" \t")
             if not is_int:
-                setattr(cursor, key, value)
+                values[key] = value
                 continue
             try:
-                setattr(cursor, key, int(value))
+                values[key] = int(value)
             except ValueError:
-                raise CursorUnreadable(path, f"{key} is not a number") from None
-        return cursor
+                not_a_number = not_a_number or key
+        if not state:
+            raise CursorUnreadable(path, "no state line: not a cursor")
+        if not_a_number:
+            raise CursorUnreadable(path, f"{not_a_number} is not a number")
+        return cls(**values)  # type: ignore[arg-type]
 
     def save(self, path: Path) -> None:
         """Replace the cursor atomically. Its new name is not fsynced into the directory: a

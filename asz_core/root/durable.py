@@ -26,7 +26,7 @@ from asz_core.root import confined, faults
 
 __all__ = ["DEFERRED", "OWNER_DIR", "OWNER_FILE", "can_sync_filesystem", "fsync_dir", "install_noreplace",
            "make_dirs", "make_dirs_text", "open_private", "read_small", "read_table", "sync_filesystem", "temp_name",
-           "write_note", "write_replace"]
+           "temp_name_in", "write_note", "write_replace"]
 
 OWNER_DIR = 0o700
 OWNER_FILE = 0o600
@@ -121,9 +121,12 @@ def make_dirs(directory: Path) -> list[Path]:
     return [Path(made) for made in make_dirs_text(os.fspath(directory))]
 
 
-def make_dirs_text(directory: str) -> list[str]:
+def make_dirs_text(directory: str, *, hold: bool = False) -> list[str]:
     """:func:`make_dirs` of a path given as a string, which a session's landing makes its
-    directories with: joined and split as strings, with no ``Path`` made for each level."""
+    directories with: joined and split as strings, with no ``Path`` made for each level.
+    ``hold``: in a directory a held session's writer knows (a new session's), each directory
+    made is held too (:func:`~asz_core.root.confined.hold`), so the next level is made, and the
+    last opened, through its descriptor, not by a path from the root."""
     # what a known directory says (a new session's) needs no probe; elsewhere mkdir first and
     # the parents only when it says they are missing: most levels already exist, and a stat of
     # each level before its mkdir spent calls finding that out
@@ -131,11 +134,13 @@ def make_dirs_text(directory: str) -> list[str]:
     if there:
         return []
     if there is False:
-        created = make_dirs_text(confined.split(directory)[0])
+        created = make_dirs_text(confined.split(directory)[0], hold=hold)
         try:
             confined.mkdir(directory, OWNER_DIR)
         except FileExistsError:
             return created
+        if hold:
+            confined.hold(directory)
         created.append(directory)
         return created
     try:
@@ -162,7 +167,11 @@ def temp_name(final: str | Path) -> str:
     Unique without a system call each: a prefix drawn once per process (again in a forked
     child) and a counter; a name a killed writer left is swept before its directory is written
     again, and ``O_EXCL`` refuses any name that is there all the same."""
-    directory, name = confined.split(final if type(final) is str else os.fspath(final))
+    return temp_name_in(*confined.split(final if type(final) is str else os.fspath(final)))
+
+
+def temp_name_in(directory: str, name: str) -> str:
+    """:func:`temp_name` of ``name`` in ``directory``, for a caller that has both apart."""
     return os.path.join(directory, f".tmp-{_temp_prefix}{next(_temp_count):04x}-{name}")
 
 

@@ -28,8 +28,9 @@ _SPACE = re.compile(r"\s")
 class SessionIndex:
     """The ids index of one session directory."""
 
-    def __init__(self, session_dir: Path) -> None:
-        self.path = session_dir.joinpath("index", "ids")
+    def __init__(self, session_dir: Path | str) -> None:
+        #: a string: it is only ever opened, and an index is loaded and added to per session
+        self.path = os.path.join(session_dir, "index", "ids")
 
     def exists(self) -> bool:
         try:
@@ -46,9 +47,8 @@ class SessionIndex:
             lines.append(f"{key} {value}\n")
         if not lines:
             return
-        path = os.fspath(self.path)
-        make_dirs_text(confined.split(path)[0])
-        fd = open_private(path, os.O_WRONLY | os.O_APPEND)
+        make_dirs_text(confined.split(self.path)[0])
+        fd = open_private(self.path, os.O_WRONLY | os.O_APPEND)
         try:
             os.write(fd, "".join(lines).encode("utf-8"))
         finally:

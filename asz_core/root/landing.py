@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from asz_core.root import confined, faults
-from asz_core.root.durable import install_noreplace, make_dirs_text, temp_name
+from asz_core.root.durable import install_noreplace, make_dirs_text, temp_name_in
 from asz_core.root.layout import file_name
 from asz_core.sessiondata.model import Header
 from asz_core.sessiondata.writer import FileSummary, SessionDataWriter
@@ -113,11 +113,11 @@ class LandingFile:
             return
         # the system calls below take the directory as a string, made once
         directory_text = os.fspath(self.directory)
-        self.created_dirs = make_dirs_text(directory_text)
+        self.created_dirs = make_dirs_text(directory_text, hold=hold)
         if hold:
             confined.hold(directory_text)
         self._final_text = os.path.join(directory_text, name)
-        self._temp = temp_name(self._final_text)
+        self._temp = temp_name_in(directory_text, name)
         # read-only from the start (the open that creates it may write all the same): no
         # ``fchmod`` once it is written
         self._fd = confined.open_path(self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, LANDED_FILE)
