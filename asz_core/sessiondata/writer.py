@@ -68,7 +68,7 @@ def encode_fields(fields: RecordFields, *, deep: bool = False) -> bytes:
     except orjson.JSONEncodeError:
         line = _dumps_repaired(fields)  # a lone surrogate in a string we encode, or worse
     else:
-        if holds_separator(line):
+        if not line.isascii() and holds_separator(line):  # asked only of a line that is not ASCII
             # Our own strings escape U+2028/U+2029; a source's data keeps what it wrote.
             line = _dumps_repaired(fields)
     if holes:
