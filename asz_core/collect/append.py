@@ -306,12 +306,13 @@ def _fill(landing: LandingFile, first: Encoded, lines: Iterator[Encoded],
     if len(line) + 1 > room:  # alone in its file, made to fit
         write(*made_to_fit(first, room - 1)[:5])
         return next(lines, None), last_id or ""
-    while True:
-        write(line, ord_, off, size, time)
-        room -= len(line) + 1  # what the writer counts for it, its newline included
-        following = next(lines, None)
-        if following is None:
-            return None, last_id or ""
-        if len(following[0]) + 1 > room:
+    write(line, ord_, off, size, time)
+    room -= len(line) + 1  # what the writer counts for it, its newline included
+    for following in lines:  # taken by the loop, not by a call to ``next`` a record
+        line, ord_, off, size, time, record_id, _ = following
+        if len(line) + 1 > room:
             return following, last_id or ""
-        line, ord_, off, size, time, last_id, _ = following
+        write(line, ord_, off, size, time)
+        room -= len(line) + 1
+        last_id = record_id
+    return None, last_id or ""

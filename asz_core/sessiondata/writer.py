@@ -321,6 +321,8 @@ class SessionDataWriter:
 
     def _note_time(self, text: str) -> None:
         first, last = self._first, self._last
+        if last is not None and text == last.text:
+            return  # the latest time again (records often share one): nothing moves
         if last is not None and last.sorts and sorts_after(text, last.text):
             # the usual record: the latest time moves on, its instant not parsed yet, rather than
             # being made anew for every record
