@@ -4,6 +4,7 @@
     python benchmarks/pass.py --preset many-small      # any preset of corpus.py
     python benchmarks/pass.py --corpus DIR             # a corpus corpus.py wrote (made there if absent)
     python benchmarks/pass.py --profile                # cProfile of one cold pass instead
+    python benchmarks/pass.py --table --readme README.md   # issue 21's table, written into the README
 
 Every figure is the median of ``--repeat`` runs (default 5) after one warm-up run, and every run
 is its own process, so its peak RSS is known (``ru_maxrss`` from ``wait4``, that child and any
@@ -51,26 +52,25 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus as corpus_gen
-import create_cost
-import pressure
-import quiet as quiet_machine
-import readme_block
 from _common import REPO, table
 
 from asz_core.workers import DEFAULT_MOST, DEFAULT_PER_CPU
+
+if TYPE_CHECKING:
+    from quiet import Quiet, Settling
+    from table_report import TableReport
 
 MB = 1_000_000
 ADAPTERS = ("claude-code-local", "claude-code-provider", "kiro")
@@ -481,7 +481,7 @@ def measure(setup: Setup, repeat: int, with_peer: bool, workers: int, peer_repea
 #: in one process, with default workers)
 TABLE_ROWS = (
     ("shared transcripts", "shared", (25, 40)),
-    ("the same \N{MULTIPLICATION SIGN}10", "shared-x10", (25, 40)),
+    ("the same ×10", "shared-x10", (25, 40)),  # noqa: RUF001 - the README's sign
     ("2,000 small sessions", "many-small", (None, 20)),
     ("one 200 MB transcript", "huge-transcript", (None, 35)),
 )
@@ -605,29 +605,9 @@ def _configs(scratch: Path, kind: str, adapters: dict[str, Path]) -> dict[int | 
 
 
 # ---- the table's method: commands in rotation, medians of per-round ratios ----------------
-
-
-@dataclass(frozen=True)
-class Quiet:
-    """How the table waits for a quiet machine before each round (see ``quiet.py``)."""
-
-    scratch: Path                    #: where the roots are landed, so where the create probes create
-    levels: quiet_machine.Levels     #: each gauge's quiet level
-    most_wait: float                 #: seconds to wait for them at most, before each round
-    pressure: bool = True            #: whether this machine's pressure can be read (``pressure.py``)
-    interval: float = 3.0            #: seconds between looks
-    window: float = 2.0              #: seconds over which a look takes the pressure
-
-    def look(self) -> quiet_machine.Reading:
-        """The pressure over a window this process sleeps through, then a create's cost."""
-        shares = pressure.shares(self.window) if self.pressure else {}
-        return quiet_machine.Reading(create_cost.probe(self.scratch), shares.get("io"), shares.get("cpu"))
-
-    def settle(self) -> quiet_machine.Settling:
-        return quiet_machine.settle(self.look, self.levels, self.most_wait, self.interval)
-
-    def describe(self, settlings: Sequence[quiet_machine.Settling]) -> str:
-        return quiet_machine.describe(settlings, self.levels, self.pressure)
+# The table's own modules (``quiet``, ``pressure``, ``table_report``, ``readme_block``) are
+# imported where they are used, not above: the floor's child process runs this script, and what
+# its start-up imports is part of the floor's CPU, which the table must not move.
 
 
 def rotated(items: Sequence[T], round_no: int) -> list[T]:
@@ -638,7 +618,7 @@ def rotated(items: Sequence[T], round_no: int) -> list[T]:
 
 def in_rotation(commands: Sequence[Callable[[], Run]], rounds: int, quiet: Quiet,
                 before_each: Callable[[], object] = os.sync
-                ) -> tuple[list[list[Run]], list[quiet_machine.Settling]]:
+                ) -> tuple[list[list[Run]], list[Settling]]:
     """``rounds`` rounds of every command, each round once the machine is quiet (looked at
     after ``before_each``, so the last round's write-back is not taken for another's I/O) and
     each command after ``before_each`` (a ``sync``, so no run pays for the last one's write-back).
@@ -670,66 +650,16 @@ def _landing(scratch: Path, kind: str, tag: str, config: Path) -> Run:
                      inner=lambda text: float(json.loads(text)["elapsed_s"]))
 
 
-@dataclass
-class IssueTable:
-    """What ``--table`` measured: printed under each other, and the README's generated part."""
-
-    workers: int
-    repeat: int
-    rows: list[tuple[str, ...]] = field(default_factory=list)
-    rounds: list[str] = field(default_factory=list)    #: each row's ratio round by round, a phrase each
-    notes: list[str] = field(default_factory=list)     #: printed under the table
-    after: list[str] = field(default_factory=list)     #: sentences the README's part ends with
-    settlings: list[quiet_machine.Settling] = field(default_factory=list)
-    started: datetime = field(default_factory=lambda: datetime.now(UTC))
-
-    @property
-    def heads(self) -> tuple[str, ...]:
-        return ("corpus", "sessions", "MB", "floor CPU / wall (s)", "1 process CPU / wall (s)", "% of floor",
-                f"{self.workers} workers CPU / wall (s)", "% of floor (wall)", "syscalls / session",
-                "fsyncs / session", "target 1 process / workers")
-
-    @property
-    def quiet(self) -> bool:
-        """Every round started with the machine quiet."""
-        return all(s.quiet for s in self.settlings)
-
-    def method(self) -> str:
-        return (f"asz landing claude-code-local's transcripts (no parse, no metrics derivation) beside the floor "
-                f"(read + orjson.loads + SHA-256 of every line, one process); CPU (user + system, workers "
-                f"included) / wall seconds, medians of {self.repeat} rounds, each round the floor, one process "
-                f"and the default workers ({self.workers} on this machine) in rotation, once the machine is "
-                f"quiet (a create's CPU, I/O and CPU pressure); % of the floor: the median of the per-round "
-                f"ratios, the floor's CPU over asz's in one process and the floor's wall over asz's with workers; "
-                f"system calls and fsyncs per session: one more landing in one process under strace -f -c")
-
-    def print(self) -> None:
-        print(self.method())
-        print(table(self.rows, self.heads))
-        for note in self.notes:
-            print(note)
-
-    def readme(self, quiet: Quiet, command: str, ended: datetime) -> str:
-        """The README's generated part: when, where and by what command; how quiet the rounds
-        started; the table; each round's ratio."""
-        when = f"{self.started:%Y-%m-%d} from {self.started:%H:%M} to {ended:%H:%M} UTC"
-        wrap = partial(textwrap.fill, width=100, break_long_words=False, break_on_hyphens=False)
-        summary = quiet_machine.summary(self.settlings, quiet.levels, quiet.pressure)
-        if not quiet.pressure:
-            summary += " I/O and CPU pressure were not read (this kernel does not report them)."
-        head = (f"{wrap(f'Regenerated on {when} on {readme_block.machine(quiet.scratch)} by one run of')}\n"
-                f"`{command}`.\n{wrap(summary)}")
-        rounds = wrap(f"Each round's ratio, in order: {'; '.join(self.rounds)}. {' '.join(self.after)}".strip())
-        return f"{head}\n\n{readme_block.markdown_table(self.heads, self.rows)}\n\n{rounds}\n"
-
-
 def issue_table(work: Path, scratch: Path, repeat: int, workers: int, with_strace: bool, quiet: Quiet,
-                only: set[str] | None = None) -> IssueTable:
+                only: set[str] | None = None) -> TableReport:
     """Issue 21's table: each corpus's floor, a cold landing in one process and with default
     workers (CPU and wall), in rotation round by round, system calls and fsyncs per session, the
     no-op ``run`` at 2,000 sessions beside a stat-only process, and the peer."""
+    import pressure
+    from table_report import TableReport
+
     me = [sys.executable, __file__]
-    made = IssueTable(workers, repeat)
+    made = TableReport(workers, repeat)
     if not quiet.pressure:
         made.notes.append(f"I/O and CPU pressure not read, the create cost alone decides: {pressure.unavailable()}")
     run_child([str(Path(sys.executable).with_name("asz-pipeline")), "--version"])  # writes bytecode
@@ -775,7 +705,7 @@ def issue_table(work: Path, scratch: Path, repeat: int, workers: int, with_strac
                           f"{coldn.cpu:.2f} / {coldn.wall:.2f}", f"{sharen_wall * 100:.1f} %",
                           f"{counts[0] / sessions:.0f}" if counts else "-",
                           f"{counts[1] / sessions:.2f} ({counts[1] / files_landed:.2f} a file)" if counts else "-",
-                          " / ".join(f"≥ {t} %" if t else "\N{EN DASH}" for t in (target_one, target_many))))
+                          " / ".join(f"≥ {t} %" if t else "–" for t in (target_one, target_many))))  # noqa: RUF001
     if with_noop:
         noop_row(work, scratch, repeat, with_strace, quiet, made)
     cmd = peer_installed()
@@ -808,7 +738,7 @@ def _peer_cold(cmd: list[str], projects: Path, work: Path, runs: Iterator[int]) 
     return run_child(args, env=env)
 
 
-def noop_row(work: Path, scratch: Path, repeat: int, with_strace: bool, quiet: Quiet, made: IssueTable) -> None:
+def noop_row(work: Path, scratch: Path, repeat: int, with_strace: bool, quiet: Quiet, made: TableReport) -> None:
     """The no-op ``run`` at 2,000 sessions (every adapter, its parse included) beside a
     stat-only process, as the issue measures it: the first run lands and parses everything and
     is not measured; runs 2, 3, ... each make a round with the stat-only process, in rotation,
@@ -875,6 +805,8 @@ def profile(setup: Setup) -> int:
 
 def readme_refusal(args: argparse.Namespace) -> str | None:
     """Why ``--readme`` cannot be honoured, said before anything is measured; ``None`` if it can."""
+    import readme_block  # here, not above: see "the table's method" below
+
     if not args.table:
         return "--readme rewrites the README's table: give it with --table"
     if args.only:
@@ -886,10 +818,12 @@ def readme_refusal(args: argparse.Namespace) -> str | None:
     return None
 
 
-def into_readme(made: IssueTable, quiet: Quiet, readme: Path, arguments: Sequence[str]) -> int:
+def into_readme(made: TableReport, quiet: Quiet, readme: Path, arguments: Sequence[str]) -> int:
     """Put the table into ``readme``'s generated part when every round started quiet (else
     refuse, status 2: a disturbed table must not replace a quiet one). ``arguments``: this
     script's, which the README quotes as the command that made it."""
+    import readme_block  # here, not above: see "the table's method" below
+
     if not made.quiet:
         loud = [s for s in made.settlings if not s.quiet]
         names = sorted({name for s in loud for name in s.loud})
@@ -944,8 +878,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --table: seconds to wait for all three at most before each round (default 90)")
     parser.add_argument("--readme", type=Path,
                         help="with --table: rewrite the generated part of this README's Performance section "
-                             f"(between {readme_block.BEGIN} and {readme_block.END}) with the table, when "
-                             "every round started quiet")
+                             "(between its two 'pass.py --table' comment lines) with the table, when every "
+                             "round started quiet")
     parser.add_argument("--land", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--floor", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--write-floor", nargs=2, type=Path, help=argparse.SUPPRESS)
@@ -977,8 +911,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.table:
             corpora = args.work or work
             corpora.mkdir(parents=True, exist_ok=True)
+            import pressure
+            import quiet as quiet_machine
+
             levels = quiet_machine.Levels(args.quiet_create_us, args.quiet_io_pct, args.quiet_cpu_pct)
-            quiet = Quiet(work, levels, args.quiet_wait, pressure=pressure.unavailable() is None)
+            quiet = quiet_machine.Quiet(work, levels, args.quiet_wait, pressure=pressure.unavailable() is None)
             made = issue_table(corpora, work, args.repeat, args.workers, not args.no_strace, quiet,
                                set(args.only.split(",")) if args.only else None)
             made.print()

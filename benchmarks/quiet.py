@@ -24,6 +24,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+
+import create_cost
+import pressure
 
 
 @dataclass(frozen=True)
@@ -126,3 +130,29 @@ def summary(settlings: Sequence[Settling], levels: Levels, pressure: bool) -> st
     state = (f"{loud} of {len(settlings)} rounds started NOT quiet" if loud
              else f"every one of the {len(settlings)} rounds started quiet")
     return f"Before each round: {', '.join(gauges)}; {waited}; {state}."
+
+
+@dataclass(frozen=True)
+class Quiet:
+    """How the table's harness waits for a quiet machine before each round."""
+
+    scratch: Path          #: where the roots are landed, so where the create probes create
+    levels: Levels         #: each gauge's quiet level
+    most_wait: float       #: seconds to wait for them at most, before each round
+    pressure: bool = True  #: whether this machine's pressure can be read (``pressure.py``)
+    interval: float = 3.0  #: seconds between looks
+    window: float = 2.0    #: seconds over which a look takes the pressure
+
+    def look(self) -> Reading:
+        """The pressure over a window this process sleeps through, then a create's cost."""
+        shares = pressure.shares(self.window) if self.pressure else {}
+        return Reading(create_cost.probe(self.scratch), shares.get("io"), shares.get("cpu"))
+
+    def settle(self) -> Settling:
+        return settle(self.look, self.levels, self.most_wait, self.interval)
+
+    def describe(self, settlings: Sequence[Settling]) -> str:
+        return describe(settlings, self.levels, self.pressure)
+
+    def summary(self, settlings: Sequence[Settling]) -> str:
+        return summary(settlings, self.levels, self.pressure)

@@ -78,9 +78,10 @@ def rewrite(path: Path, block: str) -> bool:
 
 
 def markdown_table(heads: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A Markdown table, a line a row (``|`` in a cell escaped)."""
+    """A Markdown table, a line a row (``|`` in a cell escaped, an empty cell as ``| |``)."""
     def line(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+        escaped = (cell.replace("|", r"\|") for cell in cells)
+        return " ".join(["|", *(f"{cell} |" if cell else "|" for cell in escaped)])
 
     return "\n".join([line(heads), line(["---"] * len(heads)), *(line(row) for row in rows)])
 

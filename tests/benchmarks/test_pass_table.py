@@ -26,9 +26,11 @@ def _load(name: str) -> ModuleType:
 
 
 bench = _load("pass")
-create_cost = bench.create_cost
-quiet = bench.quiet_machine
-pressure = bench.pressure
+create_cost = _load("create_cost")
+quiet = _load("quiet")
+pressure = _load("pressure")
+table_report = _load("table_report")
+readme_block = _load("readme_block")
 
 
 def _run(seconds: float) -> object:
@@ -64,7 +66,7 @@ def test_each_round_starts_one_command_later_and_keeps_each_commands_runs_in_rou
             return _run(seconds + len(order))
         return run
 
-    calm = bench.Quiet(tmp_path, quiet.Levels(create_us=1e9), most_wait=0.0, pressure=False)
+    calm = quiet.Quiet(tmp_path, quiet.Levels(create_us=1e9), most_wait=0.0, pressure=False)
     runs, settlings = bench.in_rotation([command("floor", 0), command("one", 100), command("workers", 200)], 3,
                                         calm, before_each=lambda: events.append("sync"))
     assert order == ["floor", "one", "workers", "one", "workers", "floor", "workers", "floor", "one"]

@@ -8,18 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.benchmarks.test_pass_table import bench
+from tests.benchmarks.test_pass_table import bench, quiet, readme_block, table_report
 from tests.helpers import REPO
 
-block = bench.readme_block
-quiet = bench.quiet_machine
+block = readme_block
 CALM = quiet.Settling((quiet.Reading(21.0, 0.4, 1.2),), 0.0, ())
 WAITED = quiet.Settling((quiet.Reading(480.0, 2.0, 0.0), quiet.Reading(35.0, 1.0, 0.0)), 3.0, ())
 LOUD = quiet.Settling((quiet.Reading(30.0, 41.0, 0.0),) * 31, 90.0, ("I/O",))
 
 
 def _made(*settlings: object, floor_cpu: float = 0.22) -> object:
-    made = bench.IssueTable(workers=4, repeat=3, started=datetime(2026, 12, 2, 4, 10, tzinfo=UTC))
+    made = table_report.TableReport(workers=4, repeat=3, started=datetime(2026, 12, 2, 4, 10, tzinfo=UTC))
     made.rows.append(("shared transcripts", "62", "16.7", f"{floor_cpu:.2f} / 0.24", "0.60 / 0.67", "34.8 %",
                       "0.74 / 0.52", "41.9 %", "111", "0.05 (0.02 a file)", "≥ 25 % / ≥ 40 %"))
     made.rounds.append("shared transcripts 37.1, 32.3, 34.8 % in one process and 24.7, 41.9, 45.6 % with workers")
@@ -29,7 +28,7 @@ def _made(*settlings: object, floor_cpu: float = 0.22) -> object:
 
 
 def _quiet(tmp_path: Path) -> object:
-    return bench.Quiet(tmp_path, quiet.Levels(), most_wait=90.0)
+    return quiet.Quiet(tmp_path, quiet.Levels(), most_wait=90.0)
 
 
 def _outside(text: str) -> tuple[str, str]:
