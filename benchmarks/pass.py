@@ -805,7 +805,7 @@ def profile(setup: Setup) -> int:
 
 def readme_refusal(args: argparse.Namespace) -> str | None:
     """Why ``--readme`` cannot be honoured, said before anything is measured; ``None`` if it can."""
-    import readme_block  # here, not above: see "the table's method" below
+    import readme_block  # here, not at the top: see the note under "the table's method"
 
     if not args.table:
         return "--readme rewrites the README's table: give it with --table"
@@ -822,15 +822,15 @@ def into_readme(made: TableReport, quiet: Quiet, readme: Path, arguments: Sequen
     """Put the table into ``readme``'s generated part when every round started quiet (else
     refuse, status 2: a disturbed table must not replace a quiet one). ``arguments``: this
     script's, which the README quotes as the command that made it."""
-    import readme_block  # here, not above: see "the table's method" below
+    import readme_block  # here, not at the top: see the note under "the table's method"
 
     if not made.quiet:
         loud = [s for s in made.settlings if not s.quiet]
         names = sorted({name for s in loud for name in s.loud})
         print(f"{readme} not rewritten: {len(loud)} of {len(made.settlings)} rounds started with the machine not "
-              f"quiet ({', '.join(names)} above its level when the {quiet.most_wait:.0f} s wait ran out; each "
-              f"round's figures are above). Run it again when nothing else runs here, or with a longer "
-              f"--quiet-wait.", file=sys.stderr)
+              f"quiet ({', '.join(names)} above {'its level' if len(names) == 1 else 'their levels'} when the "
+              f"{quiet.most_wait:.0f} s wait ran out; each round's figures are above). Run it again when "
+              f"nothing else runs here, or with a longer --quiet-wait.", file=sys.stderr)
         return 2
     script = Path(__file__).resolve().relative_to(REPO)
     command = readme_block.command([str(script), *arguments], REPO, os.environ.get("ASZ_SHARED"))

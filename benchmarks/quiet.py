@@ -128,7 +128,7 @@ def summary(settlings: Sequence[Settling], levels: Levels, pressure: bool) -> st
               else "no round waited")
     loud = sum(not s.quiet for s in settlings)
     state = (f"{loud} of {len(settlings)} rounds started NOT quiet" if loud
-             else f"every one of the {len(settlings)} rounds started quiet")
+             else f"every round started quiet ({len(settlings)} in all)")
     return f"Before each round: {', '.join(gauges)}; {waited}; {state}."
 
 

@@ -127,7 +127,7 @@ def test_without_pressure_the_notes_give_the_create_cost_alone() -> None:
     settled = quiet.Settling((quiet.Reading(30.0),), 0.0, ())
     assert quiet.describe([settled], LEVELS, pressure=False).endswith("(quiet ≤ 100): 30")
     sentence = quiet.summary([settled, settled], LEVELS, pressure=False)
-    assert "pressure" not in sentence and "every one of the 2 rounds started quiet" in sentence
+    assert "pressure" not in sentence and "every round started quiet (2 in all)" in sentence
 
 
 def _psi(directory: Path, io_us: int, cpu_us: int) -> None:

@@ -64,7 +64,7 @@ def test_the_generated_part_says_when_where_how_quiet_and_each_rounds_ratio(tmp_
     assert text.startswith("Regenerated on 2026-12-02 from 04:10 to 04:31 UTC on a ")
     assert "-CPU machine (Linux " in text and "`python benchmarks/pass.py --table --repeat 3`." in text
     assert "I/O pressure 0\N{EN DASH}1 %" in text
-    assert "1 of 2 rounds waited for it, 3 s in all; every one of the 2 rounds started quiet." in text
+    assert "1 of 2 rounds waited for it, 3 s in all; every round started quiet (2 in all)." in text
     assert "| corpus | sessions | MB | floor CPU / wall (s) |" in text and "| 4 workers CPU / wall (s) |" in text
     assert "Each round's ratio, in order: shared transcripts 37.1, 32.3, 34.8 % in one process" in " ".join(
         text.split())
