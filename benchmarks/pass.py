@@ -624,15 +624,17 @@ def in_rotation(commands: Sequence[Callable[[], Run]], rounds: int, quiet: Quiet
     each command after ``before_each`` (a ``sync``, so no run pays for the last one's write-back).
     Round r starts with command r and goes on in rotation, so that no command always runs first,
     or always right after the same other. Returns each command's runs in round order
-    (``runs[command][round]``) and how each round's wait went."""
+    (``runs[command][round]``) and how each round's wait went (and the pressure over it)."""
     runs: list[list[Run]] = [[] for _ in commands]
     settlings = []
-    for r in range(rounds):
-        before_each()
-        settlings.append(quiet.settle())
+    def one_round(r: int) -> None:
         for c in rotated(range(len(commands)), r):
             before_each()
             runs[c].append(commands[c]())
+
+    for r in range(rounds):
+        before_each()
+        settlings.append(quiet.over(partial(one_round, r), quiet.settle()))
     return runs, settlings
 
 

@@ -44,13 +44,24 @@ def unavailable(psi: Path = PSI) -> str | None:
     return None
 
 
+def totals(psi: Path = PSI) -> dict[str, int]:
+    """Each resource's ``some total`` now, to take a share over a span from."""
+    return {resource: stalled_us(resource, psi) for resource in RESOURCES}
+
+
+def since(before: dict[str, int], seconds: float, psi: Path = PSI) -> dict[str, float]:
+    """Per resource, the percentage of the last ``seconds`` (since ``before`` was taken) during
+    which some task on the machine stalled on it."""
+    now = totals(psi)
+    return {resource: (now[resource] - before[resource]) / (max(seconds, 1e-6) * 1e6) * 100
+            for resource in RESOURCES}
+
+
 def shares(window: float, psi: Path = PSI, sleep: Callable[[float], None] = time.sleep,
            clock: Callable[[], float] = time.monotonic) -> dict[str, float]:
     """Per resource, the percentage of the next ``window`` seconds during which some task on the
     machine stalled on it (this process sleeps through the window, so it is the others')."""
-    before = {resource: stalled_us(resource, psi) for resource in RESOURCES}
+    before = totals(psi)
     started = clock()
     sleep(window)
-    elapsed = max(clock() - started, 1e-6)
-    return {resource: (stalled_us(resource, psi) - before[resource]) / (elapsed * 1e6) * 100
-            for resource in RESOURCES}
+    return since(before, clock() - started, psi)

@@ -16,14 +16,17 @@ So before each round the harness:
 3. records every look and the seconds slept, so the table says what each round waited and what
    the machine was doing when it started, and whether any round started loud because the wait
    ran out. Where pressure cannot be read, the create cost alone decides, and the table says so
-   once.
+   once;
+4. records the pressure over the round itself too: not a gauge of quiet (the round's own
+   workers and fsyncs are in it), but a round whose figure stands out from the others' was
+   disturbed while it ran, which no look before it could see.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import create_cost
@@ -61,6 +64,7 @@ class Settling:
     readings: tuple[Reading, ...]  #: each look, in the order taken
     waited: float                  #: seconds slept between them
     loud: tuple[str, ...]          #: the gauges still above their level at the last look
+    during: Reading | None = None  #: I/O and CPU pressure over the round itself (its own load in it)
 
     @property
     def quiet(self) -> bool:
@@ -101,6 +105,9 @@ def describe(settlings: Sequence[Settling], levels: Levels, pressure: bool) -> s
     each = ", ".join(f"{_look(s.ran_at)} after {s.waited:.0f} s (first {_look(s.readings[0])})" if s.waited
                      else _look(s.ran_at) for s in settlings)
     line = f"before each round, {gauges} (quiet ≤ {quiet_at}): {each}"
+    during = [s.during for s in settlings if s.during is not None and s.during.io is not None]
+    if during:
+        line += f"; during each round, I/O % / CPU %: {', '.join(f'{r.io:.0f}/{r.cpu:.0f}' for r in during)}"
     loud = [s for s in settlings if not s.quiet]
     if loud:
         names = sorted({name for s in loud for name in s.loud})
@@ -109,8 +116,8 @@ def describe(settlings: Sequence[Settling], levels: Levels, pressure: bool) -> s
 
 
 def summary(settlings: Sequence[Settling], levels: Levels, pressure: bool) -> str:
-    """One sentence for the README: the range each gauge started the rounds at, the waits, and
-    whether every round started quiet."""
+    """A sentence or two for the README: the range each gauge started the rounds at, the waits,
+    whether every round started quiet, and the pressure over the rounds themselves."""
 
     def span(values: Sequence[float], unit: str) -> str:
         low, high = min(values), max(values)
@@ -129,7 +136,14 @@ def summary(settlings: Sequence[Settling], levels: Levels, pressure: bool) -> st
     loud = sum(not s.quiet for s in settlings)
     state = (f"{loud} of {len(settlings)} rounds started NOT quiet" if loud
              else f"every round started quiet ({len(settlings)} in all)")
-    return f"Before each round: {', '.join(gauges)}; {waited}; {state}."
+    line = f"Before each round: {', '.join(gauges)}; {waited}; {state}."
+    during = [s.during for s in settlings if s.during is not None]
+    ios = [r.io for r in during if r.io is not None]
+    cpus = [r.cpu for r in during if r.cpu is not None]
+    if ios and cpus:
+        line += (f" Over the rounds themselves (their own workers and fsyncs included): I/O pressure "
+                 f"{span(ios, ' %')}, CPU pressure {span(cpus, ' %')}.")
+    return line
 
 
 @dataclass(frozen=True)
@@ -150,6 +164,16 @@ class Quiet:
 
     def settle(self) -> Settling:
         return settle(self.look, self.levels, self.most_wait, self.interval)
+
+    def over(self, round_: Callable[[], None], settled: Settling) -> Settling:
+        """Run ``round_``; ``settled`` with the pressure over it (where pressure is read)."""
+        if not self.pressure:
+            round_()
+            return settled
+        before, started = pressure.totals(), time.monotonic()
+        round_()
+        shares = pressure.since(before, time.monotonic() - started)
+        return replace(settled, during=Reading(0.0, shares["io"], shares["cpu"]))
 
     def describe(self, settlings: Sequence[Settling]) -> str:
         return describe(settlings, self.levels, self.pressure)

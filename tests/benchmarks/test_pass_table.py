@@ -167,3 +167,15 @@ def test_a_probe_times_its_creates_and_deletes_nothing(tmp_path: Path) -> None:
     per_tree = create_cost.DIRECTORIES * (1 + create_cost.FILES_EACH)
     assert all(sum(1 for _ in tree.rglob("*")) == per_tree for tree in trees)
     assert all(p.stat().st_mode & 0o077 == 0 for p in trees[0].rglob("*"))
+
+
+def test_the_pressure_over_each_round_is_recorded_beside_the_look_before_it(tmp_path: Path) -> None:
+    if pressure.unavailable() is not None:
+        pytest.skip(f"no pressure information here: {pressure.unavailable()}")
+    watch = quiet.Quiet(tmp_path, quiet.Levels(create_us=1e9, io=100, cpu=100), most_wait=0.0, window=0.05)
+    _, settlings = bench.in_rotation([lambda: _run(1.0)], 2, watch, before_each=lambda: None)
+    for settled in settlings:
+        assert settled.during is not None and settled.during.io is not None and settled.during.cpu is not None
+        assert 0 <= settled.during.io <= 100.5 and 0 <= settled.during.cpu <= 100.5
+        assert settled.ran_at.io is not None  # and the look before it, over its own window
+    assert "during each round, I/O % / CPU %: " in quiet.describe(settlings, watch.levels, pressure=True)

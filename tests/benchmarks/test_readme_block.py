@@ -13,7 +13,8 @@ from tests.helpers import REPO
 
 block = readme_block
 CALM = quiet.Settling((quiet.Reading(21.0, 0.4, 1.2),), 0.0, ())
-WAITED = quiet.Settling((quiet.Reading(480.0, 2.0, 0.0), quiet.Reading(35.0, 1.0, 0.0)), 3.0, ())
+WAITED = quiet.Settling((quiet.Reading(480.0, 2.0, 0.0), quiet.Reading(35.0, 1.0, 0.0)), 3.0, (),
+                        during=quiet.Reading(0.0, 6.0, 48.0))
 LOUD = quiet.Settling((quiet.Reading(30.0, 41.0, 0.0),) * 31, 90.0, ("I/O",))
 
 
@@ -65,6 +66,7 @@ def test_the_generated_part_says_when_where_how_quiet_and_each_rounds_ratio(tmp_
     assert "-CPU machine (Linux " in text and "`python benchmarks/pass.py --table --repeat 3`." in text
     assert "I/O pressure 0\N{EN DASH}1 %" in text
     assert "1 of 2 rounds waited for it, 3 s in all; every round started quiet (2 in all)." in text
+    assert "(their own workers and fsyncs included): I/O pressure 6 %, CPU pressure 48 %." in " ".join(text.split())
     assert "| corpus | sessions | MB | floor CPU / wall (s) |" in text and "| 4 workers CPU / wall (s) |" in text
     assert "Each round's ratio, in order: shared transcripts 37.1, 32.3, 34.8 % in one process" in " ".join(
         text.split())
