@@ -118,7 +118,7 @@ class LineDialect(Protocol):
     or partial line of a JSON source) lands as one unknown part (:meth:`SourceLine.unknown_record`)
     without reaching :meth:`convert`. ``True``: every line reaches :meth:`convert`, and a
     dialect for sources that are not JSON at all (a program, a log) describes their bytes
-    itself. A dialect that says neither is refused on the first line it is given
+    itself. A dialect that says neither is refused as soon as a source of it is converted
     (:class:`DialectUndeclared`): left to a default, a dialect for a plain-text source would
     never be called and every line would land as an unknown part without a word.
     """
@@ -297,7 +297,7 @@ def converted_lines(lines: Iterable[tuple[bytes | TooLong, int]], first: int, di
     with the warning given. One generator between the reader and the file: each line passes
     through no other layer on its way.
     """
-    reads = reads_non_json(dialect)  # once for the source: an undeclared dialect is refused at its first
+    reads = reads_non_json(dialect)  # once for the source: an undeclared dialect is refused here
     for ordinal, (raw, offset) in enumerate(lines, first):
         if isinstance(raw, TooLong):
             encoded, reason = too_long_record(raw, ordinal, offset, read_limit)
