@@ -39,11 +39,7 @@ NOT_CALLED = (
 )
 
 #: the dataclasses such a run still builds, each compiling its generated methods as it is imported
-#: (the landing's own root objects, and the workers' report)
-DATACLASSES_LEFT = frozenset({
-    "asz_core.root.confined.Entry", "asz_core.root.layout.LandedName", "asz_core.root.owed.Owed",
-    "asz_core.root.owed.OwedLog", "asz_core.workers._Report",
-})
+DATACLASSES_LEFT = frozenset({"asz_core.root.confined.Entry", "asz_core.workers._Report"})
 
 
 def _transcript(lines: int = 2) -> bytes:
