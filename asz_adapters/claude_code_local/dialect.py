@@ -62,7 +62,16 @@ from asz_adapters.claude_code_local.links import links_of
 from asz_adapters.claude_code_local.shape import RECORD, STR_TYPES, TOOL_RESULT, Fields, Layout, read, remembered
 from asz_adapters.claude_code_local.source_facts import AGENT_META, JOURNAL, MANIFEST, SCRIPT, SourceFacts
 from asz_core.collect import NOT_JSON, SourceLine
-from asz_core.sessiondata import FROM_AGENT, FROM_EXTERNAL, FROM_RUNTIME, data_part, dropped_entry, record, token_usage
+from asz_core.sessiondata import (
+    FROM_AGENT,
+    FROM_EXTERNAL,
+    FROM_RUNTIME,
+    RawJSON,
+    data_part,
+    dropped_entry,
+    record,
+    token_usage,
+)
 from asz_core.sessiondata.fields import DroppedFields, PartFields, RecordFields
 
 __all__ = ["DIALECT", "SCRIPT_REASON", "ClaudeCodeDialect"]
@@ -300,6 +309,14 @@ class ClaudeCodeDialect:
         return made
 
 
+#: a data part as :func:`~asz_core.sessiondata.fields.data_part` makes one with data and a size,
+#: stand-ins for both: the whole line's part is a copy with its own put in place (a JSON line is
+#: never empty, so neither is left out)
+_WHOLE: Final = data_part(RawJSON(b"-"), 1)
+
+
 def _whole(line: SourceLine) -> PartFields:
     """The whole line as one data part; ``bytes`` is the line's own size."""
-    return data_part(line.data_at(), len(line.raw))
+    part = _WHOLE.copy()
+    part["data"], part["bytes"] = line.data_at(), len(line.raw)
+    return part
