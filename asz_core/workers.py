@@ -130,14 +130,6 @@ class _Report:
     outcomes: list[tuple[int, SessionOutcome]]
 
 
-class _Worker:
-    """What a worker process lands with: given once, when the process starts."""
-
-    def __init__(self, host: PluginHost, actx: AdapterContext) -> None:
-        self.host = host
-        self.actx = actx
-
-
 def _serve(inbox: Queue[list[tuple[int, SessionClaim]] | None], conn: Connection, host: PluginHost,
            actx: AdapterContext) -> None:
     """A worker process: land each task's claims into one group commit that spans tasks, and

@@ -4,6 +4,7 @@
     python benchmarks/pass.py --preset many-small      # any preset of corpus.py
     python benchmarks/pass.py --corpus DIR             # a corpus corpus.py wrote (made there if absent)
     python benchmarks/pass.py --profile                # cProfile of one cold pass instead
+    python benchmarks/pass.py --table --readme README.md   # issue 21's table, written into the README
 
 Every figure is the median of ``--repeat`` runs (default 5) after one warm-up run, and every run
 is its own process, so its peak RSS is known (``ru_maxrss`` from ``wait4``, that child and any
@@ -54,18 +55,22 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus as corpus_gen
-import create_cost
 from _common import REPO, table
 
 from asz_core.workers import DEFAULT_MOST, DEFAULT_PER_CPU
+
+if TYPE_CHECKING:
+    from quiet import Quiet, Settling
+    from table_report import TableReport
 
 MB = 1_000_000
 ADAPTERS = ("claude-code-local", "claude-code-provider", "kiro")
@@ -476,7 +481,7 @@ def measure(setup: Setup, repeat: int, with_peer: bool, workers: int, peer_repea
 #: in one process, with default workers)
 TABLE_ROWS = (
     ("shared transcripts", "shared", (25, 40)),
-    ("the same x10", "shared-x10", (25, 40)),
+    ("the same ×10", "shared-x10", (25, 40)),  # noqa: RUF001 - the README's sign
     ("2,000 small sessions", "many-small", (None, 20)),
     ("one 200 MB transcript", "huge-transcript", (None, 35)),
 )
@@ -600,20 +605,9 @@ def _configs(scratch: Path, kind: str, adapters: dict[str, Path]) -> dict[int | 
 
 
 # ---- the table's method: commands in rotation, medians of per-round ratios ----------------
-
-
-@dataclass(frozen=True)
-class Quiet:
-    """How the table waits for the filesystem before each round (see ``create_cost.py``)."""
-
-    scratch: Path      #: where the roots are landed, so where the probes create
-    most_us: float     #: the quiet level: a create's CPU at or under this, in µs
-    most_wait: float   #: seconds to wait for it at most, before each round
-    interval: float = 3.0
-
-    def settle(self) -> create_cost.Settling:
-        return create_cost.settle(lambda: create_cost.probe(self.scratch), self.most_us, self.most_wait,
-                                  self.interval)
+# The table's own modules (``quiet``, ``pressure``, ``table_report``, ``readme_block``) are
+# imported where they are used, not above: the floor's child process runs this script, and what
+# its start-up imports is part of the floor's CPU, which the table must not move.
 
 
 def rotated(items: Sequence[T], round_no: int) -> list[T]:
@@ -623,19 +617,24 @@ def rotated(items: Sequence[T], round_no: int) -> list[T]:
 
 
 def in_rotation(commands: Sequence[Callable[[], Run]], rounds: int, quiet: Quiet,
-                before_each: Callable[[], object] = os.sync) -> tuple[list[list[Run]], list[create_cost.Settling]]:
-    """``rounds`` rounds of every command, each round once the filesystem is quiet and each
-    command after ``before_each`` (a ``sync``, so no run pays for the last one's write-back).
+                before_each: Callable[[], object] = os.sync
+                ) -> tuple[list[list[Run]], list[Settling]]:
+    """``rounds`` rounds of every command, each round once the machine is quiet (looked at
+    after ``before_each``, so the last round's write-back is not taken for another's I/O) and
+    each command after ``before_each`` (a ``sync``, so no run pays for the last one's write-back).
     Round r starts with command r and goes on in rotation, so that no command always runs first,
     or always right after the same other. Returns each command's runs in round order
-    (``runs[command][round]``) and how each round's wait went."""
+    (``runs[command][round]``) and how each round's wait went (and the pressure over it)."""
     runs: list[list[Run]] = [[] for _ in commands]
     settlings = []
-    for r in range(rounds):
-        settlings.append(quiet.settle())
+    def one_round(r: int) -> None:
         for c in rotated(range(len(commands)), r):
             before_each()
             runs[c].append(commands[c]())
+
+    for r in range(rounds):
+        before_each()
+        settlings.append(quiet.over(partial(one_round, r), quiet.settle()))
     return runs, settlings
 
 
@@ -654,13 +653,17 @@ def _landing(scratch: Path, kind: str, tag: str, config: Path) -> Run:
 
 
 def issue_table(work: Path, scratch: Path, repeat: int, workers: int, with_strace: bool, quiet: Quiet,
-                only: set[str] | None = None) -> int:
+                only: set[str] | None = None) -> TableReport:
     """Issue 21's table: each corpus's floor, a cold landing in one process and with default
     workers (CPU and wall), in rotation round by round, system calls and fsyncs per session, the
     no-op ``run`` at 2,000 sessions beside a stat-only process, and the peer."""
+    import pressure
+    from table_report import TableReport
+
     me = [sys.executable, __file__]
-    rows: list[tuple[str, ...]] = []
-    notes: list[str] = []
+    made = TableReport(workers, repeat)
+    if not quiet.pressure:
+        made.notes.append(f"I/O and CPU pressure not read, the create cost alone decides: {pressure.unavailable()}")
     run_child([str(Path(sys.executable).with_name("asz-pipeline")), "--version"])  # writes bytecode
     wanted = [row for row in TABLE_ROWS if only is None or row[1] in only]
     with_noop = only is None or "noop" in only
@@ -679,6 +682,7 @@ def issue_table(work: Path, scratch: Path, repeat: int, workers: int, with_strac
         (floors, one, many), settlings = in_rotation(
             [partial(floor_child, ranges, scratch), partial(_landing, scratch, kind, "1", configs[1]),
              partial(_landing, scratch, kind, "w", configs[None])], repeat, quiet)
+        made.settlings += settlings
         floor_run, cold1, coldn = median(floors), median(one), median(many)
         landed_summary = json.loads(cold1.out.splitlines()[0])
         sessions, files_landed = int(landed_summary["sessions"]), max(1, int(landed_summary["landed"]))
@@ -691,45 +695,36 @@ def issue_table(work: Path, scratch: Path, repeat: int, workers: int, with_strac
         # CPU time is what a loaded machine leaves steady; the wall with workers is what they buy
         share1 = per_round_ratio([r.cpu for r in floors], [r.cpu for r in one])
         sharen_wall = per_round_ratio([r.wall for r in floors], [r.wall for r in many])
-        each_one = ", ".join(f"{f.cpu / o.cpu:.1%}" for f, o in zip(floors, one, strict=True))
-        each_many = ", ".join(f"{f.wall / m.wall:.1%}" for f, m in zip(floors, many, strict=True))
-        notes.append(f"{title}: each round's % of the floor, 1 process {each_one}; workers (wall) {each_many}; "
-                     f"{create_cost.describe(settlings, quiet.most_us)}")
-        rows.append((title, f"{sessions:,}", f"{size / MB:.1f}",
-                     f"{floor_run.cpu:.2f} / {floor_run.wall:.2f}",
-                     f"{cold1.cpu:.2f} / {cold1.wall:.2f}", f"{share1:.1%}",
-                     f"{coldn.cpu:.2f} / {coldn.wall:.2f}", f"{sharen_wall:.1%}",
-                     f"{counts[0] / sessions:.0f}" if counts else "-",
-                     f"{counts[1] / sessions:.2f} ({counts[1] / files_landed:.2f} a file)" if counts else "-",
-                     " / ".join(f"≥ {t} %" if t else "-" for t in (target_one, target_many))))
+        each_one = [f"{f.cpu / o.cpu * 100:.1f}" for f, o in zip(floors, one, strict=True)]
+        each_many = [f"{f.wall / m.wall * 100:.1f}" for f, m in zip(floors, many, strict=True)]
+        made.notes.append(f"{title}: each round's % of the floor, 1 process {', '.join(each_one)}; workers (wall) "
+                          f"{', '.join(each_many)}; {quiet.describe(settlings)}")
+        made.rounds.append(f"{title} {', '.join(each_one)} % in one process and {', '.join(each_many)} % "
+                           f"with workers")
+        made.rows.append((title, f"{sessions:,}", f"{size / MB:.1f}",
+                          f"{floor_run.cpu:.2f} / {floor_run.wall:.2f}",
+                          f"{cold1.cpu:.2f} / {cold1.wall:.2f}", f"{share1 * 100:.1f} %",
+                          f"{coldn.cpu:.2f} / {coldn.wall:.2f}", f"{sharen_wall * 100:.1f} %",
+                          f"{counts[0] / sessions:.0f}" if counts else "-",
+                          f"{counts[1] / sessions:.2f} ({counts[1] / files_landed:.2f} a file)" if counts else "-",
+                          " / ".join(f"≥ {t} %" if t else "–" for t in (target_one, target_many))))  # noqa: RUF001
     if with_noop:
-        noop_row(work, scratch, repeat, with_strace, quiet, rows, notes)
+        noop_row(work, scratch, repeat, with_strace, quiet, made)
     cmd = peer_installed()
     if cmd is None:
-        notes.append(f"{PEER}: not installed; to compare, `python -m venv {PEER_VENV.name} && "
-                     f"{PEER_VENV.name}/bin/pip install {PEER}` (or set CLAUDE_CODE_LOG to its command)")
+        made.notes.append(f"{PEER}: not installed; to compare, `python -m venv {PEER_VENV.name} && "
+                          f"{PEER_VENV.name}/bin/pip install {PEER}` (or set CLAUDE_CODE_LOG to its command)")
     elif shared_cold is not None:
         try:
             peer_run = repeated(max(1, repeat - 1),
                                 partial(_peer_cold, cmd, table_corpus("shared", work), scratch, itertools.count()))
-            rows.append((f"{PEER}, shared transcripts, empty cache", "", "", "", f"{peer_run.cpu:.2f} / "
-                         f"{peer_run.wall:.2f}", f"{peer_run.cpu / shared_cold.cpu:.1f}x asz's CPU", "", "", "", "",
-                         f"peak RSS {peer_run.rss:.0f} MB"))
+            made.rows.append((f"`{PEER}`, shared transcripts, empty cache", "", "", "",
+                              f"{peer_run.cpu:.2f} / {peer_run.wall:.2f}",
+                              f"{peer_run.cpu / shared_cold.cpu:.1f}x asz's CPU", "", "", "", "",
+                              f"peak RSS {peer_run.rss:.0f} MB"))
         except RuntimeError as exc:
-            notes.append(f"{PEER} failed: {str(exc).splitlines()[-1][:300]}")
-    print(f"asz landing claude-code-local's transcripts (no parse, no metrics derivation) beside the floor "
-          f"(read + orjson.loads + SHA-256 of every line, one process); CPU (user + system, workers included) "
-          f"/ wall seconds, medians of {repeat} rounds, each round the floor, one process and the default "
-          f"workers ({workers} on this machine) in rotation, after the filesystem's create cost is at its quiet "
-          f"level; % of the floor: the median of the per-round ratios, the floor's CPU over asz's in one process "
-          f"and the floor's wall over asz's with workers; system calls and fsyncs per session: one more landing "
-          f"in one process under strace -f -c")
-    print(table(rows, ("corpus", "sessions", "MB", "floor CPU / wall", "1 process CPU / wall", "% of floor",
-                       "default workers CPU / wall", "% of floor (wall)", "syscalls / session",
-                       "fsyncs / session", "target 1 / workers")))
-    for note in notes:
-        print(note)
-    return 0
+            made.notes.append(f"{PEER} failed: {str(exc).splitlines()[-1][:300]}")
+    return made
 
 
 def _peer_args(cmd: list[str], projects: Path, work: Path, n: int) -> tuple[list[str], dict[str, str]]:
@@ -745,8 +740,7 @@ def _peer_cold(cmd: list[str], projects: Path, work: Path, runs: Iterator[int]) 
     return run_child(args, env=env)
 
 
-def noop_row(work: Path, scratch: Path, repeat: int, with_strace: bool, quiet: Quiet, rows: list[tuple[str, ...]],
-             notes: list[str]) -> None:
+def noop_row(work: Path, scratch: Path, repeat: int, with_strace: bool, quiet: Quiet, made: TableReport) -> None:
     """The no-op ``run`` at 2,000 sessions (every adapter, its parse included) beside a
     stat-only process, as the issue measures it: the first run lands and parses everything and
     is not measured; runs 2, 3, ... each make a round with the stat-only process, in rotation,
@@ -761,19 +755,24 @@ def noop_row(work: Path, scratch: Path, repeat: int, with_strace: bool, quiet: Q
     run_child(stat_cmd)  # the stat-only process's warm-up; asz's runs after the first all count
     (noops, stats), settlings = in_rotation([partial(run_child, run_cmd), partial(run_child, stat_cmd)], repeat,
                                             quiet)
+    made.settlings += settlings
     noop, stat = median(noops), median(stats)
     each = [n.cpu / s.cpu for n, s in zip(noops, stats, strict=True)]
     ratio = per_round_ratio([n.cpu for n in noops], [s.cpu for s in stats])
     counts = strace_counts(run_cmd, scratch) if with_strace else None
     sessions = int(json.loads(noop.out.splitlines()[0])["sessions"])
-    rows.append((f"no-op run, {sessions:,} sessions", f"{sessions:,}", "",
-                 f"stat-only {stat.cpu:.3f} / {stat.wall:.3f}",
-                 f"{noop.cpu:.3f} / {noop.wall:.3f}", f"{ratio:.1f}x the stats' CPU (worst {max(each):.1f}x)", "", "",
-                 f"{counts[0] / sessions:.1f}" if counts else "-", f"{counts[1]} in all" if counts else "-", "≤ 5x"))
-    notes.append(f"no-op: runs 2-{repeat + 1} after the first, each over the stat-only process's CPU in its round: "
-                 + ", ".join(f"{r:.1f}x" for r in each) + f"; {create_cost.describe(settlings, quiet.most_us)}")
-    notes.append(f"the no-op's first run (landing all three adapters, and the first parse of every session): "
-                 f"{first.cpu:.1f} s of CPU, {first.wall:.1f} s")
+    made.rows.append((f"no-op `run`, {sessions:,} sessions", f"{sessions:,}", "",
+                      f"stat-only {stat.cpu:.3f} / {stat.wall:.3f}",
+                      f"{noop.cpu:.3f} / {noop.wall:.3f}", f"{ratio:.1f}x the stats' CPU (worst {max(each):.1f}x)",
+                      "", "", f"{counts[0] / sessions:.1f}" if counts else "-",
+                      f"{counts[1]} in all" if counts else "-", "≤ 5x"))
+    made.notes.append(f"no-op: runs 2-{repeat + 1} after the first, each over the stat-only process's CPU in its "
+                      f"round: {', '.join(f'{r:.1f}x' for r in each)}; {quiet.describe(settlings)}")
+    made.rounds.append("the no-op " + ", ".join(f"{r:.1f}x" for r in each))
+    first_run = (f"The no-op's first run (landing all three adapters, then the first parse of every session and the "
+                 f"first metrics derivation) took {first.cpu:.1f} s of CPU, {first.wall:.1f} s of wall.")
+    made.notes.append(first_run)
+    made.after.append(first_run)
 
 
 def peer_installed() -> list[str] | None:
@@ -806,6 +805,47 @@ def profile(setup: Setup) -> int:
     return 0
 
 
+def readme_refusal(args: argparse.Namespace) -> str | None:
+    """Why ``--readme`` cannot be honoured, said before anything is measured; ``None`` if it can."""
+    import readme_block  # here, not at the top: see the note under "the table's method"
+
+    if not args.table:
+        return "--readme rewrites the README's table: give it with --table"
+    if args.only:
+        return "--readme rewrites the README's whole table: run it without --only"
+    try:
+        readme_block.check(args.readme)
+    except (OSError, UnicodeDecodeError, readme_block.MarkersMissing) as exc:
+        return f"{args.readme} not rewritten: {exc}"
+    return None
+
+
+def into_readme(made: TableReport, quiet: Quiet, readme: Path, arguments: Sequence[str]) -> int:
+    """Put the table into ``readme``'s generated part when every round started quiet (else
+    refuse, status 2: a disturbed table must not replace a quiet one). ``arguments``: this
+    script's, which the README quotes as the command that made it."""
+    import readme_block  # here, not at the top: see the note under "the table's method"
+
+    if not made.quiet:
+        loud = [s for s in made.settlings if not s.quiet]
+        names = sorted({name for s in loud for name in s.loud})
+        print(f"{readme} not rewritten: {len(loud)} of {len(made.settlings)} rounds started with the machine not "
+              f"quiet ({', '.join(names)} above {'its level' if len(names) == 1 else 'their levels'} when the "
+              f"{quiet.most_wait:.0f} s wait ran out; each round's figures are above). Run it again when "
+              f"nothing else runs here, or with a longer --quiet-wait.", file=sys.stderr)
+        return 2
+    script = Path(__file__).resolve().relative_to(REPO)
+    command = readme_block.command([str(script), *arguments], REPO, os.environ.get("ASZ_SHARED"))
+    try:
+        changed = readme_block.rewrite(readme, made.readme(quiet, command, datetime.now(UTC)))
+    except (OSError, readme_block.MarkersMissing) as exc:
+        print(f"{readme} not rewritten: {exc}", file=sys.stderr)
+        return 2
+    print(f"{readme}: the generated part of the Performance section {'rewritten' if changed else 'unchanged'}",
+          file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, help="a corpus written by corpus.py (made there when absent)")
@@ -830,8 +870,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet-create-us", type=float, default=100.0,
                         help="with --table: the filesystem is quiet when creating a file or directory costs at most "
                              "this many µs of CPU (default 100; see create_cost.py)")
+    parser.add_argument("--quiet-io-pct", type=float, default=10.0,
+                        help="with --table: and when some task stalled on I/O at most this %% of a 2 s window "
+                             "(default 10; /proc/pressure/io)")
+    parser.add_argument("--quiet-cpu-pct", type=float, default=10.0,
+                        help="with --table: and when some task waited for a CPU at most this %% of that window "
+                             "(default 10; /proc/pressure/cpu)")
     parser.add_argument("--quiet-wait", type=float, default=90.0,
-                        help="with --table: seconds to wait for that at most before each round (default 90)")
+                        help="with --table: seconds to wait for all three at most before each round (default 90)")
+    parser.add_argument("--readme", type=Path,
+                        help="with --table: rewrite the generated part of this README's Performance section "
+                             "(between its two 'pass.py --table' comment lines) with the table, when every "
+                             "round started quiet")
     parser.add_argument("--land", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--floor", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--write-floor", nargs=2, type=Path, help=argparse.SUPPRESS)
@@ -850,6 +900,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.land:
         return land_in_child(str(args.land))
+    if args.readme:
+        refused = readme_refusal(args)
+        if refused:
+            print(refused, file=sys.stderr)
+            return 2
     global _launcher, _cache_home
     work = Path(tempfile.mkdtemp(prefix="asz-bench-pass-"))
     _launcher = Launcher(work)
@@ -858,9 +913,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.table:
             corpora = args.work or work
             corpora.mkdir(parents=True, exist_ok=True)
-            quiet = Quiet(work, args.quiet_create_us, args.quiet_wait)
-            return issue_table(corpora, work, args.repeat, args.workers, not args.no_strace, quiet,
+            import pressure
+            import quiet as quiet_machine
+
+            levels = quiet_machine.Levels(args.quiet_create_us, args.quiet_io_pct, args.quiet_cpu_pct)
+            quiet = quiet_machine.Quiet(work, levels, args.quiet_wait, pressure=pressure.unavailable() is None)
+            made = issue_table(corpora, work, args.repeat, args.workers, not args.no_strace, quiet,
                                set(args.only.split(",")) if args.only else None)
+            made.print()
+            if args.readme:
+                return into_readme(made, quiet, args.readme, sys.argv[1:] if argv is None else argv)
+            return 0
         corpus = args.corpus or work / "corpus"
         if not (corpus / "corpus.json").is_file():
             spec = corpus_gen.Spec(seed=args.seed, **corpus_gen.PRESETS[args.preset])  # type: ignore[arg-type]

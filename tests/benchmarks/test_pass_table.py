@@ -1,5 +1,6 @@
 """The method of ``benchmarks/pass.py --table``: commands in rotation, medians of per-round
-ratios, each round once the filesystem's create cost is quiet (``benchmarks/create_cost.py``)."""
+ratios, each round once the machine is quiet (``benchmarks/quiet.py``: the filesystem's create
+cost, I/O and CPU pressure)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,10 @@ def _load(name: str) -> ModuleType:
 
 bench = _load("pass")
 create_cost = _load("create_cost")
+quiet = _load("quiet")
+pressure = _load("pressure")
+table_report = _load("table_report")
+readme_block = _load("readme_block")
 
 
 def _run(seconds: float) -> object:
@@ -52,43 +57,105 @@ def test_a_ratio_needs_both_terms_of_every_round() -> None:
 
 def test_each_round_starts_one_command_later_and_keeps_each_commands_runs_in_round_order(tmp_path: Path) -> None:
     order: list[str] = []
+    events: list[str] = []
 
     def command(name: str, seconds: float):  # type: ignore[no-untyped-def]
         def run() -> object:
             order.append(name)
+            events.append(name)
             return _run(seconds + len(order))
         return run
 
-    quiet = bench.Quiet(tmp_path, most_us=1e9, most_wait=0.0)
+    calm = quiet.Quiet(tmp_path, quiet.Levels(create_us=1e9), most_wait=0.0, pressure=False)
     runs, settlings = bench.in_rotation([command("floor", 0), command("one", 100), command("workers", 200)], 3,
-                                        quiet, before_each=lambda: None)
+                                        calm, before_each=lambda: events.append("sync"))
     assert order == ["floor", "one", "workers", "one", "workers", "floor", "workers", "floor", "one"]
     assert [r.wall for r in runs[0]] == [1, 6, 8]
     assert [r.wall for r in runs[1]] == [102, 104, 109]
     assert [r.wall for r in runs[2]] == [203, 205, 207]
     assert len(settlings) == 3 and all(s.quiet for s in settlings)
+    # a sync before the machine is looked at, so the last round's write-back is not taken for another's I/O
+    assert events[:4] == ["sync", "sync", "floor", "sync"] and events.count("sync") == 3 * 4
 
 
-def test_a_quiet_filesystem_is_probed_once_and_not_waited_for() -> None:
+LEVELS = quiet.Levels(create_us=100, io=10, cpu=10)
+
+
+def test_a_quiet_machine_is_looked_at_once_and_not_waited_for() -> None:
     slept: list[float] = []
-    settled = create_cost.settle(lambda: 30.0, quiet_us=100, most_wait=90, interval=3, sleep=slept.append)
-    assert settled.probes == (30.0,) and settled.quiet and settled.waited == 0 and not slept
+    settled = quiet.settle(lambda: quiet.Reading(30.0, 1.0, 2.0), LEVELS, most_wait=90, interval=3,
+                           sleep=slept.append)
+    assert settled.readings == (quiet.Reading(30.0, 1.0, 2.0),) and settled.quiet and not slept
+    assert settled.waited == 0 and settled.ran_at.io == 1.0
 
 
 def test_after_a_mass_deletion_the_round_waits_until_a_create_is_quiet_again() -> None:
     costs = iter([600.0, 350.0, 40.0, 30.0])
     slept: list[float] = []
-    settled = create_cost.settle(lambda: next(costs), quiet_us=100, most_wait=90, interval=3, sleep=slept.append)
-    assert settled.probes == (600.0, 350.0, 40.0) and settled.cost == 40.0 and settled.quiet
-    assert slept == [3, 3] and settled.waited == 6
+    settled = quiet.settle(lambda: quiet.Reading(next(costs)), LEVELS, most_wait=90, interval=3, sleep=slept.append)
+    assert [r.create_us for r in settled.readings] == [600.0, 350.0, 40.0] and settled.quiet
+    assert settled.ran_at.create_us == 40.0 and slept == [3, 3] and settled.waited == 6
 
 
-def test_the_wait_is_bounded_and_a_round_that_starts_loud_says_so() -> None:
+def test_a_disk_loaded_by_discards_is_waited_out_though_a_create_costs_nothing_more() -> None:
+    looks = iter([quiet.Reading(20.0, 41.0, 0.0), quiet.Reading(20.0, 12.0, 0.0), quiet.Reading(25.0, 3.0, 1.0)])
+    settled = quiet.settle(lambda: next(looks), LEVELS, most_wait=90, interval=3, sleep=lambda _: None)
+    assert len(settled.readings) == 3 and settled.quiet and settled.waited == 6
+    assert LEVELS.loud(settled.readings[0]) == ("I/O",)
+
+
+def test_tasks_queueing_for_a_cpu_keep_the_machine_loud() -> None:
+    assert LEVELS.loud(quiet.Reading(30.0, 0.0, 55.0)) == ("CPU",)
+    assert LEVELS.loud(quiet.Reading(300.0, 20.0, 55.0)) == ("create", "I/O", "CPU")
+    assert LEVELS.loud(quiet.Reading(30.0, None, None)) == ()  # where pressure is not read, it does not count
+
+
+def test_the_wait_is_bounded_and_a_round_that_starts_loud_says_which_gauge() -> None:
     slept: list[float] = []
-    settled = create_cost.settle(lambda: 600.0, quiet_us=100, most_wait=10, interval=3, sleep=slept.append)
-    assert slept == [3, 3, 3] and len(settled.probes) == 4 and not settled.quiet
-    line = create_cost.describe([settled, create_cost.Settling((30.0,), 0.0, True)], 100)
-    assert "600 → 600 in 9 s, 30 µs" in line and "1 round(s) NOT quiet" in line
+    settled = quiet.settle(lambda: quiet.Reading(30.0, 60.0, 0.0), LEVELS, most_wait=10, interval=3,
+                           sleep=slept.append)
+    assert slept == [3, 3, 3] and len(settled.readings) == 4 and not settled.quiet and settled.loud == ("I/O",)
+    calm = quiet.Settling((quiet.Reading(30.0, 0.0, 1.0),), 0.0, ())
+    line = quiet.describe([settled, calm], LEVELS, pressure=True)
+    assert "30/60/0 after 9 s (first 30/60/0), 30/0/1" in line and "1 round(s) NOT quiet" in line and "(I/O)" in line
+    sentence = quiet.summary([settled, calm], LEVELS, pressure=True)
+    assert "I/O pressure 0\N{EN DASH}60 %" in sentence and "1 of 2 rounds waited for it, 9 s in all" in sentence
+    assert "1 of 2 rounds started NOT quiet" in sentence
+
+
+def test_without_pressure_the_notes_give_the_create_cost_alone() -> None:
+    settled = quiet.Settling((quiet.Reading(30.0),), 0.0, ())
+    assert quiet.describe([settled], LEVELS, pressure=False).endswith("(quiet ≤ 100): 30")
+    sentence = quiet.summary([settled, settled], LEVELS, pressure=False)
+    assert "pressure" not in sentence and "every round started quiet (2 in all)" in sentence
+
+
+def _psi(directory: Path, io_us: int, cpu_us: int) -> None:
+    directory.mkdir(exist_ok=True)
+    for name, total in (("io", io_us), ("cpu", cpu_us)):
+        (directory / name).write_text(f"some avg10=99.00 avg60=99.00 avg300=99.00 total={total}\n"
+                                      f"full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", "ascii")
+
+
+def test_pressure_is_the_share_of_the_window_some_task_stalled_not_the_kernels_average(tmp_path: Path) -> None:
+    psi = tmp_path / "pressure"
+    _psi(psi, io_us=5_000_000, cpu_us=7_000_000)
+    now = [100.0]
+
+    def sleep(seconds: float) -> None:  # in the 2 s window, 0.5 s of I/O stall and 0.1 s of CPU wait
+        now[0] += seconds
+        _psi(psi, io_us=5_500_000, cpu_us=7_100_000)
+
+    shares = pressure.shares(2.0, psi, sleep=sleep, clock=lambda: now[0])
+    assert shares == {"io": pytest.approx(25.0), "cpu": pytest.approx(5.0)}  # avg10 says 99 in both
+    assert pressure.unavailable(psi) is None
+
+
+def test_a_kernel_without_pressure_information_is_said_and_skipped(tmp_path: Path) -> None:
+    assert "No such file" in (pressure.unavailable(tmp_path / "pressure") or "")
+    (tmp_path / "pressure").mkdir()
+    (tmp_path / "pressure" / "io").write_text("full avg10=0.00 total=0\n", "ascii")
+    assert "no 'some' line" in (pressure.unavailable(tmp_path / "pressure") or "")
 
 
 def test_a_probe_times_its_creates_and_deletes_nothing(tmp_path: Path) -> None:
@@ -100,3 +167,15 @@ def test_a_probe_times_its_creates_and_deletes_nothing(tmp_path: Path) -> None:
     per_tree = create_cost.DIRECTORIES * (1 + create_cost.FILES_EACH)
     assert all(sum(1 for _ in tree.rglob("*")) == per_tree for tree in trees)
     assert all(p.stat().st_mode & 0o077 == 0 for p in trees[0].rglob("*"))
+
+
+def test_the_pressure_over_each_round_is_recorded_beside_the_look_before_it(tmp_path: Path) -> None:
+    if pressure.unavailable() is not None:
+        pytest.skip(f"no pressure information here: {pressure.unavailable()}")
+    watch = quiet.Quiet(tmp_path, quiet.Levels(create_us=1e9, io=100, cpu=100), most_wait=0.0, window=0.05)
+    _, settlings = bench.in_rotation([lambda: _run(1.0)], 2, watch, before_each=lambda: None)
+    for settled in settlings:
+        assert settled.during is not None and settled.during.io is not None and settled.during.cpu is not None
+        assert 0 <= settled.during.io <= 100.5 and 0 <= settled.during.cpu <= 100.5
+        assert settled.ran_at.io is not None  # and the look before it, over its own window
+    assert "during each round, I/O % / CPU %: " in quiet.describe(settlings, watch.levels, pressure=True)

@@ -1,0 +1,71 @@
+"""What ``pass.py --table`` measured: printed as a table with its notes, and written as the
+generated part of the README's "Performance" section (``readme_block.py``).
+
+The README's part says, in this order: when the run was made, on what machine and by what
+command; how quiet the machine was as each round started (``quiet.py``); the table; each round's
+ratio, so a reader sees how far the rounds agree before trusting the median.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import partial
+
+import readme_block
+from _common import table
+from quiet import Quiet, Settling
+
+
+@dataclass
+class TableReport:
+    """What ``--table`` measured: printed under each other, and the README's generated part."""
+
+    workers: int
+    repeat: int
+    rows: list[tuple[str, ...]] = field(default_factory=list)
+    rounds: list[str] = field(default_factory=list)    #: each row's ratio round by round, a phrase each
+    notes: list[str] = field(default_factory=list)     #: printed under the table
+    after: list[str] = field(default_factory=list)     #: sentences the README's part ends with
+    settlings: list[Settling] = field(default_factory=list)
+    started: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    @property
+    def heads(self) -> tuple[str, ...]:
+        return ("corpus", "sessions", "MB", "floor CPU / wall (s)", "1 process CPU / wall (s)", "% of floor",
+                f"{self.workers} workers CPU / wall (s)", "% of floor (wall)", "syscalls / session",
+                "fsyncs / session", "target 1 process / workers")
+
+    @property
+    def quiet(self) -> bool:
+        """Every round started with the machine quiet."""
+        return all(s.quiet for s in self.settlings)
+
+    def method(self) -> str:
+        return (f"asz landing claude-code-local's transcripts (no parse, no metrics derivation) beside the floor "
+                f"(read + orjson.loads + SHA-256 of every line, one process); CPU (user + system, workers "
+                f"included) / wall seconds, medians of {self.repeat} rounds, each round the floor, one process "
+                f"and the default workers ({self.workers} on this machine) in rotation, once the machine is "
+                f"quiet (a create's CPU, I/O and CPU pressure); % of the floor: the median of the per-round "
+                f"ratios, the floor's CPU over asz's in one process and the floor's wall over asz's with workers; "
+                f"system calls and fsyncs per session: one more landing in one process under strace -f -c")
+
+    def print(self) -> None:
+        print(self.method())
+        print(table(self.rows, self.heads))
+        for note in self.notes:
+            print(note)
+
+    def readme(self, quiet: Quiet, command: str, ended: datetime) -> str:
+        """The README's generated part: when, where and by what command; how quiet the rounds
+        started; the table; each round's ratio."""
+        when = f"{self.started:%Y-%m-%d} from {self.started:%H:%M} to {ended:%H:%M} UTC"
+        wrap = partial(textwrap.fill, width=100, break_long_words=False, break_on_hyphens=False)
+        summary = quiet.summary(self.settlings)
+        if not quiet.pressure:
+            summary += " I/O and CPU pressure were not read (this kernel does not report them)."
+        head = (f"{wrap(f'Regenerated on {when} on {readme_block.machine(quiet.scratch)} by one run of')}\n"
+                f"`{command}`.\n{wrap(summary)}")
+        rounds = wrap(f"Each round's ratio, in order: {'; '.join(self.rounds)}. {' '.join(self.after)}".strip())
+        return f"{head}\n\n{readme_block.markdown_table(self.heads, self.rows)}\n\n{rounds}\n"
