@@ -7,7 +7,8 @@ where an observer records its own failure with :meth:`PassContext.error`.
 session filter, a slot for its own state in the pass, and where its counts, warnings and
 failures go. While a session lands, they go to that session's
 :class:`~asz_core.tally.SessionOutcome` (the pass merges it once the landing is over); while
-the adapter discovers and claims, to the adapter's counters in the tally.
+the adapter discovers and claims, to the adapter's counters in the tally. Both are plain
+classes, not dataclasses, for the reason :mod:`asz_core.tally`'s are.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import pluggy
@@ -103,28 +103,35 @@ def _no_adapter(name: str) -> AdapterInfo | None:
     return None
 
 
-@dataclass
 class PassContext:
     """One pass's services: shared by every adapter's hooks and every observer."""
 
-    root: StorageRoot
-    clock: Clock = time.time_ns
-    dry_run: bool = False
-    reporter: Reporter = field(default_factory=QuietReporter)
-    started_ns: int = 0
-    #: the configuration the pass runs with, so a plugin can read its own section
-    #: (``config.section("export.otlp")``); ``None`` where no configuration was loaded
-    config: ConfigSections | None = None
-    #: what an installed adapter says about itself (``asz_adapter_info``), by its name
-    adapter_info: Callable[[str], AdapterInfo | None] = _no_adapter
-    #: every plugin's hooks, for an observer that asks the others a question (``asz_receipts``)
-    hooks: pluggy.HookRelay | None = None
-    #: where the pass's results go (the pass finishes it into the summary after ``asz_pass_end``)
-    tally: PassTally = field(default_factory=PassTally, repr=False)
-    #: in a dry run, the ids index lines (:class:`~asz_core.root.index.SessionIndex`) the pass
-    #: would have appended, by session and key: a dry run writes no index, so an adapter that
-    #: runs later in the pass reads these beside the landed ones, and counts what the pass lands
-    would_index: dict[str, dict[str, set[str]]] = field(default_factory=dict, repr=False)
+    __slots__ = ("adapter_info", "clock", "config", "dry_run", "hooks", "reporter", "root", "started_ns", "tally",
+                 "would_index")
+
+    def __init__(self, root: StorageRoot, clock: Clock = time.time_ns, dry_run: bool = False,
+                 reporter: Reporter | None = None, started_ns: int = 0, config: ConfigSections | None = None,
+                 adapter_info: Callable[[str], AdapterInfo | None] = _no_adapter,
+                 hooks: pluggy.HookRelay | None = None, tally: PassTally | None = None) -> None:
+        self.root = root
+        self.clock = clock
+        self.dry_run = dry_run
+        self.reporter: Reporter = QuietReporter() if reporter is None else reporter
+        self.started_ns = started_ns
+        #: the configuration the pass runs with, so a plugin can read its own section
+        #: (``config.section("export.otlp")``); ``None`` where no configuration was loaded
+        self.config = config
+        #: what an installed adapter says about itself (``asz_adapter_info``), by its name
+        self.adapter_info = adapter_info
+        #: every plugin's hooks, for an observer that asks the others a question (``asz_receipts``)
+        self.hooks = hooks
+        #: where the pass's results go (the pass finishes it into the summary after ``asz_pass_end``)
+        self.tally = PassTally() if tally is None else tally
+        #: in a dry run, the ids index lines (:class:`~asz_core.root.index.SessionIndex`) the
+        #: pass would have appended, by session and key: a dry run writes no index, so an adapter
+        #: that runs later in the pass reads these beside the landed ones, and counts what the
+        #: pass lands
+        self.would_index: dict[str, dict[str, set[str]]] = {}
 
     def index_would_add(self, session: str, pairs: Iterable[tuple[str, str]]) -> None:
         """Note ``(key, value)`` lines a dry run would have appended to ``session``'s index."""
@@ -138,20 +145,23 @@ class PassContext:
         self.tally.error(source, message, session)
 
 
-@dataclass
 class AdapterContext:
     """What one adapter's hooks receive in a pass."""
 
-    name: str
-    options: dict[str, Any]
-    pass_ctx: PassContext
-    version: str = "0"
-    #: the directories the adapter read from, as it resolved them (``sources`` shows them)
-    source_dirs: list[str] = field(default_factory=list)
-    _state: object = field(default=None, init=False, repr=False)
-    _settled: SettledSessions | None = field(default=None, init=False, repr=False)
-    #: the session landing now (between :meth:`landing` and its end), where results go
-    _outcome: SessionOutcome | None = field(default=None, init=False, repr=False)
+    __slots__ = ("_outcome", "_settled", "_state", "name", "options", "pass_ctx", "source_dirs", "version")
+
+    def __init__(self, name: str, options: dict[str, Any], pass_ctx: PassContext, version: str = "0",
+                 source_dirs: list[str] | None = None) -> None:
+        self.name = name
+        self.options = options
+        self.pass_ctx = pass_ctx
+        self.version = version
+        #: the directories the adapter read from, as it resolved them (``sources`` shows them)
+        self.source_dirs: list[str] = [] if source_dirs is None else source_dirs
+        self._state: object = None
+        self._settled: SettledSessions | None = None
+        #: the session landing now (between :meth:`landing` and its end), where results go
+        self._outcome: SessionOutcome | None = None
 
     # ---- the adapter's own state in this pass ----------------------------------------------
 

@@ -12,8 +12,8 @@ matches.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from typing import NamedTuple
 
 __all__ = ["SessionFilter", "slug_of"]
 
@@ -34,9 +34,12 @@ def _pattern(entry: str) -> tuple[str, ...]:
     return (slug, slug + "-*") if beneath else (slug,)
 
 
-@dataclass(frozen=True)
-class SessionFilter:
-    """Admits a session unless ``exclude`` matches it or a non-empty ``include`` does not."""
+class SessionFilter(NamedTuple):
+    """Admits a session unless ``exclude`` matches it or a non-empty ``include`` does not.
+
+    A named tuple, not a frozen dataclass: every pass imports it, and a dataclass compiles its
+    generated methods at each import.
+    """
 
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
@@ -49,7 +52,7 @@ class SessionFilter:
     def admits_slug(self, slug: str) -> bool:
         if self.include and not any(fnmatchcase(slug, p) for p in self.include):
             return False
-        return not any(fnmatchcase(slug, p) for p in self.exclude)
+        return not self.exclude or not any(fnmatchcase(slug, p) for p in self.exclude)
 
     def admits_directory(self, directory: str) -> bool:
         return self.admits_slug(slug_of(directory))

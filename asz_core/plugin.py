@@ -31,13 +31,17 @@ and an entry point in its ``pyproject.toml``::
     my-agent = "my_package.adapter"
 
 ``examples/asz-adapter-jsonl`` is a complete one to copy.
+
+The objects are plain classes with ``__slots__`` (``AdapterInfo`` a named tuple), not
+dataclasses: every ``run`` imports this module, and a dataclass compiles its generated methods
+at each import.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 import pluggy
 
@@ -46,9 +50,11 @@ __all__ = ["AdapterInfo", "Found", "SessionClaim", "SettledBy", "hookimpl"]
 #: Marks a function as the implementation of an asz hook (see :mod:`asz_core.hookspecs`).
 hookimpl = pluggy.HookimplMarker("asz")
 
+#: no labels of its own: the pass line's names (shared, and read-only so that it can be)
+_NO_LABELS: Mapping[str, str] = MappingProxyType({})
 
-@dataclass(frozen=True)
-class AdapterInfo:
+
+class AdapterInfo(NamedTuple):
     """What an adapter says about itself."""
 
     version: str  #: the adapter's contract version, written into every header it lands
@@ -56,7 +62,7 @@ class AdapterInfo:
     dialects: tuple[str, ...] = ()  #: the dialects it writes, e.g. ("claude-code/1",)
     #: how the pass line names this adapter's ``waiting``/``unreadable`` counts, and ``excluded``,
     #: which the pass line shows only for an adapter that names it
-    counter_labels: Mapping[str, str] = field(default_factory=dict)
+    counter_labels: Mapping[str, str] = _NO_LABELS
     #: ``asz_land`` keeps nothing in memory from one session to the next and writes only under
     #: the session it holds, so sessions may land in several processes (``collector.workers``);
     #: each claim is then pickled to the process that lands it, so its payload must pickle.
@@ -73,7 +79,6 @@ class AdapterInfo:
     landing_modules: tuple[str, ...] = ()
 
 
-@dataclass
 class Found:
     """One unit an adapter found: a session, a body file, a store it does not read yet.
 
@@ -81,21 +86,28 @@ class Found:
     own and is handed back to it in :class:`SessionClaim`.
     """
 
-    kind: str
-    key: str
-    session: str | None = None
-    sources: int = 1
-    path: str | None = None
-    detail: dict[str, Any] = field(default_factory=dict)
-    payload: Any = None
-    #: the source directory the unit's session belongs to, as ``include``/``exclude`` match it
-    #: (``-home-me-project`` or ``/home/me/project``): a unit with one is claimed only when the
-    #: filter admits it, and the host leaves the others out before ``asz_claim`` sees them
-    #: (``sources`` lists them, marked ``excluded``). ``None``: the adapter filters itself.
-    directory: str | None = None
+    __slots__ = ("detail", "directory", "key", "kind", "path", "payload", "session", "sources")
+
+    def __init__(self, kind: str, key: str, session: str | None = None, sources: int = 1, path: str | None = None,
+                 detail: dict[str, Any] | None = None, payload: Any = None, directory: str | None = None) -> None:
+        self.kind = kind
+        self.key = key
+        self.session = session
+        self.sources = sources
+        self.path = path
+        self.detail: dict[str, Any] = {} if detail is None else detail
+        self.payload = payload
+        #: the source directory the unit's session belongs to, as ``include``/``exclude`` match
+        #: it (``-home-me-project`` or ``/home/me/project``): a unit with one is claimed only
+        #: when the filter admits it, and the host leaves the others out before ``asz_claim``
+        #: sees them (``sources`` lists them, marked ``excluded``). ``None``: the adapter
+        #: filters itself.
+        self.directory = directory
+
+    def __repr__(self) -> str:
+        return f"Found({self.kind!r}, {self.key!r}, session={self.session!r})"
 
 
-@dataclass(slots=True)
 class SettledBy:
     """One source of a claim, and the cursor that says how far it has landed.
 
@@ -107,22 +119,43 @@ class SettledBy:
     and finds every one stat the same counts it without locking or landing it.
     """
 
-    source: str            #: the source's path, as discovery listed it
-    subdir: str            #: the place it lands in, such as ``streams/main``
-    kind: str              #: the landed file kind (``transcript``, ``agent_meta``): names its cursor
-    append: bool = True    #: read by the append collector (else the snapshot collector)
+    __slots__ = ("append", "kind", "source", "subdir")
+
+    def __init__(self, source: str, subdir: str, kind: str, append: bool = True) -> None:
+        self.source = source  #: the source's path, as discovery listed it
+        self.subdir = subdir  #: the place it lands in, such as ``streams/main``
+        self.kind = kind      #: the landed file kind (``transcript``, ``agent_meta``): names its cursor
+        self.append = append  #: read by the append collector (else the snapshot collector)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SettledBy):
+            return NotImplemented
+        return (self.source, self.subdir, self.kind, self.append) == (other.source, other.subdir, other.kind,
+                                                                      other.append)
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, never hashed
+
+    def __repr__(self) -> str:
+        return f"SettledBy({self.source!r}, {self.subdir!r}, {self.kind!r}, append={self.append!r})"
 
 
-@dataclass
 class SessionClaim:
     """What one session gets this pass: landed under that session's lock."""
 
-    session: str
-    found: list[Found] = field(default_factory=list)
-    #: Every source of the session, for the host's settled protocol (:class:`SettledBy`);
-    #: ``None``: the session is landed every pass it is claimed.
-    settled_by: list[SettledBy] | None = None
-    #: Set by the host (or an adapter that keeps its own notes, ``AdapterContext.settled``) when
-    #: a stat alone says landing this session would land nothing: the counters landing it would
-    #: have added. The pass adds them and neither locks the session nor calls ``asz_land``.
-    unchanged: dict[str, int] | None = None
+    __slots__ = ("found", "session", "settled_by", "unchanged")
+
+    def __init__(self, session: str, found: list[Found] | None = None, settled_by: list[SettledBy] | None = None,
+                 unchanged: dict[str, int] | None = None) -> None:
+        self.session = session
+        self.found: list[Found] = [] if found is None else found
+        #: Every source of the session, for the host's settled protocol (:class:`SettledBy`);
+        #: ``None``: the session is landed every pass it is claimed.
+        self.settled_by = settled_by
+        #: Set by the host (or an adapter that keeps its own notes, ``AdapterContext.settled``)
+        #: when a stat alone says landing this session would land nothing: the counters landing
+        #: it would have added. The pass adds them and neither locks the session nor calls
+        #: ``asz_land``.
+        self.unchanged = unchanged
+
+    def __repr__(self) -> str:
+        return f"SessionClaim({self.session!r}, {len(self.found)} found, unchanged={self.unchanged!r})"

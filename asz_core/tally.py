@@ -7,12 +7,15 @@ outcomes in the order the adapter claimed the sessions. The :class:`PassTally` h
 results as they merge (each adapter's counters, the errors, the sessions claimed); it is
 finished into the :class:`PassSummary` once the observers' ``asz_pass_end`` has run, so an
 error an observer records is in the summary the command prints.
+
+Its classes are plain classes with ``__slots__``, not dataclasses: every ``run`` imports them,
+the one that finds nothing new included, and a dataclass compiles its generated methods at
+each import where these are written once, in the module's bytecode.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -29,57 +32,81 @@ HandBack = tuple[Callable[..., None], object]
 #: a session whose landing counted any of these is not settled: it is landed next pass too
 UNSETTLING = ("conflicts", "pending", "unreadable", "waiting", "busy", "errors")
 
+#: the counters' names, in their order
+_COUNTER_NAMES = ("found", "sessions", "sources", "landed", "records", "bytes", "gone", "conflicts", "busy",
+                  "pending", "errors", "waiting", "unreadable", "excluded", "retired")
 
-@dataclass
+
 class AdapterCounters:
     """What one adapter (or one session's landing) found and did in one pass."""
 
-    found: int = 0        #: units discovered (sessions, body files, ...)
-    sessions: int = 0     #: sessions claimed (set by the host from the claims)
-    sources: int = 0      #: source files seen
-    landed: int = 0       #: files landed (counted by the pass as it announces each)
-    records: int = 0      #: records landed (likewise)
-    bytes: int = 0        #: bytes landed, as written (likewise)
-    gone: int = 0         #: sources found deleted since they landed
-    conflicts: int = 0    #: sources whose landed bytes changed (fails the pass)
-    busy: int = 0         #: sessions another writer held
-    pending: int = 0      #: sources with more to land than one pass takes (fails the pass)
-    errors: int = 0       #: failures (fails the pass)
-    waiting: int = 0      #: units that cannot be placed yet; tried again every pass
-    unreadable: int = 0   #: units that cannot be read
-    excluded: int = 0     #: units the session filter leaves out (shown when the adapter labels it)
-    retired: int = 0      #: units a person gave up on, never changed (shown when the adapter labels it)
+    __slots__ = _COUNTER_NAMES
+
+    found: int        #: units discovered (sessions, body files, ...)
+    sessions: int     #: sessions claimed (set by the host from the claims)
+    sources: int      #: source files seen
+    landed: int       #: files landed (counted by the pass as it announces each)
+    records: int      #: records landed (likewise)
+    bytes: int        #: bytes landed, as written (likewise)
+    gone: int         #: sources found deleted since they landed
+    conflicts: int    #: sources whose landed bytes changed (fails the pass)
+    busy: int         #: sessions another writer held
+    pending: int      #: sources with more to land than one pass takes (fails the pass)
+    errors: int       #: failures (fails the pass)
+    waiting: int      #: units that cannot be placed yet; tried again every pass
+    unreadable: int   #: units that cannot be read
+    excluded: int     #: units the session filter leaves out (shown when the adapter labels it)
+    retired: int      #: units a person gave up on, never changed (shown when the adapter labels it)
+
+    def __init__(self, found: int = 0, sessions: int = 0, sources: int = 0, landed: int = 0, records: int = 0,
+                 bytes: int = 0, gone: int = 0, conflicts: int = 0, busy: int = 0, pending: int = 0,
+                 errors: int = 0, waiting: int = 0, unreadable: int = 0, excluded: int = 0,
+                 retired: int = 0) -> None:
+        self.found, self.sessions, self.sources = found, sessions, sources
+        self.landed, self.records, self.bytes = landed, records, bytes
+        self.gone, self.conflicts, self.busy, self.pending, self.errors = gone, conflicts, busy, pending, errors
+        self.waiting, self.unreadable, self.excluded, self.retired = waiting, unreadable, excluded, retired
 
     def add(self, other: AdapterCounters) -> None:
-        # the names listed once (``_COUNTER_NAMES``), and only those counted: the pass adds every
-        # session's outcome, most of whose counters are 0
+        # only the counters that are set: the pass adds every session's outcome, most of whose
+        # counters are 0
         for name in _COUNTER_NAMES:
             value = getattr(other, name)
             if value:
                 setattr(self, name, getattr(self, name) + value)
 
     def as_dict(self) -> dict[str, int]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {name: getattr(self, name) for name in _COUNTER_NAMES}
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AdapterCounters):
+            return NotImplemented
+        return self.as_dict() == other.as_dict()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: compared by value, never hashed
+
+    def __repr__(self) -> str:
+        return f"AdapterCounters({', '.join(f'{k}={v}' for k, v in self.as_dict().items() if v)})"
 
 
-#: the counters' names, in their order
-_COUNTER_NAMES = tuple(f.name for f in fields(AdapterCounters))
-
-
-@dataclass(frozen=True)
 class PassError:
     """A failure inside a pass, with whose it was."""
 
-    adapter: str
-    message: str
-    session: str | None = None
+    __slots__ = ("adapter", "message", "session")
+
+    def __init__(self, adapter: str, message: str, session: str | None = None) -> None:
+        self.adapter = adapter
+        self.message = message
+        self.session = session
 
     def __str__(self) -> str:
         where = f"{self.adapter}" + (f" session {self.session}" if self.session else "")
         return f"{where}: {self.message}"
 
+    def __repr__(self) -> str:
+        return f"PassError({self.adapter!r}, {self.message!r}, {self.session!r})"
 
-@dataclass
+
 class SessionOutcome:
     """What landing one claim did, to be merged by the pass (it must pickle: a worker sends it).
 
@@ -87,19 +114,26 @@ class SessionOutcome:
     ``records``, ``bytes``) when the pass announces them, not here.
     """
 
-    session: str
-    counters: AdapterCounters = field(default_factory=AdapterCounters)
-    landed: list[LandedFile] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    #: the claim declared what settles it (``SessionClaim.settled_by``): the pass records
-    #: ``settled`` as the session's entry, or forgets the entry when ``settled`` is ``None``
-    settles: bool = False
-    settled: SettledEntry | None = None
-    #: the adapter said this landing decided less than everything (``AdapterContext.unsettled``)
-    undecided: bool = False
-    #: ``AdapterContext.hand_back``'s calls, run by the pass in its own process, in order
-    handed_back: list[HandBack] = field(default_factory=list)
+    __slots__ = ("counters", "errors", "handed_back", "landed", "session", "settled", "settles", "undecided",
+                 "warnings")
+
+    def __init__(self, session: str, counters: AdapterCounters | None = None, landed: list[LandedFile] | None = None,
+                 warnings: list[str] | None = None, errors: list[str] | None = None, settles: bool = False,
+                 settled: SettledEntry | None = None, undecided: bool = False,
+                 handed_back: list[HandBack] | None = None) -> None:
+        self.session = session
+        self.counters = AdapterCounters() if counters is None else counters
+        self.landed: list[LandedFile] = [] if landed is None else landed
+        self.warnings: list[str] = [] if warnings is None else warnings
+        self.errors: list[str] = [] if errors is None else errors
+        #: the claim declared what settles it (``SessionClaim.settled_by``): the pass records
+        #: ``settled`` as the session's entry, or forgets the entry when ``settled`` is ``None``
+        self.settles = settles
+        self.settled = settled
+        #: the adapter said this landing decided less than everything (``AdapterContext.unsettled``)
+        self.undecided = undecided
+        #: ``AdapterContext.hand_back``'s calls, run by the pass in its own process, in order
+        self.handed_back: list[HandBack] = [] if handed_back is None else handed_back
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
@@ -157,17 +191,21 @@ class PassTally:
                            dry_run=dry_run)
 
 
-@dataclass
 class PassSummary:
     """The counts of one pass: the pass line, and its exit status."""
 
-    totals: AdapterCounters
-    by_adapter: dict[str, AdapterCounters]
-    labels: dict[str, Mapping[str, str]]
-    errors: list[PassError]
-    started_ns: int
-    elapsed_s: float
-    dry_run: bool = False
+    __slots__ = ("by_adapter", "dry_run", "elapsed_s", "errors", "labels", "started_ns", "totals")
+
+    def __init__(self, totals: AdapterCounters, by_adapter: dict[str, AdapterCounters],
+                 labels: dict[str, Mapping[str, str]], errors: list[PassError], started_ns: int, elapsed_s: float,
+                 dry_run: bool = False) -> None:
+        self.totals = totals
+        self.by_adapter = by_adapter
+        self.labels = labels
+        self.errors = errors
+        self.started_ns = started_ns
+        self.elapsed_s = elapsed_s
+        self.dry_run = dry_run
 
     @property
     def failed(self) -> bool:

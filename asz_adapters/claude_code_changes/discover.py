@@ -28,9 +28,8 @@ Only rule 6 reads a file, its first line, when the pass comes to that session.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple
 
 import orjson
 
@@ -61,17 +60,19 @@ def default_plugin_data() -> Path:
     return default_source_root().parent / "plugins" / "data"
 
 
-@dataclass
-class Refused:
-    """A path the plugin's layout names that is not read, and why."""
+class Refused(NamedTuple):
+    """A path the plugin's layout names that is not read, and why.
+
+    This module's objects are named tuples or plain classes, not dataclasses: every pass imports
+    them, and a dataclass compiles its generated methods at each import.
+    """
 
     path: str
     reason: str
     conflict: bool = False  #: two files behind one cursor (counted as a conflict, not unreadable)
 
 
-@dataclass
-class ChangeFile:
+class ChangeFile(NamedTuple):
     """One change file: the records of one stream of one session, appended line by line."""
 
     location: str  #: its path, as listed
@@ -87,20 +88,26 @@ class ChangeFile:
         return Path(self.location)
 
 
-@dataclass
 class PluginSession:
     """Every change file of one session, and what of it was refused."""
 
-    session: str
-    files: list[ChangeFile] = field(default_factory=list)
-    refused: list[Refused] = field(default_factory=list)
+    __slots__ = ("files", "refused", "session")
+
+    def __init__(self, session: str) -> None:
+        self.session = session
+        self.files: list[ChangeFile] = []
+        self.refused: list[Refused] = []
 
 
-@dataclass
 class Listing:
-    sessions: dict[str, PluginSession] = field(default_factory=dict)
-    #: refused before any session could be named (a plugin directory, its ``output/``)
-    refused: list[Refused] = field(default_factory=list)
+    """What listing the plugin's directories found."""
+
+    __slots__ = ("refused", "sessions")
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, PluginSession] = {}
+        #: refused before any session could be named (a plugin directory, its ``output/``)
+        self.refused: list[Refused] = []
 
 
 def _entries(directory: str, refused: list[Refused]) -> list[os.DirEntry[str]]:

@@ -17,8 +17,7 @@ part that keeps its bytes, so a later version can read it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 __all__ = ["NOT_A_RECORD", "SCHEMA", "Change", "decoded", "read_change", "workspace_of"]
 
@@ -51,9 +50,9 @@ _RECORD: Final[_Shape] = {
 _INT_LIMIT: Final = 1 << 63
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
-    """What the landed record lifts from a change record: its id, the call it joins, its time."""
+class Change(NamedTuple):
+    """What the landed record lifts from a change record: its id, the call it joins, its time
+    (a named tuple, not a dataclass: every pass imports it)."""
 
     id: str
     tool: str

@@ -35,7 +35,6 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import cached_property
 from operator import attrgetter
 from pathlib import Path
@@ -89,22 +88,26 @@ def default_source_root() -> Path:
     return Path.home() / ".claude" / "projects"
 
 
-@dataclass
 class SourceFile:
-    """One source file of a session and where it lands.
+    """One source file of a session and where it lands. Nothing changes one after discovery.
 
-    Not frozen: discovery makes one for every file every pass, and a frozen dataclass sets each
-    field through ``object.__setattr__`` (this, ``Refused`` and ``gone.py``'s two made plain:
-    3 % fewer instructions in a no-op pass over 2,000 sessions). Nothing changes one after
-    discovery.
+    This module's classes are plain classes, not dataclasses: every pass imports them, and a
+    dataclass compiles its generated methods at each import.
     """
 
-    kind: str              #: the landed file kind: transcript, agent_meta, journal, ...
-    location: str          #: its path, as listed (a ``Path`` is made only to land it)
-    src: str               #: relative to the source root, forward slashes
-    directory: str         #: the project directory (slug) it was found under
-    stream: str | None     #: ``main`` or the agent id, for transcripts and sidecars
-    run: str | None        #: the workflow run it belongs to, if any
+    __slots__ = ("directory", "kind", "location", "run", "src", "stream")
+
+    def __init__(self, kind: str, location: str, src: str, directory: str, stream: str | None,
+                 run: str | None) -> None:
+        self.kind = kind              #: the landed file kind: transcript, agent_meta, journal, ...
+        self.location = location      #: its path, as listed (a ``Path`` is made only to land it)
+        self.src = src                #: relative to the source root, forward slashes
+        self.directory = directory    #: the project directory (slug) it was found under
+        self.stream = stream          #: ``main`` or the agent id, for transcripts and sidecars
+        self.run = run                #: the workflow run it belongs to, if any
+
+    def __repr__(self) -> str:
+        return f"SourceFile({self.kind!r}, {self.location!r})"
 
     @property
     def path(self) -> Path:
@@ -127,27 +130,35 @@ class SourceFile:
         return main_first, _ROLE_ORDER[self.kind], self.subdir, self.src
 
 
-@dataclass
 class Refused:
     """A file named like a source that is not read, and why."""
 
-    path: Path
-    reason: str
-    directory: str
-    conflict: bool = False  #: a collision of two sources in one place (counted as a conflict)
+    __slots__ = ("conflict", "directory", "path", "reason")
+
+    def __init__(self, path: Path, reason: str, directory: str, conflict: bool = False) -> None:
+        self.path = path
+        self.reason = reason
+        self.directory = directory
+        self.conflict = conflict  #: a collision of two sources in one place (counted as a conflict)
+
+    def __repr__(self) -> str:
+        return f"Refused({str(self.path)!r}, {self.reason!r})"
 
 
-@dataclass
 class SessionSources:
     """Everything one session holds across project directories, and which files are read."""
 
-    session: str
-    root: Path                              #: the source root the paths are under
-    directory: str | None = None            #: the primary project directory (slug)
-    files: list[SourceFile] = field(default_factory=list)
-    refused: list[Refused] = field(default_factory=list)
-    copies: int = 0                         #: files not read because another directory's are
-    main: SourceFile | None = None
+    __slots__ = ("copies", "directory", "files", "main", "refused", "root", "session")
+
+    def __init__(self, session: str, root: Path, directory: str | None = None, files: list[SourceFile] | None = None,
+                 refused: list[Refused] | None = None, copies: int = 0, main: SourceFile | None = None) -> None:
+        self.session = session
+        self.root = root                    #: the source root the paths are under
+        self.directory = directory          #: the primary project directory (slug)
+        self.files: list[SourceFile] = [] if files is None else files
+        self.refused: list[Refused] = [] if refused is None else refused
+        self.copies = copies                #: files not read because another directory's are
+        self.main = main
 
     @property
     def streams(self) -> int:
@@ -158,13 +169,15 @@ class SessionSources:
         return len({f.run for f in self.files if f.run is not None})
 
 
-@dataclass
 class Scan:
     """What one scan of a source root found."""
 
-    sessions: dict[str, SessionSources] = field(default_factory=dict)
-    refused: list[Refused] = field(default_factory=list)   #: not placeable in any session
-    errors: list[str] = field(default_factory=list)        #: directories that could not be listed
+    __slots__ = ("errors", "refused", "sessions")
+
+    def __init__(self, refused: list[Refused] | None = None, errors: list[str] | None = None) -> None:
+        self.sessions: dict[str, SessionSources] = {}
+        self.refused: list[Refused] = [] if refused is None else refused  #: not placeable in any session
+        self.errors: list[str] = [] if errors is None else errors  #: directories that could not be listed
 
 
 _NAME = attrgetter("name")
@@ -280,17 +293,17 @@ def _scan_scripts(col: _Collector, session: str, slug: str, directory: Path | st
             col.add(session, SCRIPT, entry.path, f"{base}/{entry.name}", slug, None, run)
 
 
-@dataclass
 class Projects:
     """What listing the project directories found, before any session's own directory is read:
     per session, only where it sits (a small key each), so a scan holds one session whole at a
     time however many there are."""
 
-    root: Path
-    #: session id → ``(slug, has <id>/, has <id>.jsonl)`` per project directory, by slug
-    places: dict[str, list[tuple[str, bool, bool]]] = field(default_factory=dict)
-    refused: list[Refused] = field(default_factory=list)   #: not placeable in any session
-    errors: list[str] = field(default_factory=list)        #: directories that could not be listed
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        #: session id → ``(slug, has <id>/, has <id>.jsonl)`` per project directory, by slug
+        self.places: dict[str, list[tuple[str, bool, bool]]] = {}
+        self.refused: list[Refused] = []  #: not placeable in any session
+        self.errors: list[str] = []       #: directories that could not be listed
 
     @cached_property
     def root_prefix(self) -> str:

@@ -29,9 +29,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from asz_adapters.claude_code_local.discover import JOURNAL, TRANSCRIPT
 from asz_adapters.claude_code_local.ids import is_session_id
@@ -83,16 +82,14 @@ def mark_gone(ctx: AdapterContext, session: SessionHandle, root: Path, place: La
                                                       stream=stream, batch=run))
 
 
-@dataclass
-class Pruned:
+class Pruned(NamedTuple):
     """A session landed before that discovery no longer finds: the places to mark gone."""
 
     root: Path
     places: list[LandedPlace]
 
 
-@dataclass
-class PrunedSession:
+class PrunedSession(NamedTuple):
     """A session discovery no longer finds with places whose sources are gone: ``marked`` of
     them say so already (counted only), ``pending`` are to be marked; ``directory`` is the
     project directory it is judged by (``include``/``exclude``)."""

@@ -12,7 +12,6 @@ import hashlib
 import os
 import stat
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
@@ -61,24 +60,32 @@ def claude_dir() -> Path:
     return default_source_root().parent
 
 
-@dataclass
 class BodyFile:
-    """One body file this pass: its stat, and what is known of it (``seen``, updated here)."""
+    """One body file this pass: its stat, and what is known of it (``seen``, updated here).
 
-    path: Path
-    seen: Seen
-    read_now: bool = False   #: read this pass (new, or changed since last seen)
-    problem: str = ""        #: why a request names no session it can go to
+    This and :class:`ProviderPass` are plain classes, not dataclasses: every pass imports them,
+    and a dataclass compiles its generated methods at each import.
+    """
+
+    __slots__ = ("path", "problem", "read_now", "seen")
+
+    def __init__(self, path: Path, seen: Seen, read_now: bool = False, problem: str = "") -> None:
+        self.path = path
+        self.seen = seen
+        self.read_now = read_now  #: read this pass (new, or changed since last seen)
+        self.problem = problem    #: why a request names no session it can go to
 
 
-@dataclass
 class ProviderPass:
     """What one pass of the adapter carries from discovery to landing."""
 
-    directory: Path
-    table: SeenTable
-    files: dict[str, BodyFile] = field(default_factory=dict)
-    to_land: int = 0   #: claims not landed yet; at 0 the table is saved whole
+    __slots__ = ("directory", "files", "table", "to_land")
+
+    def __init__(self, directory: Path, table: SeenTable) -> None:
+        self.directory = directory
+        self.table = table
+        self.files: dict[str, BodyFile] = {}
+        self.to_land = 0   #: claims not landed yet; at 0 the table is saved whole
 
 
 def pass_state(ctx: AdapterContext) -> ProviderPass | None:

@@ -20,9 +20,8 @@ only place it is kept), so it is replaced atomically and durably. Lines: ``name 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple
 
 from asz_adapters.claude_code_provider.seen import DIRECTORY
 from asz_core.root.durable import make_dirs, read_small, write_replace
@@ -33,8 +32,7 @@ FILE: Final = "retired"
 _HEADER: Final = "# body files retired by `asz-pipeline bodies --retire`: name size mtime_ns\n"
 
 
-@dataclass(frozen=True)
-class _Mark:
+class _Mark(NamedTuple):
     size: int
     mtime: int
 

@@ -44,7 +44,6 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -91,28 +90,44 @@ def same_digest(sha256_hex: str, prefix: str) -> bool:
     return len(prefix) >= _SHORTEST and sha256_hex.startswith(prefix)
 
 
-@dataclass
 class Seen:
-    """One body file, as last seen. Empty strings are ids the file does not carry."""
+    """One body file, as last seen. Empty strings are ids the file does not carry.
 
-    name: str
-    role: str = ""
-    size: int = 0
-    mtime: int = 0       #: nanoseconds
-    sha: str = ""        #: digest prefix: of the landed bytes once landed, else of the bytes last read
-    state: str = WAITING
-    why: str = ""        #: what a waiting or unreadable file waits for or lacks (one word)
-    session: str = ""
-    prompt: str = ""     #: a request's prompt id
-    prev: str = ""       #: a request's previous request id
-    call: str = ""       #: a response's message id
-    json: int = 1        #: 0 when the bytes last read were not one JSON value
+    A plain class, not a dataclass: every pass imports it, and a dataclass compiles its
+    generated methods at each import.
+    """
+
+    __slots__ = ("call", "json", "mtime", "name", "prev", "prompt", "role", "session", "sha", "size", "state", "why")
+
+    def __init__(self, name: str, role: str = "", size: int = 0, mtime: int = 0, sha: str = "", state: str = WAITING,
+                 why: str = "", session: str = "", prompt: str = "", prev: str = "", call: str = "",
+                 json: int = 1) -> None:
+        self.name = name
+        self.role = role
+        self.size = size
+        self.mtime = mtime      #: nanoseconds
+        self.sha = sha          #: digest prefix: of the landed bytes once landed, else of the bytes last read
+        self.state = state
+        self.why = why          #: what a waiting or unreadable file waits for or lacks (one word)
+        self.session = session
+        self.prompt = prompt    #: a request's prompt id
+        self.prev = prev        #: a request's previous request id
+        self.call = call        #: a response's message id
+        self.json = json        #: 0 when the bytes last read were not one JSON value
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Seen):
+            return NotImplemented
+        return self.name == other.name and all(getattr(self, k) == getattr(other, k) for k in _LINE_FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: compared by value, never hashed
+
+    def __repr__(self) -> str:
+        return f"Seen({self.line().strip() or self.name!r})"
 
     def line(self) -> str:
         """The entry as one line; ``""`` for one that would not read back as itself (white space
         in its name or a value would split it: no name Claude Code writes has any)."""
-        # the table is written after each session's landing, every entry each time: the field
-        # names are looked up once (_LINE_FIELDS), not with dataclasses.fields() per entry
         pairs = [f"{name}={value}" for name in _LINE_FIELDS
                  if (value := getattr(self, name)) not in ("", None)]
         line = " ".join([self.name, *pairs])
@@ -138,9 +153,10 @@ class Seen:
         return entry if entry.state in STATES else None
 
 
-_LINE_FIELDS = tuple(f.name for f in fields(Seen) if f.name != "name")
-#: whether each field a line may hold is an integer (looked up once, not per line read)
-_LINE_TYPES = {f.name: f.type in ("int", int) for f in fields(Seen) if f.name != "name"}
+#: whether each field a line may hold (all but ``name``, in the line's order) is an integer
+_LINE_TYPES = {"role": False, "size": True, "mtime": True, "sha": False, "state": False, "why": False,
+               "session": False, "prompt": False, "prev": False, "call": False, "json": True}
+_LINE_FIELDS = tuple(_LINE_TYPES)
 
 
 class SeenTable:

@@ -9,9 +9,8 @@ input lines, not chat) and ``.lock`` are not read.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from asz_adapters.kiro.units import CliBundle
 from asz_core.plugin import Found
@@ -45,8 +44,7 @@ def discover_cli_sessions(directory: Path) -> list[Found]:
     return found
 
 
-@dataclass
-class CliMeta:
+class CliMeta(NamedTuple):
     """What claim needs from a ``<uuid>.json``; ``problem`` says why it could not be read."""
 
     cwd: str | None = None

@@ -34,6 +34,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, ClassVar
 
 from asz_adapters.kiro.cli_database import DatabaseUnavailable, read_value
 from asz_adapters.kiro.dialect_db import DatabaseTurnDialect
@@ -55,16 +56,25 @@ __all__ = ["ConversationCursor", "ConversationSource", "collect_conversation"]
 
 _KIND = "transcript"
 _CLOSING_ROOM = 128
+#: the running digest of no turns
+_NO_TURNS = hashlib.sha256(b"").hexdigest()
 
 
-@dataclass
 class ConversationCursor(AppendCursor):
     """How far a conversation has landed: an append cursor over its turns (``ord``, ``offset``
     as the records give them), plus what tells a rewrite of landed turns from growth."""
 
-    turns_sha256: str = hashlib.sha256(b"").hexdigest()  #: the landed turns' running digest
-    row_updated_at: int = -1  #: the row's ``updated_at`` when it last landed
-    row_length: int = -1      #: the length of the row's value then
+    __slots__ = ("row_length", "row_updated_at", "turns_sha256")
+
+    FIELDS: ClassVar[dict[str, bool]] = {**AppendCursor.FIELDS, "turns_sha256": False, "row_updated_at": True,
+                                         "row_length": True}
+
+    def __init__(self, *, turns_sha256: str = _NO_TURNS, row_updated_at: int = -1, row_length: int = -1,
+                 **append: Any) -> None:
+        super().__init__(**append)
+        self.turns_sha256 = turns_sha256  #: the landed turns' running digest
+        self.row_updated_at = row_updated_at  #: the row's ``updated_at`` when it last landed
+        self.row_length = row_length  #: the length of the row's value then
 
 
 @dataclass

@@ -31,9 +31,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from asz_adapters.kiro.ids import is_cli_session_id, is_ide_session_id
 from asz_adapters.kiro.landed_sessions import LandedSessions
@@ -59,8 +58,7 @@ _CLI_FILES = {".jsonl": TRANSCRIPT, ".json": META}
 _IDE_FILES = {"messages.jsonl": TRANSCRIPT, "session.json": META}
 
 
-@dataclass(frozen=True)
-class ListedDatabase:
+class ListedDatabase(NamedTuple):
     """A kiro-cli database listed in full this pass (its rows are the conversations found)."""
 
     path: Path
@@ -87,8 +85,7 @@ def _absolute(path: str | Path) -> str:
     return os.path.normpath(os.path.abspath(path))
 
 
-@dataclass(frozen=True)
-class GoneCheck:
+class GoneCheck(NamedTuple):
     """What this pass knows about which of Kiro's sources exist."""
 
     home: Path
@@ -125,8 +122,7 @@ class GoneCheck:
         return _absolute(self.home / source.partition(DB_MARK)[0]) in self.listed_databases
 
 
-@dataclass(frozen=True)
-class GoneWalk:
+class GoneWalk(NamedTuple):
     """A claim's places to check once its units have landed (``skip``: the units' own)."""
 
     check: GoneCheck

@@ -22,9 +22,8 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["KiroPaths", "resolve_paths"]
 
@@ -32,8 +31,7 @@ _DB_NAME = "data.sqlite3"
 _AGENT_DIR = ("User", "globalStorage", "kiro.kiroagent")
 
 
-@dataclass(frozen=True)
-class KiroPaths:
+class KiroPaths(NamedTuple):
     """The resolved places, and where each came from (``asz-pipeline sources`` shows it)."""
 
     home: Path                        #: Kiro's home (``~/.kiro``, ``$KIRO_HOME`` or ``source_root``)

@@ -1,27 +1,36 @@
 """What discovery finds, one object per unit landed: a CLI bundle, an IDE session directory, a
 database conversation. Claim fills in what it reads (the working directory, the parent) and
-where the unit lands (``stream``)."""
+where the unit lands (``stream``).
+
+They are plain classes, not dataclasses: every pass imports them, and a dataclass compiles its
+generated methods at each import."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 __all__ = ["MAIN", "CliBundle", "DbConversation", "IdeSession", "Unit", "directory_of"]
 
 MAIN = "main"
 
 
-@dataclass
 class CliBundle:
     """A Kiro CLI session: ``<id>.jsonl`` (events) and ``<id>.json`` (metadata) in
     ``directory``; either may be missing (not written yet, or deleted since it landed)."""
 
-    id: str
-    directory: Path
-    cwd: str | None = None
-    parent: str | None = None
-    stream: str = MAIN
+    __slots__ = ("cwd", "directory", "id", "parent", "stream")
+
+    def __init__(self, id: str, directory: Path, cwd: str | None = None, parent: str | None = None,
+                 stream: str = MAIN) -> None:
+        self.id = id
+        self.directory = directory
+        self.cwd = cwd
+        self.parent = parent
+        self.stream = stream
+
+    def __repr__(self) -> str:
+        return f"CliBundle({self.id!r}, stream={self.stream!r})"
 
     @property
     def jsonl(self) -> Path:
@@ -32,14 +41,19 @@ class CliBundle:
         return self.directory / f"{self.id}.json"
 
 
-@dataclass
 class IdeSession:
     """A Kiro IDE (≥ 1.0) session directory ``<bucket>/sess_<uuid>/``."""
 
-    id: str
-    dir: Path
-    cwd: str | None = None
-    stream: str = MAIN
+    __slots__ = ("cwd", "dir", "id", "stream")
+
+    def __init__(self, id: str, dir: Path, cwd: str | None = None, stream: str = MAIN) -> None:
+        self.id = id
+        self.dir = dir
+        self.cwd = cwd
+        self.stream = stream
+
+    def __repr__(self) -> str:
+        return f"IdeSession({self.id!r}, stream={self.stream!r})"
 
     @property
     def messages(self) -> Path:
@@ -50,8 +64,7 @@ class IdeSession:
         return self.dir / "session.json"
 
 
-@dataclass
-class RefusedDirectory:
+class RefusedDirectory(NamedTuple):
     """A directory where Kiro keeps sessions that is not read, and why (a link, a name that is
     not a session's): counted unreadable by the claim, with the reason."""
 
@@ -59,17 +72,23 @@ class RefusedDirectory:
     reason: str
 
 
-@dataclass
 class DbConversation:
     """One ``conversations_v2`` row, as listed (its value is read only when it changed)."""
 
-    id: str
-    database: Path
-    key: str          #: the row's key: the directory kiro-cli ran in
-    updated_at: int   #: the row's ``updated_at`` (ms)
-    length: int       #: the value's length, as SQLite counts it
-    raw_key: bytes = b""  #: the key's own bytes, which name the row exactly
-    stream: str = MAIN
+    __slots__ = ("database", "id", "key", "length", "raw_key", "stream", "updated_at")
+
+    def __init__(self, id: str, database: Path, key: str, updated_at: int, length: int, raw_key: bytes = b"",
+                 stream: str = MAIN) -> None:
+        self.id = id
+        self.database = database
+        self.key = key                #: the row's key: the directory kiro-cli ran in
+        self.updated_at = updated_at  #: the row's ``updated_at`` (ms)
+        self.length = length          #: the value's length, as SQLite counts it
+        self.raw_key = raw_key        #: the key's own bytes, which name the row exactly
+        self.stream = stream
+
+    def __repr__(self) -> str:
+        return f"DbConversation({self.id!r}, stream={self.stream!r})"
 
 
 Unit = CliBundle | IdeSession | DbConversation

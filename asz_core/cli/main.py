@@ -16,13 +16,14 @@ import json
 import os
 import signal
 import sys
+from functools import cache
 
 from asz_core import __version__
 
 TYPE_CHECKING = False  # not ``typing``'s: importing it costs every start-up
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import NoReturn, TextIO
+    from typing import Any, NoReturn, TextIO
 
     from asz_core.cli.app import App
 
@@ -31,9 +32,40 @@ __all__ = ["build_parser", "main"]
 _CONFIG_HELP = "asz.yaml to use (else $ASZ_CONFIG, ./asz.yaml, the user config dir); before or after COMMAND"
 
 
+@cache
+def _terminal_width() -> int:
+    """The width help is wrapped to, found as ``shutil.get_terminal_size`` finds it
+    (``$COLUMNS``, else the terminal's, else 80), once."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):  # no stdout, or not a terminal
+            columns = 0
+    return columns or 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, given the terminal's width: argparse makes one for every argument
+    added (to check its metavar), and, asked for none, it imports ``shutil`` (with its archive
+    modules) and asks the terminal each time, on every command line, help or not."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, width or _terminal_width() - 2)
+
+
 class _Parser(argparse.ArgumentParser):
     """A command line that cannot be used is a ``UsageError`` (exit 2), reported by :func:`main`
-    like every other failure, so that ``--json`` gets it as JSON."""
+    like every other failure, so that ``--json`` gets it as JSON. Its help is wrapped by
+    :class:`_Formatter`, unless a command asks for another."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         from asz_core.errors import UsageError

@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -231,17 +231,6 @@ def _newest_after(directory: Path, kind: str, after_seq: int) -> tuple[int, Path
     return best
 
 
-def _records(reader: LineReader, ordinal: int, dialect: LineDialect, source: Path, limit: int,
-             warn: Callable[[str], None]) -> Iterator[Encoded]:
-    """Each complete line the reader hands out, as it lands
-    (:func:`~asz_core.collect.source.converted_lines`), its warning said as it is taken."""
-    numbered = ((raw, number, offset) for number, (raw, offset) in enumerate(reader.lines(), ordinal + 1))
-    for encoded, warning in converted_lines(numbered, dialect, source, limit, reader.read_limit):
-        if warning is not None:
-            warn(warning)
-        yield encoded
-
-
 def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSource,
                   cursor: AppendCursor, path: Path, fd: int, before: bytes, size: int) -> bool:
     """Land the new lines in files of at most ``max_delta_bytes``; True if any landed.
@@ -261,7 +250,8 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSou
                               workers, whole_above)
         lines: Iterator[Encoded] = iter(())
     else:
-        lines = _records(reader, cursor.ord, source.dialect, source.path, limit, ctx.warn)
+        lines = converted_lines(reader.lines(), cursor.ord + 1, source.dialect, source.path, limit,
+                                reader.read_limit, ctx.warn)
     pending = next(lines, None)
     windows = 0
     try:
@@ -316,12 +306,13 @@ def _fill(landing: LandingFile, first: Encoded, lines: Iterator[Encoded],
     if len(line) + 1 > room:  # alone in its file, made to fit
         write(*made_to_fit(first, room - 1)[:5])
         return next(lines, None), last_id or ""
-    while True:
-        write(line, ord_, off, size, time)
-        room -= len(line) + 1  # what the writer counts for it, its newline included
-        following = next(lines, None)
-        if following is None:
-            return None, last_id or ""
-        if len(following[0]) + 1 > room:
+    write(line, ord_, off, size, time)
+    room -= len(line) + 1  # what the writer counts for it, its newline included
+    for following in lines:  # taken by the loop, not by a call to ``next`` a record
+        line, ord_, off, size, time, record_id, _ = following
+        if len(line) + 1 > room:
             return following, last_id or ""
-        line, ord_, off, size, time, last_id, _ = following
+        write(line, ord_, off, size, time)
+        room -= len(line) + 1
+        last_id = record_id
+    return None, last_id or ""

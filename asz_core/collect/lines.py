@@ -18,8 +18,9 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import chain, starmap
 
 __all__ = ["BLOCK_BYTES", "READ_LIMIT", "TAIL_BYTES", "LineReader", "TooLong", "digest_span", "whole_lines"]
 
@@ -89,13 +90,12 @@ class LineReader:
     def lines(self) -> Iterator[tuple[bytes | TooLong, int]]:
         """``(line without its newline, its offset)`` for each complete line; a line longer
         than the read limit as :class:`TooLong`. A last line without its newline is a write in
-        progress: it is not a line yet, and it waits (:attr:`waiting` says how long it is)."""
-        for data, pos, run in self.runs():
-            if not run:
-                yield data, pos
-                continue
-            assert isinstance(data, bytes)
-            yield from whole_lines(data, pos)
+        progress: it is not a line yet, and it waits (:attr:`waiting` says how long it is).
+
+        Chained in C (``chain.from_iterable``): a line passes from the block's splitter to the
+        caller with no frame of this reader's resumed on the way, which a ``yield from`` would
+        resume for every line."""
+        return chain.from_iterable(starmap(_lines_of, self.runs()))
 
     def runs(self) -> Iterator[tuple[bytes | TooLong, int, int]]:
         """The complete lines a block at a time: ``(data, its offset, run)``, where the first
@@ -213,6 +213,14 @@ def whole_lines(data: bytes, offset: int) -> Iterator[tuple[bytes, int]]:
         yield data[start:end], offset + start
         start = end + 1
         end = find(b"\n", start)
+
+
+def _lines_of(data: bytes | TooLong, pos: int, run: int) -> Iterable[tuple[bytes | TooLong, int]]:
+    """The lines of one of :meth:`LineReader.runs`' blocks (``run`` 0: ``data`` is one line)."""
+    if not run:
+        return ((data, pos),)
+    assert isinstance(data, bytes)
+    return whole_lines(data, pos)
 
 
 def _read_exactly(fd: int, start: int, size: int) -> bytes:

@@ -12,9 +12,9 @@ few fields the file writer and the cursor read (:data:`Encoded`).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from asz_core.collect.lines import TooLong
 from asz_core.sessiondata.errors import NotEncodable, SessionDataError
@@ -45,8 +45,10 @@ def line_sha(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()[:12]
 
 
-class SourceLine:
-    """One line of a source (without its newline), its place, and its parse.
+class SourceLine(JSONLine):
+    """One line of a source (without its newline), its place, and its parse: the
+    :class:`~asz_core.sessiondata.jsonbytes.JSONLine` of its bytes, with what a collector knows
+    of it. One object a line, parsed as it is made.
 
     ``is_json``: whether the line is one JSON value. ``value``: the parsed line (``None`` when
     it is not JSON). ``deep``: whether a slice of it could nest too deep inside a record (it
@@ -55,40 +57,38 @@ class SourceLine:
     times a line.
     """
 
-    __slots__ = ("_json", "_too_large", "deep", "error", "is_json", "off", "ord", "raw", "value")
+    __slots__ = ("_too_large", "error", "is_json", "off", "ord")
 
     def __init__(self, raw: bytes, ord: int = 1, off: int = 0, *, unread: str | None = None) -> None:
-        self.raw = raw
         self.ord = ord
         self.off = off
-        self._json: JSONLine | None = None
-        self.value: Any = None
-        self.is_json = False
-        self.deep = False
         self.error: str | None = unread
         self._too_large = ""  # the line's SHA-256 once the collector says it cannot land whole
-        if unread is not None:
-            return  # taken as a line that does not decode, for the reason given
+        self.is_json = False
+        if unread is not None:  # taken as a line that does not decode, for the reason given
+            self.raw, self.value, self.deep, self._canonical = raw, None, False, None
+            return
         try:
-            parsed = JSONLine(raw)
+            JSONLine.__init__(self, raw)
         except NotJSON as exc:
             self.error = str(exc)
+            self.value, self.deep = None, False
             return
-        self._json, self.value, self.is_json, self.deep = parsed, parsed.value, True, parsed.deep
+        self.is_json = True
 
     def release(self, *, keep_bytes: bool = True) -> None:
         """Let go of the parse once the record is built, and of the bytes unless ``keep_bytes``
         (:attr:`raw` is then empty); the line reads as one that did not parse from then on."""
-        self._json = self.value = None
+        self.value = None
         self.is_json = self.deep = False
         if not keep_bytes:
             self.raw = b""
 
     def data_at(self, *path: str | int) -> RawJSON:
         """The source's own bytes of the value at ``path`` (the whole line with no path)."""
-        if self._json is None:
+        if not self.is_json:
             raise ValueError(f"line {self.ord} is not JSON")
-        return RawJSON(self._json.raw_at(*path))
+        return RawJSON(self.raw_at(*path))
 
     def unknown_part(self, reason: str = NOT_JSON) -> PartFields:
         """The part a dialect lands for bytes of this line it cannot describe: the line kept
@@ -118,7 +118,7 @@ class LineDialect(Protocol):
     or partial line of a JSON source) lands as one unknown part (:meth:`SourceLine.unknown_record`)
     without reaching :meth:`convert`. ``True``: every line reaches :meth:`convert`, and a
     dialect for sources that are not JSON at all (a program, a log) describes their bytes
-    itself. A dialect that says neither is refused on the first line it is given
+    itself. A dialect that says neither is refused as soon as a source of it is converted
     (:class:`DialectUndeclared`): left to a default, a dialect for a plain-text source would
     never be called and every line would land as an unknown part without a word.
     """
@@ -146,7 +146,13 @@ def convert_line(dialect: LineDialect, line: SourceLine) -> RecordFields:
     dialect says it reads such lines (``reads_non_json``). A dialect that returns anything but
     the mapping :func:`~asz_core.sessiondata.fields.record` makes is refused by name
     (:class:`NotARecordMapping`)."""
-    if reads_non_json(dialect) or line.is_json:  # asked first: an undeclared dialect is refused at once
+    return _record(dialect, line, reads_non_json(dialect))  # asked first: an undeclared dialect is refused
+
+
+def _record(dialect: LineDialect, line: SourceLine, reads: bool) -> RecordFields:
+    """:func:`convert_line`, ``reads`` being :func:`reads_non_json` of ``dialect``, asked once
+    for all of a source's lines."""
+    if reads or line.is_json:
         fields = dialect.convert(line)
         if type(fields) is not dict:
             raise NotARecordMapping(dialect, fields)
@@ -194,15 +200,22 @@ def convert_encoded(dialect: LineDialect, line: SourceLine,
     does such a line that is not JSON, which no dialect reads, without being encoded at all: a
     line of control bytes, which escape to six bytes each, is never built six times over.
     """
+    return _convert(dialect, line, larger_than, reads_non_json(dialect))
+
+
+def _convert(dialect: LineDialect, line: SourceLine, larger_than: int | None,
+             reads: bool) -> tuple[Encoded, str | None]:
+    """:func:`convert_encoded`, ``reads`` being :func:`reads_non_json` of ``dialect``, asked once
+    for all of a source's lines."""
     raw = line.raw
     size = len(raw)
     large = larger_than is not None and size > larger_than
     digest = hashlib.sha256(raw).hexdigest() if large else ""
     if large and not line.is_json:
-        if not reads_non_json(dialect):
+        if not reads:
             return _too_large_record(line, size, digest), None
         line.too_large_to_land(digest)  # the dialect describes it, its bytes are never escaped
-    fields = convert_line(dialect, line)
+    fields = _record(dialect, line, reads)
     place = line.ord, line.off, digest[:12] if large else line_sha(raw), size
     deep = line.deep
     line.release(keep_bytes=not large)
@@ -215,7 +228,7 @@ def convert_encoded(dialect: LineDialect, line: SourceLine,
         return _too_large_record(line, size, digest), why
     unread = SourceLine(line.raw, line.ord, line.off, unread=why)
     try:
-        return _encoded(convert_line(dialect, unread), place, larger_than), why
+        return _encoded(_record(dialect, unread, reads), place, larger_than), why
     except NotEncodable:
         return _encoded(unread.unknown_record(), place, larger_than), why
 
@@ -270,26 +283,31 @@ def made_to_fit(encoded: Encoded, budget: int) -> Encoded:
     return line, *encoded[1:6], None
 
 
-def converted_lines(lines: Iterable[tuple[bytes | TooLong, int, int]], dialect: LineDialect, source: Path,
-                    limit: int, read_limit: int) -> Iterator[tuple[Encoded, str | None]]:
-    """Each ``(line, ordinal, offset)`` of ``source`` as it lands (:data:`Encoded`), with its
-    warning or ``None``, as every collector of lines converts them, in its process or a worker's.
+def converted_lines(lines: Iterable[tuple[bytes | TooLong, int]], first: int, dialect: LineDialect,
+                    source: Path, limit: int, read_limit: int, warn: Callable[[str], None]) -> Iterator[Encoded]:
+    """Each ``(line, offset)`` of ``source``, numbered from ``first``, as it lands
+    (:data:`Encoded`), its warning given to ``warn`` before it is handed out, as every collector
+    of lines converts them, in its process or a worker's.
 
     A line's bytes and parse are let go before its record is encoded, so a line of any size is
     held about twice at once (its bytes and its parse, then its parse and its record) rather
     than four or five times. A line longer than ``read_limit`` (never read whole) lands as its
     size and digest (:func:`too_long_record`); a record that cannot be encoded lands as its line
     would if it did not decode (:func:`convert_encoded`, ``limit`` the most a file holds). Both
-    with the warning given.
+    with the warning given. One generator between the reader and the file: each line passes
+    through no other layer on its way.
     """
-    for raw, ordinal, offset in lines:
+    reads = reads_non_json(dialect)  # once for the source: an undeclared dialect is refused here
+    for ordinal, (raw, offset) in enumerate(lines, first):
         if isinstance(raw, TooLong):
             encoded, reason = too_long_record(raw, ordinal, offset, read_limit)
-            yield encoded, f"{source}: line {ordinal}: {reason}"
+            warn(f"{source}: line {ordinal}: {reason}")
+            yield encoded
             continue
         line = SourceLine(raw, ordinal, offset)
         del raw
-        encoded, why = convert_encoded(dialect, line, limit)
+        encoded, why = _convert(dialect, line, limit, reads)
         del line
-        yield encoded, (None if why is None else f"{source}: line {ordinal}: {why}; it lands as a line "
-                        f"that does not decode, its bytes kept whole")
+        if why is not None:
+            warn(f"{source}: line {ordinal}: {why}; it lands as a line that does not decode, its bytes kept whole")
+        yield encoded

@@ -189,8 +189,10 @@ def _gather(dialect: LineDialect, chunk: _Chunk, path: Path, limit: int, read_li
     whole: dict[int, RecordFields] = {}
     warnings: list[tuple[int, str]] = []
     end = 0
-    converted = converted_lines(_numbered(chunk), dialect, path, limit, read_limit)
-    for index, ((line, _, off, size, time, record_id, kept), warning) in enumerate(converted):
+    # a warning is given as its record is made, before it is handed out: its index is the count so far
+    converted = converted_lines(_placed(chunk), chunk.first, dialect, path, limit, read_limit,
+                                lambda warning: warnings.append((len(encoded), warning)))
+    for index, (line, _, off, size, time, record_id, kept) in enumerate(converted):
         encoded.append(line)
         end += len(line) + 1
         ends.append(end)
@@ -200,20 +202,17 @@ def _gather(dialect: LineDialect, chunk: _Chunk, path: Path, limit: int, read_li
         times.append(time)
         if len(line) > whole_above and kept is not None:  # kept: a line within WHOLE_WITHIN of ``limit``
             whole[index] = kept
-        if warning is not None:
-            warnings.append((index, warning))
     return _Converted(chunk.first, b"\n".join(encoded), ends, offs, sizes, ids, times, times_following(times),
                       whole, warnings, None)
 
 
-def _numbered(chunk: _Chunk) -> Iterator[tuple[_Line, int, int]]:
-    """Each line of ``chunk`` with its number and offset (which follows from the sizes of the
-    lines before it)."""
-    ordinal, offset = chunk.first, chunk.start
+def _placed(chunk: _Chunk) -> Iterator[tuple[_Line, int]]:
+    """Each line of ``chunk`` with its offset (which follows from the sizes of the lines before
+    it)."""
+    offset = chunk.start
     for raw in chunk.lines():
-        yield raw, ordinal, offset
+        yield raw, offset
         offset += (raw.size if isinstance(raw, TooLong) else len(raw)) + 1
-        ordinal += 1
 
 
 def _convert_chunk(dialect: SplitDialect, chunk: _Chunk, path: Path, limit: int, read_limit: int,

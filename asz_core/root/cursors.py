@@ -16,9 +16,25 @@ A cursor in ``conflict`` stays so until a person acts. Putting the landed bytes 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import ClassVar, Final, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Final, TypeVar
+
+if TYPE_CHECKING:
+    from typing import TypedDict, Unpack
+
+    class CursorFields(TypedDict, total=False):
+        """:class:`Cursor`'s fields, as a subclass's ``__init__`` passes them on."""
+
+        source: str
+        state: str
+        dev: int
+        ino: int
+        size: int
+        mtime: int
+        last_seq: int
+        updated_at: str
+        next_version: int
+        accepted_at: str
 
 from asz_core.root.durable import read_small, write_replace
 
@@ -77,35 +93,51 @@ class CursorUnreadable(ValueError):
         super().__init__(f"{path}: {reason}")
 
 
-@dataclass
 class Cursor:
-    source: str = ""
-    state: str = ACTIVE
-    dev: int = 0
-    ino: int = 0
-    size: int = 0
-    mtime: int = 0  #: nanoseconds
-    last_seq: int = 0
-    updated_at: str = ""
-    #: on an ``accepted`` cursor: the version whose place the source lands in from then on
-    next_version: int = 0
-    #: on an ``accepted`` cursor: when a person accepted the rewrite
-    accepted_at: str = ""
+    """What every cursor says: its source, its state and the source's stamp when it last landed.
 
+    A plain class, not a dataclass (every ``run`` imports it, and a dataclass compiles its
+    methods at each import): each class lists its fields in :attr:`FIELDS`, in the order the
+    file writes them (upstream's), with whether each holds an int, and its ``__init__`` takes
+    them as keywords. A subclass adds its own to its base's, in ``__slots__``, ``FIELDS`` and
+    ``__init__``.
+    """
+
+    __slots__ = ("accepted_at", "dev", "ino", "last_seq", "mtime", "next_version", "size", "source", "state",
+                 "updated_at")
+
+    #: each field's name, in the file's order, and whether it holds an int
+    FIELDS: ClassVar[dict[str, bool]] = {
+        "source": False, "state": False, "dev": True, "ino": True, "size": True, "mtime": True, "last_seq": True,
+        "updated_at": False, "next_version": True, "accepted_at": False}
     #: fields written only when set: every other cursor keeps upstream's keys and no more
     _WHEN_SET: ClassVar[frozenset[str]] = frozenset({"next_version", "accepted_at"})
-    #: each field's name and whether it holds an int, per class (see :meth:`_fields`)
-    _field_ints: ClassVar[dict[str, bool] | None] = None
 
-    @classmethod
-    def _fields(cls) -> dict[str, bool]:
-        """Each field's name, and whether it holds an int: worked out once per class, not on
-        every load and save."""
-        known: dict[str, bool] | None = cls.__dict__.get("_field_ints")
-        if known is None:
-            known = {f.name: f.type in ("int", int) for f in fields(cls)}
-            cls._field_ints = known
-        return known
+    def __init__(self, *, source: str = "", state: str = ACTIVE, dev: int = 0, ino: int = 0, size: int = 0,
+                 mtime: int = 0, last_seq: int = 0, updated_at: str = "", next_version: int = 0,
+                 accepted_at: str = "") -> None:
+        self.source = source
+        self.state = state
+        self.dev = dev
+        self.ino = ino
+        self.size = size
+        self.mtime = mtime  #: nanoseconds
+        self.last_seq = last_seq
+        self.updated_at = updated_at
+        #: on an ``accepted`` cursor: the version whose place the source lands in from then on
+        self.next_version = next_version
+        #: on an ``accepted`` cursor: when a person accepted the rewrite
+        self.accepted_at = accepted_at
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self.FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: compared by value, never hashed
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self.FIELDS)})"
 
     @classmethod
     def load(cls: type[C], path: Path) -> C | None:
@@ -127,7 +159,7 @@ class Cursor:
         if data is None:
             return None
         cursor = cls()
-        ints = cls._fields()
+        ints = cls.FIELDS
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -155,22 +187,34 @@ class Cursor:
 
     def encode(self) -> bytes:
         """The cursor file's bytes."""
-        return format_pairs((name, getattr(self, name)) for name in self._fields()
+        return format_pairs((name, getattr(self, name)) for name in self.FIELDS
                             if name not in self._WHEN_SET or getattr(self, name))
 
 
-@dataclass
 class AppendCursor(Cursor):
     """An append-only source: every byte before ``offset`` (always a line end) has landed."""
 
-    offset: int = 0
-    ord: int = 0
-    last_uuid: str = ""
-    tail_sha256: str = ""  #: SHA-256 of the ≤ 1 MiB before ``offset``
+    __slots__ = ("last_uuid", "offset", "ord", "tail_sha256")
+
+    FIELDS: ClassVar[dict[str, bool]] = {**Cursor.FIELDS, "offset": True, "ord": True, "last_uuid": False,
+                                         "tail_sha256": False}
+
+    def __init__(self, *, offset: int = 0, ord: int = 0, last_uuid: str = "", tail_sha256: str = "",
+                 **base: Unpack[CursorFields]) -> None:
+        super().__init__(**base)
+        self.offset = offset
+        self.ord = ord
+        self.last_uuid = last_uuid
+        self.tail_sha256 = tail_sha256  #: SHA-256 of the ≤ 1 MiB before ``offset``
 
 
-@dataclass
 class SnapshotCursor(Cursor):
     """A document rewritten in place: the digest of the version last landed."""
 
-    content_sha256: str = ""
+    __slots__ = ("content_sha256",)
+
+    FIELDS: ClassVar[dict[str, bool]] = {**Cursor.FIELDS, "content_sha256": False}
+
+    def __init__(self, *, content_sha256: str = "", **base: Unpack[CursorFields]) -> None:
+        super().__init__(**base)
+        self.content_sha256 = content_sha256

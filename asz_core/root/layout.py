@@ -12,9 +12,8 @@ A few kinds are filed under a shorter prefix (``meta``, ``manifest``, ``script``
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple
 
 __all__ = [
     "CURSOR_SUFFIX",
@@ -84,8 +83,10 @@ def cursor_file(session_dir: Path, subdir: str, kind: str) -> Path:
     return session_dir / subdir / cursor_name(kind)
 
 
-@dataclass(frozen=True, slots=True)
-class LandedName:
+class LandedName(NamedTuple):
+    """A landed file's name, in its parts (a named tuple, not a dataclass: every pass imports
+    it)."""
+
     kind: str
     stamp: str
     seq: int

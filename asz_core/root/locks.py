@@ -1,7 +1,8 @@
 """Locks: one pass per root, one writer per session.
 
 Both are ``flock`` locks on a file that is never removed, so a crashed holder releases its lock
-with its process. The root lock's file names its holder, so a second pass can say who it is.
+with its process. The root lock's file names its holder, so a second pass can say who it is;
+the holder blanks it as it lets go.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class FileLock:
         #: run once the lock is held (a root's sweep of what a killed holder left)
         self.on_acquired = on_acquired
         self._fd: int | None = None
+        self._note = 0  #: the length of the note ``describe`` wrote
 
     def acquire(self) -> None:
         if self.new:
@@ -62,9 +64,10 @@ class FileLock:
         try:
             if self.describe:
                 note = f"pid {os.getpid()} on {os.uname().nodename} since {time.strftime('%Y-%m-%dT%H:%M:%S%z')}"
-                os.ftruncate(fd, 0)
+                self._note = len(note.encode())
                 with contextlib.suppress(OSError):  # a full disk: the lock is held all the same,
                     os.pwrite(fd, note.encode(), 0)  # and the pass says so where it writes
+                    os.ftruncate(fd, self._note)    # (a longer note before it cut off)
             if self.on_acquired is not None:
                 self.on_acquired()
         except BaseException:
@@ -75,7 +78,11 @@ class FileLock:
         if self._fd is None:
             return
         if self.describe:
-            os.ftruncate(self._fd, 0)
+            # blanked, not truncated to nothing: truncating frees the note's block, which a
+            # file system mounted with ``discard`` then trims, on every pass; a reader strips
+            # the blanks and finds no holder, as it would an empty file
+            with contextlib.suppress(OSError):
+                os.pwrite(self._fd, b" " * self._note, 0)
         fcntl.flock(self._fd, fcntl.LOCK_UN)
         os.close(self._fd)
         self._fd = None

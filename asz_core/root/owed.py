@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from asz_core.root import faults
 from asz_core.root.durable import fsync_dir, open_private, read_small, write_replace
@@ -46,9 +46,9 @@ from asz_core.root.locks import FileLock, LockBusy
 __all__ = ["METRICS", "OWED_NAME", "PARSE", "Owed", "OwedLog", "PassOwed", "forget_log", "read_owed", "settle_owed"]
 
 
-@dataclass(frozen=True)
-class OwedLog:
-    """One step's log: its file under the root and its first line."""
+class OwedLog(NamedTuple):
+    """One step's log: its file under the root and its first line (this and :class:`Owed` are
+    named tuples, not frozen dataclasses: every pass imports them)."""
 
     name: str
     header: bytes
@@ -59,8 +59,7 @@ METRICS = OwedLog(".metrics-owed", b"asz-metrics-owed 1\n")
 OWED_NAME = PARSE.name
 
 
-@dataclass(frozen=True)
-class Owed:
+class Owed(NamedTuple):
     """What the log owes: ``sessions`` (``None``: every session), and the log's bytes as they
     were read, so that a replacement keeps what passes appended after them, and replaces
     nothing when another parse replaced the log meanwhile."""

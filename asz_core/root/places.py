@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Collection, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from asz_core.root import confined
 from asz_core.root.cursors import ACCEPTED, SOURCE_GONE, parse_pairs
@@ -26,9 +26,12 @@ from asz_core.root.layout import CURSOR_SUFFIX, PREFIX_KIND
 __all__ = ["IsGone", "LandedPlace", "Owns", "SessionPlaces", "landed_places", "pruned_sessions", "session_places"]
 
 
-@dataclass(frozen=True)
-class LandedPlace:
-    """A stream or run directory of a session that has a cursor, and the source it recorded."""
+class LandedPlace(NamedTuple):
+    """A stream or run directory of a session that has a cursor, and the source it recorded.
+
+    This and :class:`SessionPlaces` are named tuples, not frozen dataclasses: the adapters'
+    discovery imports them on every pass, and a dataclass compiles its methods at each import.
+    """
 
     subdir: str    #: ``streams/<name>`` or ``runs/<name>``
     kind: str      #: the landed kind the cursor follows (``transcript``, ``agent_meta``, …)
@@ -91,8 +94,7 @@ def landed_places(session_dir: Path, owns: Owns,
                     yield place
 
 
-@dataclass(frozen=True)
-class SessionPlaces:
+class SessionPlaces(NamedTuple):
     """One session's places of this adapter, and which of them are gone this pass."""
 
     session: str

@@ -68,7 +68,7 @@ def encode_fields(fields: RecordFields, *, deep: bool = False) -> bytes:
     except orjson.JSONEncodeError:
         line = _dumps_repaired(fields)  # a lone surrogate in a string we encode, or worse
     else:
-        if holds_separator(line):
+        if not line.isascii() and holds_separator(line):  # asked only of a line that is not ASCII
             # Our own strings escape U+2028/U+2029; a source's data keeps what it wrote.
             line = _dumps_repaired(fields)
     if holes:
@@ -321,6 +321,8 @@ class SessionDataWriter:
 
     def _note_time(self, text: str) -> None:
         first, last = self._first, self._last
+        if last is not None and text == last.text:
+            return  # the latest time again (records often share one): nothing moves
         if last is not None and last.sorts and sorts_after(text, last.text):
             # the usual record: the latest time moves on, its instant not parsed yet, rather than
             # being made anew for every record

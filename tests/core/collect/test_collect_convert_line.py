@@ -67,3 +67,30 @@ class _MadeForAnEarlierAsz(_JsonOnly):
 def test_a_dialect_that_returns_a_record_object_is_refused_with_what_to_use_instead() -> None:
     with pytest.raises(NotARecordMapping, match=r"test/1 returned a Record.*sessiondata\.record\(\.\.\.\)"):
         convert_line(_MadeForAnEarlierAsz(), SourceLine(b'{"a":1}'))
+
+
+def test_converted_lines_numbers_lines_from_the_first_and_warns_before_handing_out_the_record() -> None:
+    from pathlib import Path
+
+    from asz_core.collect.lines import TooLong
+    from asz_core.collect.source import converted_lines
+
+    said: list[str] = []
+    lines = [(b'{"a":1}', 100), (TooLong(size=70, sha256="ab" * 32), 108), (b"not json", 179)]
+    handed = []
+    for encoded in converted_lines(lines, 5, _JsonOnly(), Path("s.jsonl"), 1 << 20, 64, said.append):
+        handed.append((encoded[1], encoded[2], len(said)))  # ord, off, warnings said by then
+    assert handed == [(5, 100, 0), (6, 108, 1), (7, 179, 1)]
+    assert said[0].startswith("s.jsonl: line 6: the line is 70 bytes, more than the 64")
+
+
+def test_a_source_line_that_is_not_json_has_no_value_and_no_data() -> None:
+    line = SourceLine(b"{unfinished", 3, 40)
+    assert (line.is_json, line.value, line.deep, line.ord, line.off) == (False, None, False, 3, 40)
+    assert line.error
+    with pytest.raises(ValueError, match="line 3 is not JSON"):
+        line.data_at()
+    released = SourceLine(b'{"a":[1, 2]}')
+    assert released.data_at("a") == b"[1,2]"
+    released.release(keep_bytes=False)
+    assert (released.is_json, released.value, released.raw) == (False, None, b"")

@@ -56,6 +56,18 @@ def test_first_and_last_times_are_the_instants_extremes(texts: list[str], ordere
     assert (summary.from_time, summary.through_time) == _expected(texts)
 
 
+def test_a_time_repeating_the_latest_moves_nothing_and_an_earlier_one_still_counts() -> None:
+    texts = ["2026-01-01T12:00:01Z", "2026-01-01T12:00:01Z", "2026-01-01T12:00:00Z", "2026-01-01T12:00:01Z",
+             "2026-01-01T23:59:60Z", "2026-01-01T23:59:60Z", "2026-01-02T00:00:00Z"]
+    writer = SessionDataWriter(io.BytesIO(), Header(kind="transcript", session="s", src="x", dialect="d/1",
+                                                    adapter="a"))
+    for n, text in enumerate(texts, start=1):
+        writer.write(*record_line(Record(ord=n, time=text)))
+    summary = writer.close()
+    assert (summary.from_time, summary.through_time) == _expected(texts) == ("2026-01-01T12:00:00Z",
+                                                                            "2026-01-02T00:00:00Z")
+
+
 @settings(max_examples=examples(600))
 @given(times(), times())
 def test_texts_compare_as_their_instants_only_where_same_sort_says_so(text: str, than: str) -> None:
