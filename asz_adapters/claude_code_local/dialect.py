@@ -38,6 +38,12 @@ rules past the ids read (``message``, ``toolUseResult``, ``attachment``, ``origi
 its ids, ``from`` and ``batch``, a ``system`` line's flag and the whole-line part, with no other
 rule asked, since none would find anything.
 
+What a line's keys decide is worked out once for each order of keys met (:class:`_Plan`; a
+transcript repeats a few dozen): how its fields are judged (:mod:`.shape`), whether it holds
+anything past its ids, and where each string field the record takes lies among the string
+values the typed check fetches. A line is then judged and its record's strings read by two
+getters, whatever its order of keys.
+
 A dialect instance also keeps, for the session's derived index, the ``message.id`` and
 ``requestId`` of each ``assistant`` line it converts, by line number; the lines of a large source
 converted in parts (:mod:`asz_core.collect.split`) keep them in parts, joined in line order.
@@ -45,17 +51,27 @@ converted in parts (:mod:`asz_core.collect.split`) keep them in parts, joined in
 
 from __future__ import annotations
 
-from typing import Any, Final
+from operator import itemgetter
+from typing import Any, Final, NamedTuple
 
 from asz_adapters.claude_code_local.about import DIALECT
 from asz_adapters.claude_code_local.changes import changes_part
 from asz_adapters.claude_code_local.content import attachment_part, content_parts
 from asz_adapters.claude_code_local.flags import damaged_flags, flags_of, subtype_flags, trigger_of
 from asz_adapters.claude_code_local.links import links_of
-from asz_adapters.claude_code_local.shape import RECORD, TOOL_RESULT, Fields, read
+from asz_adapters.claude_code_local.shape import RECORD, STR_TYPES, TOOL_RESULT, Fields, Layout, read, remembered
 from asz_adapters.claude_code_local.source_facts import AGENT_META, JOURNAL, MANIFEST, SCRIPT, SourceFacts
 from asz_core.collect import NOT_JSON, SourceLine
-from asz_core.sessiondata import FROM_AGENT, FROM_EXTERNAL, FROM_RUNTIME, data_part, record, token_usage
+from asz_core.sessiondata import (
+    FROM_AGENT,
+    FROM_EXTERNAL,
+    FROM_RUNTIME,
+    RawJSON,
+    data_part,
+    dropped_entry,
+    record,
+    token_usage,
+)
 from asz_core.sessiondata.fields import DroppedFields, PartFields, RecordFields
 
 __all__ = ["DIALECT", "SCRIPT_REASON", "ClaudeCodeDialect"]
@@ -66,6 +82,48 @@ _FROM: Final[dict[str | None, str]] = {"assistant": FROM_AGENT, "user": FROM_EXT
 #: started it, what the flags of a meta line or a summary read
 _READ_FURTHER: Final = frozenset({"message", "toolUseResult", "attachment", "origin", "promptSource",
                                   "isMeta", "isCompactSummary"})
+#: the string fields of a line the record takes, in the order :attr:`_Plan.taken` gives them
+_TAKEN: Final = ("type", "uuid", "parentUuid", "promptId", "logicalParentUuid", "aiTitle", "description",
+                 "workflowName", "parentAgentId", "timestamp", "subtype")
+_Taken = tuple[str | None, str | None, str | None, str | None, str | None, str | None, str | None, str | None,
+               str | None, str | None, str | None]
+#: the string fields most lines leave out (progress, assistant and user lines alike), which a
+#: record needs asked only when its line's keys name one (:attr:`_Plan.bare`): each field passed
+#: to :func:`~asz_core.sessiondata.fields.record` costs its call a keyword
+_BARE_ABSENT: Final = frozenset({"promptId", "logicalParentUuid", "aiTitle", "description", "workflowName",
+                                 "parentAgentId", "subtype"})
+#: what stands for a string field no key names, after the fetched strings
+_NONE: Final = (None,)
+
+
+class _Plan(NamedTuple):
+    """What one order of a line's keys decides, worked out once (see the module's notes)."""
+
+    #: how the line's fields are judged (:meth:`~.shape.Shape.layout`)
+    layout: Layout
+    #: the :data:`_TAKEN` fields' values out of the string values ``layout.strings`` fetched
+    #: with :data:`_NONE` after them (a field no key names takes that ``None``)
+    taken: itemgetter[Any]
+    #: no key names a field past the ids (:data:`_READ_FURTHER`)
+    ids_only: bool
+    #: no key names a field of :data:`_BARE_ABSENT`: the record's ids are ``uuid``,
+    #: ``parentUuid`` and ``timestamp`` alone, and it is made with only the fields that can fill
+    bare: bool
+
+
+def _plan(keys: tuple[str, ...]) -> _Plan:
+    """The plan of a line with ``keys``, remembered for the next line with them."""
+    layout = RECORD.layout(keys)
+    names = layout.names
+    plan = _Plan(layout, itemgetter(*(names.index(name) if name in names else len(names) for name in _TAKEN)),
+                 _READ_FURTHER.isdisjoint(keys), _BARE_ABSENT.isdisjoint(keys))
+    if remembered(keys, len(_PLANS)):
+        _PLANS[keys] = plan
+    return plan
+
+
+#: each order of a line's keys met so far, and its plan
+_PLANS: Final[dict[tuple[str, ...], _Plan]] = {}
 
 
 class ClaudeCodeDialect:
@@ -84,6 +142,11 @@ class ClaudeCodeDialect:
         self.calls: list[tuple[int, str]] = []
         #: ``(line number, requestId)`` of each assistant line that carries one
         self.requests: list[tuple[int, str]] = []
+        #: by ``from``, the record of a bare line with an id, a parent and a time
+        #: (:meth:`_bare_record`)
+        self._bare_records: dict[str, RecordFields] = {}
+        #: by ``from``, the record of a model's call (:meth:`_call_record`)
+        self._call_records: dict[str, RecordFields] = {}
 
     def split(self) -> ClaudeCodeDialect:
         """A dialect for some of this source's lines, converted in another process
@@ -96,22 +159,31 @@ class ClaudeCodeDialect:
         self.requests += part.requests
 
     def convert(self, line: SourceLine) -> RecordFields:
-        kind = self.source.kind
-        if kind == SCRIPT:
+        source_kind = self.source.kind
+        if source_kind == SCRIPT:
             return record(from_=FROM_RUNTIME, parts=[line.unknown_part(SCRIPT_REASON)])
-        if kind == MANIFEST:
+        if source_kind == MANIFEST:
             return self._manifest(line)
         value = line.value
-        if type(value) is dict and RECORD.plain(value):  # most lines (:mod:`.shape`)
-            if value.keys().isdisjoint(_READ_FURTHER) and not self._linked and value.get("type") != "attachment":
-                return self._ids_only(line, value)
-            fields: Fields | None = Fields(value, None, True)
-        else:
-            fields = read(value, RECORD) if line.is_json else None
+        if type(value) is dict:  # most lines: judged by their plan
+            keys = tuple(value)
+            plan = _PLANS.get(keys) or _plan(keys)
+            layout = plan.layout
+            strings = layout.strings(value) if layout.strings is not None else ()
+            if STR_TYPES.issuperset(map(type, strings)) and (
+                    layout.only_strings or RECORD.plain_past_strings(layout, value)):
+                taken: _Taken = plan.taken(strings + _NONE)
+                if plan.ids_only and not self._linked and taken[0] != "attachment":
+                    return self._ids_only(line, taken, plan.bare)
+                return self._record(line, Fields(value, None, True), taken, plan.bare)
+        fields = read(value, RECORD) if line.is_json else None
         if fields is None or not fields.typed:
             return record(from_=FROM_RUNTIME, flags=damaged_flags(line.raw),
                           parts=[line.unknown_part(NOT_JSON)])
-        return self._record(line, fields)
+        get = fields.values.get
+        return self._record(line, fields, (
+            get("type"), get("uuid"), get("parentUuid"), get("promptId"), get("logicalParentUuid"), get("aiTitle"),
+            get("description"), get("workflowName"), get("parentAgentId"), get("timestamp"), get("subtype")), False)
 
     def _manifest(self, line: SourceLine) -> RecordFields:
         if not line.is_json:  # upstream's writer refuses it; here its bytes are kept
@@ -122,24 +194,39 @@ class ClaudeCodeDialect:
         return record(batch=fields.text("runId") or self.source.run, label=fields.text("workflowName"),
                       from_=FROM_RUNTIME, parts=[_whole(line)])
 
-    def _ids_only(self, line: SourceLine, values: dict[str, Any]) -> RecordFields:
+    def _ids_only(self, line: SourceLine, taken: _Taken, bare: bool) -> RecordFields:
         """A plain transcript line holding none of the fields past the ids (:data:`_READ_FURTHER`),
         not an attachment: what every rule gives it, without asking the rules that find nothing
-        (over half the lines: progress, snapshots, titles)."""
-        get = values.get
-        kind = get("type")
+        (over half the lines: progress, snapshots, titles). ``bare``: see :attr:`_Plan.bare`."""
+        kind, uuid, parent, run, continues, title, description, workflow, agent, time, subtype = taken
+        from_ = FROM_RUNTIME if self._runtime else _FROM.get(kind, FROM_RUNTIME)
+        if bare and kind != "system":  # its ids, its time and the whole line: most lines
+            if uuid and parent and time:
+                out = (self._bare_records.get(from_) or self._bare_record(from_)).copy()
+                out["id"], out["parent"], out["time"], out["parts"] = uuid, parent, time, [_whole(line)]
+                return out
+            return record(id=uuid, parent=parent, batch=self.source.run, from_=from_, time=time, parts=[_whole(line)])
         return record(
-            id=get("uuid"), parent=get("parentUuid"), run=get("promptId"), continues=get("logicalParentUuid"),
-            batch=self.source.run, label=get("aiTitle") or get("description") or get("workflowName"),
-            started_by=get("parentAgentId"),
-            from_=FROM_RUNTIME if self._runtime else _FROM.get(kind, FROM_RUNTIME),
-            time=get("timestamp"), flags=subtype_flags(kind, get("subtype")), parts=[_whole(line)])
+            id=uuid, parent=parent, run=run, continues=continues, batch=self.source.run,
+            label=title or description or workflow, started_by=agent, from_=from_, time=time,
+            flags=subtype_flags(kind, subtype), parts=[_whole(line)])
 
-    def _record(self, line: SourceLine, fields: Fields) -> RecordFields:
+    def _bare_record(self, from_: str) -> RecordFields:
+        """The record of a bare line (:attr:`_Plan.bare`, not a ``system`` line) from ``from_``
+        whose id, parent and time are all given, made once by :func:`record` with stand-ins
+        for them and its part: each such line's record is a copy with its own put in place,
+        which keeps the keys in :func:`record`'s order, since each is there already."""
+        made = self._bare_records[from_] = record(id="-", parent="-", batch=self.source.run, from_=from_, time="-",
+                                          parts=[data_part(None)])
+        return made
+
+    def _record(self, line: SourceLine, fields: Fields, taken: _Taken, bare: bool) -> RecordFields:
+        """A line past its ids, read typed; ``taken`` its :data:`_TAKEN` fields' values, ``bare``
+        whether its keys name none of :data:`_BARE_ABSENT`."""
+        kind, uuid, parent, run, continues, title, description, workflow, agent, time, _ = taken
         values = fields.values
         get = values.get  # a typed string field holds a str or None: "" is no value
         source = self.source
-        kind = get("type")
         # a nested shape's values are read in place; the line read typed, so each of its
         # fields holds its type or None (an integer field an int, never a bool)
         message = fields.inner("message")
@@ -182,19 +269,54 @@ class ClaudeCodeDialect:
             request = line.value.get("requestId")
             if isinstance(request, str):
                 self.requests.append((line.ord, request))
+        # a trigger is read from these fields only (:func:`~.flags.trigger_of`)
+        trigger = (trigger_of(fields) if "origin" in values or "attachment" in values or "promptSource" in values
+                   else None)
+        flags = flags_of(fields, message, result, result_whole, source, attachment)
+        from_ = FROM_RUNTIME if self._runtime else _FROM.get(kind, FROM_RUNTIME)
+        model = said("model")
+        if bare and not tool and not child and trigger is None:  # most lines: fewer fields to pass
+            if uuid and parent and call and time and model and usage is not None and batch == source.run:
+                # a model's call (most assistant lines): see :meth:`_call_record`
+                out = (self._call_records.get(from_) or self._call_record(from_)).copy()
+                out["id"], out["parent"], out["call"], out["time"] = uuid, parent, call, time
+                out["usage"], out["model"], out["parts"] = usage, model, parts
+                if flags:
+                    out["flags"] = flags
+                else:
+                    del out["flags"]
+                if dropped:
+                    out["dropped"] = dropped
+                else:
+                    del out["dropped"]
+                return out
+            return record(id=uuid, parent=parent, call=call, batch=batch, from_=from_, time=time, flags=flags,
+                          usage=usage, model=model, parts=parts, dropped=dropped)
         return record(
-            id=get("uuid"), parent=get("parentUuid"), call=call, run=get("promptId"),
-            continues=get("logicalParentUuid"), tool=tool, child=child, batch=batch,
-            label=get("aiTitle") or get("description") or get("workflowName"), started_by=get("parentAgentId"),
-            from_=FROM_RUNTIME if self._runtime else _FROM.get(kind, FROM_RUNTIME), time=get("timestamp"),
-            # a trigger is read from these fields only (:func:`~.flags.trigger_of`)
-            trigger=(trigger_of(fields) if "origin" in values or "attachment" in values
-                     or "promptSource" in values else None),
-            flags=flags_of(fields, message, result, result_whole, source, attachment),
-            usage=usage, model=said("model"), parts=parts, dropped=dropped,
-        )
+            id=uuid, parent=parent, call=call, run=run, continues=continues, tool=tool, child=child, batch=batch,
+            label=title or description or workflow, started_by=agent, from_=from_, time=time, trigger=trigger,
+            flags=flags, usage=usage, model=model, parts=parts, dropped=dropped)
+
+    def _call_record(self, from_: str) -> RecordFields:
+        """The record of a model's call from ``from_`` (a bare line past its ids with an id, a
+        parent, a call, a time, a model and its usage, no tool, child or trigger, and the source's
+        run as its batch), made once by :func:`record` with stand-ins for those, its flags, parts
+        and ``dropped``: each such line's record is a copy with its own put in place and an empty
+        ``flags`` or ``dropped`` taken out, which keeps the keys in :func:`record`'s order."""
+        made = self._call_records[from_] = record(
+            id="-", parent="-", call="-", batch=self.source.run, from_=from_, time="-", flags=["-"], usage={},
+            model="-", parts=[data_part(None)], dropped=[dropped_entry("-", 0)])
+        return made
+
+
+#: a data part as :func:`~asz_core.sessiondata.fields.data_part` makes one with data and a size,
+#: stand-ins for both: the whole line's part is a copy with its own put in place (a JSON line is
+#: never empty, so neither is left out)
+_WHOLE: Final = data_part(RawJSON(b"-"), 1)
 
 
 def _whole(line: SourceLine) -> PartFields:
     """The whole line as one data part; ``bytes`` is the line's own size."""
-    return data_part(line.data_at(), len(line.raw))
+    part = _WHOLE.copy()
+    part["data"], part["bytes"] = line.data_at(), len(line.raw)
+    return part

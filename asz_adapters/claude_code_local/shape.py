@@ -38,8 +38,8 @@ from operator import itemgetter
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
-__all__ = ["ATTACHMENT_TEXT", "BLOCK", "BOOL", "INT", "NO_FIELDS", "RAW", "RECORD", "STR", "TOOL_RESULT", "Fields",
-           "ListOf", "Shape", "read"]
+__all__ = ["ATTACHMENT_TEXT", "BLOCK", "BOOL", "INT", "NO_FIELDS", "RAW", "RECORD", "STR", "STR_TYPES", "TOOL_RESULT",
+           "Fields", "Layout", "ListOf", "Shape", "read", "remembered"]
 
 STR: Final = "string"
 BOOL: Final = "boolean"
@@ -50,7 +50,7 @@ _INT_MIN: Final = -(1 << 63)
 _INT_MAX: Final = (1 << 63) - 1
 #: the types a plain string or boolean field holds (exact types, as a JSON parser makes them;
 #: ``null`` leaves any field empty)
-_STR_TYPES: Final = frozenset({str, type(None)})
+STR_TYPES: Final = frozenset({str, type(None)})
 _BOOL_TYPES: Final = frozenset({bool, type(None)})
 
 
@@ -61,21 +61,26 @@ class ListOf:
     item: Kind
 
 
-class _Layout(NamedTuple):
-    """The fields one order of keys names, by the check each takes, for an object that holds
-    more than string fields (an object holding only those is judged by its strings' getter
-    alone). A getter returns a tuple of the named fields' values, or is ``None`` when no key
-    names a field of that kind."""
+class Layout(NamedTuple):
+    """The fields one order of keys names, by the check each takes. ``strings`` returns the
+    values of the string fields, in the order of ``names`` (one name is asked twice, so that a
+    tuple comes back for one too), or is ``None`` when no key names one; ``only_strings`` says
+    that no key names a field of any other kind but raw, which needs no check, so that the
+    strings' types alone judge the object."""
 
+    names: tuple[str, ...]
     strings: itemgetter[Any] | None
+    only_strings: bool
     booleans: itemgetter[Any] | None
     integers: tuple[str, ...]
     shapes: tuple[tuple[str, Shape], ...]
     lists: tuple[tuple[str, Kind], ...]
+    #: a key names a field in another case: no object with these keys is plain
+    by_case: bool = False
 
 
-#: the layout of keys one of which names a field in another case: no object with them is plain
-_NEVER_PLAIN: Final = _Layout(None, None, (), (), ())
+#: the layout of keys one of which names a field in another case
+_NEVER_PLAIN: Final = Layout((), None, False, None, (), (), (), by_case=True)
 
 
 def _plain_list(items: Any, item: Kind) -> bool:
@@ -86,7 +91,7 @@ def _plain_list(items: Any, item: Kind) -> bool:
     if type(items) is not list:
         return False
     if item is STR:
-        return _STR_TYPES.issuperset(map(type, items))
+        return STR_TYPES.issuperset(map(type, items))
     if isinstance(item, Shape):
         return all(element is None or (type(element) is dict and item.plain(element)) for element in items)
     return False
@@ -113,19 +118,25 @@ class Shape:
         self._known: set[str] = set(fields)
         #: each order of keys met so far, and how an object with them is judged: the getter of
         #: its string fields when it names no other field, else its layout
-        #: (:data:`_NEVER_PLAIN` when a key in it names a field in another case)
-        self._layouts: dict[tuple[str, ...], _Layout | itemgetter[Any]] = {}
+        self._layouts: dict[tuple[str, ...], Layout | itemgetter[Any]] = {}
 
     def plain(self, value: dict[str, Any]) -> bool:
         """Whether ``value`` reads whole as this shape by its own keys (see the module's notes)."""
         layout = self._layouts.get(tuple(value)) or self._layout(tuple(value))
         if type(layout) is itemgetter:  # string fields only: most objects
-            return _STR_TYPES.issuperset(map(type, layout(value)))
-        if layout is _NEVER_PLAIN:
+            return STR_TYPES.issuperset(map(type, layout(value)))
+        strings = layout.strings
+        if strings is not None and not STR_TYPES.issuperset(map(type, strings(value))):
             return False
-        strings, booleans, integers, shapes, lists = layout
-        if strings is not None and not _STR_TYPES.issuperset(map(type, strings(value))):
+        return self.plain_past_strings(layout, value)
+
+    def plain_past_strings(self, layout: Layout, value: dict[str, Any]) -> bool:
+        """Whether ``value``, whose keys are ``layout``'s and whose string fields were found to
+        be strings, reads whole: the rest of :meth:`plain`, for a caller that took the strings
+        itself (:meth:`layout`)."""
+        if layout.by_case:
             return False
+        booleans, integers, shapes, lists = layout.booleans, layout.integers, layout.shapes, layout.lists
         if booleans is not None and not _BOOL_TYPES.issuperset(map(type, booleans(value))):
             return False
         if integers:
@@ -140,26 +151,33 @@ class Shape:
                     return False
         return not lists or all(_plain_list(value[name], item) for name, item in lists)
 
-    def _layout(self, keys: tuple[str, ...]) -> _Layout | itemgetter[Any]:
-        """What ``keys`` name (see :attr:`_layouts`), remembered for the next object with them."""
+    def layout(self, keys: tuple[str, ...]) -> Layout:
+        """What an object with ``keys``, in this order, names, by the check each field takes
+        (worked out each time: :meth:`plain` remembers it per order of keys, and so may a caller)."""
         named, by_case = self.split(dict.fromkeys(keys).keys())
-        layout: _Layout | itemgetter[Any] = _NEVER_PLAIN
-        if not by_case:
-            kinds = [(name, self.fields[name]) for name in keys if name in named]
-            strings = _getter([name for name, kind in kinds if kind is STR])
-            if strings is not None and all(kind is STR or kind is RAW for _, kind in kinds):
-                layout = strings  # judged by its strings' types alone
-            else:
-                layout = _Layout(
-                    strings=strings,
-                    booleans=_getter([name for name, kind in kinds if kind is BOOL]),
-                    integers=tuple(name for name, kind in kinds if kind is INT),
-                    shapes=tuple((name, kind) for name, kind in kinds if isinstance(kind, Shape)),
-                    lists=tuple((name, kind.item) for name, kind in kinds if isinstance(kind, ListOf)))
-        if (len(self._layouts) < _MAX_LAYOUTS and len(keys) <= _MAX_LAYOUT_KEYS
-                and sum(map(len, keys)) <= _MAX_LAYOUT_CHARS):
-            self._layouts[keys] = layout
-        return layout
+        if by_case:
+            return _NEVER_PLAIN
+        kinds = [(name, self.fields[name]) for name in keys if name in named]
+        names = [name for name, kind in kinds if kind is STR]
+        return Layout(
+            names=tuple(names) if len(names) != 1 else (names[0], names[0]),
+            strings=_getter(names),
+            only_strings=all(kind is STR or kind is RAW for _, kind in kinds),
+            booleans=_getter([name for name, kind in kinds if kind is BOOL]),
+            integers=tuple(name for name, kind in kinds if kind is INT),
+            shapes=tuple((name, kind) for name, kind in kinds if isinstance(kind, Shape)),
+            lists=tuple((name, kind.item) for name, kind in kinds if isinstance(kind, ListOf)))
+
+    def _layout(self, keys: tuple[str, ...]) -> Layout | itemgetter[Any]:
+        """How :meth:`plain` judges an object with ``keys`` (see :attr:`_layouts`), remembered
+        for the next object with them."""
+        layout = self.layout(keys)
+        judged: Layout | itemgetter[Any] = layout
+        if layout.only_strings and layout.strings is not None:
+            judged = layout.strings  # judged by its strings' types alone
+        if remembered(keys, len(self._layouts)):
+            self._layouts[keys] = judged
+        return judged
 
     def name_of(self, key: str) -> str | None:
         """The field ``key`` names: its own name, or one equal to it ignoring case."""
@@ -190,6 +208,12 @@ _MAX_KEYS: Final = 4096
 _MAX_LAYOUTS: Final = 1024
 _MAX_LAYOUT_KEYS: Final = 64
 _MAX_LAYOUT_CHARS: Final = 2048
+
+
+def remembered(keys: tuple[str, ...], held: int) -> bool:
+    """Whether what an order of keys decides may be kept beside ``held`` others (the bounds
+    above), for a cache of such decisions."""
+    return held < _MAX_LAYOUTS and len(keys) <= _MAX_LAYOUT_KEYS and sum(map(len, keys)) <= _MAX_LAYOUT_CHARS
 
 
 class Fields:

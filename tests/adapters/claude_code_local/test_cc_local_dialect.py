@@ -19,9 +19,9 @@ import orjson
 import pytest
 
 from asz_adapters.claude_code_local.dialect import ClaudeCodeDialect
-from asz_adapters.claude_code_local.source_facts import TRANSCRIPT, SourceFacts
+from asz_adapters.claude_code_local.source_facts import AGENT_META, JOURNAL, TRANSCRIPT, SourceFacts
 from asz_core.collect import NOT_JSON, SourceLine, convert_line
-from asz_core.sessiondata import Record
+from asz_core.sessiondata import Record, record
 from asz_core.testing import as_record
 
 SIGNATURE_WHY = "a provider verifies it; a reader cannot read it"
@@ -425,3 +425,33 @@ def test_a_patchs_lines_land_as_go_holds_them_and_are_counted_by_their_first_cha
     change = orjson.loads(record.parts[-1].data or b"")["changes"][0]
     assert change["hunks"][0]["lines"] == landed
     assert (change["additions"], change["deletions"]) == counts
+
+
+_EDGES = [  # constructed: the edges of the records filled in place (the dialect's bare and call records)
+    b'{"type":"progress","uuid":"u","timestamp":"t"}',
+    b'{"type":"progress","uuid":"u","parentUuid":"","timestamp":"t"}',
+    b'{"type":"progress","uuid":"u","parentUuid":"p","timestamp":"t","aiTitle":"title"}',
+    b'{"type":"system","uuid":"u","parentUuid":"p","timestamp":"t"}',
+    b'{"type":"attachment","uuid":"u","parentUuid":"p","timestamp":"t"}',
+    b'{"type":"assistant","uuid":"u","parentUuid":"p","timestamp":"t","message":{"id":"m","model":"x",'
+    b'"usage":{"input_tokens":0},"content":[],"stop_reason":"end_turn"}}',
+    b'{"type":"assistant","uuid":"u","parentUuid":"p","timestamp":"t","message":{"id":"m","model":"x",'
+    b'"content":[{"type":"text","text":"hi"}]}}',
+    b'{"type":"assistant","uuid":"u","parentUuid":"p","timestamp":"t","promptId":"r","message":{"id":"m",'
+    b'"model":"x","usage":{},"content":[{"type":"thinking","thinking":"","signature":"s"}]}}',
+    b'{"Type":"progress","uuid":"u","parentUuid":"p","timestamp":"t"}',
+]
+
+
+@pytest.mark.parametrize("kind,run", [(TRANSCRIPT, ""), (TRANSCRIPT, "wf_1"), (AGENT_META, ""), (JOURNAL, "wf_1")])
+def test_every_record_is_the_one_record_makes_of_its_fields(corpus_lines: list[tuple[bytes, dict[str, Any]]],
+                                                            kind: str, run: str) -> None:
+    """The dialect fills the commonest records in place (a copy of one made by ``record()``):
+    each is still the mapping ``record()`` makes of the same fields, keys in the same order."""
+    dialect = ClaudeCodeDialect(SourceFacts(kind, "s", "a0123456789abcdef", run))
+    for n, raw in enumerate([raw for raw, _ in corpus_lines] + _EDGES, start=1):
+        made = convert_line(dialect, SourceLine(raw, n, 0))
+        fields = {("from_" if key == "from" else key): value for key, value in made.items()
+                  if key not in ("ord", "off", "sha", "bytes")}
+        again = record(**fields)
+        assert list(made.items()) == list(again.items()), raw[:200]

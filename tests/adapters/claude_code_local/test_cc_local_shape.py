@@ -20,7 +20,7 @@ import orjson
 import pytest
 
 from asz_adapters.claude_code_local import shape
-from asz_adapters.claude_code_local.shape import BLOCK, RECORD, TOOL_RESULT, Fields, ListOf, Shape, read
+from asz_adapters.claude_code_local.shape import BLOCK, RECORD, STR_TYPES, TOOL_RESULT, Fields, ListOf, Shape, read
 
 pytestmark = pytest.mark.corpus
 
@@ -123,6 +123,21 @@ def test_changed_objects_read_the_same_plain_or_field_by_field(corpus: Path, mon
         assert one == other, value
     plain = sum(kind.plain(value) for value, kind in changed)
     assert 300 < plain < len(changed) - 300, plain  # both paths were taken, often
+
+
+def _plain_by_layout(value: dict[str, Any], kind: Shape) -> bool:
+    """How the dialect judges a line: its order of keys' layout, the strings it fetched, the rest."""
+    layout = kind.layout(tuple(value))
+    strings = layout.strings(value) if layout.strings is not None else ()
+    return STR_TYPES.issuperset(map(type, strings)) and (layout.only_strings or kind.plain_past_strings(layout, value))
+
+
+def test_an_object_judged_by_its_layout_is_judged_as_plain_judges_it(corpus: Path) -> None:
+    rng = random.Random(7)
+    objects = [(v, k) for v, k in _objects(corpus) if isinstance(v, dict)]
+    changed = [(_changed(value, kind, rng), kind) for value, kind in rng.sample(objects, 3000)]
+    for value, kind in objects[::4] + changed:
+        assert _plain_by_layout(value, kind) == kind.plain(value), value
 
 
 def test_a_key_in_another_case_or_a_mistyped_field_is_never_plain() -> None:

@@ -1,4 +1,5 @@
-"""``asz-pipeline`` as a user runs it: installed, in a subprocess, on the example adapter."""
+"""``asz-pipeline`` as a user runs it, on the example adapter: a pass, the pipe and ``--watch`` in a
+subprocess as installed, the other commands' status and output in-process (``run_cli``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, EXIT_REFUSED
 from asz_core.root.locks import FileLock
 from asz_core.testing import run_sdcheck
-from tests.helpers import REPO
+from tests.helpers import REPO, run_cli
 
 #: the built-in adapters stay on beside a third-party one unless switched off; a test never
 #: reads the machine's own sessions
@@ -22,6 +23,12 @@ BUILT_IN_OFF = "".join(f"  - name: {name}\n    enabled: false\n"
 
 
 def asz(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return run_cli(*args, cwd=cwd, env=env)
+
+
+def asz_process(*args: str, cwd: Path | None = None,
+                env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The command in a process of its own, as the installed console script runs it."""
     return subprocess.run([sys.executable, "-m", "asz_core.cli", *args], capture_output=True, text=True,
                           cwd=cwd, env={**os.environ, **(env or {})}, check=False)
 
@@ -46,16 +53,16 @@ def test_plugins_lists_the_installed_example_adapter(workdir: Path) -> None:
 
 
 def test_run_lands_through_the_example_adapter_and_sdcheck_accepts(workdir: Path) -> None:
-    first = asz("run", "--config", "asz.yaml", "--json", cwd=workdir)
+    first = asz_process("run", "--config", "asz.yaml", "--json", cwd=workdir)
     assert first.returncode == EXIT_OK, first.stderr
     line = json.loads(first.stdout)
     assert (line["sessions"], line["landed"], line["records"]) == (2, 2, 4)
-    second = asz("run", "--config", "asz.yaml", cwd=workdir)
+    second = asz_process("run", "--config", "asz.yaml", cwd=workdir)
     assert second.returncode == EXIT_OK and " landed=0 records=0 " in second.stdout
     assert second.stdout.startswith("[") and "conflicts=0" in second.stdout
     verdict = run_sdcheck(workdir / "root")
     assert verdict is None or verdict["ok"], verdict
-    verified = asz("verify", "--config", "asz.yaml", cwd=workdir)
+    verified = asz_process("verify", "--config", "asz.yaml", cwd=workdir)
     assert verified.returncode == EXIT_OK and "ok" in verified.stdout
 
 

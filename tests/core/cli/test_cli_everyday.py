@@ -19,13 +19,19 @@ import pytest
 from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK, EXIT_REFUSED, App
 from asz_core.cli.main import main
 from asz_core.cli.schedule_units import Job, launchd_plist, systemd_quote, systemd_service, systemd_timer
-from tests.helpers import REPO
+from tests.helpers import REPO, run_cli
 
 BUILT_IN_OFF = "".join(f"  - name: {name}\n    enabled: false\n"
                        for name in ("claude-code-local", "changes", "claude-code-provider", "kiro"))
 
 
 def asz(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return run_cli(*args, cwd=cwd, env=env)
+
+
+def asz_process(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The command in a process of its own: for what only a new process shows (the plugins the
+    environment installs)."""
     return subprocess.run([sys.executable, "-m", "asz_core.cli", *args], capture_output=True, text=True,
                           cwd=cwd, env={**os.environ, **(env or {})}, check=False)
 
@@ -201,17 +207,17 @@ def _install_plugin(site: Path, body: str) -> Path:
 def test_a_plugin_that_fails_to_load_stops_run_naming_it_until_switched_off(workdir: Path) -> None:
     site = _install_plugin(workdir / "site", "import no_such_module_anywhere\n")
     env = {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
-    done = asz("run", "--config", "asz.yaml", cwd=workdir, env=env)
+    done = asz_process("run", "--config", "asz.yaml", cwd=workdir, env=env)
     assert done.returncode == EXIT_CONFIG
     assert "plugin 'broken' (asz_broken_plugin, asz-broken-plugin) failed to load: ModuleNotFoundError" in done.stderr
     assert not (workdir / "root").exists()
-    listed = asz("plugins", "--config", "asz.yaml", "--json", cwd=workdir, env=env)
+    listed = asz_process("plugins", "--config", "asz.yaml", "--json", cwd=workdir, env=env)
     (row,) = [r for r in json.loads(listed.stdout)["plugins"] if r["name"] == "broken"]
     assert row["status"].startswith("failed: ModuleNotFoundError") and listed.returncode == EXIT_FAILED
     with (workdir / "asz.yaml").open("a") as f:
         f.write("plugins:\n  broken:\n    enabled: false\n")
-    assert asz("run", "--config", "asz.yaml", cwd=workdir, env=env).returncode == EXIT_OK
-    listed = asz("plugins", "--config", "asz.yaml", "--json", cwd=workdir, env=env)
+    assert asz_process("run", "--config", "asz.yaml", cwd=workdir, env=env).returncode == EXIT_OK
+    listed = asz_process("plugins", "--config", "asz.yaml", "--json", cwd=workdir, env=env)
     (row,) = [r for r in json.loads(listed.stdout)["plugins"] if r["name"] == "broken"]
     assert (row["enabled"], row["status"], listed.returncode) == (False, "switched off", EXIT_OK)
 

@@ -5,17 +5,16 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 from asz_core.cli.app import EXIT_CONFIG, EXIT_OK
 from asz_core.glossary import Glossary, Term, gather
 from asz_core.host import PluginHost
+from tests.helpers import run_cli
 
 
 def _glossary(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "asz_core.cli", "glossary", *args],
-                          capture_output=True, text=True, check=False)
+    return run_cli("glossary", *args)
 
 
 def test_claude_code_and_kiro_each_declare_the_glossary_of_every_dialect_they_read() -> None:

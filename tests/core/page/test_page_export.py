@@ -14,11 +14,11 @@ from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK
 from asz_core.page.catalogue import Catalogue
 from asz_core.page.export import Item, items, to_html, to_markdown
 from tests.core.page.page_helpers import HOSTILE, PROMPT_WORD, hostile_session
+from tests.helpers import run_cli
 
 
 def asz(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "asz_core.cli.main", *args, "--config", str(config)],
-                          capture_output=True, check=False, text=True, env={**os.environ, "ASZ_ROOT": ""})
+    return run_cli(*args, "--config", str(config), env={"ASZ_ROOT": ""})
 
 
 def _config(tmp_path: Path, root: Path, hide: str = "[]") -> Path:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +24,7 @@ from asz_core.sessiondata import open_file
 from asz_core.testing import PassRunner
 from asz_core.view import build_view
 from tests.core.retention.conftest import configure
+from tests.helpers import run_cli
 
 SMALLEST = 4096  #: the smallest max_delta_bytes the configuration allows
 
@@ -56,8 +56,7 @@ def _conversation(doc: dict[str, Any]) -> object:
 
 
 def _asz(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "asz_core.cli", *args], capture_output=True, text=True,
-                          check=False, timeout=300)
+    return run_cli(*args)
 
 
 @pytest.fixture

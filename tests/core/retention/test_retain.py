@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,7 +23,7 @@ from asz_core.sessiondata import open_file
 from asz_core.testing import PassRunner
 from asz_core.verify import verify_root
 from tests.core.retention.conftest import configure
-from tests.helpers import temp_files
+from tests.helpers import run_cli, temp_files
 
 NS = 1_000_000_000
 
@@ -34,8 +33,7 @@ def _files(root: Path, suffix: str) -> list[Path]:
 
 
 def _asz(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "asz_core.cli", *args], capture_output=True, text=True,
-                          check=False, timeout=120)
+    return run_cli(*args)
 
 
 def test_the_age_takes_days_hours_minutes_and_seconds_and_minus_one_is_off() -> None:

@@ -1,11 +1,10 @@
-"""``asz-pipeline view`` as a user runs it, in a subprocess, on the parsed corpus root: the list, a
-session's document (JSON, YAML, and for a person), one body's bytes, ``view.hide`` and ``--hide``,
-and every error by name."""
+"""``asz-pipeline view`` as a user runs it (in-process, ``run_cli_bytes``; its help in a
+subprocess), on the parsed corpus root: the list, a session's document (JSON, YAML, and for a
+person), one body's bytes, ``view.hide`` and ``--hide``, and every error by name."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,13 +15,13 @@ import yaml
 from asz_core.cli.app import EXIT_CONFIG, EXIT_FAILED, EXIT_OK
 from asz_core.view import Session, list_sessions
 from tests.core.view.view_helpers import calls_of
+from tests.helpers import run_cli_bytes
 
 pytestmark = pytest.mark.corpus
 
 
 def asz(config: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "asz_core.cli.main", "view", "--config", str(config), *args],
-                          capture_output=True, check=False, env={**os.environ, "ASZ_ROOT": ""})
+    return run_cli_bytes("view", "--config", str(config), *args, env={"ASZ_ROOT": ""})
 
 
 def _config(tmp_path: Path, root: Path, hide: str = "[]") -> Path:
