@@ -1,8 +1,8 @@
 """The ``asz-pipeline`` command line.
 
 :func:`main` is the console script. Ctrl-C before the command has started anything (while
-Python imports it) ends it quietly with status 130; from then on
-:func:`asz_core.cli.main.main` answers an interrupt itself. So this module imports nothing
+Python imports it and its plugins, and reads the command line) ends it quietly with status 130;
+from the command on, :func:`asz_core.cli.main.main` answers an interrupt itself. So this module imports nothing
 until it is called.
 """
 

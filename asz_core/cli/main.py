@@ -105,9 +105,7 @@ def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
     out, err = (app.out, app.err) if app is not None else (sys.stdout, sys.stderr)
     try:
-        if argv is None:  # from here an interrupt is answered below, whatever it stops
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-        code = _main(args_in, app)
+        code = _main(args_in, app, owns_process=argv is None)
     except BaseException as exc:  # noqa: BLE001 - the one place a failure becomes an exit status
         code = _failure(exc, json_wanted="--json" in args_in, out=out, err=err)
     if argv is None:
@@ -120,7 +118,15 @@ def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
     return code
 
 
-def _main(argv: list[str], app: App | None) -> int:
+def _main(argv: list[str], app: App | None, *, owns_process: bool = False) -> int:
+    """Load the host and its plugins, read the command line, run the command.
+
+    Until the command runs, an interrupt in the process's own command line still ends it
+    quietly (the console script's handler, :mod:`asz_core.cli`): loading plugins imports extension modules,
+    and an exception raised inside one's initialization can crash the interpreter instead of
+    unwinding. From the command on, an interrupt is a ``KeyboardInterrupt`` that :func:`main`
+    answers, whatever it stops.
+    """
     from asz_core.cli import commands
     from asz_core.cli.app import App
 
@@ -128,6 +134,8 @@ def _main(argv: list[str], app: App | None) -> int:
     commands.register(app.host)
     args = build_parser(app, _command_named(argv)).parse_args(argv)
     app.config_path = args.config
+    if owns_process:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     return int(args.func(args, app))
 
 

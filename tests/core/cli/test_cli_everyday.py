@@ -222,6 +222,18 @@ def test_a_plugin_that_fails_to_load_stops_run_naming_it_until_switched_off(work
     assert (row["enabled"], row["status"], listed.returncode) == (False, "switched off", EXIT_OK)
 
 
+def test_ctrl_c_while_plugins_load_ends_quietly_before_anything_started(workdir: Path) -> None:
+    # Loading plugins imports extension modules, and a KeyboardInterrupt raised inside one's
+    # initialization can crash the interpreter (orjson's did, under load): until the command
+    # runs, an interrupt ends the process at once, with nothing started.
+    site = _install_plugin(workdir / "site", "import os, signal\nos.kill(os.getpid(), signal.SIGINT)\n")
+    env = {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    done = asz_process("run", "--config", "asz.yaml", cwd=workdir, env=env)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == "asz: interrupted before anything started\n"
+    assert not (workdir / "root").exists()
+
+
 def test_an_installed_plugin_is_switched_off_by_name(workdir: Path) -> None:
     with (workdir / "asz.yaml").open("a") as f:
         f.write("plugins:\n  otlp-push:\n    enabled: false\n"
