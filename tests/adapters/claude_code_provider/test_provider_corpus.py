@@ -67,6 +67,23 @@ def corpus_pass(corpus: Path, landed_once: Callable[[str, Callable[[Path], None]
     yield pickle.loads((done / "passes.pickle").read_bytes())  # written by this run's own build
 
 
+@pytest.fixture(scope="module")
+def small_pass(small_corpus: Path, landed_once: Callable[[str, Callable[[Path], None]], Path]) -> CorpusPass:
+    """``small_corpus``'s two passes, run once for every worker, for the default lane's sweeps
+    whose rule its bodies show (the tests only read the root)."""
+    def land(work: Path) -> None:
+        (work / "passes.pickle").write_bytes(pickle.dumps(_two_passes(small_corpus, work)))
+
+    small: CorpusPass = pickle.loads((landed_once("provider-small-corpus", land) / "passes.pickle").read_bytes())
+    return small
+
+
+def _the_pass(request: pytest.FixtureRequest, whole: bool) -> CorpusPass:
+    """The whole corpus's passes (``--slow``) or the small corpus's."""
+    the_pass: CorpusPass = request.getfixturevalue("corpus_pass" if whole else "small_pass")
+    return the_pass
+
+
 def test_every_body_the_rules_can_claim_lands_and_rebuilds_exactly(corpus_pass: CorpusPass) -> None:
     requests = sorted(p.name for p in corpus_pass.bodies.glob("*.request.json"))
     responses = {p.name: json.loads(p.read_bytes())["id"] for p in corpus_pass.bodies.glob("*.response.json")}
@@ -108,10 +125,8 @@ def test_landed_bytes_are_at_most_18_percent_of_what_claude_code_wrote(corpus_pa
 # the whole corpus's root costs seconds of CPU to read twice; the small corpus's bodies show the
 # same checks, the whole corpus's run with --slow
 @pytest.mark.parametrize("whole", [False, pytest.param(True, marks=pytest.mark.slow)])
-def test_verify_and_sdcheck_accept_the_root(request: pytest.FixtureRequest, whole: bool, small_corpus: Path,
-                                            tmp_path: Path) -> None:
-    corpus_pass: CorpusPass = (request.getfixturevalue("corpus_pass") if whole
-                               else _two_passes(small_corpus, tmp_path))
+def test_verify_and_sdcheck_accept_the_root(request: pytest.FixtureRequest, whole: bool) -> None:
+    corpus_pass = _the_pass(request, whole)
     assert corpus_pass.first.totals.records > 10 and not corpus_pass.first.failed
     reports = verify_root(corpus_pass.root)
     assert not [str(p) for r in reports for p in r.problems]
@@ -150,7 +165,12 @@ def _landed_lines(session_dir: Path) -> list[bytes]:
     return lines
 
 
-def test_upstreams_reader_takes_and_rebuilds_every_landed_body(corpus_pass: CorpusPass) -> None:
+# upstream's reader over the whole corpus's root costs seconds of CPU; the small corpus's bodies
+# take the same rules, the whole corpus's with --slow
+@pytest.mark.parametrize("whole", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_upstreams_reader_takes_and_rebuilds_every_landed_body(request: pytest.FixtureRequest, whole: bool) -> None:
+    corpus_pass = _the_pass(request, whole)
+    assert corpus_pass.first.totals.records > 10 and not corpus_pass.first.failed
     taken = 0
     for session_dir in sorted(p for p in corpus_pass.root.iterdir() if (p / "provider_body").is_dir()):
         session = upstream.Session()
