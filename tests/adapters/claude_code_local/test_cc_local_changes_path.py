@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from asz_adapters.claude_code_local.changes import _relative, go_rel
+from tests.helpers import examples
 
 names = st.sampled_from(["a", "b", "src", ".", "..", "", ".git", "a.b", "..x", "é"])
 paths = st.builds(lambda rooted, parts, slash: ("/" if rooted else "") + "/".join(parts) + ("/" if slash else ""),
@@ -24,13 +25,13 @@ def _the_long_way(path: str, cwd: str) -> str:
     return rel if rel is not None and not rel.startswith("..") else path
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(paths, paths)
 def test_a_path_is_named_as_go_names_it_relative_to_the_working_directory(path: str, cwd: str) -> None:
     assert _relative(path, cwd) == _the_long_way(path, cwd)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(paths, st.lists(names, min_size=1, max_size=4))
 def test_a_file_under_the_working_directory_is_named_as_go_names_it(cwd: str, below: list[str]) -> None:
     path = cwd.rstrip("/") + "/" + "/".join(below)

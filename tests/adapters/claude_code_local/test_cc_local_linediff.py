@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from asz_core.changes.linediff import CONTEXT, MAX_LINES, Hunk, diff_lines, split_lines
+from tests.helpers import examples
 
 lines = st.lists(st.sampled_from(["a", "b", "c", "", "a\r"]), max_size=14)
 
@@ -41,7 +42,7 @@ def _common(a: list[str], b: list[str]) -> int:
     return row[-1]
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(lines, lines)
 def test_the_hunks_rebuild_the_after_side_with_the_fewest_changed_lines(before: list[str], after: list[str]) -> None:
     found = diff_lines(before, after)

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from asz_core.collect.lines import BLOCK_BYTES, TAIL_BYTES, LineReader
+from tests.helpers import examples
 
 _SIZES = st.sampled_from([1, 2, 100, 5000, BLOCK_BYTES - 1, BLOCK_BYTES, BLOCK_BYTES + 1, 2 * BLOCK_BYTES + 7,
                           TAIL_BYTES // 2, TAIL_BYTES - 1, TAIL_BYTES, TAIL_BYTES + 3])
@@ -21,7 +22,7 @@ def _digest_before(data: bytes, end: int) -> str:
     return hashlib.sha256(data[max(0, end - TAIL_BYTES):end]).hexdigest()
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(st.sampled_from([0, 1, 100, 5000, TAIL_BYTES - 1, TAIL_BYTES, TAIL_BYTES + 3]),
        st.lists(_SIZES, max_size=6), st.integers(0, 255), st.integers(0, 3000))
 def test_lines_and_tail_digests(tmp_path_factory: pytest.TempPathFactory, seed_size: int, sizes: list[int], byte: int,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from asz_core.sessiondata import jsonbytes
@@ -17,6 +17,7 @@ from asz_core.sessiondata.jsonbytes import (
     holds_separator,
     loads_strict,
 )
+from tests.helpers import examples
 
 
 def test_canonical_line_takes_the_fast_path_and_slices_exactly() -> None:
@@ -181,6 +182,7 @@ def _depth_by_scanning(raw: bytes) -> int:
     return deepest
 
 
+@settings(max_examples=examples(100))
 @given(st.recursive(st.none() | st.integers(-(2**63), 2**63 - 1) | st.text(alphabet='[]{}"\\ ab', max_size=8),
                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
                     max_leaves=400),

@@ -6,11 +6,12 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from asz_core.sessiondata import Part, Record, reduce_to_fit
 from asz_core.sessiondata import reduce as reduce_module
+from tests.helpers import examples
 
 
 @pytest.fixture(autouse=True)
@@ -18,6 +19,7 @@ def tiny_slices(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(reduce_module, "_SLICE", 3)
 
 
+@settings(max_examples=examples(100))
 @given(st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF, blacklist_categories=()),
                max_size=40))
 def test_sliced_size_and_digest_are_those_of_the_whole(text: str) -> None:

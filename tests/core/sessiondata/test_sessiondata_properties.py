@@ -67,6 +67,7 @@ records = st.builds(
 
 
 @given(st.binary(max_size=300))
+@settings(max_examples=examples(100))
 def test_any_bytes_come_back_from_an_unknown_part(raw: bytes) -> None:
     line = encode_record(Record(parts=[Part.unknown(raw, "reason")]))
     assert decode_record(line).parts[0].raw() == raw
@@ -99,6 +100,7 @@ def test_sdcheck_accepts_any_file_the_writer_writes(tmp_path_factory: pytest.Tem
 
 
 @given(json_values)
+@settings(max_examples=examples(100))
 def test_source_bytes_of_any_value_are_kept(value: object) -> None:
     spaced = json.dumps({"v": value}, indent=1, ensure_ascii=True).encode()
     assert JSONLine(spaced).raw_at("v") == compact(json.dumps(value, indent=1, ensure_ascii=True).encode())
