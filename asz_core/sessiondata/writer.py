@@ -29,6 +29,9 @@ _BATCH_BYTES = 1 << 16
 #: looked for as byte values: ``b"\n" in line`` first tries ``b"\n"`` as an integer, and
 #: raising and clearing that error cost more than the search, on every record
 _LF, _CR = ord("\n"), ord("\r")
+#: the last byte of U+2028 and of U+2029 in UTF-8: a line holding neither byte (found by
+#: ``memchr``) holds neither character, and is not searched for them
+_A8, _A9 = 0xA8, 0xA9
 
 
 def check_header(header: dict[str, Any]) -> None:
@@ -68,7 +71,7 @@ def encode_fields(fields: RecordFields, *, deep: bool = False) -> bytes:
     except orjson.JSONEncodeError:
         line = _dumps_repaired(fields)  # a lone surrogate in a string we encode, or worse
     else:
-        if not line.isascii() and holds_separator(line):  # asked only of a line that is not ASCII
+        if not line.isascii() and (_A8 in line or _A9 in line) and holds_separator(line):
             # Our own strings escape U+2028/U+2029; a source's data keeps what it wrote.
             line = _dumps_repaired(fields)
     if holes:
@@ -229,7 +232,7 @@ class SessionDataWriter:
         self._sink = sink
         self._hash = hashlib.sha256()
         self._size = 0
-        #: records written but not yet handed to the sink (each line, then its newline)
+        #: the lines of records written but not yet handed to the sink (without their newlines)
         self._batch: list[bytes] = []
         self._batch_size = 0
         self._records = 0
@@ -242,7 +245,7 @@ class SessionDataWriter:
     @property
     def size(self) -> int:
         """Bytes written so far (header and records, each with its newline)."""
-        return self._size
+        return self._size + self._batch_size
 
     @property
     def records(self) -> int:
@@ -254,10 +257,13 @@ class SessionDataWriter:
         self._size += len(chunk)
 
     def _hand_on(self) -> None:
-        """Hand the batch of records to the sink and the digest (their size is counted)."""
-        if self._batch:
-            chunk = b"".join(self._batch)
-            self._batch.clear()
+        """Hand the batch of records to the sink and the digest (their size is counted then)."""
+        batch = self._batch
+        if batch:
+            batch.append(b"")  # for the last line's newline
+            chunk = b"\n".join(batch)
+            batch.clear()
+            self._size += self._batch_size
             self._batch_size = 0
             self._sink.write(chunk)
             self._hash.update(chunk)
@@ -270,9 +276,8 @@ class SessionDataWriter:
             raise SessionDataError("the file is closed")
         size = len(line) + 1
         if size < _BATCH_BYTES:
-            self._batch += (line, b"\n")
+            self._batch.append(line)
             self._batch_size += size
-            self._size += size
             if self._batch_size >= _BATCH_BYTES:
                 self._hand_on()
         else:
@@ -282,7 +287,14 @@ class SessionDataWriter:
         self._records += 1
         self._last_record = (ord, off, bytes)
         if time is not None:
-            self._note_time(time)
+            # The usual record's time, checked here rather than in a call to ``_note_time``: the
+            # file's latest again, or later than it (the latest then moves on in place).
+            last = self._last
+            if last is None or time != last.text:
+                if last is not None and last.sorts and sorts_after(time, last.text):
+                    last.text, last._instant = time, None
+                else:
+                    self._note_time(time)
 
     def write_lines(self, lines: bytes, count: int, ord: int, off: int, bytes: int,
                     times: Sequence[str | None], follows: bytes) -> None:
