@@ -246,7 +246,7 @@ class SessionDataWriter:
     @property
     def size(self) -> int:
         """Bytes written so far (header and records, each with its newline)."""
-        return self._size + self._batch_size
+        return self._size
 
     @property
     def records(self) -> int:
@@ -258,13 +258,12 @@ class SessionDataWriter:
         self._size += len(chunk)
 
     def _hand_on(self) -> None:
-        """Hand the batch of records to the sink and the digest (their size is counted then)."""
+        """Hand the batch of records to the sink and the digest (their size is counted)."""
         batch = self._batch
         if batch:
             batch.append(b"")  # for the last line's newline
             chunk = b"\n".join(batch)
             batch.clear()
-            self._size += self._batch_size
             self._batch_size = 0
             self._sink.write(chunk)
             self._hash.update(chunk)
@@ -279,6 +278,7 @@ class SessionDataWriter:
         if size < _BATCH_BYTES:
             self._batch.append(line)
             self._batch_size += size
+            self._size += size
             if self._batch_size >= _BATCH_BYTES:
                 self._hand_on()
         else:
@@ -288,14 +288,7 @@ class SessionDataWriter:
         self._records += 1
         self._last_record = (ord, off, bytes)
         if time is not None:
-            # The usual record's time, checked here rather than in a call to ``_note_time``: the
-            # file's latest again, or later than it (the latest then moves on in place).
-            last = self._last
-            if last is None or time != last.text:
-                if last is not None and last.sorts and sorts_after(time, last.text):
-                    last.text, last._instant = time, None
-                else:
-                    self._note_time(time)
+            self._note_time(time)
 
     def write_lines(self, lines: bytes, count: int, ord: int, off: int, bytes: int,
                     times: Sequence[str | None], follows: bytes) -> None:
