@@ -233,7 +233,7 @@ class SessionDataWriter:
         self._sink = sink
         self._hash = hashlib.sha256()
         self._size = 0
-        #: the lines of records written but not yet handed to the sink (without their newlines)
+        #: records written but not yet handed to the sink (each line, then its newline)
         self._batch: list[bytes] = []
         self._batch_size = 0
         self._records = 0
@@ -259,11 +259,9 @@ class SessionDataWriter:
 
     def _hand_on(self) -> None:
         """Hand the batch of records to the sink and the digest (their size is counted)."""
-        batch = self._batch
-        if batch:
-            batch.append(b"")  # for the last line's newline
-            chunk = b"\n".join(batch)
-            batch.clear()
+        if self._batch:
+            chunk = b"".join(self._batch)
+            self._batch.clear()
             self._batch_size = 0
             self._sink.write(chunk)
             self._hash.update(chunk)
@@ -276,7 +274,7 @@ class SessionDataWriter:
             raise SessionDataError("the file is closed")
         size = len(line) + 1
         if size < _BATCH_BYTES:
-            self._batch.append(line)
+            self._batch += (line, b"\n")
             self._batch_size += size
             self._size += size
             if self._batch_size >= _BATCH_BYTES:
