@@ -92,6 +92,24 @@ def test_writer_encoding_rules(tmp_path: Path) -> None:
     assert end == {"t": "end", "records": 3, "digest": hashlib.sha256(body).hexdigest()}
 
 
+@pytest.mark.parametrize(("text", "data"), [
+    ("caf\u00e9 \u00a8 \u00a9 \u2019", '["\u00e9\u00a8"]'),  # 0xA8 and 0xA9 bytes, no separator
+    ("\u2028", None),
+    ("\u2029", None),
+    ("x", '["\u2028\u2029"]'),  # a source's data keeps what it wrote
+])
+def test_a_separator_is_escaped_in_our_strings_whatever_else_holds_its_bytes(text: str, data: str | None) -> None:
+    # U+2028 and U+2029 end in the bytes 0xA8 and 0xA9, as é, ¨ and © do: only the separators
+    # in the record's own strings are escaped, each by itself
+    parts = [Part.text_part(text)] + ([Part.data_part(RawJSON(data.encode()))] if data else [])
+    line = encode_record(Record(ord=1, parts=parts))
+    escaped = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    assert f'"text":"{escaped}"'.encode() in line
+    if data:
+        assert b'"data":' + data.encode() in line
+    assert decode_record(line).parts[0].text == text
+
+
 def test_a_record_is_always_one_line() -> None:
     record = Record(ord=1, parts=[Part.data_part(RawJSON(b'{\n  "a": "x\\ny",\r\n  "b": [1, 2]\n}'))])
     line = encode_record(record)
