@@ -206,56 +206,31 @@ def convert_encoded(dialect: LineDialect, line: SourceLine,
 def _convert(dialect: LineDialect, line: SourceLine, larger_than: int | None,
              reads: bool) -> tuple[Encoded, str | None]:
     """:func:`convert_encoded`, ``reads`` being :func:`reads_non_json` of ``dialect``, asked once
-    for all of a source's lines.
-
-    The usual line is taken in this one frame, its steps those of :func:`_record` and
-    :func:`_encoded` written out: they are what every line of a pass pays, where a call each
-    cost more than the step. A line too large to land whole is :func:`_convert_large`'s."""
-    size = len(line.raw)  # not held here: a line too large is let go of before it is encoded
-    if larger_than is not None and size > larger_than:
-        return _convert_large(dialect, line, larger_than, reads)
-    if reads or line.is_json:
-        fields = dialect.convert(line)
-        if type(fields) is not dict:
-            raise NotARecordMapping(dialect, fields)
-    else:
-        fields = line.unknown_record()
-    place = line.ord, line.off, line_sha(line.raw), size
-    fields["ord"], fields["off"], fields["sha"], fields["bytes"] = place
+    for all of a source's lines."""
+    raw = line.raw
+    size = len(raw)
+    large = larger_than is not None and size > larger_than
+    digest = hashlib.sha256(raw).hexdigest() if large else ""
+    if large and not line.is_json:
+        if not reads:
+            return _too_large_record(line, size, digest), None
+        line.too_large_to_land(digest)  # the dialect describes it, its bytes are never escaped
+    fields = _record(dialect, line, reads)
+    place = line.ord, line.off, digest[:12] if large else line_sha(raw), size
     deep = line.deep
-    line.release()
+    line.release(keep_bytes=not large)
+    del raw
     try:
-        encoded = encode_fields(fields, deep=deep)
+        return _encoded(fields, place, larger_than, deep), None
     except NotEncodable as exc:
         why = str(exc)
-    else:
-        whole = fields if larger_than is not None and len(encoded) > larger_than - WHOLE_WITHIN else None
-        return (encoded, place[0], place[1], size, fields.get("time"), fields.get("id"), whole), None
+    if large:
+        return _too_large_record(line, size, digest), why
     unread = SourceLine(line.raw, line.ord, line.off, unread=why)
     try:
         return _encoded(_record(dialect, unread, reads), place, larger_than), why
     except NotEncodable:
         return _encoded(unread.unknown_record(), place, larger_than), why
-
-
-def _convert_large(dialect: LineDialect, line: SourceLine, larger_than: int,
-                   reads: bool) -> tuple[Encoded, str | None]:
-    """:func:`_convert` of a line longer than ``larger_than``: let go of, bytes and parse, once
-    its record is built, and landed as what "Too large to land" leaves of it when it is not
-    JSON and the dialect does not read such lines, or when its record does not encode."""
-    size = len(line.raw)
-    digest = hashlib.sha256(line.raw).hexdigest()
-    if not line.is_json:
-        if not reads:
-            return _too_large_record(line, size, digest), None
-        line.too_large_to_land(digest)  # the dialect describes it, its bytes are never escaped
-    fields = _record(dialect, line, reads)
-    deep = line.deep
-    line.release(keep_bytes=False)
-    try:
-        return _encoded(fields, (line.ord, line.off, digest[:12], size), larger_than, deep), None
-    except NotEncodable as exc:
-        return _too_large_record(line, size, digest), str(exc)
 
 
 def _encoded(fields: RecordFields, place: tuple[int, int, str, int], limit: int | None = None,
