@@ -27,7 +27,8 @@ name or stream:
    ``tool``), the line's ``timestamp`` and ``cwd``; one without a time, a session or a stream is
    not a record, and no part is made.
 
-The record is encoded as upstream encodes it (:mod:`.marshal`), in its key order.
+The record is encoded as upstream encodes it (:func:`~asz_core.sessiondata.raw_json_marshal`), in its
+key order.
 """
 
 from __future__ import annotations
@@ -35,20 +36,22 @@ from __future__ import annotations
 from itertools import repeat
 from typing import Any, Final
 
-from asz_adapters.claude_code_local.marshal import go_string, marshal
+from asz_adapters.claude_code_local.marshal import go_string
 from asz_adapters.claude_code_local.shape import Fields
 from asz_adapters.claude_code_local.source_facts import SourceFacts
 from asz_core.changes.files import endpoint, line_diff
-from asz_core.sessiondata import RawJSON, data_part
+from asz_core.sessiondata import data_part, raw_json_marshal
 from asz_core.sessiondata.fields import PartFields
 
-__all__ = ["changes_part", "go_rel"]
+__all__ = ["LastAfter", "changes_part", "go_rel"]
 
 SCHEMA: Final = "changes/1"
 
 
-def changes_part(line: Fields, result: Fields, parts: list[PartFields], source: SourceFacts) -> PartFields | None:
-    """The ``changes/1`` part for a line whose ``toolUseResult`` read whole, if it says one."""
+def changes_part(line: Fields, result: Fields, parts: list[PartFields], source: SourceFacts,
+                 last: LastAfter) -> PartFields | None:
+    """The ``changes/1`` part for a line whose ``toolUseResult`` read whole, if it says one;
+    ``last`` is the source's :class:`LastAfter`."""
     # the result read whole: each string field holds a str or None (rule 2 before rule 1, since
     # most results name no file)
     get = result.values.get
@@ -61,7 +64,7 @@ def changes_part(line: Fields, result: Fields, parts: list[PartFields], source: 
     if tool is None:
         return None
     created = before is None
-    before_side = None if before is None else _side(before)
+    before_side = None if before is None else last.side_of(before)
     after_side: _Side | None = None
     if after is not None:
         after_side = _side(after)
@@ -69,6 +72,7 @@ def changes_part(line: Fields, result: Fields, parts: list[PartFields], source: 
         count = -1 if result.flag("replaceAll") else 1
         after_side = _side(before_side[0].replace(go_string(result.text("oldString")),
                                                   go_string(result.text("newString")), count))
+    last.side = after_side if after_side is not None and len(after_side[0]) <= _REMEMBERED_UP_TO else None
     patch = result.subs("structuredPatch")
     if not patch and after_side is None:
         return None
@@ -83,32 +87,58 @@ def changes_part(line: Fields, result: Fields, parts: list[PartFields], source: 
         record["root"] = {"path": cwd}
     record["changed_files"] = 1
     record["changes"] = [change]
-    return data_part(RawJSON(marshal(record)))
+    return data_part(raw_json_marshal(record))
 
 
-#: one side of a change: its text as Go holds it, and that text's UTF-8 bytes
-_Side = tuple[str, bytes]
+#: one side of a change: its text as Go holds it, and that text's :func:`endpoint` (size, digest)
+_Side = tuple[str, dict[str, Any]]
+#: the longest after side (in characters) a :class:`LastAfter` holds on to: a larger file is
+#: encoded and digested again when the next edit starts from it, so that what a source's dialect
+#: keeps between lines stays small beside the lines themselves
+_REMEMBERED_UP_TO: Final = 1 << 20
 
 
 def _side(text: str) -> _Side:
-    """A file's text as Go holds it (:func:`~.marshal.go_string`) with its bytes. Encoded
+    """A file's text as Go holds it (:func:`~.marshal.go_string`) with its endpoint. Encoded
     first: a text that encodes holds no unpaired surrogate, so it is Go's as it is, and a whole
     file is not scanned for one (the scan cost more than the encoding the digest needs)."""
     try:
-        return text, text.encode("utf-8")
+        return text, endpoint(text.encode("utf-8"))
     except UnicodeEncodeError:
         held = go_string(text)
-        return held, held.encode("utf-8")
+        return held, endpoint(held.encode("utf-8"))
+
+
+class LastAfter:
+    """The after side of the last change a source's lines made (one per dialect instance).
+
+    An edit's before is most often the after of the edit just before it, of the same file: that
+    side's size and digest are then taken as they were made, not encoded and digested again. A
+    before equal to the remembered text is that text, as Go holds it (which has no unpaired
+    surrogate, so neither has the before), so both give the same endpoint."""
+
+    __slots__ = ("side",)
+
+    def __init__(self) -> None:
+        self.side: _Side | None = None
+
+    def side_of(self, before: str) -> _Side:
+        """``before``'s side: the remembered one when it is the same text."""
+        side = self.side
+        if side is not None and side[0] == before:
+            return side
+        return _side(before)
 
 
 def _file_change(path: str, created: bool, before_side: _Side | None, after_side: _Side | None,
                  patch: list[Fields]) -> dict[str, Any]:
     before = before_side[0] if before_side is not None else None
     after = after_side[0] if after_side is not None else None
-    # an after not known is a file that is there, of unknown bytes
-    known_after = endpoint(after_side[1]) if after_side is not None else {"present": True, "bytes": None}
+    # an after not known is a file that is there, of unknown bytes; an endpoint may be a
+    # remembered side's (:class:`LastAfter`), so each record takes its own copy
+    known_after = after_side[1].copy() if after_side is not None else {"present": True, "bytes": None}
     change: dict[str, Any] = {"path": path, "operation": "create" if created else "modify",
-                              "before": endpoint(None if before_side is None else before_side[1]),
+                              "before": endpoint(None) if before_side is None else before_side[1].copy(),
                               "after": known_after}
     hunks: list[dict[str, Any]] = []
     additions = deletions = 0

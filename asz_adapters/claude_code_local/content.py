@@ -35,7 +35,6 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from asz_adapters.claude_code_local.marshal import marshal
 from asz_adapters.claude_code_local.shape import ATTACHMENT_TEXT, BLOCK, Fields, read
 from asz_core.collect import SourceLine
 from asz_core.sessiondata import (
@@ -44,6 +43,7 @@ from asz_core.sessiondata import (
     data_part,
     dropped_entry,
     media_part,
+    raw_json_marshal,
     reasoning_part,
     result_part,
     text_part,
@@ -128,7 +128,7 @@ def _block_part(line: SourceLine, block: Any, path: _Path, result_data: RawJSON 
     if kind == "image":
         source = fields.inner("source")
         encoded = source.get("data") or ""
-        return media_part(source.get("media_type"), RawJSON(marshal(encoded)), utf8_len(encoded))
+        return media_part(source.get("media_type"), raw_json_marshal(encoded), utf8_len(encoded))
     return unknown_part(bytes(line.data_at(*path)), f'block type "{kind}" is not one this dialect describes')
 
 

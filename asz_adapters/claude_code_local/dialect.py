@@ -55,7 +55,7 @@ from operator import itemgetter
 from typing import Any, Final, NamedTuple
 
 from asz_adapters.claude_code_local.about import DIALECT
-from asz_adapters.claude_code_local.changes import changes_part
+from asz_adapters.claude_code_local.changes import LastAfter, changes_part
 from asz_adapters.claude_code_local.content import attachment_part, content_parts
 from asz_adapters.claude_code_local.flags import damaged_flags, flags_of, subtype_flags, trigger_of
 from asz_adapters.claude_code_local.links import links_of
@@ -147,6 +147,8 @@ class ClaudeCodeDialect:
         self._bare_records: dict[str, RecordFields] = {}
         #: by ``from``, the record of a model's call (:meth:`_call_record`)
         self._call_records: dict[str, RecordFields] = {}
+        #: the after side of this source's last edit (:mod:`.changes`)
+        self._last_after = LastAfter()
 
     def split(self) -> ClaudeCodeDialect:
         """A dialect for some of this source's lines, converted in another process
@@ -258,7 +260,7 @@ class ClaudeCodeDialect:
         else:
             parts = []
         if result is not None and result_whole:
-            edit = changes_part(fields, result, parts, source)
+            edit = changes_part(fields, result, parts, source, self._last_after)
             if edit is not None:
                 parts.append(edit)
         if not parts:

@@ -134,8 +134,9 @@ def loads_strict(raw: bytes) -> Any:
     """Parse one JSON value the way every reader of Session Data must.
 
     orjson first; the standard library only for what orjson refuses but JSON allows (lone
-    surrogate escapes, integers past 64 bits). ``NaN``/``Infinity`` and over-deep nesting are
-    refused. Raises :class:`NotJSON`.
+    surrogate escapes, numbers past a double's range). An integer past 64 bits that a double
+    holds reads as that double, as Go reads an untyped number. ``NaN``/``Infinity`` and
+    over-deep nesting are refused. Raises :class:`NotJSON`.
     """
     return _loads(raw)[0]
 

@@ -427,6 +427,32 @@ def test_a_patchs_lines_land_as_go_holds_them_and_are_counted_by_their_first_cha
     assert (change["additions"], change["deletions"]) == counts
 
 
+def _file_edit(before: str | None, **result: Any) -> bytes:
+    """An edit of ``/w/f``; ``LONE`` in a text is written as an unpaired surrogate."""
+    return line(type="user", cwd="/w", message={"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_e", "content": "ok"}]},
+        toolUseResult={"filePath": "/w/f", "originalFile": before, **result}).replace(b"LONE", b"\\ud800")
+
+
+def test_an_edit_starting_from_the_last_edits_after_lands_as_it_does_alone() -> None:  # constructed
+    # the dialect takes a before equal to the last after's text as that side, already measured:
+    # each edit must land as it does converted by a dialect of its own, a surrogate included
+    edits = [
+        _file_edit(None, content="one\n"),
+        _file_edit("one\n", oldString="one", newString="two"),  # its after made by replacing
+        _file_edit("two\n", content="xLONE\n", structuredPatch=[]),  # an after Go holds otherwise
+        _file_edit("x\ufffd\n", content="xLONE\n"),  # the after as Go held it
+        _file_edit("xLONE\n", content="x\n"),  # the text as written, not as held
+        _file_edit("x\n", content="x\n"),
+    ]
+    dialect = transcript_dialect()
+    in_turn = [as_record(convert_line(dialect, SourceLine(raw, n, 0))) for n, raw in enumerate(edits, 1)]
+    alone = [as_record(convert_line(transcript_dialect(), SourceLine(raw, n, 0))) for n, raw in enumerate(edits, 1)]
+    assert [r.parts[-1].data for r in in_turn] == [r.parts[-1].data for r in alone]
+    befores = [orjson.loads(r.parts[-1].data or b"")["changes"][0]["before"] for r in in_turn]
+    assert [b.get("bytes") for b in befores] == [None, 4, 4, 5, 5, 2]
+
+
 _EDGES = [  # constructed: the edges of the records filled in place (the dialect's bare and call records)
     b'{"type":"progress","uuid":"u","timestamp":"t"}',
     b'{"type":"progress","uuid":"u","parentUuid":"","timestamp":"t"}',

@@ -84,6 +84,41 @@ def test_not_json_is_refused(raw: bytes) -> None:
         loads_strict(raw)
 
 
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        # a lone surrogate escape is a string holding it (orjson refuses it; the standard library reads it)
+        (b'["\\ud800","\\udc00x"]', ["\ud800", "\udc00x"]),
+        # an integer a double can hold but 64 bits cannot reads as a double, as Go reads an untyped number
+        (b"[18446744073709551616,-9223372036854775809]", [1.8446744073709552e19, -9.223372036854776e18]),
+        # past a double's range it is refused by orjson, and the standard library keeps every digit
+        (b"[" + b"1" * 400 + b"]", [int("1" * 400)]),
+        (b"[1E400,-1e400]", [float("inf"), float("-inf")]),
+        # the last of duplicate keys wins, in the first one's place
+        (b'{"a":1,"b":2,"a":3}', {"a": 3, "b": 2}),
+        (b"[-0,-0.0,1E2,1e-400]", [0, -0.0, 100.0, 0.0]),
+        (b" {}\t\r\n", {}),
+    ],
+)
+def test_odd_input_parses_to_the_values_its_readers_are_written_for(raw: bytes, expected: object) -> None:
+    """What the parse of a line yields for input parsers disagree on; a parser put in orjson's
+    place must yield the same (the typed reads judge these values, the slices keep the bytes)."""
+    for value in (JSONLine(raw).value, loads_strict(raw)):
+        assert repr(value) == repr(expected)  # repr: an int is not a float, -0.0 is not 0.0
+
+
+@pytest.mark.parametrize("raw", [
+    b'"\xff"', b'"\xed\xa0\x80"', b'"\xc0\xaf"', b'"\xf4\x90\x80\x80"',  # not UTF-8 (an encoded surrogate too)
+    b"\xef\xbb\xbf{}",  # a byte order mark
+    b"[1,]", b'{"a":1,}', b"01", b'"\x01"', b"  ", b"-Infinity", b"1 2",
+])
+def test_a_line_a_strict_reader_refuses_is_not_json(raw: bytes) -> None:
+    with pytest.raises(NotJSON):
+        JSONLine(raw)
+    with pytest.raises(NotJSON):
+        loads_strict(raw)
+
+
 def test_nesting_limit_is_256() -> None:
     assert loads_strict(b"[" * 256 + b"]" * 256) is not None
     assert not depth_exceeds(b"[" * 256 + b"]" * 256)
