@@ -82,6 +82,14 @@ def format_pairs(pairs: Iterable[tuple[str, object]]) -> bytes:
 
 C = TypeVar("C", bound="Cursor")
 
+#: the fields of the cursor files read lately, by class and bytes: a session's cursor is read
+#: back after it is written (its index, its settled entry) from the very bytes the group keeps
+#: (:data:`~asz_core.root.durable.DEFERRED`), so the same bytes are parsed once. The bytes are
+#: the key, so an entry can never say what a file does not
+_READ: dict[tuple[type[Cursor], bytes], dict[str, object]] = {}
+#: ... at most this many (a commit group's sessions' cursors, with room)
+_READ_MOST = 64
+
 
 class CursorUnreadable(ValueError):
     """A cursor file that is there but does not read (not UTF-8, a value that is not a number,
@@ -158,6 +166,17 @@ class Cursor:
             raise CursorUnreadable(path, exc.strerror or str(exc)) from None
         if data is None:
             return None
+        key = (cls, data)
+        values = _READ.get(key)
+        if values is None:
+            values = _READ[key] = cls._parse(path, data)
+            if len(_READ) > _READ_MOST:
+                del _READ[next(iter(_READ))]  # the oldest: what a pass reads back is recent
+        return cls(**values)  # type: ignore[arg-type]
+
+    @classmethod
+    def _parse(cls, path: Path, data: bytes) -> dict[str, object]:
+        """The fields ``data`` holds, by name (``CursorUnreadable`` when it is no cursor)."""
         ints = cls.FIELDS
         try:
             text = data.decode("utf-8")
@@ -189,7 +208,7 @@ class Cursor:
             raise CursorUnreadable(path, "no state line: not a cursor")
         if not_a_number:
             raise CursorUnreadable(path, f"{not_a_number} is not a number")
-        return cls(**values)  # type: ignore[arg-type]
+        return values
 
     def save(self, path: Path) -> None:
         """Replace the cursor atomically. Its new name is not fsynced into the directory: a
@@ -198,8 +217,9 @@ class Cursor:
 
     def encode(self) -> bytes:
         """The cursor file's bytes."""
-        return format_pairs((name, getattr(self, name)) for name in self.FIELDS
-                            if name not in self._WHEN_SET or getattr(self, name))
+        when_set = self._WHEN_SET
+        return format_pairs([(name, value) for name in self.FIELDS
+                             if (value := getattr(self, name)) or name not in when_set])
 
 
 class AppendCursor(Cursor):

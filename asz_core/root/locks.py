@@ -24,7 +24,7 @@ __all__ = ["FileLock", "LockBusy"]
 class LockBusy(RuntimeError):
     """Another process holds the lock; ``holder`` is what it wrote about itself."""
 
-    def __init__(self, path: Path, holder: str) -> None:
+    def __init__(self, path: Path | str, holder: str) -> None:
         self.path = path
         self.holder = holder
         super().__init__(f"{path} is held by {holder or 'another process'}")
@@ -33,7 +33,7 @@ class LockBusy(RuntimeError):
 class FileLock:
     """An exclusive ``flock`` on ``path``; ``wait`` blocks until it is free instead of failing."""
 
-    def __init__(self, path: Path, *, wait: bool = False, describe: bool = False,
+    def __init__(self, path: Path | str, *, wait: bool = False, describe: bool = False,
                  on_acquired: Callable[[], None] | None = None, new: bool = False) -> None:
         self.path = path
         #: the lock file is made here, in a directory the caller has just made

@@ -59,17 +59,18 @@ def landed_places(session_dir: Path, owns: Owns,
     (``(subdir, kind)``), which are not read."""
     session = session_dir.name
     top = os.fspath(session_dir)  # joined as strings: only listed, and read for a few places
-    join = os.path.join
+    sep = os.sep
     for group in ("streams", "runs"):
-        if confined.known(join(top, group)) is False:  # not made in a new session: nothing to raise
+        group_dir = f"{top}{sep}{group}"
+        if confined.known(group_dir) is False:  # not made in a new session: nothing to raise
             continue
         try:
-            names = sorted(confined.listdir(join(top, group)))
+            names = sorted(confined.listdir(group_dir))
         except (FileNotFoundError, NotADirectoryError, confined.LinkRefused):
             continue
         for name in names:
             subdir = f"{group}/{name}"
-            directory = join(top, group, name)
+            directory = f"{group_dir}{sep}{name}"
             try:
                 files = sorted(confined.listdir(directory))
             except (FileNotFoundError, NotADirectoryError, confined.LinkRefused):
@@ -82,7 +83,7 @@ def landed_places(session_dir: Path, owns: Owns,
                 if (subdir, kind) in skip:
                     continue
                 try:
-                    data = read_small(join(directory, file))
+                    data = read_small(f"{directory}{sep}{file}")
                     pairs = dict(parse_pairs(data.decode("utf-8"))) if data is not None else {}
                 except (OSError, UnicodeDecodeError):
                     continue  # not readable: the collector rebuilds it; nothing here depends on it

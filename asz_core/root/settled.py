@@ -72,15 +72,15 @@ def make_entry(sources: Sequence[str], files: Iterable[tuple[str, str]],
     """The entry of a session recorded with ``sources``, depending on ``files`` (each ``(path,
     stamp)``), whose landing counted ``counters``; ``None`` when a string holds NUL (no path does)
     or a counter's name is not a word: such a session is simply not recorded, and lands again."""
-    if any(not name.isidentifier() for name in counters):
+    if not all(map(str.isidentifier, counters)):
         return None
-    parts = [" ".join(f"{name}={int(value)}" for name, value in counters.items()), str(len(sources)), *sources]
+    parts = [" ".join([f"{name}={int(value)}" for name, value in counters.items()]), str(len(sources)), *sources]
     for path, stamp in files:
         parts.append(path)
         parts.append(stamp)
-    if any(_SEP in part for part in parts):
-        return None
-    return _SEP.join(parts)
+    entry = _SEP.join(parts)
+    # no part holds NUL: the entry splits back into as many parts as it was joined from
+    return entry if entry.count(_SEP) == len(parts) - 1 else None
 
 
 def entry_parts(entry: object) -> tuple[list[str], list[tuple[str, str]], dict[str, int]] | None:
@@ -113,8 +113,8 @@ def _cursor_dirs(session_dir: Path) -> list[str]:
     """Each directory in ``streams`` and ``runs``: where a session's cursors live (as strings:
     they are only listed, and the table holds the paths as strings)."""
     top = os.fspath(session_dir)
-    join = os.path.join
-    return [join(top, group, name) for group in ("streams", "runs") for name in _names(join(top, group))]
+    sep = os.sep
+    return [f"{top}{sep}{group}{sep}{name}" for group in ("streams", "runs") for name in _names(f"{top}{sep}{group}")]
 
 
 def _landed_to(cursor_path: Path, st: os.stat_result, append: bool) -> bool:
@@ -180,7 +180,7 @@ def settled_entry(session_dir: Path, sources: Sequence[tuple[str | Path, Path, b
     for directory in _cursor_dirs(session_dir):
         for name in _names(directory):
             if name.endswith(CURSOR_SUFFIX):
-                cursor = os.path.join(directory, name)
+                cursor = f"{directory}{os.sep}{name}"
                 files.append((cursor, _stamp(cursor)))
     return make_entry([os.fspath(s[0]) for s in sources], files, counters)
 

@@ -264,14 +264,15 @@ class SessionHandle:
     def _take_lock(self, fresh: bool) -> FileLock:
         """The session's lock; in a directory this writer has just made, a lock file of its own
         (``O_EXCL``), unless another writer's is there already."""
+        path = f"{self.dir_text}{os.sep}.lock"  # a string: it is only opened (and named, if busy)
         if fresh:
-            lock = FileLock(self.dir / ".lock", new=True)
+            lock = FileLock(path, new=True)
             try:
                 lock.acquire()
                 return lock
             except FileExistsError:
                 pass
-        lock = FileLock(self.dir / ".lock")
+        lock = FileLock(path)
         lock.acquire()
         return lock
 
