@@ -9,8 +9,8 @@
 * **Parallel.** ``pytest`` with no paths runs the suite over the machine's CPUs (pytest-xdist,
   two workers a CPU since many tests wait on fsync, idle workers steal queued tests); naming
   files or directories runs them in this process, as does ``-n 0``. Each process has its own
-  temporary directories and asz cache; a corpus landing that tests only read is built once per
-  run (``landed_once``).
+  temporary directories and asz cache, the caches all in one directory of the run's, removed
+  when it ends; a corpus landing that tests only read is built once per run (``landed_once``).
 * **Property tests.** Every hypothesis test runs under the ``asz`` profile below. Hypothesis's two
   timing rules, a deadline for each example and the ``too_slow`` health check on generating the
   first ones, measure wall time, which a loaded machine (CI shares two CPUs among many workers)
@@ -24,6 +24,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Callable, Generator
@@ -62,22 +63,40 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     # read as the test modules are imported (helpers.examples), in xdist's workers too
     os.environ["ASZ_TESTS_SLOW"] = "1" if config.getoption("--slow") else ""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    run = _run_directory(config, worker)
     # asz's caches (entry points, validated configurations, quiet passes) of this test process's
     # own: a run never repeats a pass a previous test run recorded, the tests' temporary paths do
     # not end up in the user's cache, and two xdist workers never share one
-    worker = os.environ.get("PYTEST_XDIST_WORKER")
     if "ASZ_TEST_CACHE" not in os.environ or worker:
-        cache = tempfile.mkdtemp(prefix=f"asz-test-cache-{worker or 'main'}-")
+        cache = tempfile.mkdtemp(prefix=f"cache-{worker or 'main'}-", dir=run)
         os.environ["ASZ_TEST_CACHE"] = os.environ["XDG_CACHE_HOME"] = cache
-        config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
     if not worker and os.environ.get("PYTHONDONTWRITEBYTECODE") and "PYTHONPYCACHEPREFIX" not in os.environ:
         # with bytecode off, every python the tests start (the workers, each asz child a kill
         # test runs) compiled asz again: the children compile once into a directory of this run's
         # own and share it, and nothing is written beside the sources, as the user asked
-        bytecode = tempfile.mkdtemp(prefix="asz-test-bytecode-")
+        bytecode = tempfile.mkdtemp(prefix="bytecode-", dir=run)
         del os.environ["PYTHONDONTWRITEBYTECODE"]
         os.environ["PYTHONPYCACHEPREFIX"] = os.environ["ASZ_TEST_BYTECODE"] = bytecode
-        config.add_cleanup(lambda: shutil.rmtree(bytecode, ignore_errors=True))
+
+
+def _run_directory(config: pytest.Config, worker: str | None) -> str:
+    """The directory of this test run's own caches, removed when the run ends, however it ends
+    but SIGKILL: made by the run's first process, which its xdist workers share (a worker the
+    run's end kills cannot remove its own cache, so the process that made it does)."""
+    if worker and os.environ.get("ASZ_TEST_RUN"):
+        return os.environ["ASZ_TEST_RUN"]
+    run = os.environ["ASZ_TEST_RUN"] = tempfile.mkdtemp(prefix="asz-test-run-")
+    config.add_cleanup(lambda: shutil.rmtree(run, ignore_errors=True))
+    if not worker and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        # a run stopped by SIGTERM (a CI time limit, `timeout`) ends as Ctrl-C ends it:
+        # pytest stops its workers and the cleanup above runs; by default it would just die
+        signal.signal(signal.SIGTERM, _interrupted)
+    return run
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 @pytest.hookimpl(hookwrapper=True)

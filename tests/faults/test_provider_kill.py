@@ -27,7 +27,7 @@ from asz_adapters.claude_code_provider.seen import APPEND_STEP
 from asz_core.providerbody import ProviderBodies
 from asz_core.root import faults
 from asz_core.testing import PassRunner
-from tests.helpers import temp_files
+from tests.helpers import run_cli, temp_files
 from tests.provider_support import (
     TranscriptIds,
     bodies_by_session,
@@ -97,9 +97,11 @@ def _kill_and_finish(seed: int | None, corpus: Path, tmp_path: Path, sessions: t
     env = {k: v for k, v in os.environ.items() if k != "ASZ_WORKERS"}
     for kill in kills:
         subprocess.run(cli, env={**env, "ASZ_FAULT": kill}, capture_output=True, check=False, timeout=120)
-    for _ in range(2):
-        done = subprocess.run(cli, env=env, capture_output=True, check=False, timeout=120)
-        assert done.returncode == 0, done.stderr.decode()
+    with pytest.MonkeyPatch.context() as here:  # the passes after the kills: here, as a child would run them
+        here.delenv("ASZ_WORKERS", raising=False)
+        for _ in range(2):
+            done = run_cli("run", "--config", str(config))
+            assert done.returncode == 0, done.stderr
     for session in sessions:
         _check_session(runner.root / session, src, files[session], all_ids[session])
     assert temp_files(runner.root) == []

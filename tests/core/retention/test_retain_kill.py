@@ -25,7 +25,7 @@ from asz_core.retention.plan import session_files
 from asz_core.sessiondata import open_file
 from asz_core.testing import PassRunner
 from tests.core.retention.conftest import configure, copy_sessions
-from tests.helpers import temp_files
+from tests.helpers import run_cli, temp_files
 
 SEEDS_QUICK, SEEDS = 2, 6  # each seed costs seconds of CPU: the rest go to the slow lane
 STEPS = ("skeleton-land", "landed-unlink")
@@ -80,7 +80,7 @@ def test_retain_killed_at_a_random_instant_loses_nothing_not_meant_to_go(
         for session, want in seqs.items():  # the file, or both, or the skeleton: never neither
             assert set(session_files(root / session)) == want, session
         assert _structure(root) == structure
-    done = subprocess.run(cli, capture_output=True, text=True, check=False, timeout=120)
+    done = run_cli("retain", "--config", str(config))  # after the kills: here, as a child would run it
     assert done.returncode == 0, done.stdout + done.stderr
     assert not list(root.rglob("*.sd")) and temp_files(root) == []
     assert _structure(root) == structure

@@ -21,7 +21,7 @@ from asz_core.root.durable import DEFERRED
 from asz_core.root.group import CommitGroup
 from asz_core.root.storage import StorageRoot
 from asz_core.testing import PassRunner
-from tests.helpers import count_syncs, jsonl_config, records_of, temp_files
+from tests.helpers import count_syncs, jsonl_config, records_of, run_cli, temp_files
 
 pytestmark = pytest.mark.skipif(not durable.can_sync_filesystem(), reason="group commit needs syncfs (Linux)")
 
@@ -168,8 +168,8 @@ def test_killed_in_the_second_group_a_pass_keeps_the_first_and_lands_the_rest_on
     assert killed.returncode == -9, killed.stderr.decode()
     whole = [n for n in range(1, 41) if len(records_of(runner.root, f"s{n}")) == 6]
     assert len(whole) >= 32  # the first group committed before the kill: kept
-    finished = subprocess.run(cli, capture_output=True, check=False)
-    assert finished.returncode == 0, finished.stderr.decode()
+    finished = run_cli("run", "--config", str(config))  # the pass after the kill: no process of its own needed
+    assert finished.returncode == 0, finished.stderr
     for s in range(1, 41):
         assert [r.ord for _, r in records_of(runner.root, f"s{s}")] == list(range(1, 7)), f"s{s}"
     assert temp_files(runner.root) == []
