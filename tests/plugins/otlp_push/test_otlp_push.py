@@ -105,8 +105,10 @@ def _fresh_plugin_memory() -> Iterator[None]:
     plugin._budgets.clear()
 
 
-@pytest.fixture(params=PROTOCOLS)
+@pytest.fixture(params=[pytest.param("grpc", marks=pytest.mark.slow), "http"])
 def receiver(request: pytest.FixtureRequest) -> Iterator[GrpcReceiver | HttpReceiver]:
+    """A receiver of each protocol with ``--slow``; HTTP alone in the default lane, where the
+    tests that name gRPC (its limit, a receiver killed mid-push, none listening) still run it."""
     server = make_receiver(request.param).start()
     yield server
     server.stop()
