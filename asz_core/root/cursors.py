@@ -182,21 +182,16 @@ class Cursor:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise CursorUnreadable(path, f"not UTF-8 (byte {exc.start})") from None
-        # the lines as :func:`parse_pairs` reads them, into the fields by name (a later line of
-        # a key wins, as it would set the field again); a cursor is read back for every session
-        # that lands, so no generator and no ``setattr`` per line
+        # into the fields by name (a later line of a key wins, as it would set the field again);
+        # parsed once per bytes (:data:`_READ`), so the one reading of the lines serves here too
         values: dict[str, object] = {}
         state = False
         not_a_number = ""
-        for line in text.splitlines():
-            key, _, value = line.partition(" ")
-            if not key:
-                continue
+        for key, value in parse_pairs(text):
             state = state or key == "state"
             is_int = ints.get(key)
             if is_int is None:
                 continue  # a later version's key, or upstream's (``schema``, ``kind``, ``origin``)
-            value = value.strip(" \t")
             if not is_int:
                 values[key] = value
                 continue
