@@ -20,7 +20,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["MIN_STRING", "KnownValues", "Span", "find_pieces", "is_compact"]
+from asz_core.sessiondata.jsonbytes import is_compact
+
+__all__ = ["MIN_STRING", "KnownValues", "Span", "find_pieces"]
 
 #: Strings this long or longer (with their quotes) are pieces.
 MIN_STRING = 1024
@@ -28,13 +30,7 @@ MIN_STRING = 1024
 # A string (group 1; group 2 is the colon after it when it is a key), or a bracket.
 _TOKEN = re.compile(rb'("[^"\\]*(?:\\.[^"\\]*)*")([ \t\r\n]*:)?|[\[\]{}]')
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_SPACE = re.compile(rb"[ \t\r\n]")
 _SCALAR_END = re.compile(rb"[,\]} \t\r\n]")
-
-
-def is_compact(raw: bytes) -> bool:
-    """No whitespace between tokens (strings cut out first: whitespace inside them is theirs)."""
-    return _SPACE.search(raw) is None or _SPACE.search(_STRING.sub(b"", raw)) is None
 
 
 class KnownValues:

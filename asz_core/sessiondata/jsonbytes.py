@@ -34,6 +34,7 @@ __all__ = [
     "depth_exceeds",
     "encode_value",
     "holds_separator",
+    "is_compact",
     "loads_strict",
     "marshal_value",
 ]
@@ -48,8 +49,11 @@ _PARA_SEP = b"\xe2\x80\xa9"
 #: either of them: one search, where searching for each costs two
 _SEPARATOR = re.compile(b"\xe2\x80[\xa8\xa9]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_TOKEN_OR_SPACE = re.compile(rb'("(?:[^"\\]|\\.)*")|[ \t\r\n]+', re.DOTALL)
+_TOKEN_OR_SPACE = re.compile(rb'("[^"\\]*(?:\\.[^"\\]*)*")|[ \t\r\n]+', re.DOTALL)
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_STRING_OR_BRACKET = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+#: the byte after a number, true, false or null
+_SCALAR_END = re.compile(rb"[,}\] \t\r\n]")
 _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
 _NOT_OPENER = bytes(b for b in range(256) if b not in b"[{")
 _BRACKET_STEP = [1 if b in b"[{" else -1 if b in b"]}" else 0 for b in range(256)]
@@ -205,7 +209,14 @@ def _loads_slow(raw: bytes) -> Any:
 
 def compact(raw: bytes) -> bytes:
     """Remove whitespace between tokens, keeping every byte inside strings."""
+    if is_compact(raw):
+        return raw  # as every value a writer wrote is: rewriting calls into Python per string
     return _TOKEN_OR_SPACE.sub(lambda m: m.group(1) or b"", raw)
+
+
+def is_compact(raw: bytes) -> bool:
+    """No whitespace between tokens (strings cut out first: whitespace inside them is theirs)."""
+    return _has_no_whitespace(raw) or _has_no_whitespace(_STRING.sub(b"", raw))
 
 
 def encode_value(value: Any) -> bytes:
@@ -377,15 +388,10 @@ def _skip_ws(s: bytes, i: int) -> int:
 
 
 def _skip_string(s: bytes, i: int) -> int:
-    i += 1
-    while True:
-        c = s[i]
-        if c == 0x5C:
-            i += 2
-        elif c == 0x22:
-            return i + 1
-        else:
-            i += 1
+    match = _STRING.match(s, i)
+    if match is None:  # only a parsed line is scanned, and its strings close
+        raise ValueError(f"no string closes at byte {i}")
+    return match.end()
 
 
 def _skip_value(s: bytes, i: int) -> int:
@@ -393,23 +399,18 @@ def _skip_value(s: bytes, i: int) -> int:
     if c == 0x22:
         return _skip_string(s, i)
     if c in (0x7B, 0x5B):
+        # from one bracket to the next, a whole string at a time: a byte at a time in Python,
+        # the scan was most of what reading a landed file's part data cost
         depth = 0
-        while True:
-            c = s[i]
-            if c == 0x22:
-                i = _skip_string(s, i)
-                continue
-            if c in (0x7B, 0x5B):
-                depth += 1
-            elif c in (0x7D, 0x5D):
-                depth -= 1
+        for token in _STRING_OR_BRACKET.finditer(s, i):
+            step = _BRACKET_STEP[s[token.start()]]
+            if step:
+                depth += step
                 if depth == 0:
-                    return i + 1
-            i += 1
-    n = len(s)
-    while i < n and s[i] not in b",}] \t\r\n":
-        i += 1
-    return i
+                    return token.end()
+        raise ValueError(f"no bracket closes the one at byte {i}")
+    end = _SCALAR_END.search(s, i)
+    return len(s) if end is None else end.start()
 
 
 def _span(raw: bytes, path: tuple[str | int, ...]) -> tuple[int, int]:
@@ -426,13 +427,15 @@ def _child_start(s: bytes, i: int, step: str | int) -> int:
     index = 0
     if s[i] in (0x7D, 0x5D):
         raise KeyError(step)
+    # a key with no escape is its name's own bytes, compared without decoding it
+    name = f'"{step}"'.encode() if isinstance(step, str) else b""
     while True:
         if opener == 0x7B:
             key_end = _skip_string(s, i)
-            key = loads_strict(s[i:key_end])
+            key = s[i:key_end]
             i = _skip_ws(s, key_end) + 1  # past the colon
             i = _skip_ws(s, i)
-            if key == step:
+            if key == name or (0x5C in key and loads_strict(key) == step):
                 found = i  # the last duplicate wins, as it does when parsing
         else:
             if index == step:

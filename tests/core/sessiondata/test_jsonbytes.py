@@ -227,6 +227,48 @@ def test_depth_check_agrees_with_a_byte_scan(value: object, limit: int) -> None:
     assert depth_exceeds(raw, limit) == (_depth_by_scanning(raw) > limit)
 
 
+_TRICKY_TEXT = st.text(alphabet='[]{}"\\,: \t\nabé\u2028', max_size=8)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False)
+    | _TRICKY_TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TRICKY_TEXT, inner, max_size=4),
+    max_leaves=60)
+
+
+@st.composite
+def _line_and_path(draw: st.DrawFn) -> tuple[dict[str, object], tuple[str | int, ...]]:
+    value = draw(st.dictionaries(_TRICKY_TEXT, _JSON, min_size=1, max_size=4))
+    path: list[str | int] = []
+    here: object = value
+    while isinstance(here, (dict, list)) and here and draw(st.booleans() if path else st.just(True)):
+        step = draw(st.sampled_from(sorted(here) if isinstance(here, dict) else range(len(here))))
+        path.append(step)
+        here = here[step]  # type: ignore[index]
+    return value, tuple(path)
+
+
+@settings(max_examples=examples(300))
+@given(_line_and_path(), st.sampled_from([None, 0, 2, "\t"]), st.booleans())
+def test_any_value_of_a_spaced_line_is_sliced_as_its_compact_encoding(
+        line_and_path: tuple[dict[str, object], tuple[str | int, ...]], indent: int | str | None,
+        ascii_only: bool) -> None:
+    # the slow path's scan, over strings holding quotes, backslashes, brackets and separators:
+    # the bytes at the path are what the same encoder writes for that value with no spaces
+    import json
+
+    value, path = line_and_path
+    raw = json.dumps(value, indent=indent, ensure_ascii=ascii_only).encode()
+    line = JSONLine(raw)
+    at = value
+    for step in path:
+        at = at[step]  # type: ignore[index]
+    expected = json.dumps(at, separators=(",", ":"), ensure_ascii=ascii_only).encode()
+    assert line.raw_at(*path) == expected
+    if isinstance(at, list):
+        assert list(line.items_at(*path)) == [
+            json.dumps(item, separators=(",", ":"), ensure_ascii=ascii_only).encode() for item in at]
+
+
 def test_compact_keeps_string_whitespace() -> None:
     assert compact(b' { "a b" : "c\\"  d" , "e" :\n[ ] } ') == b'{"a b":"c\\"  d","e":[]}'
 
