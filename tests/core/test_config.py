@@ -85,6 +85,34 @@ def test_yaml_syntax_error_names_file_line_and_column(tmp_path: Path) -> None:
     assert problem.startswith(f"{path}:") and "YAML syntax" in problem
 
 
+@pytest.mark.parametrize("text", [
+    "storage:\n  root: [unclosed\nadapters: []\n",
+    "storage:\n  root: ./d\n bad: 1\n",
+    "storage:\n  root: 'open\n",
+    "storage: *nowhere\n",
+    "storage: !!python/object:os.system x\n",
+    "storage:\n  root: ./d\n  rooot: typo\nadapters: [{name: t, depth: 1.5}]\n",
+])
+def test_libyaml_and_the_pure_python_parser_place_every_problem_alike(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    # PyYAML built without libyaml parses in Python: the same problems at the same places
+    # (libyaml words a few of them differently, so only where they are is compared)
+    import yaml
+
+    assert yaml.__with_libyaml__, "PyYAML's wheels carry libyaml; the C parser is the one users run"
+    host = _host(t=_adapter({"properties": {"depth": {"type": "integer"}}}))
+    (tmp_path / "c").mkdir()
+    with_libyaml = _problems(host, _write(tmp_path / "c", text))
+    monkeypatch.delattr(yaml, "CSafeLoader")
+    (tmp_path / "py").mkdir()
+    in_python = _problems(host, _write(tmp_path / "py", text))
+
+    def places(problems: list[str], directory: Path) -> list[str]:
+        return [p.removeprefix(str(directory)).partition(": YAML syntax")[0].split(" ")[0] for p in problems]
+    assert places(with_libyaml, tmp_path / "c") == places(in_python, tmp_path / "py")
+    assert all(":" in place for place in places(with_libyaml, tmp_path / "c"))
+
+
 def test_unknown_key_wrong_type_each_with_line_and_path(tmp_path: Path) -> None:
     path = _write(tmp_path, """\
         storage:
