@@ -37,6 +37,7 @@ __all__ = [
     "is_compact",
     "loads_strict",
     "marshal_value",
+    "slice_at",
 ]
 
 #: The most objects and lists a record line may hold open at once (spec, "Reading a record").
@@ -333,8 +334,7 @@ class JSONLine:
             return self.raw
         if self.canonical:
             return self.raw if not path else orjson.dumps(value)
-        start, end = _span(self.raw, path)
-        return compact(self.raw[start:end])
+        return slice_at(self.raw, *path)
 
     def items_at(self, *path: str | int) -> Iterator[bytes]:
         """The source bytes of each element of the list at ``path``, compacted, in one scan.
@@ -364,6 +364,13 @@ class JSONLine:
             if s[i] == 0x5D:
                 return
             i = _skip_ws(s, i + 1)
+
+
+def slice_at(raw: bytes, *path: str | int) -> bytes:
+    """The bytes of the value at ``path`` inside ``raw``, compacted: JSON bytes that parsed
+    (a :class:`JSONLine`'s, or a value :meth:`JSONLine.items_at` sliced). ``KeyError`` if absent."""
+    start, end = _span(raw, path)
+    return compact(raw[start:end])
 
 
 def _has_no_whitespace(raw: bytes) -> bool:

@@ -19,7 +19,7 @@ from typing import IO, Any, cast
 import orjson
 
 from asz_core.sessiondata.errors import SessionDataError
-from asz_core.sessiondata.jsonbytes import JSONLine, NotJSON, loads_strict
+from asz_core.sessiondata.jsonbytes import JSONLine, NotJSON, loads_strict, slice_at
 from asz_core.sessiondata.model import STATES, Dropped, Part, RawJSON, Record, Usage
 from asz_core.sessiondata.writer import check_header
 
@@ -90,7 +90,10 @@ def decode_record(raw: bytes) -> Record:
     if parts is not None:
         if not isinstance(parts, list):
             raise SessionDataError("parts is not a list")
-        record.parts = [_decode_part(line, n, p) for n, p in enumerate(parts)]
+        # a line that is not its own encoding has its parts sliced in one scan: found from the
+        # line's start each, a record of many parts was scanned again and again
+        sliced = None if line.canonical else list(line.items_at("parts"))
+        record.parts = [_decode_part(line, n, p, sliced) for n, p in enumerate(parts)]
     return record
 
 
@@ -107,7 +110,7 @@ def _decode_dropped(dropped: object) -> list[Dropped]:
     return out
 
 
-def _decode_part(line: JSONLine, index: int, obj: object) -> Part:
+def _decode_part(line: JSONLine, index: int, obj: object, sliced: list[bytes] | None) -> Part:
     where = f"part {index}: "
     if not isinstance(obj, dict):
         raise SessionDataError(f"{where}not an object")
@@ -122,7 +125,7 @@ def _decode_part(line: JSONLine, index: int, obj: object) -> Part:
         raise SessionDataError(f"{where}failed is not a boolean")
     data = None
     if obj.get("data") is not None:
-        data = RawJSON(line.raw_at("parts", index, "data"))
+        data = RawJSON(line.raw_at("parts", index, "data") if sliced is None else slice_at(sliced[index], "data"))
     return Part(k=values.pop("k") or "", state=state, bytes=_want_int(obj, "bytes", where) or 0,
                 data=data, failed=failed, **values)
 

@@ -327,3 +327,14 @@ def test_records_handed_on_in_batches_land_every_byte_and_digest_as_written_one_
     assert any(chunk is lines[4] for chunk in sink.chunks)
     assert any(chunk is lines[6] for chunk in sink.chunks)
     assert len(sink.chunks) < 2 + 2 * len(lines)
+
+
+def test_each_part_of_a_record_that_is_not_its_own_encoding_reads_its_own_data_bytes() -> None:
+    # escapes orjson would not write make the line non-canonical, so the reader slices every
+    # part's data from the line's bytes: each part gets its own, whatever the parts around it
+    datas = [b'{"q":"\\u003c]}\\"","n":[1,{"d":[]}]}', b'"\\u00e9 [ {"', b"[]", b'{"data":{"data":1}}', b"7"]
+    parts = b",".join(b'{"k":"call","id":"c%d","name":"t","data":%s}' % (n, data) for n, data in enumerate(datas))
+    line = b'{"ord":1,"off":0,"bytes":9,"usage":{"in":1},"parts":[%s,{"k":"text","text":"x"}]}' % parts
+    record = decode_record(line)
+    assert [bytes(part.data or b"") for part in record.parts] == [*datas, b""]
+    assert [part.id for part in record.parts] == ["c0", "c1", "c2", "c3", "c4", None]
