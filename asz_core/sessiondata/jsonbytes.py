@@ -334,7 +334,8 @@ class JSONLine:
             return self.raw
         if self.canonical:
             return self.raw if not path else orjson.dumps(value)
-        return slice_at(self.raw, *path)
+        start, end = _span(self.raw, path)
+        return compact(self.raw[start:end])
 
     def items_at(self, *path: str | int) -> Iterator[bytes]:
         """The source bytes of each element of the list at ``path``, compacted, in one scan.
@@ -354,12 +355,14 @@ class JSONLine:
             return
         start, _ = _span(self.raw, path)
         s = self.raw
+        # a line with no whitespace between its tokens has none in any element either
+        whole_compact = is_compact(s)
         i = _skip_ws(s, start + 1)
         if s[i] == 0x5D:
             return
         while True:
             end = _skip_value(s, i)
-            yield compact(s[i:end])
+            yield s[i:end] if whole_compact else compact(s[i:end])
             i = _skip_ws(s, end)
             if s[i] == 0x5D:
                 return
@@ -367,10 +370,11 @@ class JSONLine:
 
 
 def slice_at(raw: bytes, *path: str | int) -> bytes:
-    """The bytes of the value at ``path`` inside ``raw``, compacted: JSON bytes that parsed
-    (a :class:`JSONLine`'s, or a value :meth:`JSONLine.items_at` sliced). ``KeyError`` if absent."""
+    """The bytes of the value at ``path`` inside ``raw``: compact JSON bytes that parsed (an
+    element :meth:`JSONLine.items_at` sliced), so the slice is compact too. ``KeyError`` if
+    absent."""
     start, end = _span(raw, path)
-    return compact(raw[start:end])
+    return raw[start:end]
 
 
 def _has_no_whitespace(raw: bytes) -> bool:

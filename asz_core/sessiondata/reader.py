@@ -30,6 +30,9 @@ _RECORD_STR = ("sha", "id", "parent", "call", "run", "continues", "tool", "child
                "label", "started_by", "from", "time", "trigger", "model")
 _PART_STR = ("k", "text", "id", "name", "of", "server", "server_tool", "media", "encoding",
              "state", "sha256")
+#: each string field by its key, to the attribute it is read into
+_RECORD_ATTRS = {key: "from_" if key == "from" else key for key in _RECORD_STR}
+_PART_ATTRS = {key: key for key in _PART_STR}
 _USAGE_KEYS = (("in", "in_"), ("out", "out"), ("cache_read", "cache_read"),
                ("cache_write", "cache_write"))
 
@@ -43,6 +46,17 @@ def _want_str(obj: dict[str, Any], key: str, where: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
     raise SessionDataError(f"{where}{key} is not a string")
+
+
+def _strings(obj: dict[str, Any], attrs: dict[str, str], where: str) -> dict[str, Any]:
+    """The string fields ``obj`` holds (null is absent), by attribute. A field of another type
+    is an error, and of two the first in ``attrs``'s order is named, as checking each in turn
+    names it; only the fields present are looked at (a record holds a few of its fifteen)."""
+    found = {attrs[key]: value for key, value in obj.items() if key in attrs and value is not None}
+    if not all(isinstance(value, str) for value in found.values()):
+        for key in attrs:
+            _want_str(obj, key, where)
+    return found
 
 
 def _want_int(obj: dict[str, Any], key: str, where: str, *, non_negative: bool = False) -> int | None:
@@ -68,11 +82,8 @@ def decode_record(raw: bytes) -> Record:
         ord=_want_int(obj, "ord", "", non_negative=True) or 0,
         off=_want_int(obj, "off", "", non_negative=True) or 0,
         bytes=_want_int(obj, "bytes", "") or 0,
+        **_strings(obj, _RECORD_ATTRS, ""),
     )
-    for key in _RECORD_STR:
-        value = _want_str(obj, key, "")
-        if value is not None:
-            setattr(record, "from_" if key == "from" else key, value)
     flags = obj.get("flags")
     if flags is not None:
         if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
@@ -114,11 +125,11 @@ def _decode_part(line: JSONLine, index: int, obj: object, sliced: list[bytes] | 
     where = f"part {index}: "
     if not isinstance(obj, dict):
         raise SessionDataError(f"{where}not an object")
-    values = {key: _want_str(obj, key, where) for key in _PART_STR}
-    state = values.pop("state") or "available"
+    values = _strings(obj, _PART_ATTRS, where)
+    state = values.pop("state", None) or "available"
     if state not in STATES:
         raise SessionDataError(f"{where}state {state!r} is not one the spec names")
-    if values["encoding"] is not None and (values["encoding"] != "base64" or values["k"] != "unknown"):
+    if "encoding" in values and (values["encoding"] != "base64" or values.get("k") != "unknown"):
         raise SessionDataError(f"{where}encoding is only base64, and only on an unknown part")
     failed = obj.get("failed")
     if failed is not None and not isinstance(failed, bool):
@@ -126,7 +137,7 @@ def _decode_part(line: JSONLine, index: int, obj: object, sliced: list[bytes] | 
     data = None
     if obj.get("data") is not None:
         data = RawJSON(line.raw_at("parts", index, "data") if sliced is None else slice_at(sliced[index], "data"))
-    return Part(k=values.pop("k") or "", state=state, bytes=_want_int(obj, "bytes", where) or 0,
+    return Part(k=values.pop("k", ""), state=state, bytes=_want_int(obj, "bytes", where) or 0,
                 data=data, failed=failed, **values)
 
 
