@@ -38,6 +38,7 @@ from asz_core.scenario.expect import load_expectations
 from asz_core.scenario.keys import KEY_CHECKERS, NotImplementedYet, apply_losses
 from asz_core.scenario.model import Scenario, ScenarioError, load_scenario
 from asz_core.scenario.properties import PROPERTIES
+from asz_core.scenario.receiver_pool import ReceiverPool
 from asz_core.scenario.scratch import make_scratch
 from asz_core.scenario.workspace import Workspace, remove_tree
 
@@ -116,9 +117,11 @@ def check_scenario(path: Path | str, opts: CheckOptions) -> ScenarioReport:
     if opts.out and base.exists():
         remove_tree(base)
     done: dict[str, Workspace] = {}
+    receivers = ReceiverPool()
     try:
         for fmt in opts.formats:
-            ws = Workspace(scenario, expect, fmt, base / fmt, opts.at_ms or DEFAULT_AT_MS, opts.scale, opts.interval_ms)
+            ws = Workspace(scenario, expect, fmt, base / fmt, opts.at_ms or DEFAULT_AT_MS, opts.scale, opts.interval_ms,
+                           receivers=receivers)
             _checkpoints(ws, scenario, report)
             _properties(ws, opts, report)
             done[fmt] = ws
@@ -128,6 +131,7 @@ def check_scenario(path: Path | str, opts: CheckOptions) -> ScenarioReport:
                 if prop.scope == "cross" and _wanted(prop.name, opts):
                     _run(report, "both", prop.name, lambda p=prop: p.check(a, b), expect.on(prop.name))
     finally:
+        receivers.stop()
         if opts.out is None:
             remove_tree(base)
     return report
