@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn, TextIO
 
     from asz_core.cli.app import App
+    from asz_core.cli.commands import Subcommands
 
 __all__ = ["build_parser", "main"]
 
@@ -75,7 +76,23 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser(app: App, named: str | None = None) -> argparse.ArgumentParser:
     """The whole command line, or, given the command it ``named``, one fit to parse it (the
-    built-in commands other than that one are left out)."""
+    built-in commands other than that one are left out; all of them, for a plugin's command)."""
+    from asz_core.cli.commands import NAMES, NO_COMMAND
+
+    if named is not None and named != NO_COMMAND and named not in NAMES:
+        # a plugin's command (``push``) needs none of the built-in ones, which are most of the
+        # parser's cost; a name no plugin adds either is a typo, and argparse then names every
+        # command
+        parser, subcommands = _parser(app, NO_COMMAND)
+        if named in subcommands.choices:
+            return parser
+        named = None
+    return _parser(app, named)[0]
+
+
+def _parser(app: App, named: str | None) -> tuple[argparse.ArgumentParser, Subcommands]:
+    """The parser with the built-in commands :class:`~asz_core.cli.commands.Subcommands` builds
+    for ``named``, and every plugin's; and its commands."""
     from asz_core import userdirs
     from asz_core.cli.commands import Subcommands
 
@@ -98,7 +115,7 @@ def build_parser(app: App, named: str | None = None) -> argparse.ArgumentParser:
             action.default = argparse.SUPPRESS
         if not given:
             command.add_argument("--config", metavar="FILE", default=argparse.SUPPRESS, help=_CONFIG_HELP)
-    return parser
+    return parser, sub
 
 
 def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:

@@ -12,13 +12,12 @@ Then, with both formats, the cross-format properties. A key or property that can
 yet fails with its name and why; only what passes passes. Every failure reads
 ``scenario / checkpoint / key: expected X, got Y``. ``--at`` defaults to 2026-01-01T00:00:00Z,
 so a check writes the same bytes every time; its directory is kept when ``--out`` names one,
-else removed.
+else made where :mod:`.scratch` says (in memory when it can) and removed.
 """
 
 from __future__ import annotations
 
 import json
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,8 @@ from asz_core.scenario.expect import load_expectations
 from asz_core.scenario.keys import KEY_CHECKERS, NotImplementedYet, apply_losses
 from asz_core.scenario.model import Scenario, ScenarioError, load_scenario
 from asz_core.scenario.properties import PROPERTIES
+from asz_core.scenario.receiver_pool import ReceiverPool
+from asz_core.scenario.scratch import make_scratch
 from asz_core.scenario.workspace import Workspace, remove_tree
 
 __all__ = ["DEFAULT_AT_MS", "CheckOptions", "Outcome", "ScenarioReport", "check_scenario"]
@@ -112,13 +113,15 @@ def check_scenario(path: Path | str, opts: CheckOptions) -> ScenarioReport:
     scenario = load_scenario(path)
     expect = load_expectations(scenario)
     report = ScenarioReport(scenario.name)
-    base = opts.out / scenario.name if opts.out else Path(tempfile.mkdtemp(prefix="asz-scenario-"))
+    base = opts.out / scenario.name if opts.out else make_scratch("asz-scenario-")
     if opts.out and base.exists():
         remove_tree(base)
     done: dict[str, Workspace] = {}
+    receivers = ReceiverPool()
     try:
         for fmt in opts.formats:
-            ws = Workspace(scenario, expect, fmt, base / fmt, opts.at_ms or DEFAULT_AT_MS, opts.scale, opts.interval_ms)
+            ws = Workspace(scenario, expect, fmt, base / fmt, opts.at_ms or DEFAULT_AT_MS, opts.scale, opts.interval_ms,
+                           receivers=receivers)
             _checkpoints(ws, scenario, report)
             _properties(ws, opts, report)
             done[fmt] = ws
@@ -128,6 +131,7 @@ def check_scenario(path: Path | str, opts: CheckOptions) -> ScenarioReport:
                 if prop.scope == "cross" and _wanted(prop.name, opts):
                     _run(report, "both", prop.name, lambda p=prop: p.check(a, b), expect.on(prop.name))
     finally:
+        receivers.stop()
         if opts.out is None:
             remove_tree(base)
     return report

@@ -38,7 +38,7 @@ from asz_core.page.catalogue import Catalogue
 from asz_core.root.layout import parse_file_name
 from asz_core.scenario.plan import Plan
 from asz_core.scenario.properties import Property, register
-from asz_core.scenario.receiver import Point, make_receiver
+from asz_core.scenario.receiver import Point
 from asz_core.scenario.workspace import Workspace, remove_tree
 from asz_core.view import build_view
 from asz_core.view.walk import walk
@@ -117,13 +117,13 @@ def wire_tokens(ws: Workspace) -> tuple[Tally, list[str]]:
         from asz_core.metrics.derive import derive_root
 
         derive_root(copy, lookback_s=0)  # nothing new after a pass that derived already
-        with make_receiver("grpc") as rx:
+        with ws.receiver("grpc") as rx:
             config = copy / "asz.yaml"
             with config.open("a", encoding="utf-8") as f:
                 f.write(f"export:\n  otlp:\n    protocol: grpc\n    endpoint: {rx.endpoint}\n"
                         f"    logs: false\n    metrics: true\n    timeout: 10s\n")
-            code, said = _push(config)
-        points = [p for p in rx.points if p.attributes.get("session.id") == ws.session]
+            code, said = ws.command("push", "--config", str(config), "--json")
+            points = [p for p in rx.points if p.attributes.get("session.id") == ws.session]
     finally:
         remove_tree(copy)
     problems = [f"the metrics push failed: {said.strip()[:300]}"] if code != 0 else []
@@ -169,21 +169,6 @@ def _form(points: list[Point]) -> list[str]:
         if any(b[0] < a[1] for a, b in itertools.pairwise(windows)):
             problems.append(f"two points of the series {dict(key)} overlap")
     return problems
-
-
-def _push(config: object) -> tuple[int, str]:
-    import io
-
-    from asz_core.cli.app import App
-    from asz_core.cli.main import main
-    from asz_core.host import PluginHost
-    from asz_core.scenario import mock_adapter
-
-    host = PluginHost().load_entry_points()
-    host.register("mock", mock_adapter)
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["push", "--config", str(config), "--json"], App(host=host, out=out, err=err))
-    return code, out.getvalue() + err.getvalue()
 
 
 def usage_tokens(ws: Workspace) -> Tally:

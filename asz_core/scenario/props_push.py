@@ -18,13 +18,11 @@ build wrote plus an ``export.otlp`` block naming the receiver (one file per requ
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 from pathlib import Path
 
 from asz_core.assembly.chain import Chain
 from asz_core.scenario.properties import Property, register
-from asz_core.scenario.receiver import make_receiver
 from asz_core.scenario.workspace import Workspace, remove_tree
 from asz_core.sessiondata.times import parse_instant
 from asz_core.verify import verify_root
@@ -49,22 +47,13 @@ def push_follows_the_wire(ws: Workspace) -> list[str]:
 
 
 def _push(ws: Workspace, config: Path) -> tuple[int, str]:
-    from asz_core.cli.app import App
-    from asz_core.cli.main import main
-    from asz_core.host import PluginHost
-    from asz_core.scenario import mock_adapter
-
-    host = PluginHost().load_entry_points()
-    host.register("mock", mock_adapter)
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["push", "--config", str(config), "--json"], App(host=host, out=out, err=err))
-    return code, out.getvalue() + err.getvalue()
+    return ws.command("push", "--config", str(config), "--json")
 
 
 def _over(ws: Workspace, copy: Path, protocol: str) -> list[str]:
     problems: list[str] = []
     landed = {f.relpath: f for f in ws.landed(copy)}
-    with make_receiver(protocol) as rx:
+    with ws.receiver(protocol) as rx:
         rx.plan("fail")
         config = copy / "asz.yaml"
         with config.open("a", encoding="utf-8") as f:

@@ -34,7 +34,7 @@ from asz_core.context import PassSummary, QuietReporter
 from asz_core.removal.marker import MARKER_DIR, marker_path
 from asz_core.removal.scenario_root import REMOVED_DIR, SCENARIO_DIR
 from asz_core.scenario.properties import Property, register
-from asz_core.scenario.receiver import GrpcReceiver, make_receiver
+from asz_core.scenario.receiver import GrpcReceiver
 from asz_core.scenario.workspace import Workspace, remove_tree
 from asz_core.sessiondata.times import parse_instant
 
@@ -49,7 +49,9 @@ def removed_after_sent(ws: Workspace) -> list[str]:
         return _never_marked(ws)
     problems: list[str] = []
     for name, case in _CASES:
-        copy = ws.copy(f"removal-{name}")
+        # every case's copy in one place, each removed before the next is made: the cases that
+        # push then read one asz.yaml, path and bytes, validated once (the configuration cache)
+        copy = ws.copy("removal")
         try:
             problems.extend(f"removed_after_sent ({name}): {p}" for p in case(ws, copy))
         finally:
@@ -110,7 +112,7 @@ def _no_push(ws: Workspace, copy: Path) -> list[str]:
 
 
 def _refused(ws: Workspace, copy: Path) -> list[str]:
-    with make_receiver("grpc", default="fail") as rx:
+    with ws.receiver("grpc", default="fail") as rx:
         assert isinstance(rx, GrpcReceiver)
         _pass(ws, copy, rx)
         problems = [] if not rx.records else [f"the refusing receiver took {len(rx.records)} record(s)"]
@@ -118,7 +120,7 @@ def _refused(ws: Workspace, copy: Path) -> list[str]:
 
 
 def _partial(ws: Workspace, copy: Path) -> list[str]:
-    with make_receiver("grpc", default="partial") as rx:
+    with ws.receiver("grpc", default="partial") as rx:
         assert isinstance(rx, GrpcReceiver)
         _pass(ws, copy, rx)
         problems = [] if rx.records else ["the receiver took nothing"]
@@ -131,7 +133,7 @@ def _partial(ws: Workspace, copy: Path) -> list[str]:
 def _other_receiver(ws: Workspace, copy: Path) -> list[str]:
     (copy / "push.state").write_text("schema 1\nupdated_at 2026-01-01T00:00:00Z\nendpoint grpc://127.0.0.1:9\n",
                                      encoding="utf-8")
-    with make_receiver("grpc") as rx:
+    with ws.receiver("grpc") as rx:
         assert isinstance(rx, GrpcReceiver)
         _pass(ws, copy, rx)
         problems = [] if rx.records else ["nothing was sent"]
@@ -140,7 +142,7 @@ def _other_receiver(ws: Workspace, copy: Path) -> list[str]:
 
 def _marker_gone(ws: Workspace, copy: Path) -> list[str]:
     marker_path(copy / "_source", ws.session).unlink()
-    with make_receiver("grpc") as rx:
+    with ws.receiver("grpc") as rx:
         assert isinstance(rx, GrpcReceiver)
         _pass(ws, copy, rx)
         problems = [] if rx.records else ["nothing was sent"]
@@ -169,7 +171,7 @@ def _removed_whole(ws: Workspace, copy: Path) -> list[str]:
 
 
 def _immediately(ws: Workspace, copy: Path) -> list[str]:
-    with make_receiver("grpc") as rx:
+    with ws.receiver("grpc") as rx:
         assert isinstance(rx, GrpcReceiver)
         problems = _errors(_pass(ws, copy, rx))
         problems += [] if rx.records else ["nothing was sent"]
@@ -192,7 +194,7 @@ def _retained(ws: Workspace, copy: Path) -> list[str]:
     data.update(policy="retain", retain="24h")
     path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     last = _last_record_ns(ws)
-    with make_receiver("grpc") as rx:
+    with ws.receiver("grpc") as rx:
         assert isinstance(rx, GrpcReceiver)
         problems = _errors(_pass(ws, copy, rx, at_ns=last + _DAY - _S))
         problems += [f"one second before 24 hours: {p}" for p in _kept_whole(ws, copy)]
@@ -208,7 +210,7 @@ def _never_marked(ws: Workspace) -> list[str]:
         problems.append("an sd build wrote a marker")
     copy = ws.copy("removal-sd")
     try:
-        with make_receiver("grpc") as rx:
+        with ws.receiver("grpc") as rx:
             assert isinstance(rx, GrpcReceiver)
             _pass(ws, copy, rx)
             if not rx.records:

@@ -41,7 +41,7 @@ import threading
 import time
 from collections import deque
 from concurrent import futures
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Self
@@ -138,6 +138,26 @@ class Receiver:
     def plan(self, *actions: str) -> None:
         with self._lock:
             self._plan.extend(actions)
+
+    def reset(self, **settings: Any) -> None:
+        """Forget everything, as a new receiver made with ``settings`` would start, while still
+        listening where it listens: what it took, its plan, what it saw and its problems. A
+        handler still hanging is released first, on the event it waits on."""
+        self.release()
+        unknown = set(settings) - {f.name for f in fields(self)}
+        if unknown:
+            raise TypeError(f"no receiver setting {sorted(unknown)}")
+        with self._lock:
+            for f in fields(self):
+                if f.name == "_lock":  # the handlers' threads may be waiting on this one
+                    continue
+                if f.name in settings:
+                    value = settings[f.name]
+                elif f.default_factory is not MISSING:
+                    value = f.default_factory()
+                else:
+                    value = f.default
+                setattr(self, f.name, value)
 
     def release(self) -> None:
         """Let every hanging handler return."""

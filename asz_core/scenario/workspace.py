@@ -8,11 +8,14 @@ a check writes the same bytes every time.
 
 from __future__ import annotations
 
+import io
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from asz_core.context import PassSummary, QuietReporter
 from asz_core.host import PluginHost
@@ -23,6 +26,10 @@ from asz_core.scenario.model import Scenario
 from asz_core.scenario.plan import Plan
 from asz_core.sessiondata.model import Record
 from asz_core.sessiondata.reader import open_file
+
+if TYPE_CHECKING:
+    from asz_core.scenario.receiver import GrpcReceiver, HttpReceiver
+    from asz_core.scenario.receiver_pool import ReceiverPool
 
 __all__ = ["LandedRecords", "Workspace", "read_landed"]
 
@@ -62,6 +69,8 @@ class Workspace:
     lost: list[str] = field(default_factory=list)
     #: what the last :meth:`parse` did (``None`` before the first)
     last_parse: Any = None
+    #: the check's receivers, which :meth:`receiver` lends (``None``: one of its own each time)
+    receivers: ReceiverPool | None = None
 
     @property
     def runtime(self) -> bool:
@@ -80,6 +89,33 @@ class Workspace:
     @cached_property
     def host(self) -> PluginHost:
         return PluginHost().load_entry_points()
+
+    @cached_property
+    def command_host(self) -> PluginHost:
+        """The host :meth:`command` runs commands with: every installed plugin, and the mock
+        runtime an ``sd`` build's own files name, so a push says which runtime made them."""
+        from asz_core.scenario import mock_adapter
+
+        host = PluginHost().load_entry_points()
+        host.register("mock", mock_adapter)
+        return host
+
+    def command(self, *argv: str) -> tuple[int, str]:
+        """``asz-pipeline ARGV`` as the command line runs it: its exit status, and what it printed."""
+        from asz_core.cli.app import App
+        from asz_core.cli.main import main
+
+        out, err = io.StringIO(), io.StringIO()
+        code = main(list(argv), App(host=self.command_host, out=out, err=err))
+        return code, out.getvalue() + err.getvalue()
+
+    @contextmanager
+    def receiver(self, protocol: str, **settings: Any) -> Iterator[GrpcReceiver | HttpReceiver]:
+        """A loopback receiver for the block, as new (:mod:`.receiver_pool`)."""
+        from asz_core.scenario.receiver_pool import lend_receiver
+
+        with lend_receiver(self.receivers, protocol, **settings) as rx:
+            yield rx
 
     def options(self, through: str = "") -> BuildOptions:
         return BuildOptions(format=self.format, at_ms=self.at_ms, scale=self.scale, interval_ms=self.interval_ms,

@@ -73,9 +73,9 @@ def assert_the_split(report: ScenarioReport, pushed: bool = True) -> None:
     ("lost-ends", ("claude-code",))])
 def test_what_this_project_checks_holds_and_the_rest_fails_by_name(corpus: Path, name: str,
                                                                   formats: tuple[str, ...],
-                                                                  tmp_path: Path, slow: bool) -> None:
+                                                                  slow: bool) -> None:
     report = check_scenario(corpus / "upstream" / "tests" / "scenarios" / f"{name}.yaml",
-                            CheckOptions(formats=formats, out=tmp_path,
+                            CheckOptions(formats=formats,
                                          properties=None if slow else frozenset(PROPERTIES) - PUSHING))
     assert_the_split(report, pushed=slow)
     assert report.ok, report.lines()  # every key and property of both scenarios is checked, and holds
@@ -97,8 +97,9 @@ def test_the_claude_code_adapter_and_the_sd_writer_land_the_same_records(corpus:
     assert report.status_of("records_match") == {"pass"}, report.lines()
 
 
-def test_this_projects_own_scenario_holds_every_property_it_checks(tmp_path: Path) -> None:
-    report = check_scenario(HERE / "claude-code-everything.yaml", CheckOptions(out=tmp_path))
+def test_this_projects_own_scenario_holds_every_property_it_checks() -> None:
+    # where the command works without --out (scenario.scratch), as a user's check does
+    report = check_scenario(HERE / "claude-code-everything.yaml", CheckOptions())
     assert_the_split(report)
     assert report.status_of("provider_bodies_rebuild") == {"pass"}
     assert report.status_of("cross_format") == {"pass"}  # the sd build lands the same bodies too

@@ -4,10 +4,10 @@ commands are.
 
 A command line that names a built-in command needs only that command's parser, so only its
 module is imported and only its parser built: a ``run`` does not load what ``conflicts``,
-``serve`` or ``schedule`` need, which a pass that finds nothing new would pay for. Help, completion
-and a name that is not built in (a plugin's command, or a typo that argparse then reports with
-every choice) get every command, as :func:`asz_core.cli.main.build_parser` asks when it cannot
-tell which one is wanted; ``--version`` gets none.
+``serve`` or ``schedule`` need, which a pass that finds nothing new would pay for. A plugin's
+command (``push``) gets none of them, and ``--version`` none; help, completion and a name no
+plugin adds either (a typo, which argparse then reports with every choice) get every command, as
+:func:`asz_core.cli.main.build_parser` asks when it cannot tell which one is wanted.
 """
 
 from __future__ import annotations

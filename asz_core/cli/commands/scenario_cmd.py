@@ -34,7 +34,8 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c = what.add_parser("check", help="build, collect and compare with NAME.expect.yaml; then the properties")
     c.add_argument("files", nargs="+", metavar="FILE|DIR")
     c.add_argument("--format", choices=("claude-code", "sd", "all"), default="all")
-    c.add_argument("--out", default="", metavar="DIR", help="keep the work here (else a temporary directory)")
+    c.add_argument("--out", default="", metavar="DIR",
+                   help="keep the work here (else a temporary directory, in memory where there is one)")
     _clock(c)
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=run_check)

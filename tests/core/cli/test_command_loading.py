@@ -1,8 +1,9 @@
-"""A command line that names a built-in command loads that command alone; help, completion and
-any other name get every command; ``--version`` gets none."""
+"""A command line that names a built-in command loads that command alone, a plugin's command none of
+them; help, completion and any other name get every command; ``--version`` gets none."""
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -50,9 +51,30 @@ def test_a_built_in_command_named_is_the_only_built_in_command_built() -> None:
     assert only_run - {"run"} == every - set(commands.NAMES)  # plugins' commands are still there
 
 
-def test_a_name_that_is_not_built_in_gets_every_command() -> None:
+def test_a_name_no_plugin_adds_gets_every_command() -> None:
     assert _choices("no-such-command") == _choices(None)
-    assert _choices("push") == _choices(None)
+
+
+def test_a_plugins_command_named_gets_no_built_in_command() -> None:
+    every = _choices(None)
+    assert "push" in every
+    assert _choices("push") == every - set(commands.NAMES)
+
+
+def test_a_plugins_command_parses_as_it_did_with_every_command_built() -> None:
+    app = App()
+    commands.register(app.host)
+    argv = ["push", "--config", "asz.yaml", "--json", "--wait"]
+    assert vars(build_parser(app, "push").parse_args(argv)) == vars(build_parser(app, None).parse_args(argv))
+
+
+def test_a_typo_is_told_every_command() -> None:
+    from asz_core.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["psuh", "--json"], App(out=out, err=err)) == 2
+    message = json.loads(out.getvalue())["error"]["message"]
+    assert "'psuh'" in message and all(repr(name) in message for name in ("push", "run", *commands.NAMES))
 
 
 def test_version_builds_no_built_in_command_and_still_says_the_version(capsys: pytest.CaptureFixture[str]) -> None:
