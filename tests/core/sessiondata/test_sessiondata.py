@@ -341,9 +341,9 @@ def test_each_part_of_a_record_that_is_not_its_own_encoding_reads_its_own_data_b
 
 
 def test_of_two_fields_that_are_not_strings_the_reader_names_the_first_in_the_specs_order() -> None:
-    with pytest.raises(SessionDataError, match="^id is not a string"):
+    with pytest.raises(SessionDataError, match=r"^id is not a string"):
         decode_record(b'{"ord":1,"off":0,"bytes":1,"time":5,"id":[3]}')
-    with pytest.raises(SessionDataError, match="^part 0: text is not a string"):
+    with pytest.raises(SessionDataError, match=r"^part 0: text is not a string"):
         decode_record(b'{"ord":1,"off":0,"bytes":1,"parts":[{"k":"text","sha256":1,"text":false}]}')
     record = decode_record(b'{"ord":1,"off":0,"bytes":1,"from":"x","id":null,"parts":[{"k":"text","text":null}]}')
     assert record.from_ == "x" and record.id is None and record.parts[0].text is None
