@@ -51,6 +51,7 @@ converted in parts (:mod:`asz_core.collect.split`) keep them in parts, joined in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from operator import itemgetter
 from typing import Any, Final, NamedTuple
 
@@ -159,6 +160,13 @@ class ClaudeCodeDialect:
         """Keep the calls and requests of ``part``'s lines, which follow this one's."""
         self.calls += part.calls
         self.requests += part.requests
+
+    def __reduce__(self) -> tuple[Callable[..., ClaudeCodeDialect], tuple[SourceFacts, list[tuple[int, str]],
+                                                                           list[tuple[int, str]]]]:
+        # A part is pickled to be sent back and joined, which reads its calls and requests alone.
+        # Compiled by mypyc, the class keeps no __dict__ for pickle to restore, and is made only
+        # through __init__; so it pickles as what joining it needs.
+        return _part_sent_back, (self.source, self.calls, self.requests)
 
     def convert(self, line: SourceLine) -> RecordFields:
         source_kind = self.source.kind
@@ -321,4 +329,13 @@ def _whole(line: SourceLine) -> PartFields:
     """The whole line as one data part; ``bytes`` is the line's own size."""
     part = _WHOLE.copy()
     part["data"], part["bytes"] = line.data_at(), len(line.raw)
+    return part
+
+
+def _part_sent_back(source: SourceFacts, calls: list[tuple[int, str]],
+                    requests: list[tuple[int, str]]) -> ClaudeCodeDialect:
+    """A part of a split source as :meth:`ClaudeCodeDialect.join` reads it, unpickled."""
+    part = ClaudeCodeDialect(source)
+    part.calls = calls
+    part.requests = requests
     return part

@@ -13,7 +13,7 @@ from typing import Final
 
 __all__ = ["go_string"]
 
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_SURROGATE: Final = re.compile(r"[\ud800-\udfff]")  # the escapes, not the code points: mypyc compiles no lone surrogate
 
 
 def go_string(text: str) -> str:

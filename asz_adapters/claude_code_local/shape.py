@@ -38,6 +38,8 @@ from operator import itemgetter
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
+from mypy_extensions import mypyc_attr
+
 __all__ = ["ATTACHMENT_TEXT", "BLOCK", "BOOL", "INT", "NO_FIELDS", "RAW", "RECORD", "STR", "STR_TYPES", "TOOL_RESULT",
            "Fields", "Layout", "ListOf", "Shape", "read", "remembered"]
 
@@ -54,6 +56,7 @@ STR_TYPES: Final = frozenset({str, type(None)})
 _BOOL_TYPES: Final = frozenset({bool, type(None)})
 
 
+@mypyc_attr(native_class=False)  # compiled, a plain class: its instances pickle, frozen or not
 @dataclass(frozen=True, slots=True)
 class ListOf:
     """A list field whose every element has the type ``item``."""

@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import orjson
+from mypy_extensions import mypyc_attr
 
 from asz_core.collect.lines import READ_LIMIT, TAIL_BYTES, LineReader
 from asz_core.collect.saving import save_state, stat_source
@@ -60,6 +61,7 @@ CLOSING_ROOM = 128
 HEADER_ROOM = 128
 
 
+@mypyc_attr(native_class=False)  # compiled, a plain class: its instances pickle, frozen or not
 @dataclass
 class AppendSource:
     """One append-only source of a session, and where its files land."""

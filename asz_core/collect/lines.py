@@ -22,6 +22,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import chain, starmap
 
+from mypy_extensions import mypyc_attr
+
 __all__ = ["BLOCK_BYTES", "READ_LIMIT", "TAIL_BYTES", "LineReader", "TooLong", "digest_span", "whole_lines"]
 
 #: How much of the source before the offset the tail digest covers.
@@ -35,6 +37,7 @@ READ_LIMIT = 64 << 20
 _STREAM_BYTES = 1 << 20
 
 
+@mypyc_attr(native_class=False)  # compiled, a plain class: its instances pickle, frozen or not
 @dataclass(frozen=True, slots=True)
 class TooLong:
     """A line longer than the reader's limit, never held: its size and digest (hex SHA-256 of

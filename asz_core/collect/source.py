@@ -14,7 +14,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
+
+from mypy_extensions import mypyc_attr
 
 from asz_core.collect.lines import TooLong
 from asz_core.sessiondata.errors import NotEncodable, SessionDataError
@@ -129,6 +131,7 @@ class LineDialect(Protocol):
     def convert(self, line: SourceLine) -> RecordFields: ...
 
 
+@mypyc_attr(native_class=False)  # compiled by mypyc, a native class cannot derive from TypeError
 class DialectUndeclared(TypeError):
     """A dialect that does not say whether it reads lines that are not JSON."""
 
@@ -153,13 +156,17 @@ def _record(dialect: LineDialect, line: SourceLine, reads: bool) -> RecordFields
     """:func:`convert_line`, ``reads`` being :func:`reads_non_json` of ``dialect``, asked once
     for all of a source's lines."""
     if reads or line.is_json:
-        fields = dialect.convert(line)
+        # called as returning any object: compiled (mypyc), a call typed as returning a record
+        # would be checked to be a dict as it returns, before the refusal below could name it
+        convert: Callable[[SourceLine], object] = dialect.convert
+        fields = convert(line)
         if type(fields) is not dict:
             raise NotARecordMapping(dialect, fields)
-        return fields
+        return cast("RecordFields", fields)
     return line.unknown_record()
 
 
+@mypyc_attr(native_class=False)  # compiled by mypyc, a native class cannot derive from TypeError
 class NotARecordMapping(TypeError):
     """A dialect whose ``convert`` returned something else than a record made with
     :func:`~asz_core.sessiondata.fields.record` (a ``Record``, written for an earlier asz)."""

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from mypy_extensions import mypyc_attr
+
 from asz_core.root import confined, faults
 from asz_core.root.durable import install_noreplace, make_dirs_text, temp_name_in
 from asz_core.root.layout import file_name
@@ -30,6 +32,7 @@ __all__ = ["LANDED_FILE", "LandedFile", "LandingFile"]
 LANDED_FILE = 0o400
 
 
+@mypyc_attr(native_class=False)  # compiled, a plain class: its instances pickle, frozen or not
 @dataclass(frozen=True, slots=True)
 class LandedFile:
     """A file now in the root, with what it holds."""
@@ -86,7 +89,10 @@ class _FileSink:
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        # counted first, not inside the slice: compiled by mypyc, a memoryview's slice bound is
+        # evaluated twice, which wrote every chunk twice
+        written = os.write(fd, view)
+        view = view[written:]
 
 
 class LandingFile:

@@ -49,7 +49,7 @@ _LINE_SEP = b"\xe2\x80\xa8"
 _PARA_SEP = b"\xe2\x80\xa9"
 #: either of them: one search, where searching for each costs two
 _SEPARATOR = re.compile(b"\xe2\x80[\xa8\xa9]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")  # the escapes, not the code points: mypyc compiles no lone surrogate
 _TOKEN_OR_SPACE = re.compile(rb'("[^"\\]*(?:\\.[^"\\]*)*")|[ \t\r\n]+', re.DOTALL)
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _STRING_OR_BRACKET = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)

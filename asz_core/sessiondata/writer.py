@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
 import orjson
+from mypy_extensions import mypyc_attr
 
 from asz_core.sessiondata.errors import NotEncodable, SessionDataError
 from asz_core.sessiondata.fields import RecordFields
@@ -201,6 +202,7 @@ def closing_line(records: int, digest: str) -> bytes:
     return b'{"t":"end","records":%d,"digest":"%s"}\n' % (records, digest.encode("ascii"))
 
 
+@mypyc_attr(native_class=False)  # compiled, a plain class: its instances pickle, frozen or not
 @dataclass(frozen=True, slots=True)
 class FileSummary:
     """What a closed file holds: counted while it was written."""

@@ -11,6 +11,7 @@ upstream's mapping tables, with the whole expected record written out, is in
 from __future__ import annotations
 
 import base64
+import pickle
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -115,6 +116,21 @@ def test_the_dialect_keeps_each_assistant_lines_call_and_request(real: Find) -> 
     user_raw, _ = real(lambda v: v.get("type") == "user")
     dialect.convert(SourceLine(user_raw, 8, 0))
     assert len(dialect.calls) == 1
+
+
+def test_a_split_part_sent_back_by_pickle_keeps_its_calls_and_requests(real: Find) -> None:  # real
+    # a split source's part is pickled back to the pass's process (asz_core.collect.split), the
+    # dialect compiled by mypyc or not; joining it keeps what it converted after the source's own
+    raw, value = real(lambda v: v.get("type") == "assistant" and "requestId" in v)
+    dialect = transcript_dialect()
+    dialect.convert(SourceLine(raw, 1, 0))
+    part = dialect.split()
+    part.convert(SourceLine(raw, 9, 0))
+    back = pickle.loads(pickle.dumps(part))
+    assert back.source == dialect.source and back is not part
+    dialect.join(back)
+    call, request = value["message"]["id"], value["requestId"]
+    assert dialect.calls == [(1, call), (9, call)] and dialect.requests == [(1, request), (9, request)]
 
 
 def test_a_user_prompt_as_a_string_is_one_text_part(real: Find) -> None:  # real
