@@ -34,6 +34,7 @@ from typing import IO
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.compiled import compiled_modules, refusal_if_stale
 from tests.helpers import REPO
 
 SHARED = Path(os.environ.get("ASZ_SHARED", REPO.parent / "shared"))
@@ -61,6 +62,9 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    refusal = refusal_if_stale()
+    if refusal:
+        pytest.exit(refusal, returncode=pytest.ExitCode.USAGE_ERROR)
     # read as the test modules are imported (helpers.examples), in xdist's workers too
     os.environ["ASZ_TESTS_SLOW"] = "1" if config.getoption("--slow") else ""
     worker = os.environ.get("PYTEST_XDIST_WORKER")
@@ -127,8 +131,10 @@ def _first_to_collect() -> IO[str] | None:
     return lock
 
 
-def pytest_report_header(config: pytest.Config) -> str:
-    return "slow tests: " + ("included (--slow)" if config.getoption("--slow") else "deselected; --slow runs them")
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    compiled = sum(1 for module in compiled_modules() if module.extension)
+    return ["slow tests: " + ("included (--slow)" if config.getoption("--slow") else "deselected; --slow runs them"),
+            f"per-record path: {compiled} of {len(compiled_modules())} modules compiled (hatch_build.py)"]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
