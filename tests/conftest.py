@@ -9,8 +9,10 @@
 * **Parallel.** ``pytest`` with no paths runs the suite over the machine's CPUs (pytest-xdist,
   two workers a CPU since many tests wait on fsync, idle workers steal queued tests); naming
   files or directories runs them in this process, as does ``-n 0``. Each process has its own
-  temporary directories and asz cache, the caches all in one directory of the run's, removed
-  when it ends; a corpus landing that tests only read is built once per run (``landed_once``).
+  temporary directories and asz cache, all in one directory of the run's, in memory
+  (``/dev/shm``) where it has room and ``$TMPDIR`` names no other place, removed when the run
+  ends (a failed run's files are kept, and the summary says where; ``--basetemp`` puts them
+  where you say); a corpus landing that tests only read is built once per run (``landed_once``).
 * **Property tests.** Every hypothesis test runs under the ``asz`` profile below. Hypothesis's two
   timing rules, a deadline for each example and the ``too_slow`` health check on generating the
   first ones, measure wall time, which a loaded machine (CI shares two CPUs among many workers)
@@ -34,6 +36,7 @@ from typing import IO
 import pytest
 from hypothesis import HealthCheck, settings
 
+from asz_core.scenario.scratch import scratch_parent
 from tests.compiled import compiled_modules, refusal_if_stale
 from tests.helpers import REPO
 
@@ -59,6 +62,11 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         config.option.numprocesses = 2 * (os.cpu_count() or 1)
         if config.option.dist == "no":
             config.option.dist = "worksteal"
+    if config.option.basetemp is None and not os.environ.get("PYTEST_XDIST_WORKER"):
+        # the tests' files in the run's own directory, in memory where there is room: the same
+        # code runs (every fsync and syncfs made), but on a disk their waits and the deletion
+        # of the files afterwards were a fifth of the default lane's time (benchmarks/README.md)
+        config.option.basetemp = os.path.join(_run_directory(config, None), "tmp")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -84,14 +92,21 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["PYTHONPYCACHEPREFIX"] = os.environ["ASZ_TEST_BYTECODE"] = bytecode
 
 
+#: what the tests write, in memory when it has this much free (the ``--slow`` lane writes more)
+_MEMORY_ROOM = {False: 2 << 30, True: 8 << 30}
+
+
 def _run_directory(config: pytest.Config, worker: str | None) -> str:
-    """The directory of this test run's own caches, removed when the run ends, however it ends
-    but SIGKILL: made by the run's first process, which its xdist workers share (a worker the
+    """The directory of this test run's own caches and files, removed when the run ends,
+    however it ends but SIGKILL (a failed run's files are kept: :func:`pytest_terminal_summary`
+    says where): made by the run's first process, which its xdist workers share (a worker the
     run's end kills cannot remove its own cache, so the process that made it does)."""
-    if worker and os.environ.get("ASZ_TEST_RUN"):
+    if os.environ.get("ASZ_TEST_RUN") and (worker or getattr(config, "_asz_run", None)):
         return os.environ["ASZ_TEST_RUN"]
-    run = os.environ["ASZ_TEST_RUN"] = tempfile.mkdtemp(prefix="asz-test-run-")
-    config.add_cleanup(lambda: shutil.rmtree(run, ignore_errors=True))
+    memory = scratch_parent(room=_MEMORY_ROOM[bool(config.getoption("--slow"))])
+    run = os.environ["ASZ_TEST_RUN"] = tempfile.mkdtemp(prefix="asz-test-run-", dir=memory)
+    config._asz_run = run  # type: ignore[attr-defined]
+    config.add_cleanup(lambda: _remove_run(config, run))
     if not worker and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
         # a run stopped by SIGTERM (a CI time limit, `timeout`) ends as Ctrl-C ends it:
         # pytest stops its workers and the cleanup above runs; by default it would just die
@@ -101,6 +116,27 @@ def _run_directory(config: pytest.Config, worker: str | None) -> str:
 
 def _interrupted(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
+
+
+def _remove_run(config: pytest.Config, run: str) -> None:
+    kept = getattr(config, "_asz_kept", None)
+    for entry in os.scandir(run):
+        if entry.path != kept:
+            shutil.rmtree(entry.path, ignore_errors=True)
+    if kept is None:
+        shutil.rmtree(run, ignore_errors=True)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    config = session.config
+    if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED) and getattr(config, "_asz_run", None):
+        config._asz_kept = os.path.join(config._asz_run, "tmp")  # type: ignore[attr-defined]
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config) -> None:
+    kept = getattr(config, "_asz_kept", None)
+    if kept and os.path.isdir(kept):
+        terminalreporter.write_line(f"the failed run's files are kept in {kept} (remove them when done)")
 
 
 @pytest.hookimpl(hookwrapper=True)

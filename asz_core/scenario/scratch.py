@@ -24,17 +24,19 @@ MEMORY_DIR = "/dev/shm"
 MEMORY_ROOM = 256 << 20
 
 
-def scratch_parent(memory: str = MEMORY_DIR) -> str | None:
-    """The directory a check's work directory is made in (``None``: the system's default)."""
+def scratch_parent(memory: str = MEMORY_DIR, room: int | None = None) -> str | None:
+    """The directory a check's work directory is made in (``None``: the system's default):
+    ``memory`` when it has ``room`` bytes free (:data:`MEMORY_ROOM` unless given) and
+    ``$TMPDIR`` names no other place."""
     if os.environ.get("TMPDIR"):
         return None
     try:
         if not os.path.isdir(memory) or not os.access(memory, os.W_OK | os.X_OK):
             return None
-        room = os.statvfs(memory)
+        free = os.statvfs(memory)
     except OSError:
         return None
-    return memory if room.f_bavail * room.f_frsize >= MEMORY_ROOM else None
+    return memory if free.f_bavail * free.f_frsize >= (MEMORY_ROOM if room is None else room) else None
 
 
 def make_scratch(prefix: str, memory: str = MEMORY_DIR) -> Path:
