@@ -217,6 +217,7 @@ def _compare(corpus: Path, root: Path, oracle: Oracle, session_id: str, doc: dic
     return row
 
 
+@pytest.mark.slow  # every session's document, a whole-corpus sweep
 def test_every_joined_body_is_the_right_one_and_every_miss_is_one_the_rule_states(
         corpus: Path, corpus_root: Path, oracle: Oracle, documents: dict[str, dict[str, Any]]) -> None:
     rows = [_compare(corpus, corpus_root, oracle, s, documents[s]) for s in sorted(oracle.requests)
@@ -292,6 +293,7 @@ def _kiro_sessions(root: Path) -> set[str]:
     return out
 
 
+@pytest.mark.slow  # every session's document, a whole-corpus sweep
 def test_hiding_the_system_prompt_lists_no_body_and_keeps_every_node(
         corpus_root: Path, documents: dict[str, dict[str, Any]]) -> None:
     listed = withheld = 0
