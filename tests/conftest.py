@@ -92,6 +92,8 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["PYTHONPYCACHEPREFIX"] = os.environ["ASZ_TEST_BYTECODE"] = bytecode
 
 
+#: the run's directory, in the process that made it; and its files kept when the run failed
+_RUN, _KEPT = pytest.StashKey[str](), pytest.StashKey[str]()
 #: what the tests write, in memory when it has this much free (the ``--slow`` lane writes more)
 _MEMORY_ROOM = {False: 2 << 30, True: 8 << 30}
 
@@ -101,11 +103,11 @@ def _run_directory(config: pytest.Config, worker: str | None) -> str:
     however it ends but SIGKILL (a failed run's files are kept: :func:`pytest_terminal_summary`
     says where): made by the run's first process, which its xdist workers share (a worker the
     run's end kills cannot remove its own cache, so the process that made it does)."""
-    if os.environ.get("ASZ_TEST_RUN") and (worker or getattr(config, "_asz_run", None)):
+    if os.environ.get("ASZ_TEST_RUN") and (worker or _RUN in config.stash):
         return os.environ["ASZ_TEST_RUN"]
     memory = scratch_parent(room=_MEMORY_ROOM[bool(config.getoption("--slow"))])
     run = os.environ["ASZ_TEST_RUN"] = tempfile.mkdtemp(prefix="asz-test-run-", dir=memory)
-    config._asz_run = run  # type: ignore[attr-defined]
+    config.stash[_RUN] = run
     config.add_cleanup(lambda: _remove_run(config, run))
     if not worker and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
         # a run stopped by SIGTERM (a CI time limit, `timeout`) ends as Ctrl-C ends it:
@@ -119,7 +121,7 @@ def _interrupted(signum: int, frame: object) -> None:
 
 
 def _remove_run(config: pytest.Config, run: str) -> None:
-    kept = getattr(config, "_asz_kept", None)
+    kept = config.stash.get(_KEPT, None)
     for entry in os.scandir(run):
         if entry.path != kept:
             shutil.rmtree(entry.path, ignore_errors=True)
@@ -129,12 +131,12 @@ def _remove_run(config: pytest.Config, run: str) -> None:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
-    if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED) and getattr(config, "_asz_run", None):
-        config._asz_kept = os.path.join(config._asz_run, "tmp")  # type: ignore[attr-defined]
+    if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED) and _RUN in config.stash:
+        config.stash[_KEPT] = os.path.join(config.stash[_RUN], "tmp")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config) -> None:
-    kept = getattr(config, "_asz_kept", None)
+    kept = config.stash.get(_KEPT, None)
     if kept and os.path.isdir(kept):
         terminalreporter.write_line(f"the failed run's files are kept in {kept} (remove them when done)")
 
@@ -168,9 +170,10 @@ def _first_to_collect() -> IO[str] | None:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    compiled = sum(1 for module in compiled_modules() if module.extension)
+    modules = compiled_modules()
+    compiled = sum(1 for module in modules if module.extension)
     return ["slow tests: " + ("included (--slow)" if config.getoption("--slow") else "deselected; --slow runs them"),
-            f"per-record path: {compiled} of {len(compiled_modules())} modules compiled (hatch_build.py)"]
+            f"per-record path: {compiled} of {len(modules)} modules compiled (hatch_build.py)"]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
