@@ -23,10 +23,12 @@ Fixtures:
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import io
 import json
 import os
-import subprocess
-import sys
+import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -63,14 +65,30 @@ def find_sdcheck() -> Path | None:
 
 
 def run_sdcheck(root: Path) -> dict[str, Any] | None:
-    """``sdcheck ROOT --json``'s verdict, or ``None`` when sdcheck is not available."""
+    """``sdcheck ROOT --json``'s verdict, or ``None`` when sdcheck is not available.
+
+    The tool is a script of the standard library's modules alone and keeps no state between
+    calls, so it runs in this process, read once: a Python start and its imports for each
+    check were most of what a check cost (a test suite runs it after nearly every landing)."""
     tool = find_sdcheck()
     if tool is None:
         return None
-    done = subprocess.run([sys.executable, str(tool), str(root), "--json"], capture_output=True,
-                          text=True, check=False)
-    result: dict[str, Any] = json.loads(done.stdout)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        _sdcheck_main(str(tool))([str(root), "--json"])
+    result: dict[str, Any] = json.loads(printed.getvalue())
     return result
+
+
+@functools.cache
+def _sdcheck_main(tool: str) -> Callable[[list[str]], int]:
+    """The tool's ``main(argv)``: its script run once as a module of its own that is not
+    ``__main__``, compiled from its source (no bytecode written beside it)."""
+    module = types.ModuleType("asz_sdcheck")
+    module.__file__ = tool
+    exec(compile(Path(tool).read_bytes(), tool, "exec"), module.__dict__)
+    main: Callable[[list[str]], int] = module.main
+    return main
 
 
 def dialects_landing_only_unknown(root: Path) -> dict[str, int]:
