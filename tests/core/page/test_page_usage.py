@@ -40,9 +40,9 @@ def _landed_usage(root: Path) -> dict[str, int]:
 @pytest.mark.corpus
 def test_usage_totals_equal_the_sum_of_landed_usage(catalogue: Catalogue, page_root: Path) -> None:
     calls = [c for d in catalogue.digests() for c in d.calls]
+    expected = _landed_usage(page_root)
     for by in ("day", "month", "session", "model", "project"):
         report = usage_report(calls, by, PriceTable.packaged())
-        expected = _landed_usage(page_root)
         assert {k: report["total"][k] for k in (*KINDS, "calls", "unreported_calls")} == expected
         assert expected["out"] > 0 and expected["unreported_calls"] > 0  # Kiro's calls report none
         for kind in (*KINDS, "calls", "unreported_calls"):
@@ -133,8 +133,9 @@ def test_a_price_in_asz_yaml_changes_the_cost_and_the_totals_stay_the_landed_usa
     assert after["total"]["cost"] - before["total"]["cost"] == pytest.approx(expected - opus["cost"], abs=1e-5)
     assert {"model": "claude-opus-4-6", "in": 1.0, "out": 2.0, "cache_read": 3.0, "cache_write": 4.0,
             "source": "team contract", "date": "2026-11-30"} in after["prices"]
+    landed = _landed_usage(page_root)
     for kind in KINDS:
-        assert after["total"][kind] == before["total"][kind] == _landed_usage(page_root)[kind]
+        assert after["total"][kind] == before["total"][kind] == landed[kind]
     config = tmp_path / "asz.yaml"
     config.write_text(f"storage:\n  root: {page_root}\nadapters: []\nusage:\n  prices:\n    m: {{in: 1}}\n")
     assert asz(config, "usage").returncode == EXIT_CONFIG
