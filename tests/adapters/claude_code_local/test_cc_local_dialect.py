@@ -485,7 +485,10 @@ _EDGES = [  # constructed: the edges of the records filled in place (the dialect
 ]
 
 
-@pytest.mark.parametrize("kind,run", [(TRANSCRIPT, ""), (TRANSCRIPT, "wf_1"), (AGENT_META, ""), (JOURNAL, "wf_1")])
+@pytest.mark.parametrize("kind,run", [
+    (TRANSCRIPT, ""),  # the default lane's; each other source kind is the same sweep of the corpus again
+    *(pytest.param(kind, run, marks=pytest.mark.slow) for kind, run in ((TRANSCRIPT, "wf_1"), (AGENT_META, ""),
+                                                                         (JOURNAL, "wf_1")))])
 def test_every_record_is_the_one_record_makes_of_its_fields(corpus_lines: list[tuple[bytes, dict[str, Any]]],
                                                             kind: str, run: str) -> None:
     """The dialect fills the commonest records in place (a copy of one made by ``record()``):
