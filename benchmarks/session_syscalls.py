@@ -1,0 +1,137 @@
+"""What the kernel alone charges for a new session's files: the floor under ``many-small``.
+
+A new Claude Code session lands as the storage root's layout has it (upstream's): a directory
+for the session with ``.lock``, ``session.state`` and ``index/ids`` in it, ``streams/main/``, and
+the transcript's ``.sd`` file and its cursor there, each written to a temporary name first and
+renamed, and a ``syncfs`` for each group of sessions (:data:`~asz_core.root.group.GROUP_SESSIONS`)
+before the renames and one after. This script makes exactly those system calls, and nothing
+else, for ``--sessions`` made-up sessions of ``many-small``'s size and prints the CPU they cost
+a session, user and system apart, beside tmpfs (``/dev/shm``) where it exists:
+
+1. each round lands into a new directory under ``--dir`` (default: ``$TMPDIR``, where the
+   table lands its roots), never deleted until every round is done, since a deletion makes the
+   next creates dearer for a while (``create_cost.py``);
+2. the rounds' trees go at the end.
+
+``pass.py --table``'s ``many-small`` row divided by its sessions, set beside this, says how
+much of a small session's landing is asz's own work and how much the file system's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from asz_core.root.durable import can_sync_filesystem, sync_filesystem
+from asz_core.root.group import GROUP_SESSIONS
+
+#: what a ``many-small`` session writes: its transcript's landed file, ids, cursor and state
+SD_BYTES, IDS_BYTES, CURSOR_BYTES, STATE_BYTES = 17_600, 136, 336, 53
+DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _write_new(name: str, size: int, directory: int, mode: int = 0o600) -> None:
+    fd = os.open(name, NEW, mode, dir_fd=directory)
+    try:
+        os.write(fd, b"x" * size)
+    finally:
+        os.close(fd)
+
+
+def _session(root: int, name: str) -> tuple[int, int]:
+    """One session's directories and files, as a new session lands them; its directory's and its
+    stream directory's descriptors, for the renames after the group's first ``syncfs``."""
+    os.mkdir(name, 0o700, dir_fd=root)
+    session = os.open(name, DIRECTORY, dir_fd=root)
+    lock = os.open(".lock", os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600, dir_fd=session)
+    os.close(lock)
+    os.mkdir("streams", 0o700, dir_fd=session)
+    streams = os.open("streams", DIRECTORY, dir_fd=session)
+    os.mkdir("main", 0o700, dir_fd=streams)
+    main = os.open("main", DIRECTORY, dir_fd=streams)
+    os.close(streams)
+    _write_new(".tmp-transcript.sd", SD_BYTES, main, 0o400)
+    os.mkdir("index", 0o700, dir_fd=session)
+    index = os.open("index", DIRECTORY, dir_fd=session)
+    _write_new("ids", IDS_BYTES, index)
+    os.close(index)
+    return session, main
+
+
+def _settle(session: int, main: int) -> None:
+    os.rename(".tmp-transcript.sd", "transcript.sd", src_dir_fd=main, dst_dir_fd=main)
+    _write_new(".tmp-transcript.cursor", CURSOR_BYTES, main)
+
+
+def _release(session: int, main: int) -> None:
+    os.rename(".tmp-transcript.cursor", "transcript.cursor", src_dir_fd=main, dst_dir_fd=main)
+    _write_new("session.state", STATE_BYTES, session)
+    os.close(main)
+    os.close(session)
+
+
+def land(directory: Path, sessions: int) -> tuple[float, float]:
+    """User and system CPU seconds of this process for ``sessions`` new sessions in ``directory``."""
+    root = os.open(directory, DIRECTORY)
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    try:
+        for first in range(0, sessions, GROUP_SESSIONS):
+            group = [_session(root, f"{n:08x}-0000-4000-8000-000000000000")
+                     for n in range(first, min(first + GROUP_SESSIONS, sessions))]
+            sync_filesystem(root)
+            for opened in group:
+                _settle(*opened)
+            sync_filesystem(root)
+            for opened in group:
+                _release(*opened)
+    finally:
+        os.close(root)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    return after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
+
+
+def measure(parent: Path, sessions: int, rounds: int) -> tuple[float, float, float]:
+    """Medians over ``rounds``, in ms a session: user CPU, system CPU, wall."""
+    scratch = Path(tempfile.mkdtemp(prefix="session-syscalls-", dir=parent))
+    users, systems, walls = [], [], []
+    try:
+        for r in range(rounds):
+            tree = scratch / str(r)
+            tree.mkdir()
+            started = time.perf_counter()
+            user, system = land(tree, sessions)
+            walls.append((time.perf_counter() - started) / sessions * 1e3)
+            users.append(user / sessions * 1e3)
+            systems.append(system / sessions * 1e3)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return statistics.median(users), statistics.median(systems), statistics.median(walls)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()),
+                        help="where the sessions are made (default: $TMPDIR)")
+    parser.add_argument("--sessions", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    if not can_sync_filesystem():
+        raise SystemExit("syncfs is not available here: asz's group commit is not what it measures")
+    places = [args.dir] + ([Path("/dev/shm")] if Path("/dev/shm").is_dir() else [])
+    print(f"{args.sessions:,} new sessions' system calls (no asz code), medians of {args.rounds} rounds, "
+          "ms a session")
+    print(f"{'where':40} {'user':>6} {'system':>7} {'wall':>6}")
+    for place in places:
+        user, system, wall = measure(place, args.sessions, args.rounds)
+        print(f"{place!s:40} {user:6.3f} {system:7.3f} {wall:6.3f}")
+
+
+if __name__ == "__main__":
+    main()
