@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import hashlib
 import itertools
 import json
 import os
@@ -52,15 +51,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
-
-import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus as corpus_gen
@@ -76,53 +72,16 @@ MB = 1_000_000
 ADAPTERS = ("claude-code-local", "claude-code-provider", "kiro")
 #: the generated corpora hold no plugin output, and a benchmark must not read this machine's own
 NO_PLUGIN_DATA: dict[str, object] = {"name": "changes", "enabled": False}
+#: the measured children (the floor, the write floor, a landing), each importing only its own work
+CHILDREN = Path(__file__).resolve().with_name("children.py")
 PEER_VENV = REPO / ".venv-peer"
 PEER = "claude-code-log"
 T = TypeVar("T")
 
 
-# ---- what runs in a child process (``pass.py --floor`` / ``--write-floor`` / ``--stat``) ---
-
-
-def floor(ranges: Sequence[tuple[str, int]]) -> int:
-    """Read each file from its offset; ``orjson.loads`` and SHA-256 every complete line."""
-    size = 0
-    for path, start in ranges:
-        with open(path, "rb") as f:
-            f.seek(start)
-            for line in f:
-                raw = line[:-1] if line.endswith(b"\n") else line
-                size += len(line)
-                try:  # noqa: SIM105 - a context manager per line would slow the floor it measures
-                    orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    pass
-                hashlib.sha256(raw).digest()
-    return size
-
-
-def write_floor(files: Sequence[str], dest: str) -> int:
-    """Copy each file into a new directory under ``dest`` as a durable landing writes one."""
-    size = 0
-    for n, path in enumerate(files):
-        directory = os.path.join(dest, str(n))
-        os.mkdir(directory, 0o700)
-        final = os.path.join(directory, os.path.basename(path))
-        temporary = final + ".tmp"
-        with open(path, "rb") as source, open(temporary, "xb") as out:
-            while chunk := source.read(1 << 20):
-                out.write(chunk)
-                size += len(chunk)
-            out.flush()
-            os.fsync(out.fileno())
-        os.rename(temporary, final)
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    return size
-
+# ---- what runs in a child process ----------------------------------------------------------
+# The floor, the write floor and the landing run in ``children.py``, which imports only what each
+# needs (what a child imports is part of what it measures); the stat-only process is this script:
 
 STAT_PROCESS = """
 import os, sys
@@ -304,7 +263,7 @@ def asz(setup: Setup, *extra: str) -> Run:
 def floor_child(ranges: list[tuple[str, int]], work: Path) -> Run:
     listing = work / "floor.json"
     listing.write_text(json.dumps(ranges), "utf-8")
-    return run_child([sys.executable, __file__, "--floor", str(listing)],
+    return run_child([sys.executable, str(CHILDREN), "floor", str(listing)],
                      inner=lambda text: float(text.split()[0]))
 
 
@@ -312,7 +271,7 @@ def write_floor_child(files: list[str], dest: Path, work: Path) -> Run:
     listing = work / "write-floor.json"
     listing.write_text(json.dumps(files), "utf-8")
     dest.mkdir(mode=0o700)
-    return run_child([sys.executable, __file__, "--write-floor", str(listing), str(dest)],
+    return run_child([sys.executable, str(CHILDREN), "write-floor", str(listing), str(dest)],
                      inner=lambda text: float(text.split()[0]))
 
 
@@ -547,26 +506,6 @@ def land_config(path: Path, root: Path, adapters: dict[str, Path], workers: int 
     return path
 
 
-def land_in_child(config: str) -> int:
-    """(``--land``, a child) passes until nothing is pending, no parse: what landing costs."""
-    from asz_core.config import load_config
-    from asz_core.host import PluginHost
-    from asz_core.pipeline import run_pass
-
-    host = PluginHost().load_entry_points()
-    loaded = load_config(host, config)
-    elapsed, sessions, landed = 0.0, 0, 0
-    while True:
-        summary = run_pass(host, loaded).as_dict()
-        elapsed += float(summary["elapsed_s"])  # type: ignore[arg-type]
-        sessions = max(sessions, int(summary["sessions"]))  # type: ignore[call-overload]
-        landed += int(summary["landed"])  # type: ignore[call-overload]
-        if not summary["pending"] or summary["errors"] or summary["conflicts"]:
-            break
-    print(json.dumps({"elapsed_s": elapsed, "sessions": sessions, "landed": landed}))
-    return 0
-
-
 def strace_counts(cmd: list[str], work: Path) -> tuple[int, int] | None:
     """System calls and ``fsync``s of ``cmd`` and its children (``strace -f -c``); ``None``
     without ``strace``."""
@@ -648,7 +587,7 @@ def per_round_ratio(numerators: Sequence[float], denominators: Sequence[float]) 
 def _landing(scratch: Path, kind: str, tag: str, config: Path) -> Run:
     """One cold landing (``--land``: passes until nothing is pending) into a root never used."""
     _fresh(scratch / f"{kind}-{tag}", scratch / "used")
-    return run_child([sys.executable, __file__, "--land", str(config)],
+    return run_child([sys.executable, str(CHILDREN), "land", str(config)],
                      inner=lambda text: float(json.loads(text)["elapsed_s"]))
 
 
@@ -660,7 +599,6 @@ def issue_table(work: Path, scratch: Path, repeat: int, workers: int, with_strac
     import pressure
     from table_report import TableReport
 
-    me = [sys.executable, __file__]
     made = TableReport(workers, repeat)
     if not quiet.pressure:
         made.notes.append(f"I/O and CPU pressure not read, the create cost alone decides: {pressure.unavailable()}")
@@ -689,7 +627,7 @@ def issue_table(work: Path, scratch: Path, repeat: int, workers: int, with_strac
         counts = None
         if with_strace:
             _fresh(scratch / f"{kind}-1", scratch / "used")
-            counts = strace_counts([*me, "--land", str(configs[1])], scratch)
+            counts = strace_counts([sys.executable, str(CHILDREN), "land", str(configs[1])], scratch)
         if kind == "shared":
             shared_cold = cold1
         # CPU time is what a loaded machine leaves steady; the wall with workers is what they buy
@@ -882,24 +820,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --table: rewrite the generated part of this README's Performance section "
                              "(between its two 'pass.py --table' comment lines) with the table, when every "
                              "round started quiet")
-    parser.add_argument("--land", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument("--floor", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument("--write-floor", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.write_floor:
-        listing, dest = args.write_floor
-        started = time.perf_counter()
-        write_floor(json.loads(listing.read_text("utf-8")), str(dest))
-        print(f"{time.perf_counter() - started:.6f}")
-        return 0
-    if args.floor:
-        ranges = json.loads(args.floor.read_text("utf-8"))
-        started = time.perf_counter()
-        floor([(p, s) for p, s in ranges])
-        print(f"{time.perf_counter() - started:.6f}")
-        return 0
-    if args.land:
-        return land_in_child(str(args.land))
     if args.readme:
         refused = readme_refusal(args)
         if refused:
