@@ -65,12 +65,14 @@ def _session(root: int, name: str) -> tuple[int, int]:
     return session, main
 
 
-def _settle(session: int, main: int) -> None:
+def _settle(main: int) -> None:
+    """After the group's first ``syncfs``: the landed file renamed into place, its cursor written."""
     os.rename(".tmp-transcript.sd", "transcript.sd", src_dir_fd=main, dst_dir_fd=main)
     _write_new(".tmp-transcript.cursor", CURSOR_BYTES, main)
 
 
 def _release(session: int, main: int) -> None:
+    """After the second: the cursor renamed into place, the session's state written, both closed."""
     os.rename(".tmp-transcript.cursor", "transcript.cursor", src_dir_fd=main, dst_dir_fd=main)
     _write_new("session.state", STATE_BYTES, session)
     os.close(main)
@@ -86,8 +88,8 @@ def land(directory: Path, sessions: int) -> tuple[float, float]:
             group = [_session(root, f"{n:08x}-0000-4000-8000-000000000000")
                      for n in range(first, min(first + GROUP_SESSIONS, sessions))]
             sync_filesystem(root)
-            for opened in group:
-                _settle(*opened)
+            for _, main in group:
+                _settle(main)
             sync_filesystem(root)
             for opened in group:
                 _release(*opened)
