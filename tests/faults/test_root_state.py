@@ -32,7 +32,7 @@ from asz_core.sessiondata.skeleton import Removal
 from asz_core.sessiondata.writer import record_line
 from asz_core.testing import PassRunner
 from asz_core.verify import verify_root
-from tests.helpers import jsonl_config, records_of
+from tests.helpers import jsonl_config, records_of, run_cli_forked
 from tests.provider_support import SMALL, land_small_session, seen_states, transcript_ids, write_index
 
 SESSION = "s1"
@@ -409,8 +409,7 @@ def test_a_settled_table_killed_mid_write_leaves_nothing(asz_pass: PassRunner, t
         with transcript.open("ab") as fh:
             fh.write(_cc_line(nth + 1))
         env = {**os.environ, "ASZ_FAULT": f"kill:state-write:{nth}"}
-        done = subprocess.run([_asz(), "run", "--full", "--config", str(asz_pass.config_path)],
-                              env=env, capture_output=True, check=False)
+        done = run_cli_forked("run", "--full", "--config", str(asz_pass.config_path), env=env)
         assert done.returncode in (-signal.SIGKILL, 0), done.stderr.decode()
         if list(asz_pass.root.glob(".tmp-*")):
             break
