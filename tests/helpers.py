@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
 
@@ -175,6 +175,28 @@ def _run_forked_child(args: list[str], env: Mapping[str, str] | None, cwd: Path 
             sys.stdout.flush()
             sys.stderr.flush()
         os._exit(code)
+
+
+def killed_in_fork(fault: str, call: Callable[[], object]) -> int:
+    """``call()`` in a process forked from this one with ``ASZ_FAULT`` set to ``fault``: its
+    exit status (minus the signal that killed it), for a step of asz's a test kills outside a
+    command (a Python start and imports were most of what such a child cost)."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover -- the child never returns
+        code = 1
+        try:
+            from asz_core.root import faults
+
+            os.environ["ASZ_FAULT"] = fault
+            faults._spec, faults._counts = fault, {}
+            call()
+            code = 0
+        except BaseException:  # noqa: BLE001 -- printed as an uncaught exception would be
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
 
 
 @contextlib.contextmanager
