@@ -35,7 +35,7 @@ def _own_check(shared: Path) -> types.FunctionType:
 _nesting_bytes = st.lists(st.sampled_from([b"[", b"]", b"{", b"}", b'"', b"\\", b"a", b","]), max_size=600)
 
 
-@settings(max_examples=examples(500))
+@settings(max_examples=examples(250))
 @given(pieces=_nesting_bytes, deep=st.integers(0, 300), quoted=st.booleans())
 def test_the_bracket_count_first_answers_every_line_as_the_tools_own_check(
         shared: Path, pieces: list[bytes], deep: int, quoted: bool) -> None:
