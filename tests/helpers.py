@@ -5,8 +5,13 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import selectors
+import signal
 import subprocess
-from collections.abc import Iterator, Mapping
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
 
@@ -91,6 +96,107 @@ def run_cli_bytes(*args: str, cwd: Path | None = None,
     out_text.flush()
     err_text.flush()
     return subprocess.CompletedProcess(["asz-pipeline", *args], code, out.getvalue(), err.getvalue())
+
+
+def run_cli_forked(*args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None,
+                   timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
+    """``asz-pipeline ARGS`` in a process of its own forked from this one, with ``env`` as its
+    whole environment (as ``subprocess.run`` takes it): its exit status (minus the signal that
+    killed it) and the bytes it printed, read, as ``subprocess.run`` reads them, until every
+    process holding its output has ended (the workers of a pass killed outlive it a moment).
+
+    For a pass a test kills (``ASZ_FAULT``, read again in the child): only a process shows a
+    kill, but a fresh interpreter's start and asz's imports were most of such a child's CPU.
+    Whatever the child changes in its memory dies with it; the parent sees only the files."""
+    out_read, out_write = os.pipe()
+    err_read, err_write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover -- the child never returns
+        os.close(out_read)
+        os.close(err_read)
+        _run_forked_child(list(args), env, cwd, out_write, err_write)
+    os.close(out_write)
+    os.close(err_write)
+    printed = {out_read: bytearray(), err_read: bytearray()}
+    deadline = time.monotonic() + timeout
+    with selectors.DefaultSelector() as open_ends:
+        for fd in printed:
+            open_ends.register(fd, selectors.EVENT_READ)
+        while open_ends.get_map():
+            ready = open_ends.select(max(deadline - time.monotonic(), 0))
+            if not ready:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                for fd in printed:
+                    os.close(fd)
+                raise subprocess.TimeoutExpired(["asz-pipeline", *args], timeout)
+            for key, _ in ready:
+                chunk = os.read(key.fd, 1 << 16)
+                if chunk:
+                    printed[key.fd] += chunk
+                else:
+                    open_ends.unregister(key.fd)
+                    os.close(key.fd)
+    _, status = os.waitpid(pid, 0)
+    return subprocess.CompletedProcess(["asz-pipeline", *args], os.waitstatus_to_exitcode(status),
+                                       bytes(printed[out_read]), bytes(printed[err_read]))
+
+
+def _run_forked_child(args: list[str], env: Mapping[str, str] | None, cwd: Path | None,
+                      out: int, err: int) -> None:
+    """The forked child of :func:`run_cli_forked`: the console script's ``main`` as the
+    process's own command line, then the process ends without running the parent's exit code."""
+    code = 1
+    try:
+        os.dup2(out, 1)
+        os.dup2(err, 2)
+        os.close(out)
+        os.close(err)
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115 -- flushed at exit
+        sys.stderr = open(2, "w", encoding="utf-8", closefd=False)  # noqa: SIM115 -- flushed at exit
+        if cwd is not None:
+            os.chdir(cwd)
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        from asz_core.cli.main import main
+        from asz_core.root import faults
+
+        # read at import, as a fresh process would read it, and no step counted yet
+        faults._spec, faults._counts = os.environ.get("ASZ_FAULT", ""), {}
+        sys.argv = ["asz-pipeline", *args]
+        code = main()
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else 1
+    except BaseException:  # noqa: BLE001 -- printed as an uncaught exception would be
+        traceback.print_exc()
+    finally:
+        with contextlib.suppress(BaseException):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def killed_in_fork(fault: str, call: Callable[[], object]) -> int:
+    """``call()`` in a process forked from this one with ``ASZ_FAULT`` set to ``fault``: its
+    exit status (minus the signal that killed it), for a step of asz's a test kills outside a
+    command (a Python start and imports were most of what such a child cost)."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover -- the child never returns
+        code = 1
+        try:
+            from asz_core.root import faults
+
+            os.environ["ASZ_FAULT"] = fault
+            faults._spec, faults._counts = fault, {}
+            call()
+            code = 0
+        except BaseException:  # noqa: BLE001 -- printed as an uncaught exception would be
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
 
 
 @contextlib.contextmanager

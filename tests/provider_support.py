@@ -40,26 +40,38 @@ class TranscriptIds:
 
 def transcript_ids(projects: Path) -> dict[str, TranscriptIds]:
     """Every session of a ``projects/`` tree: its directory slug and the call/request ids its
-    assistant lines carry (``message.id``, ``requestId``)."""
+    assistant lines carry (``message.id``, ``requestId``); a fresh mapping each call."""
+    transcripts = tuple((path, path.stat().st_size, path.stat().st_mtime_ns)
+                        for project in sorted(p for p in projects.iterdir() if p.is_dir())
+                        for path in sorted(project.rglob("*.jsonl")))
+    return {session: TranscriptIds(ids.session, ids.directory, set(ids.calls), set(ids.requests))
+            for session, ids in _transcript_ids(projects, transcripts).items()}
+
+
+@functools.cache
+def _transcript_ids(projects: Path, transcripts: tuple[tuple[Path, int, int], ...]) -> dict[str, TranscriptIds]:
+    # parsing every line of the corpus's transcripts is a third of a second, and many provider
+    # tests ask for the same tree's ids: read once per process and state of the tree's files
+    # (their paths, sizes and mtimes; the corpus never changes)
     out: dict[str, TranscriptIds] = {}
-    for project in sorted(p for p in projects.iterdir() if p.is_dir()):
-        for path in sorted(project.rglob("*.jsonl")):
-            rel = path.relative_to(project).parts
-            session = rel[0] if len(rel) > 1 else path.stem
-            ids = out.setdefault(session, TranscriptIds(session, project.name))
-            with path.open("rb") as fh:
-                for raw in fh:
-                    try:
-                        line = json.loads(raw)
-                    except ValueError:
-                        continue
-                    if not isinstance(line, dict) or line.get("type") != "assistant":
-                        continue
-                    message = line.get("message") or {}
-                    if isinstance(message, dict) and isinstance(message.get("id"), str):
-                        ids.calls.add(message["id"])
-                    if isinstance(line.get("requestId"), str):
-                        ids.requests.add(line["requestId"])
+    for path, _, _ in transcripts:
+        project = next(parent for parent in path.parents if parent.parent == projects)
+        rel = path.relative_to(project).parts
+        session = rel[0] if len(rel) > 1 else path.stem
+        ids = out.setdefault(session, TranscriptIds(session, project.name))
+        with path.open("rb") as fh:
+            for raw in fh:
+                try:
+                    line = json.loads(raw)
+                except ValueError:
+                    continue
+                if not isinstance(line, dict) or line.get("type") != "assistant":
+                    continue
+                message = line.get("message") or {}
+                if isinstance(message, dict) and isinstance(message.get("id"), str):
+                    ids.calls.add(message["id"])
+                if isinstance(line.get("requestId"), str):
+                    ids.requests.add(line["requestId"])
     return out
 
 

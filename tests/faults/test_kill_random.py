@@ -19,7 +19,7 @@ import pytest
 
 from asz_core.root import faults
 from asz_core.testing import PassRunner
-from tests.helpers import jsonl_config, records_of, run_cli, temp_files
+from tests.helpers import jsonl_config, records_of, run_cli, run_cli_forked, temp_files
 
 SEEDS_QUICK, SEEDS = 2, 200
 
@@ -53,7 +53,7 @@ def test_a_pass_killed_at_a_random_instant(seed: int, tmp_path: Path, assert_roo
     for _ in range(rng.randint(1, 2)):  # sometimes a second crash before the clean passes
         if rng.random() < 0.6:
             env = {**os.environ, "ASZ_FAULT": f"kill:{rng.choice(faults.STEPS)}:{rng.randint(1, 6)}"}
-            subprocess.run(cli, env=env, capture_output=True, check=False, timeout=60)
+            run_cli_forked(*cli[3:], env=env, timeout=60)
         else:
             child = subprocess.Popen(cli, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(rng.uniform(0.0, 0.4))

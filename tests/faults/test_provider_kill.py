@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import random
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -27,7 +26,7 @@ from asz_adapters.claude_code_provider.seen import APPEND_STEP
 from asz_core.providerbody import ProviderBodies
 from asz_core.root import faults
 from asz_core.testing import PassRunner
-from tests.helpers import run_cli, temp_files
+from tests.helpers import run_cli, run_cli_forked, temp_files
 from tests.provider_support import (
     TranscriptIds,
     bodies_by_session,
@@ -96,7 +95,7 @@ def _kill_and_finish(seed: int | None, corpus: Path, tmp_path: Path, sessions: t
     cli = [sys.executable, "-m", "asz_core.cli", "run", "--config", str(config)]
     env = {k: v for k, v in os.environ.items() if k != "ASZ_WORKERS"}
     for kill in kills:
-        subprocess.run(cli, env={**env, "ASZ_FAULT": kill}, capture_output=True, check=False, timeout=120)
+        run_cli_forked(*cli[3:], env={**env, "ASZ_FAULT": kill})
     with pytest.MonkeyPatch.context() as here:  # the passes after the kills: here, as a child would run them
         here.delenv("ASZ_WORKERS", raising=False)
         for _ in range(2):

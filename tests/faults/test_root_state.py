@@ -32,7 +32,7 @@ from asz_core.sessiondata.skeleton import Removal
 from asz_core.sessiondata.writer import record_line
 from asz_core.testing import PassRunner
 from asz_core.verify import verify_root
-from tests.helpers import jsonl_config, records_of
+from tests.helpers import jsonl_config, records_of, run_cli_bytes, run_cli_forked
 from tests.provider_support import SMALL, land_small_session, seen_states, transcript_ids, write_index
 
 SESSION = "s1"
@@ -151,8 +151,7 @@ def test_provider_bodies_deleted_with_the_index_are_reported_gone_by_name(
     assert {next(n for n in landed if f" {n} " in p.message) for p in problems} == landed
     assert len(problems) == len(landed)  # each said once, not again by session.state
     assert all("remove _provider/seen.state" in p.message for p in problems)
-    done = subprocess.run([_asz(), "verify", "--config", str(small_root.config_path), "--json"],
-                          capture_output=True, check=False)
+    done = run_cli_bytes("verify", "--config", str(small_root.config_path), "--json")
     assert done.returncode == EXIT_FAILED, done.stderr.decode()
     said = orjson.loads(done.stdout)
     assert not said["ok"] and sorted(p["kind"] for r in said["sessions"] for p in r["problems"]) == ["gone"] * 7
@@ -409,8 +408,7 @@ def test_a_settled_table_killed_mid_write_leaves_nothing(asz_pass: PassRunner, t
         with transcript.open("ab") as fh:
             fh.write(_cc_line(nth + 1))
         env = {**os.environ, "ASZ_FAULT": f"kill:state-write:{nth}"}
-        done = subprocess.run([_asz(), "run", "--full", "--config", str(asz_pass.config_path)],
-                              env=env, capture_output=True, check=False)
+        done = run_cli_forked("run", "--full", "--config", str(asz_pass.config_path), env=env)
         assert done.returncode in (-signal.SIGKILL, 0), done.stderr.decode()
         if list(asz_pass.root.glob(".tmp-*")):
             break
@@ -525,8 +523,7 @@ def test_a_full_disk_at_pass_start_exits_3_with_what_to_do(asz_pass: PassRunner,
     (source / f"{SESSION}.jsonl").write_bytes(_line(1))
     asz_pass.root = full_disk / "root"
     asz_pass.configure(**jsonl_config(source))
-    done = subprocess.run([_asz(), "run", "--full", "--config", str(asz_pass.config_path)],
-                          capture_output=True, check=False)
+    done = run_cli_bytes("run", "--full", "--config", str(asz_pass.config_path))
     assert done.returncode == 3, done.stderr.decode()
     assert b"Traceback" not in done.stderr
     assert b"no space left" in done.stderr and b"free some space" in done.stderr

@@ -26,7 +26,7 @@ from asz_core.collect import split
 from asz_core.context import PassSummary
 from asz_core.root import faults
 from asz_core.testing import PassRunner
-from tests.helpers import REPO, records_of
+from tests.helpers import REPO, records_of, run_cli_forked
 
 pytestmark = pytest.mark.corpus
 
@@ -207,11 +207,10 @@ def test_a_split_pass_killed_at_each_step_loses_nothing_and_lands_nothing_twice(
         step: str, largest: Path, landed_in_one_process: dict[str, list[tuple[int, str, str]]], tmp_path: Path,
         assert_root_verifies: Any) -> None:
     runner = _runner(tmp_path / "split", largest, split_from_bytes=1, max_delta_bytes=65536)
-    cli = [sys.executable, "-m", "asz_core.cli", "run", "--config", str(runner.config_path)]
     # a write of records (a chunk's that fit in a file at a time): deep in the first source, its
     # chunks out in the workers
     env = {**os.environ, "ASZ_FAULT": f"kill:{step}:{30 if step == 'temp-write' else 3}"}
-    killed = subprocess.run(cli, env=env, capture_output=True, check=False, timeout=300, cwd=REPO)
+    killed = run_cli_forked("run", "--config", str(runner.config_path), env=env, cwd=REPO, timeout=300)
     assert killed.returncode == -9, killed.stderr.decode()[-2000:]
     _land(runner)
     assert_root_verifies(runner.root)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from asz_core.root import durable, writeonce
 from asz_core.root.owed import OWED_NAME, PassOwed, read_owed, settle_owed
 from asz_core.root.storage import StorageRoot
 from asz_core.testing import PassRunner
-from tests.helpers import count_syncs, jsonl_config
+from tests.helpers import count_syncs, jsonl_config, run_cli_forked
 
 
 def _sources(src: Path, sessions: int = 3, lines: int = 4) -> None:
@@ -37,8 +36,8 @@ def _setup(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _run(config: Path, **env: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "asz_core.cli", "run", "--config", str(config)],
-                          env={**os.environ, **env}, capture_output=True, check=False, timeout=120)
+    # each run a process of its own: what one leaves in memory never reaches the next
+    return run_cli_forked("run", "--config", str(config), env={**os.environ, **env})
 
 
 def _up_to_date(root: Path) -> dict[str, bool]:

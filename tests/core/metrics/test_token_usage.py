@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +15,7 @@ from asz_core.metrics.state import MetricsState
 from asz_core.root import durable, faults, writeonce
 from asz_core.sessiondata import parse_instant
 from tests.core.metrics.sdfiles import SESSION, Fragment, land
-from tests.helpers import count_syncs
+from tests.helpers import count_syncs, killed_in_fork
 
 MINUTE = 60_000_000_000
 T0 = "2026-01-01T10:00:05Z"
@@ -127,10 +125,6 @@ def _three_files(root: Path) -> None:
     land(root, 3, "agent-a1", [Fragment("c3", "2026-01-01T10:05:00Z", (9, 9, 9, 9), finished=True)])
 
 
-_DERIVE = ("import sys\nfrom pathlib import Path\nfrom asz_core.metrics.derive import derive_root\n"
-           "derive_root(Path(sys.argv[1]), lookback_s=0, clock=lambda: int(sys.argv[2]))\n")
-
-
 # the derivation installs its files together: their bytes (metrics-fsync, once per file), the
 # receipts' names (metrics-install 1-3), their names durable (metrics-names 1), the requests'
 # names (metrics-install 4-6), those durable (metrics-names 2), then the state
@@ -142,9 +136,7 @@ def test_a_kill_mid_spool_loses_nothing_and_counts_nothing_twice(tmp_path: Path,
     _three_files(clean)
     shutil.copytree(clean, crashed)
     derive_root(clean, lookback_s=0, clock=_clock)
-    env = {**os.environ, "ASZ_FAULT": fault}
-    killed = subprocess.run([sys.executable, "-c", _DERIVE, str(crashed), str(NOW)], env=env, check=False)
-    assert killed.returncode == -9
+    assert killed_in_fork(fault, lambda: derive_root(crashed, lookback_s=0, clock=_clock)) == -9
     derive_root(crashed, lookback_s=0, clock=_clock)
     assert _points(crashed) == _points(clean)
     assert MetricsState.load(crashed / "_metrics").render(NOW) == MetricsState.load(clean / "_metrics").render(NOW)
@@ -187,9 +179,8 @@ def test_a_derivation_makes_its_files_durable_with_a_syncfs_a_tier_not_fsyncs_a_
 def test_a_receipt_keeps_the_accounting_when_more_fragments_arrived_after_a_crash(tmp_path: Path) -> None:
     land(tmp_path, 1, "agent-a1", [Fragment("c0", T0, (1, 0, 0, 0), finished=True),
                                    Fragment("c1", T0, (1, 1, 0, 0))])
-    env = {**os.environ, "ASZ_FAULT": "kill:metrics-install:2"}  # the receipt is in, the request is not
-    assert subprocess.run([sys.executable, "-c", _DERIVE, str(tmp_path), str(NOW)], env=env,
-                          check=False).returncode == -9
+    # the receipt is in, the request is not
+    assert killed_in_fork("kill:metrics-install:2", lambda: derive_root(tmp_path, lookback_s=0, clock=_clock)) == -9
     land(tmp_path, 2, "agent-a1", [Fragment("c1", T0, (4, 7, 0, 0), finished=True)])
     derive_root(tmp_path, lookback_s=0, clock=_clock)
     by_file: dict[str, float] = {}

@@ -25,7 +25,7 @@ from asz_core.retention.plan import session_files
 from asz_core.sessiondata import open_file
 from asz_core.testing import PassRunner
 from tests.core.retention.conftest import configure, copy_sessions
-from tests.helpers import run_cli, temp_files
+from tests.helpers import run_cli, run_cli_forked, temp_files
 
 SEEDS_QUICK, SEEDS = 2, 6  # each seed costs seconds of CPU: the rest go to the slow lane
 STEPS = ("skeleton-land", "landed-unlink")
@@ -71,7 +71,7 @@ def test_retain_killed_at_a_random_instant_loses_nothing_not_meant_to_go(
     for _ in range(rng.randint(1, 3)):
         if rng.random() < 0.5:
             env = {**os.environ, "ASZ_FAULT": f"kill:{rng.choice(STEPS)}:{rng.randint(1, 40)}"}
-            subprocess.run(cli, env=env, capture_output=True, check=False, timeout=120)
+            run_cli_forked(*cli[3:], env=env)
         else:
             child = subprocess.Popen(cli, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(rng.uniform(0.1, 1.0))

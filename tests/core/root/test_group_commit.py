@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import errno
 import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,7 +19,7 @@ from asz_core.root.durable import DEFERRED
 from asz_core.root.group import CommitGroup
 from asz_core.root.storage import StorageRoot
 from asz_core.testing import PassRunner
-from tests.helpers import count_syncs, jsonl_config, records_of, run_cli, temp_files
+from tests.helpers import count_syncs, jsonl_config, records_of, run_cli, run_cli_forked, temp_files
 
 pytestmark = pytest.mark.skipif(not durable.can_sync_filesystem(), reason="group commit needs syncfs (Linux)")
 
@@ -159,12 +157,10 @@ def test_killed_in_the_second_group_a_pass_keeps_the_first_and_lands_the_rest_on
     assert group.GROUP_SESSIONS == 32
     runner = PassRunner(tmp_path, tmp_path / "root")
     config = runner.configure(**jsonl_config(_source(tmp_path, sessions=40, lines=6, pad=50)))
-    cli = [sys.executable, "-m", "asz_core.cli", "run", "--config", str(config)]
     # each session lands one file (of six records) in one directory with one cursor: the 35th
     # of each step (the 205th record written) is the third session's of the second group
     nth = 6 * 34 + 1 if step == "temp-write" else 35
-    killed = subprocess.run(cli, env={**os.environ, "ASZ_FAULT": f"kill:{step}:{nth}"}, capture_output=True,
-                            check=False)
+    killed = run_cli_forked("run", "--config", str(config), env={**os.environ, "ASZ_FAULT": f"kill:{step}:{nth}"})
     assert killed.returncode == -9, killed.stderr.decode()
     whole = [n for n in range(1, 41) if len(records_of(runner.root, f"s{n}")) == 6]
     assert len(whole) >= 32  # the first group committed before the kill: kept

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import threading
 import time
 import types
@@ -20,7 +18,7 @@ from asz_core.root.durable import install_noreplace
 from asz_core.root.layout import RefusedId, check_id, file_name, parse_file_name
 from asz_core.root.locks import FileLock
 from asz_core.testing import PassRunner
-from tests.helpers import jsonl_config, records_of, run_cli, temp_files
+from tests.helpers import jsonl_config, records_of, run_cli, run_cli_forked, temp_files
 
 
 @pytest.mark.parametrize("bad", ["../x", "..", ".", "a/b", "a\x00b", "/abs", "_provider", ".hidden",
@@ -184,9 +182,8 @@ def test_killed_at_any_step_a_pass_loses_nothing_and_lands_nothing_twice(
     runner = PassRunner(tmp_path, tmp_path / "root")
     # two sessions, so each step (a directory fsync is once per session) is reached twice
     config = runner.configure(**jsonl_config(_source(tmp_path, lines=40, pad=300, sessions=2), max_delta_bytes=4096))
-    cli = [sys.executable, "-m", "asz_core.cli", "run", "--config", str(config)]
     env = {**os.environ, "ASZ_FAULT": f"kill:{step}:{nth}"}
-    killed = subprocess.run(cli, env=env, capture_output=True, check=False)
+    killed = run_cli_forked("run", "--config", str(config), env=env)
     assert killed.returncode == -9, killed.stderr.decode()
     # only the kill needs a process of its own: the passes after it run here, as a child would
     finished = run_cli("run", "--config", str(config))
