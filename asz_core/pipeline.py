@@ -182,6 +182,9 @@ def _to_land(actx: AdapterContext, claims: Iterable[SessionClaim], claimed: set[
     are counted here and not landed. An exception from the adapter's discovery or claim ends its
     claims (what landed before stays landed) and is reported as the adapter's error."""
     sessions = actx.pass_ctx.tally.sessions
+    # the adapter's own counters (``actx.counters`` between landings, and claims are taken
+    # between landings), looked up once, not per unchanged session
+    counters = actx.pass_ctx.tally.adapter(actx.name)
     try:
         for claim in claims:
             session = claim.session
@@ -190,7 +193,7 @@ def _to_land(actx: AdapterContext, claims: Iterable[SessionClaim], claimed: set[
             if claim.unchanged is None and claim.settled_by is not None:  # the call only where it may judge
                 _judge_settled(actx, claim)
             if claim.unchanged is not None:
-                _count_unchanged(actx.counters, claim.unchanged)
+                _count_unchanged(counters, claim.unchanged)
             else:
                 yield claim
     except Exception as exc:  # noqa: BLE001 - one adapter failing does not stop the others

@@ -153,7 +153,7 @@ def asz_claim(ctx: AdapterContext, found: Iterable[Found]) -> Iterable[SessionCl
                 # settled and unchanged: counted from the listing and two stats, nothing built
                 counted = settled.unchanged(session, [payload.location])
                 if counted is not None:
-                    yield SessionClaim(session, unchanged=counted)
+                    yield SessionClaim(session, None, None, counted)  # unchanged=counted, positionally
                     continue
             item.payload = payload = payload.sources(session)
         if isinstance(payload, Refused):

@@ -314,6 +314,7 @@ def list_projects(root: Path) -> Projects:
     """List ``root`` (Claude Code's ``projects/``) and each project directory in it, noting where
     each session id has a transcript or a directory."""
     out = Projects(root)
+    places = out.places
     try:
         projects = [e for e in _entries(root) if e.is_symlink() or _is_dir(e)]
     except FileNotFoundError:
@@ -336,13 +337,15 @@ def list_projects(root: Path) -> Projects:
             name = entry.name
             if name.endswith(".jsonl") and not _is_dir(entry):
                 stem = name[:-6]
-                if is_session_id(stem):
-                    _note(out.places, stem, slug, transcript=True)
-                else:
+                if not is_session_id(stem):
                     out.refused.append(Refused(Path(entry.path), f"{stem!r} is not a session id "
                                                f"(a UUID), so the file cannot be placed", slug))
+                elif stem not in places:  # most sessions: a transcript, met once (noted inline: a call
+                    places[stem] = [(slug, False, True)]  # with keywords per session is felt here)
+                else:
+                    _note(places, stem, slug, transcript=True)
             elif is_session_id(name) and _is_dir(entry):
-                _note(out.places, name, slug, directory=True)
+                _note(places, name, slug, directory=True)
             elif is_session_id(name) and entry.is_symlink():
                 out.refused.append(Refused(Path(entry.path), "a link to a session's directory; links are "
                                            "not followed", slug))
