@@ -182,13 +182,18 @@ def _to_land(actx: AdapterContext, claims: Iterable[SessionClaim], claimed: set[
     are counted here and not landed. An exception from the adapter's discovery or claim ends its
     claims (what landed before stays landed) and is reported as the adapter's error."""
     sessions = actx.pass_ctx.tally.sessions
+    # the adapter's own counters (``actx.counters`` between landings, and claims are taken
+    # between landings), looked up once, not per unchanged session
+    counters = actx.pass_ctx.tally.adapter(actx.name)
     try:
         for claim in claims:
-            claimed.add(claim.session)
-            sessions.add(claim.session)
-            _judge_settled(actx, claim)
+            session = claim.session
+            claimed.add(session)
+            sessions.add(session)
+            if claim.unchanged is None and claim.settled_by is not None:  # the call only where it may judge
+                _judge_settled(actx, claim)
             if claim.unchanged is not None:
-                _count_unchanged(actx.counters, claim.unchanged)
+                _count_unchanged(counters, claim.unchanged)
             else:
                 yield claim
     except Exception as exc:  # noqa: BLE001 - one adapter failing does not stop the others
@@ -267,8 +272,11 @@ def _look_ahead(claims: Iterator[SessionClaim], most: int) -> tuple[Iterator[Ses
 
 
 def _count_unchanged(counters: AdapterCounters, unchanged: dict[str, int]) -> None:
-    """Add what landing a session judged unchanged would have counted."""
-    for key in ("sources", "gone"):
-        value = unchanged.get(key, 0)
-        if isinstance(value, int) and value > 0:
-            setattr(counters, key, getattr(counters, key) + value)
+    """Add what landing a session judged unchanged would have counted (each counter by name,
+    not by ``getattr``: a no-op pass adds them for every session)."""
+    sources = unchanged.get("sources", 0)
+    if isinstance(sources, int) and sources > 0:
+        counters.sources += sources
+    gone = unchanged.get("gone", 0)
+    if isinstance(gone, int) and gone > 0:
+        counters.gone += gone

@@ -93,15 +93,17 @@ def _discovered(ctx: AdapterContext, projects: Projects) -> Iterator[Found]:
     its sources are built only if it is claimed and not settled."""
     for message in projects.errors:
         ctx.error(message)
-    admits = ctx.session_filter.admits_slug
+    session_filter = ctx.session_filter
+    admits = session_filter.admits_slug
+    admits_all = not (session_filter.include or session_filter.exclude)  # asked per session: once here
     for session in sorted(projects.places):
         lone = lone_transcript(projects, session)
         if lone is not None:
             detail: dict[str, Any] = {"streams": 1, "runs": 0, "directory": lone.slug}
-            if not admits(lone.slug):
+            if not (admits_all or admits(lone.slug)):
                 detail["excluded"] = True
-            yield Found(kind="session", key=session, session=session, sources=1, path=lone.location,
-                        detail=detail, payload=lone)
+            # positional: a no-op pass makes one per session, and keywords cost twice the call
+            yield Found("session", session, session, 1, lone.location, detail, lone)
             continue
         sources = session_sources(projects, session, ctx.root.path)
         if sources is None:
@@ -132,24 +134,26 @@ def _count_refused(ctx: AdapterContext, refused: Refused) -> None:
 
 @hookimpl
 def asz_claim(ctx: AdapterContext, found: Iterable[Found]) -> Iterable[SessionClaim]:
-    admits = ctx.session_filter.admits_slug
+    session_filter = ctx.session_filter
+    admits = session_filter.admits_slug
+    admits_all = not (session_filter.include or session_filter.exclude)
     discovered: set[str] = set()  # a session id each: what is not here was pruned
-    settled: SettledSessions | None = None
+    # a dry run never asks the table: it lands (counts) every session as if nothing had landed
+    settled: SettledSessions | None = None if ctx.dry_run else ctx.settled
     for item in found:
         if item.session:
             discovered.add(item.session)
         payload = item.payload
         if isinstance(payload, LoneTranscript):
-            if not admits(payload.slug):
+            if not (admits_all or admits(payload.slug)):
                 ctx.counters.excluded += 1
                 continue
             session = item.key
-            if not ctx.dry_run:
+            if settled is not None:
                 # settled and unchanged: counted from the listing and two stats, nothing built
-                settled = settled or ctx.settled
                 counted = settled.unchanged(session, [payload.location])
                 if counted is not None:
-                    yield SessionClaim(session, unchanged=counted)
+                    yield SessionClaim(session, None, None, counted)  # unchanged=counted, positionally
                     continue
             item.payload = payload = payload.sources(session)
         if isinstance(payload, Refused):

@@ -38,7 +38,6 @@ from collections.abc import Callable
 from functools import cached_property
 from operator import attrgetter
 from pathlib import Path
-from typing import NamedTuple
 
 from asz_adapters.claude_code_local.ids import RefusedId, agent_id, is_session_id, run_id, script_run_id
 from asz_core.root.cursors import AppendCursor
@@ -315,6 +314,7 @@ def list_projects(root: Path) -> Projects:
     """List ``root`` (Claude Code's ``projects/``) and each project directory in it, noting where
     each session id has a transcript or a directory."""
     out = Projects(root)
+    places = out.places
     try:
         projects = [e for e in _entries(root) if e.is_symlink() or _is_dir(e)]
     except FileNotFoundError:
@@ -337,13 +337,15 @@ def list_projects(root: Path) -> Projects:
             name = entry.name
             if name.endswith(".jsonl") and not _is_dir(entry):
                 stem = name[:-6]
-                if is_session_id(stem):
-                    _note(out.places, stem, slug, transcript=True)
-                else:
+                if not is_session_id(stem):
                     out.refused.append(Refused(Path(entry.path), f"{stem!r} is not a session id "
                                                f"(a UUID), so the file cannot be placed", slug))
+                elif stem not in places:  # most sessions: a transcript, met once (noted inline: a call
+                    places[stem] = [(slug, False, True)]  # with keywords per session is felt here)
+                else:
+                    _note(places, stem, slug, transcript=True)
             elif is_session_id(name) and _is_dir(entry):
-                _note(out.places, name, slug, directory=True)
+                _note(places, name, slug, directory=True)
             elif is_session_id(name) and entry.is_symlink():
                 out.refused.append(Refused(Path(entry.path), "a link to a session's directory; links are "
                                            "not followed", slug))
@@ -360,14 +362,21 @@ def _note(places: dict[str, list[tuple[str, bool, bool]]], session: str, slug: s
         held.append((slug, directory, transcript))
 
 
-class LoneTranscript(NamedTuple):
+class LoneTranscript:
     """A session that is a main transcript alone, in one project directory, and no more: most
     sessions. Its sources follow from the listing alone (:meth:`sources`), so a pass that finds
-    it settled need not build them."""
+    it settled need not build them. A plain class: a no-op pass makes one per session, and a
+    named tuple's constructor costs half as much again."""
 
-    root: Path       #: the source root
-    slug: str        #: the project directory
-    location: str    #: the transcript's path, joined as text
+    __slots__ = ("location", "root", "slug")
+
+    def __init__(self, root: Path, slug: str, location: str) -> None:
+        self.root = root            #: the source root
+        self.slug = slug            #: the project directory
+        self.location = location    #: the transcript's path, joined as text
+
+    def __repr__(self) -> str:
+        return f"LoneTranscript({self.slug!r}, {self.location!r})"
 
     def sources(self, session: str) -> SessionSources:
         """What :func:`session_sources` gives for it (what the rules give a lone transcript)."""

@@ -109,8 +109,8 @@ def pruned_sessions(landed_root: Path, discovered: set[str], source_root: Path,
     """Sessions in the storage root that discovery no longer finds and that have places of this
     adapter whose sources are gone. With ``settled`` (not in a dry run), a session noted there
     as it is now is counted from its entry, and one with nothing left to mark is noted."""
-    try:
-        names = sorted(os.listdir(landed_root))
+    try:  # sorted once those discovered are left out: most are, every pass
+        names = sorted(name for name in os.listdir(landed_root) if name not in discovered)
     except FileNotFoundError:
         return
 
@@ -119,7 +119,7 @@ def pruned_sessions(landed_root: Path, discovered: set[str], source_root: Path,
 
     key_root = str(source_root)
     for name in names:
-        if name in discovered or not is_session_id(name):
+        if not is_session_id(name):
             continue
         if settled is not None:
             known = _known(settled, name, key_root)

@@ -23,11 +23,14 @@ The table is derived: it lives in ``<root>/.settled-<adapter>.state``, is writte
 after each adapter's landing, and a table that is missing, unreadable, of another format or
 written by another adapter version is empty.
 
-Each entry is one string (:data:`SettledEntry`), its fields joined by NUL, a character no path
-holds: the counters, the number of sources, the sources, then each file with its stamp. A pass
-that finds nothing new asks the table about every session, so the table is loaded with one JSON
-parse that makes a string per session, not a dict and lists of each, and a question splits only
-the entry it asks about; an entry that does not split as one of these is a miss, like any other.
+Each entry is one JSON array (:data:`SettledEntry`): the counters as one text, the number of
+sources, the sources, then each file's path and stamp, the stamp being the four numbers of its
+``lstat`` (``[dev, ino, size, mtime_ns]``) or ``null`` for a file recorded absent. A pass that
+finds nothing new asks the table about every session, so the entry is shaped for the question:
+the stamp of a file as it is now is a list of four numbers taken from its ``lstat``, compared
+with the loaded one as it is, with no text formatted, split or parsed per session (the
+numbers as text cost more to make and compare than these do to load). An entry that is not of
+this shape is a miss, like any other.
 
 A cold pass records every session it lands, so what is recorded during a pass is not held in
 memory: the entries, as JSON lines, go 64 KiB at a time to an unnamed temporary file in the root
@@ -52,51 +55,52 @@ from asz_core.root.durable import read_table, write_replace
 from asz_core.root.layout import CURSOR_SUFFIX
 from asz_core.root.versions import version_of, version_place
 
-__all__ = ["SETTLED_PREFIX", "SettledEntry", "SettledSessions", "entry_parts", "make_entry", "settled_entry"]
+__all__ = ["SETTLED_PREFIX", "SettledEntry", "SettledSessions", "Stamp", "entry_parts", "make_entry", "settled_entry"]
 
 #: the table's name in the root is this, the adapter's name, ``.state``: a dot file, which no
 #: reader takes for a session
 SETTLED_PREFIX = ".settled-"
-_FORMAT = 2
+_FORMAT = 3
 #: recorded entries are held up to this many bytes, then written to the pass's temporary file
 _SPILL_BYTES = 1 << 16
-#: one session's entry: ``counters NUL n NUL source... (NUL path NUL stamp)...`` (:func:`make_entry`)
-SettledEntry = str
-#: what an absent file's stamp is (a file recorded absent must stay absent)
-_ABSENT = "-"
-_SEP = "\0"
+#: one session's entry: ``[counters, n, source..., (path, stamp)...]`` (:func:`make_entry`)
+SettledEntry = list[Any]
+#: a file's ``[dev, ino, size, mtime_ns]``; ``None``: the file is absent (and must stay absent)
+Stamp = list[int] | None
 
 
-def make_entry(sources: Sequence[str], files: Iterable[tuple[str, str]],
+def make_entry(sources: Sequence[str], files: Iterable[tuple[str, Stamp]],
                counters: Mapping[str, int]) -> SettledEntry | None:
     """The entry of a session recorded with ``sources``, depending on ``files`` (each ``(path,
-    stamp)``), whose landing counted ``counters``; ``None`` when a string holds NUL (no path does)
-    or a counter's name is not a word: such a session is simply not recorded, and lands again."""
+    stamp)``), whose landing counted ``counters``; ``None`` when a path holds NUL (no file's
+    does) or a counter's name is not a word: such a session is simply not recorded, and lands
+    again."""
     if not all(map(str.isidentifier, counters)):
         return None
-    parts = [" ".join([f"{name}={int(value)}" for name, value in counters.items()]), str(len(sources)), *sources]
+    entry: SettledEntry = [" ".join([f"{name}={int(value)}" for name, value in counters.items()]), len(sources),
+                           *sources]
     for path, stamp in files:
-        parts.append(path)
-        parts.append(stamp)
-    entry = _SEP.join(parts)
-    # no part holds NUL: the entry splits back into as many parts as it was joined from
-    return entry if entry.count(_SEP) == len(parts) - 1 else None
+        entry.append(path)
+        entry.append(stamp)
+    if any("\0" in path for path in (*sources, *entry[2 + len(sources)::2])):
+        return None
+    return entry
 
 
-def entry_parts(entry: object) -> tuple[list[str], list[tuple[str, str]], dict[str, int]] | None:
+def entry_parts(entry: object) -> tuple[list[str], list[tuple[str, Stamp]], dict[str, int]] | None:
     """``entry``'s sources, files with their stamps and counters; ``None`` when it is not one."""
-    if not isinstance(entry, str):
+    if not (isinstance(entry, list) and len(entry) >= 2 and isinstance(entry[0], str)
+            and type(entry[1]) is int and 0 <= entry[1] <= len(entry) - 2):
         return None
-    fields = entry.split(_SEP)
+    n = entry[1]
+    sources, files = entry[2:2 + n], entry[2 + n:]
     try:
-        n = int(fields[1])
-        counters = {name: int(value) for name, _, value in (word.partition("=") for word in fields[0].split())}
-    except (IndexError, ValueError):
+        counters = {name: int(value) for name, _, value in (word.partition("=") for word in entry[0].split())}
+    except ValueError:
         return None
-    files = fields[2 + n:]
-    if n < 0 or len(fields) < 2 + n or len(files) % 2:
+    if len(files) % 2 or not all(isinstance(part, str) for part in (*sources, *files[::2])):
         return None
-    return fields[2:2 + n], list(zip(files[::2], files[1::2], strict=True)), counters
+    return sources, list(zip(files[::2], files[1::2], strict=True)), counters
 
 
 def _names(directory: str) -> list[str]:
@@ -148,16 +152,16 @@ def _version_cursor(cursor_path: Path) -> AppendCursor | None:
 _MAX_VERSIONS = 1000
 
 
-def _stamp_of(st: os.stat_result) -> str:
+def _stamp_of(st: os.stat_result) -> list[int]:
     """An lstat reduced to what changes when a file is written, replaced or touched."""
-    return f"{st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns}"
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
 
 
-def _stamp(path: str) -> str:
+def _stamp(path: str) -> Stamp:
     try:
         return _stamp_of(os.lstat(path))
     except (OSError, ValueError):  # ValueError: a NUL in a path from a table not trusted
-        return _ABSENT
+        return None
 
 
 def settled_entry(session_dir: Path, sources: Sequence[tuple[str | Path, Path, bool]],
@@ -167,7 +171,7 @@ def settled_entry(session_dir: Path, sources: Sequence[tuple[str | Path, Path, b
     check and the recorded lstat of each source are one and the same ``lstat``, so a source
     that grows meanwhile is never recorded as landed. ``None``: a source is not landed to its
     end. Made under the session's lock, by whichever process landed it."""
-    files: list[tuple[str, str]] = []
+    files: list[tuple[str, Stamp]] = []
     for source, cursor_path, append in sources:
         text = os.fspath(source)
         try:
@@ -214,26 +218,31 @@ class SettledSessions:
         """The counters landing ``session`` would add, when it is settled and nothing it depends
         on changed since; else ``None`` (land it)."""
         entry = self.entries.get(session)
-        if type(entry) is not str:
+        if type(entry) is not list:
             return None
-        fields = entry.split(_SEP)
         n = len(sources)
-        if (len(fields) - n) % 2 or fields[1:2 + n] != [str(n), *sources]:
+        end = len(entry)
+        if (end - n) % 2 or entry[1:2 + n] != [n, *sources]:
             return None
         lstat = os.lstat
-        for i in range(2 + n, len(fields), 2):
+        for i in range(2 + n, end, 2):
+            path = entry[i]
+            if type(path) is not str:  # an int would be taken for a descriptor
+                return None
             try:
-                st = lstat(fields[i])
+                st = lstat(path)
             except (OSError, ValueError):
-                if fields[i + 1] != _ABSENT:
+                if entry[i + 1] is not None:
                     return None
                 continue
-            if f"{st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns}" != fields[i + 1]:
+            if [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns] != entry[i + 1]:  # _stamp_of, inlined
                 return None
-        return self._counters(fields[0])
+        return self._counters(entry[0])
 
-    def _counters(self, text: str) -> dict[str, int] | None:
+    def _counters(self, text: object) -> dict[str, int] | None:
         """An entry's counters; read once per text, as most sessions count the same."""
+        if type(text) is not str:
+            return None
         counters = self._read_counters.get(text)
         if counters is None:
             try:

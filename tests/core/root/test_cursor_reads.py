@@ -61,9 +61,10 @@ def test_a_cursor_that_does_not_read_fails_at_every_read(tmp_path: Path) -> None
 
 
 def test_a_settled_entry_refuses_a_nul_and_a_counter_that_is_no_word() -> None:
-    files = [("/src/a.jsonl", "1 2 3 4"), ("/root/s/streams/main/transcript.cursor", "1 5 6 7")]
+    files: list[tuple[str, settled.Stamp]] = [("/src/a.jsonl", [1, 2, 3, 4]),
+                                              ("/root/s/streams/main/transcript.cursor", [1, 5, 6, 7])]
     entry = settled.make_entry(["/src/a.jsonl"], files, {"sources": 1, "gone": 0})
     assert settled.entry_parts(entry) == (["/src/a.jsonl"], files, {"sources": 1, "gone": 0})
     assert settled.make_entry(["/src/a\0.jsonl"], files, {"sources": 1}) is None
-    assert settled.make_entry(["/src/a.jsonl"], [("/src/a.jsonl", "1\x002")], {"sources": 1}) is None
+    assert settled.make_entry(["/src/a.jsonl"], [("/src/a\0.jsonl", None)], {"sources": 1}) is None
     assert settled.make_entry(["/src/a.jsonl"], files, {"not a word": 1}) is None

@@ -11,8 +11,8 @@ from asz_core.root.cursors import AppendCursor
 from asz_core.root.settled import SettledSessions
 
 
-def _entry(n: int) -> str:
-    entry = settled.make_entry([f"/src/{n}.jsonl"], [(f"/src/{n}.jsonl", f"1 {n} 10 20")], {"sources": 1, "gone": 0})
+def _entry(n: int) -> settled.SettledEntry:
+    entry = settled.make_entry([f"/src/{n}.jsonl"], [(f"/src/{n}.jsonl", [1, n, 10, 20])], {"sources": 1, "gone": 0})
     assert entry is not None
     return entry
 
@@ -74,8 +74,13 @@ def test_a_session_is_unchanged_only_while_every_file_stats_as_recorded(tmp_path
     assert loaded.unchanged("s0", [str(source)]) is None
 
 
-@pytest.mark.parametrize("entry", [None, 7, ["a"], "", "sources=1", "sources=x\x001\x00/a", "\x001\x00/a\x00/a",
-                                   "\x00-1\x00/a", "\x002\x00/a"])
+@pytest.mark.parametrize("entry", [
+    None, 7, "", ["a"], [], ["sources=1"], ["sources=x", 1, "/a"], [7, 1, "/a"], ["", -1, "/a"], ["", 2, "/a"],
+    ["", 1, "/a", "/a"],             # a file without its stamp
+    ["", 1, "/a", 0, None],          # a path that is not text (an int is a descriptor to os.lstat)
+    ["", 1, "/a", "/a", [0, 0, 0]],  # a stamp that is not one (the file is absent: no stamp is it)
+    "sources=1\x001\x00/a\x00/a\x00-",  # an entry of format 2, which held the fields joined by NUL
+])
 def test_an_entry_the_table_does_not_read_is_a_miss(tmp_path: Path, entry: object) -> None:
     """Nothing inside the root is trusted: an entry that is not one the table writes lands the session."""
     table = SettledSessions(tmp_path / ".settled-cc.state", "1.0", {"s0": entry})
