@@ -49,6 +49,12 @@ class SessionFilter(NamedTuple):
         return cls(tuple(p for e in include for p in _pattern(e)),
                    tuple(p for e in exclude for p in _pattern(e)))
 
+    @property
+    def admits_every_slug(self) -> bool:
+        """Whether no entry is set, so every session is admitted: a caller asking about many
+        sessions asks this once, and :meth:`admits_slug` only when it is false."""
+        return not (self.include or self.exclude)
+
     def admits_slug(self, slug: str) -> bool:
         if self.include and not any(fnmatchcase(slug, p) for p in self.include):
             return False

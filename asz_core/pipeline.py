@@ -162,7 +162,7 @@ class _Admitted(Iterator[Found]):
         self.source = iter(found)
         self.counters = counters
         self.admits = admits.admits_directory
-        self.everything = not (admits.include or admits.exclude)
+        self.everything = admits.admits_every_slug
 
     def __next__(self) -> Found:
         while True:
@@ -190,8 +190,7 @@ def _to_land(actx: AdapterContext, claims: Iterable[SessionClaim], claimed: set[
             session = claim.session
             claimed.add(session)
             sessions.add(session)
-            if claim.unchanged is None and claim.settled_by is not None:  # the call only where it may judge
-                _judge_settled(actx, claim)
+            _judge_settled(actx, claim)
             if claim.unchanged is not None:
                 _count_unchanged(counters, claim.unchanged)
             else:

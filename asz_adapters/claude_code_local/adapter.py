@@ -95,7 +95,7 @@ def _discovered(ctx: AdapterContext, projects: Projects) -> Iterator[Found]:
         ctx.error(message)
     session_filter = ctx.session_filter
     admits = session_filter.admits_slug
-    admits_all = not (session_filter.include or session_filter.exclude)  # asked per session: once here
+    admits_all = session_filter.admits_every_slug
     for session in sorted(projects.places):
         lone = lone_transcript(projects, session)
         if lone is not None:
@@ -136,7 +136,7 @@ def _count_refused(ctx: AdapterContext, refused: Refused) -> None:
 def asz_claim(ctx: AdapterContext, found: Iterable[Found]) -> Iterable[SessionClaim]:
     session_filter = ctx.session_filter
     admits = session_filter.admits_slug
-    admits_all = not (session_filter.include or session_filter.exclude)
+    admits_all = session_filter.admits_every_slug
     discovered: set[str] = set()  # a session id each: what is not here was pruned
     # a dry run never asks the table: it lands (counts) every session as if nothing had landed
     settled: SettledSessions | None = None if ctx.dry_run else ctx.settled
