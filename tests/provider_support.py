@@ -41,9 +41,9 @@ class TranscriptIds:
 def transcript_ids(projects: Path) -> dict[str, TranscriptIds]:
     """Every session of a ``projects/`` tree: its directory slug and the call/request ids its
     assistant lines carry (``message.id``, ``requestId``); a fresh mapping each call."""
-    transcripts = tuple((path, path.stat().st_size, path.stat().st_mtime_ns)
+    transcripts = tuple((path, st.st_size, st.st_mtime_ns)
                         for project in sorted(p for p in projects.iterdir() if p.is_dir())
-                        for path in sorted(project.rglob("*.jsonl")))
+                        for path in sorted(project.rglob("*.jsonl")) for st in [path.stat()])
     return {session: TranscriptIds(ids.session, ids.directory, set(ids.calls), set(ids.requests))
             for session, ids in _transcript_ids(projects, transcripts).items()}
 
