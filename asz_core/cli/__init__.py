@@ -26,9 +26,15 @@ def _interrupted_before_start(signum: int, frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
     if argv is None:  # the process's own command line: nothing has started yet
+        import gc
         import signal
 
         signal.signal(signal.SIGINT, _interrupted_before_start)
+        # Start-up (Python's imports, the plugins', the command line) builds objects that live
+        # as long as the process and makes next to no garbage, so the collections it would set
+        # off only walk them again and again. The collector is back on, with what start-up
+        # built frozen out of its walks, as the command starts (asz_core.cli.main._main).
+        gc.disable()
     from asz_core.cli.main import main as run_command
 
     return run_command(argv, app)
