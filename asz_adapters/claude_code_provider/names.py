@@ -55,14 +55,17 @@ TOOL_ARRAYS: Final = (("tools",),)
 #: The array whose first element (a request's first message) names its chain.
 FIRST_MESSAGE: Final = ("messages",)
 
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _ANY_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 _FILE_STEM = re.compile(r"[A-Za-z0-9_-]+")  # the names upstream takes for body files
+# Patterns only a body's reading uses, as text: ``re`` compiles each at its first use (and keeps
+# it), so a pass that reads no body, which most do, never compiles them (the surrogates' range
+# alone costs about as much as the pass's other provider patterns together).
+_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 # Go's \s is ASCII white space without \v; an id runs to the next ';' or white space
-_PROMPT_ID = re.compile(r"cc_prompt_id=([^;\t\n\f\r ]+)")
-_PREV_REQ = re.compile(r"cc_prev_req=([^;\t\n\f\r ]+)")
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_PROMPT_ID = r"cc_prompt_id=([^;\t\n\f\r ]+)"
+_PREV_REQ = r"cc_prev_req=([^;\t\n\f\r ]+)"
+_SURROGATE = r"[\ud800-\udfff]"
 
 
 def _go_replace(exc: UnicodeError) -> tuple[str, int]:
@@ -85,7 +88,7 @@ def body_file(name: str) -> tuple[str, str] | None:
 
 def is_session_id(value: object) -> bool:
     """Claude Code's own form of a session id: a lower-case UUID."""
-    return isinstance(value, str) and _UUID.fullmatch(value) is not None
+    return isinstance(value, str) and re.fullmatch(_UUID, value) is not None
 
 
 def _safe(value: object) -> str | None:
@@ -137,7 +140,7 @@ def parse_lenient(body: bytes) -> object:
 
 def _text(value: object) -> str:
     """A JSON string as Go holds it (a lone surrogate is U+FFFD); anything else is ``""``."""
-    return _SURROGATE.sub("\ufffd", value) if isinstance(value, str) else ""
+    return re.sub(_SURROGATE, "\ufffd", value) if isinstance(value, str) else ""
 
 
 def _go_fold(name: str) -> str:
@@ -215,8 +218,8 @@ def lift(name: str, value: object) -> Keys:
     model = _text(value.get("model"))
     if role == REQUEST:
         header = _first_system_text(value.get("system"))
-        run = _PROMPT_ID.search(header)
-        previous = _PREV_REQ.search(header)
+        run = re.search(_PROMPT_ID, header)
+        previous = re.search(_PREV_REQ, header)
         return Keys(model=model, session=_session_id(value.get("metadata")),
                     run=run.group(1) if run else "", previous_request=previous.group(1) if previous else "")
     if role == RESPONSE:
@@ -306,7 +309,7 @@ def _go_marshal(value: object) -> bytes:
     if isinstance(value, list):
         return b"[" + b",".join(_go_marshal(v) for v in value) + b"]"
     if isinstance(value, dict):
-        items = sorted((_SURROGATE.sub("\ufffd", k), v) for k, v in value.items())
+        items = sorted((re.sub(_SURROGATE, "\ufffd", k), v) for k, v in value.items())
         return b"{" + b",".join(_go_string(k) + b":" + _go_marshal(v) for k, v in items) + b"}"
     raise TypeError(f"not a decoded JSON value: {type(value).__name__}")
 
@@ -316,7 +319,7 @@ _HTML: Final = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"),
 
 
 def _go_string(text: str) -> bytes:
-    out = orjson.dumps(_SURROGATE.sub("\ufffd", text))  # \b \f \n \r \t, else \u00xx: as Go 1.22
+    out = orjson.dumps(re.sub(_SURROGATE, "\ufffd", text))  # \b \f \n \r \t, else \u00xx: as Go 1.22
     for raw, escaped in _HTML:
         if raw in out:
             out = out.replace(raw, escaped)
