@@ -41,11 +41,13 @@ class Transcripts:
         except RefusedId:
             return None
 
-    def _ids(self, session: str) -> dict[str, set[str]]:
+    def _ids(self, session: str, index: SessionIndex | None = None) -> dict[str, set[str]]:
         cached = self._index.get(session)
         if cached is None:
-            directory = self._session_dir(session)
-            cached = SessionIndex(directory).load() if directory is not None else {}
+            if index is None:
+                directory = self._session_dir(session)
+                index = SessionIndex(directory) if directory is not None else None
+            cached = index.load() if index is not None else {}
             for key, values in self.would_index.get(session, {}).items():
                 cached.setdefault(key, set()).update(values)
             self._index[session] = cached
@@ -55,16 +57,23 @@ class Transcripts:
         """The provider call ids (message ids) the session's landed records hold."""
         cached = self._calls.get(session)
         if cached is None:
-            directory = self._session_dir(session)
-            if directory is None or not directory.is_dir():
-                cached = set()
-            elif SessionIndex(directory).exists():
-                cached = set(self._ids(session).get("call", ()))
-            else:
-                cached = rebuild_calls(directory)
+            cached = self._landed_calls(session)
             cached |= self.would_index.get(session, {}).get("call", set())
             self._calls[session] = cached
         return cached
+
+    def _landed_calls(self, session: str) -> set[str]:
+        # Every pass asks this of each session with a request near a waiting response: an
+        # index found says its directory is there too, so the index is looked for first.
+        directory = self._session_dir(session)
+        if directory is None:
+            return set()
+        index = SessionIndex(directory)
+        if index.exists():
+            return set(self._ids(session, index).get("call", ()))
+        if not directory.is_dir():
+            return set()
+        return rebuild_calls(directory)
 
     def directories(self, session: str) -> set[str]:
         """Slugs of the directories the session's transcripts sit under (empty: none named)."""

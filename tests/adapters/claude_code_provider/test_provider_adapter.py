@@ -24,6 +24,7 @@ from asz_core import hookimpl
 from asz_core.cli.app import App
 from asz_core.cli.main import main
 from asz_core.providerbody import BodyTooLarge, CopySeg, PieceSeg, ProviderBodies, provider_body_files
+from asz_core.root.index import SessionIndex
 from asz_core.testing import PassRunner
 from asz_core.verify import verify_root
 from tests.provider_support import (
@@ -154,6 +155,33 @@ def test_a_response_waits_until_a_request_of_its_session_arrives(
     stage([(p, t) for p, t in written if p in small.requests], src)
     summary = asz_pass.run()
     assert summary.fields()["bodies_waiting"] == 0
+    assert landed_names(asz_pass.root) == {p.name for p in small.requests + small.responses}
+
+
+def test_a_response_waiting_for_its_call_id_waits_each_pass_until_the_sessions_index_holds_it(
+        asz_pass: PassRunner, small: Bodies, tmp_path: Path) -> None:
+    """The response no request names is found through the call ids of the sessions with a
+    request near it: while none holds its call id it waits, pass after pass, and the pass after
+    one does (a transcript holding it landed, and its index says so) it lands."""
+    src = tmp_path / "bodies"
+    stage(small.written(), src)
+    (lone,) = [p for p in small.responses
+               if p.name.removesuffix(".response.json") not in prev_requests(small.requests)]
+    call = json.loads(lone.read_bytes())["id"]
+    assert call in small.ids.calls
+    write_index(asz_pass.root, TranscriptIds(SMALL, small.ids.directory, small.ids.calls - {call},
+                                             small.ids.requests))
+    asz_pass.configure(adapters=[provider_config(src)])
+    for _ in range(2):
+        summary = asz_pass.run()
+        assert summary.fields()["bodies_waiting"] == 1 and not summary.failed
+        assert seen_states(asz_pass.root)[lone.name] == "waiting"
+        assert any("no request names and no session's landed transcripts hold" in w
+                   for w in asz_pass.reporter.warnings)
+    assert landed_names(asz_pass.root) == {p.name for p in small.requests + small.responses} - {lone.name}
+    SessionIndex(asz_pass.root / SMALL).add([("call", call)])
+    summary = asz_pass.run()
+    assert summary.fields()["bodies_waiting"] == 0 and summary.totals.landed == 1
     assert landed_names(asz_pass.root) == {p.name for p in small.requests + small.responses}
 
 
