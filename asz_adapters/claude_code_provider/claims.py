@@ -203,5 +203,5 @@ def claim(ctx: AdapterContext, state: ProviderPass) -> list[SessionClaim]:
     for session in sorted(placed):
         bodies = sorted(placed[session], key=lambda bf: (bf.seen.mtime, bf.seen.name))
         claims.append(SessionClaim(session, [Found(kind=bf.seen.role, key=bf.seen.name, session=session,
-                                                   path=str(bf.path), payload=bf) for bf in bodies]))
+                                                   path=bf.location, payload=bf) for bf in bodies]))
     return claims

@@ -67,13 +67,19 @@ class BodyFile:
     and a dataclass compiles its generated methods at each import.
     """
 
-    __slots__ = ("path", "problem", "read_now", "seen")
+    __slots__ = ("location", "problem", "read_now", "seen")
 
-    def __init__(self, path: Path, seen: Seen, read_now: bool = False, problem: str = "") -> None:
-        self.path = path
+    def __init__(self, location: str, seen: Seen, read_now: bool = False, problem: str = "") -> None:
+        #: the file's path as the listing gave it: a ``Path`` is made only for a file that is read
+        #: or named, where a pass that finds every file as it was would make one for each
+        self.location = location
         self.seen = seen
         self.read_now = read_now  #: read this pass (new, or changed since last seen)
         self.problem = problem    #: why a request names no session it can go to
+
+    @property
+    def path(self) -> Path:
+        return Path(self.location)
 
 
 class ProviderPass:
@@ -170,7 +176,7 @@ def discover(ctx: AdapterContext, table: SeenTable) -> tuple[ProviderPass, list[
             continue
         known = table.get(item.name)
         entry = known if known is not None and known.role == role else Seen(item.name, role=role)
-        bf = BodyFile(Path(item.path), entry)
+        bf = BodyFile(item.path, entry)
         if not names.is_file_id(stem):
             entry.state, entry.why = UNREADABLE, "name"  # kept out of seen.state: one token per name
         elif not stat.S_ISREG(st.st_mode):
@@ -180,8 +186,9 @@ def discover(ctx: AdapterContext, table: SeenTable) -> tuple[ProviderPass, list[
             table.put(entry)
             _look(bf, st, ctx)
         state.files[item.name] = bf
-        found.append(Found(kind=role, key=item.name, session=entry.session or None, path=item.path,
-                           detail={"state": entry.state, "bytes": entry.size}, payload=bf))
+        # positional: one per body file every pass, and keywords cost twice the call
+        found.append(Found(role, item.name, entry.session or None, 1, item.path,
+                           {"state": entry.state, "bytes": entry.size}, bf))
     named = Counter(bf.seen.session for bf in state.files.values()
                     if bf.seen.role == names.REQUEST and bf.seen.session)
     for session, count in sorted(named.items()):
