@@ -24,7 +24,7 @@ import hashlib
 import json
 import math
 import re
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 import orjson
 
@@ -191,18 +191,23 @@ def _first_system_text(system: object) -> str:
     return texts[0][0]
 
 
-class Keys(NamedTuple):
+class Keys:
     """The values a body carries that join it, as upstream's adapter reads them (``""``: none).
 
-    A named tuple, as :class:`RequestNames` is, not a frozen dataclass: every pass loads this
-    module, and a dataclass is built at import by compiling the methods it writes."""
+    A plain class, as :class:`RequestNames` is: every pass loads this module, only a pass that
+    reads a body makes one, and a named tuple is built at import by compiling the constructor it
+    writes (a dataclass its methods)."""
 
-    model: str = ""
-    session: str = ""            #: the session a request names, as written
-    run: str = ""                #: a request's ``cc_prompt_id``
-    previous_request: str = ""   #: a request's ``cc_prev_req``
-    call: str = ""               #: a response's ``id``
-    request: str = ""            #: a response's provider request id, from its file name
+    __slots__ = ("call", "model", "previous_request", "request", "run", "session")
+
+    def __init__(self, model: str = "", session: str = "", run: str = "", previous_request: str = "",
+                 call: str = "", request: str = "") -> None:
+        self.model = model
+        self.session = session                    #: the session a request names, as written
+        self.run = run                            #: a request's ``cc_prompt_id``
+        self.previous_request = previous_request  #: a request's ``cc_prev_req``
+        self.call = call                          #: a response's ``id``
+        self.request = request                    #: a response's provider request id, from its file name
 
 
 def lift(name: str, value: object) -> Keys:
@@ -230,14 +235,18 @@ def lift(name: str, value: object) -> Keys:
 # ---- what may place a body -----------------------------------------------------------------
 
 
-class RequestNames(NamedTuple):
+class RequestNames:
     """The ids a request carries that may place it and join a response to its session."""
 
-    session: str | None         #: the session it names, in Claude Code's form
-    session_problem: str | None  #: why no session is taken from it
-    refused: bool               #: it names a session, in a form that is not Claude Code's
-    prompt: str | None          #: ``cc_prompt_id``, when it is one token
-    previous_request: str | None  #: ``cc_prev_req``, when it is one token
+    __slots__ = ("previous_request", "prompt", "refused", "session", "session_problem")
+
+    def __init__(self, session: str | None, session_problem: str | None, refused: bool, prompt: str | None,
+                 previous_request: str | None) -> None:
+        self.session = session                    #: the session it names, in Claude Code's form
+        self.session_problem = session_problem    #: why no session is taken from it
+        self.refused = refused                    #: it names a session, in a form that is not Claude Code's
+        self.prompt = prompt                      #: ``cc_prompt_id``, when it is one token
+        self.previous_request = previous_request  #: ``cc_prev_req``, when it is one token
 
 
 def request_names(keys: Keys) -> RequestNames:

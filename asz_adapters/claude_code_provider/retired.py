@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import Final
 
 from asz_adapters.claude_code_provider.seen import DIRECTORY
 from asz_core.root.durable import make_dirs, read_small, write_replace
@@ -32,9 +32,9 @@ FILE: Final = "retired"
 _HEADER: Final = "# body files retired by `asz-pipeline bodies --retire`: name size mtime_ns\n"
 
 
-class _Mark(NamedTuple):
-    size: int
-    mtime: int
+#: a retired file's size and mtime (nanoseconds): a plain tuple, where a named tuple is built at
+#: import by compiling the constructor it writes, and every pass loads this module
+_Mark = tuple[int, int]
 
 
 class RetiredBodies:
@@ -58,21 +58,21 @@ class RetiredBodies:
             if len(words) != 3 or words[0].startswith("#"):
                 continue
             try:
-                table.marks[words[0]] = _Mark(int(words[1]), int(words[2]))
+                table.marks[words[0]] = (int(words[1]), int(words[2]))
             except ValueError:
                 continue
         return table
 
     def holds(self, name: str, size: int, mtime: int) -> bool:
         """Whether ``name`` is retired with this size and mtime (its bytes as they were retired)."""
-        return self.marks.get(name) == _Mark(size, mtime)
+        return self.marks.get(name) == (size, mtime)
 
     def retire(self, path: Path) -> None:
         """Record ``path`` (a body file) as it is now; ``OSError`` if it cannot be stat-ed."""
         st = os.lstat(path)
-        self.marks[path.name] = _Mark(st.st_size, st.st_mtime_ns)
+        self.marks[path.name] = (st.st_size, st.st_mtime_ns)
 
     def save(self) -> None:
         make_dirs(self.path.parent)
-        lines = [_HEADER, *(f"{name} {m.size} {m.mtime}\n" for name, m in sorted(self.marks.items()))]
+        lines = [_HEADER, *(f"{name} {size} {mtime}\n" for name, (size, mtime) in sorted(self.marks.items()))]
         write_replace(self.path, "".join(lines).encode("utf-8"))
