@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from asz_adapters.claude_code_local.discover import JOURNAL, TRANSCRIPT
 from asz_adapters.claude_code_local.ids import is_session_id
@@ -82,22 +82,32 @@ def mark_gone(ctx: AdapterContext, session: SessionHandle, root: Path, place: La
                                                       stream=stream, batch=run))
 
 
-class Pruned(NamedTuple):
-    """A session landed before that discovery no longer finds: the places to mark gone."""
+class Pruned:
+    """A session landed before that discovery no longer finds: the places to mark gone.
 
-    root: Path
-    places: list[LandedPlace]
+    This and :class:`PrunedSession` are plain classes, not named tuples: every pass imports this
+    module, few make either, and a named tuple is built at import by compiling the constructor
+    it writes."""
+
+    __slots__ = ("places", "root")
+
+    def __init__(self, root: Path, places: list[LandedPlace]) -> None:
+        self.root = root
+        self.places = places
 
 
-class PrunedSession(NamedTuple):
+class PrunedSession:
     """A session discovery no longer finds with places whose sources are gone: ``marked`` of
     them say so already (counted only), ``pending`` are to be marked; ``directory`` is the
     project directory it is judged by (``include``/``exclude``)."""
 
-    session: str
-    directory: str
-    marked: int
-    pending: list[LandedPlace]
+    __slots__ = ("directory", "marked", "pending", "session")
+
+    def __init__(self, session: str, directory: str, marked: int, pending: list[LandedPlace]) -> None:
+        self.session = session
+        self.directory = directory
+        self.marked = marked
+        self.pending = pending
 
 
 #: the first ``sources`` item of a settled-table entry that notes a pruned session
