@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from asz_adapters.kiro.units import CliBundle
 from asz_core.plugin import Found
@@ -44,12 +44,18 @@ def discover_cli_sessions(directory: Path) -> list[Found]:
     return found
 
 
-class CliMeta(NamedTuple):
-    """What claim needs from a ``<uuid>.json``; ``problem`` says why it could not be read."""
+class CliMeta:
+    """What claim needs from a ``<uuid>.json``; ``problem`` says why it could not be read.
 
-    cwd: str | None = None
-    parent: object = None
-    problem: str | None = None
+    A plain class, not a named tuple: every pass imports this module, and a named tuple is built
+    at import by compiling the constructor it writes."""
+
+    __slots__ = ("cwd", "parent", "problem")
+
+    def __init__(self, cwd: str | None = None, parent: object = None, problem: str | None = None) -> None:
+        self.cwd = cwd
+        self.parent = parent
+        self.problem = problem
 
 
 def read_cli_meta(path: Path) -> CliMeta:

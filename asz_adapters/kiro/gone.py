@@ -32,7 +32,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from asz_adapters.kiro.ids import is_cli_session_id, is_ide_session_id
 from asz_adapters.kiro.landed_sessions import LandedSessions
@@ -58,10 +58,17 @@ _CLI_FILES = {".jsonl": TRANSCRIPT, ".json": META}
 _IDE_FILES = {"messages.jsonl": TRANSCRIPT, "session.json": META}
 
 
-class ListedDatabase(NamedTuple):
-    """A kiro-cli database listed in full this pass (its rows are the conversations found)."""
+class ListedDatabase:
+    """A kiro-cli database listed in full this pass (its rows are the conversations found).
 
-    path: Path
+    This, :class:`GoneCheck` and :class:`GoneWalk` are plain classes, not named tuples: every
+    pass imports this module, and a named tuple is built at import by compiling the constructor
+    it writes."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
 
 
 def owns(session: str, place: LandedPlace) -> bool:
@@ -85,13 +92,17 @@ def _absolute(path: str | Path) -> str:
     return os.path.normpath(os.path.abspath(path))
 
 
-class GoneCheck(NamedTuple):
+class GoneCheck:
     """What this pass knows about which of Kiro's sources exist."""
 
-    home: Path
-    listed_databases: frozenset[str]   #: databases listed in full (absolute, normalized)
-    listed_conversations: frozenset[str]
-    home_present: bool = True  #: Kiro's home is there (not a typo or a disk not mounted)
+    __slots__ = ("home", "home_present", "listed_conversations", "listed_databases")
+
+    def __init__(self, home: Path, listed_databases: frozenset[str], listed_conversations: frozenset[str],
+                 home_present: bool = True) -> None:
+        self.home = home
+        self.listed_databases = listed_databases  #: databases listed in full (absolute, normalized)
+        self.listed_conversations = listed_conversations
+        self.home_present = home_present          #: Kiro's home is there (not a typo or a disk not mounted)
 
     @classmethod
     def of(cls, home: Path, found: Iterable[Found]) -> GoneCheck:
@@ -122,11 +133,14 @@ class GoneCheck(NamedTuple):
         return _absolute(self.home / source.partition(DB_MARK)[0]) in self.listed_databases
 
 
-class GoneWalk(NamedTuple):
+class GoneWalk:
     """A claim's places to check once its units have landed (``skip``: the units' own)."""
 
-    check: GoneCheck
-    skip: frozenset[tuple[str, str]]
+    __slots__ = ("check", "skip")
+
+    def __init__(self, check: GoneCheck, skip: frozenset[tuple[str, str]]) -> None:
+        self.check = check
+        self.skip = skip
 
 
 def _walk_item(session: str, check: GoneCheck, units: Iterable[Unit]) -> Found:

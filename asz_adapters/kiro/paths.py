@@ -23,7 +23,7 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 __all__ = ["KiroPaths", "resolve_paths"]
 
@@ -31,14 +31,21 @@ _DB_NAME = "data.sqlite3"
 _AGENT_DIR = ("User", "globalStorage", "kiro.kiroagent")
 
 
-class KiroPaths(NamedTuple):
-    """The resolved places, and where each came from (``asz-pipeline sources`` shows it)."""
+class KiroPaths:
+    """The resolved places, and where each came from (``asz-pipeline sources`` shows it).
 
-    home: Path                        #: Kiro's home (``~/.kiro``, ``$KIRO_HOME`` or ``source_root``)
-    databases: tuple[Path, ...]       #: kiro-cli databases to try, in order
-    global_storage: tuple[Path, ...]  #: the IDE's ``kiro.kiroagent`` folders to look in
-    home_from: str = ""
-    databases_from: str = ""
+    A plain class, not a named tuple: every pass imports this module, and a named tuple is built
+    at import by compiling the constructor it writes."""
+
+    __slots__ = ("databases", "databases_from", "global_storage", "home", "home_from")
+
+    def __init__(self, home: Path, databases: tuple[Path, ...], global_storage: tuple[Path, ...],
+                 home_from: str = "", databases_from: str = "") -> None:
+        self.home = home                      #: Kiro's home (``~/.kiro``, ``$KIRO_HOME`` or ``source_root``)
+        self.databases = databases            #: kiro-cli databases to try, in order
+        self.global_storage = global_storage  #: the IDE's ``kiro.kiroagent`` folders to look in
+        self.home_from = home_from
+        self.databases_from = databases_from
 
     @property
     def cli_sessions(self) -> Path:

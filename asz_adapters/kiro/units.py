@@ -8,7 +8,6 @@ generated methods at each import."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NamedTuple
 
 __all__ = ["MAIN", "CliBundle", "DbConversation", "IdeSession", "Unit", "directory_of"]
 
@@ -64,12 +63,17 @@ class IdeSession:
         return self.dir / "session.json"
 
 
-class RefusedDirectory(NamedTuple):
+class RefusedDirectory:
     """A directory where Kiro keeps sessions that is not read, and why (a link, a name that is
-    not a session's): counted unreadable by the claim, with the reason."""
+    not a session's): counted unreadable by the claim, with the reason. A plain class, not a
+    named tuple: every pass imports this module, and a named tuple is built at import by
+    compiling the constructor it writes."""
 
-    path: Path
-    reason: str
+    __slots__ = ("path", "reason")
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path = path
+        self.reason = reason
 
 
 class DbConversation:
