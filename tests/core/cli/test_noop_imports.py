@@ -2,8 +2,8 @@
 only what it calls: not the landing machinery when no session is owed, not the parse and the
 metrics derivation when nothing landed since they ran, not the push nor retention when they are
 off, not the configuration's validation nor the entry points' lookup once those are cached, not
-``shutil`` for the help it does not print. Nor does it build a dataclass in asz's own modules: each
-compiles its generated methods at every import."""
+``shutil`` for the help it does not print. Nor does it build a dataclass in asz's own modules, nor
+a named tuple in an adapter's: each compiles the methods it writes at every import."""
 
 from __future__ import annotations
 
@@ -40,6 +40,10 @@ NOT_CALLED = (
 
 #: the dataclasses such a run still builds, each compiling its generated methods as it is imported
 DATACLASSES_LEFT = frozenset({"asz_core.root.confined.Entry", "asz_core.workers._Report"})
+#: the named tuples an adapter's modules still build in such a run (``changes``, on by default)
+NAMED_TUPLES_LEFT = frozenset({"asz_adapters.claude_code_changes.discover.ChangeFile",
+                               "asz_adapters.claude_code_changes.discover.Refused",
+                               "asz_adapters.claude_code_changes.record.Change"})
 
 
 def _transcript(lines: int = 2) -> bytes:
@@ -69,19 +73,23 @@ def test_a_run_that_finds_nothing_new_imports_nothing_it_does_not_call(tmp_path:
             "import dataclasses\n"
             "print(json.dumps(sorted(f'{n}.{k}' for n, m in list(sys.modules.items()) if n.startswith('asz_')\n"
             "                        for k, v in vars(m).items() if isinstance(v, type) and v.__module__ == n\n"
-            "                        and dataclasses.is_dataclass(v))))\n")
+            "                        and dataclasses.is_dataclass(v))))\n"
+            "print(json.dumps(sorted(f'{n}.{k}' for n, m in list(sys.modules.items()) if n.startswith('asz_adapters')\n"
+            "                        for k, v in vars(m).items() if isinstance(v, type) and v.__module__ == n\n"
+            "                        and issubclass(v, tuple) and hasattr(v, '_fields'))))\n")
 
-    def run() -> tuple[dict[str, object], int, list[str], list[str]]:
+    def run() -> tuple[dict[str, object], int, list[str], list[str], list[str]]:
         done = subprocess.run([sys.executable, "-c", code, str(config)], capture_output=True, text=True,
                               env=env, cwd=tmp_path, check=True)
         lines = done.stdout.splitlines()
-        status, loaded = json.loads(lines[-2])
-        return json.loads(lines[0]), status, loaded, json.loads(lines[-1])
+        status, loaded = json.loads(lines[-3])
+        return json.loads(lines[0]), status, loaded, json.loads(lines[-2]), json.loads(lines[-1])
 
-    first, status, loaded, _ = run()  # lands the session, parses it, caches the configuration
+    first, status, loaded, _, _ = run()  # lands the session, parses it, caches the configuration
     assert (first["landed"], status) == (1, 0)
     assert {"asz_core.root.landing", "asz_core.assembly.parse", "yaml"} <= set(loaded)  # the test can fail
-    again, status, loaded, dataclasses = run()
+    again, status, loaded, dataclasses, named_tuples = run()
     assert (again["sessions"], again["landed"], status) == (1, 0, 0)
     assert loaded == []
     assert set(dataclasses) <= DATACLASSES_LEFT, sorted(set(dataclasses) - DATACLASSES_LEFT)
+    assert set(named_tuples) <= NAMED_TUPLES_LEFT, sorted(set(named_tuples) - NAMED_TUPLES_LEFT)
