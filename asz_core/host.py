@@ -15,7 +15,6 @@ that fails to import is kept as a load failure with its error, so that naming it
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +24,7 @@ from asz_core import entrypoints, hookspecs
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
 
 if TYPE_CHECKING:
+    import argparse  # annotations only: a landing process never builds a parser
     from pathlib import Path
 
     from asz_core.context import AdapterContext, PassContext

@@ -43,7 +43,6 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -118,16 +117,19 @@ _TASKS_AHEAD = 2
 _COMMIT: list[tuple[int, SessionClaim]] = []
 
 
-@dataclass(slots=True)
 class _Report:
     """What a worker sends the pass: whether it has finished a task (a commit asked for is one),
     the claims it landed in it and the seconds they took, and the outcomes of the claims whose
-    group has committed, each with its index."""
+    group has committed, each with its index. A plain class, not a dataclass: every pass imports
+    this module, and a dataclass compiles its generated methods at each import."""
 
-    finished: bool
-    landed: int
-    seconds: float
-    outcomes: list[tuple[int, SessionOutcome]]
+    __slots__ = ("finished", "landed", "outcomes", "seconds")
+
+    def __init__(self, finished: bool, landed: int, seconds: float, outcomes: list[tuple[int, SessionOutcome]]) -> None:
+        self.finished = finished
+        self.landed = landed
+        self.seconds = seconds
+        self.outcomes = outcomes
 
 
 def _serve(inbox: Queue[list[tuple[int, SessionClaim]] | None], conn: Connection, host: PluginHost,

@@ -33,12 +33,9 @@ few orders), so an object is then judged by the types of its fields' values alon
 from __future__ import annotations
 
 from collections.abc import KeysView, Mapping
-from dataclasses import dataclass
 from operator import itemgetter
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
-
-from mypy_extensions import mypyc_attr
 
 __all__ = ["ATTACHMENT_TEXT", "BLOCK", "BOOL", "INT", "NO_FIELDS", "RAW", "RECORD", "STR", "STR_TYPES", "TOOL_RESULT",
            "Fields", "Layout", "ListOf", "Shape", "read", "remembered"]
@@ -56,10 +53,10 @@ STR_TYPES: Final = frozenset({str, type(None)})
 _BOOL_TYPES: Final = frozenset({bool, type(None)})
 
 
-@mypyc_attr(native_class=False)  # compiled, a plain class: its instances pickle, frozen or not
-@dataclass(frozen=True, slots=True)
-class ListOf:
-    """A list field whose every element has the type ``item``."""
+class ListOf(NamedTuple):
+    """A list field whose every element has the type ``item``. A named tuple, not a frozen
+    dataclass: a landing imports this module, and a dataclass compiles its generated methods at
+    each import (mypyc leaves a named tuple a Python class: its instances pickle)."""
 
     item: Kind
 

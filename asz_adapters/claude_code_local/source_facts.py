@@ -11,16 +11,17 @@ line to line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from asz_adapters.claude_code_local.discover import AGENT_META, JOURNAL, MANIFEST, SCRIPT, TRANSCRIPT
 
 __all__ = ["AGENT_META", "JOURNAL", "MANIFEST", "SCRIPT", "TRANSCRIPT", "SourceFacts"]
 
 
-@dataclass(frozen=True, slots=True)
-class SourceFacts:
-    """The kind of a source file and where it lands, as its path says."""
+class SourceFacts(NamedTuple):
+    """The kind of a source file and where it lands, as its path says. A named tuple, not a frozen
+    dataclass: every landing imports this module, and a dataclass compiles its generated methods
+    at each import."""
 
     kind: str                #: ``transcript``, ``agent_meta``, ``journal``, ``workflow_manifest``, ``workflow_script``
     session: str             #: the session id

@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 from typing import Any
 
 from asz_core.changes.linediff import diff_lines, split_lines
@@ -29,12 +28,19 @@ def endpoint(data: bytes | None) -> dict[str, Any]:
     return out
 
 
-@dataclass
 class FileDiff:
-    diff: str                                                #: available, binary or too_large
-    hunks: list[dict[str, Any]] = field(default_factory=list)
-    additions: int | None = None
-    deletions: int | None = None
+    """A file's diff by rule 2: ``available`` with its hunks and counts, else ``binary`` or
+    ``too_large``. A plain class, not a dataclass: every landing imports this module (through
+    claude-code-local's dialect), and a dataclass compiles its generated methods at each import."""
+
+    __slots__ = ("additions", "deletions", "diff", "hunks")
+
+    def __init__(self, diff: str, hunks: list[dict[str, Any]] | None = None, additions: int | None = None,
+                 deletions: int | None = None) -> None:
+        self.diff = diff  #: available, binary or too_large
+        self.hunks: list[dict[str, Any]] = [] if hunks is None else hunks
+        self.additions = additions
+        self.deletions = deletions
 
 
 def line_diff(before: str, after: str) -> FileDiff:

@@ -19,7 +19,6 @@ It must give the hunks upstream's differ gives, line for line, so it follows the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import repeat
 from typing import Final
 
@@ -31,13 +30,19 @@ MAX_LINES: Final = 200_000
 _EQUAL, _DELETE, _INSERT = 0, 1, 2
 
 
-@dataclass(slots=True)
 class Hunk:
-    old_start: int
-    old_lines: int
-    new_start: int
-    new_lines: int
-    lines: list[str]
+    """One hunk of a line diff: where it starts and how many lines it spans on each side, and
+    its lines. A plain class, not a dataclass: every landing imports this module, and a dataclass
+    compiles its generated methods at each import."""
+
+    __slots__ = ("lines", "new_lines", "new_start", "old_lines", "old_start")
+
+    def __init__(self, old_start: int, old_lines: int, new_start: int, new_lines: int, lines: list[str]) -> None:
+        self.old_start = old_start
+        self.old_lines = old_lines
+        self.new_start = new_start
+        self.new_lines = new_lines
+        self.lines = lines
 
 
 def split_lines(text: str) -> list[str]:

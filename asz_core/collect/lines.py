@@ -19,10 +19,8 @@ import hashlib
 import os
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from itertools import chain, starmap
-
-from mypy_extensions import mypyc_attr
+from typing import NamedTuple
 
 __all__ = ["BLOCK_BYTES", "READ_LIMIT", "TAIL_BYTES", "LineReader", "TooLong", "digest_span", "whole_lines"]
 
@@ -37,11 +35,11 @@ READ_LIMIT = 64 << 20
 _STREAM_BYTES = 1 << 20
 
 
-@mypyc_attr(native_class=False)  # compiled, a plain class: its instances pickle, frozen or not
-@dataclass(frozen=True, slots=True)
-class TooLong:
-    """A line longer than the reader's limit, never held: its size and digest (hex SHA-256 of
-    its bytes, without the newline), taken as it streamed."""
+class TooLong(NamedTuple):
+    """A line longer than the reader's limit, never held: its size and digest (hex SHA-256 of its
+    bytes, without the newline), taken as it streamed. A named tuple, not a frozen dataclass: a
+    landing imports this module, and a dataclass compiles its generated methods at each import
+    (mypyc leaves a named tuple a Python class: its instances pickle)."""
 
     size: int
     sha256: str

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from asz_core.collect.append import cursor_path
@@ -32,17 +31,22 @@ __all__ = ["SnapshotSource", "collect_snapshot", "document_payload"]
 _CLOSING_ROOM = 128
 
 
-@dataclass
 class SnapshotSource:
-    """One document of a session, and where its versions land."""
+    """One document of a session, and where its versions land. A plain class, not a dataclass:
+    every landing imports this module, and a dataclass compiles its generated methods at each
+    import."""
 
-    path: Path
-    src: str
-    subdir: str
-    kind: str
-    dialect: LineDialect
-    stream: str | None = None
-    batch: str | None = None
+    __slots__ = ("batch", "dialect", "kind", "path", "src", "stream", "subdir")
+
+    def __init__(self, path: Path, src: str, subdir: str, kind: str, dialect: LineDialect,
+                 stream: str | None = None, batch: str | None = None) -> None:
+        self.path = path
+        self.src = src
+        self.subdir = subdir
+        self.kind = kind
+        self.dialect = dialect
+        self.stream = stream
+        self.batch = batch
 
 
 def document_payload(document: bytes) -> bytes:

@@ -45,7 +45,6 @@ import sys
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -128,16 +127,23 @@ def split_workers(ctx: AdapterContext, dialect: LineDialect, new_bytes: int) -> 
 _Line = bytes | TooLong
 
 
-@dataclass(slots=True)
 class _Chunk:
     """Consecutive lines of the source, from line number ``first`` at offset ``start``: runs of
     whole lines, each with its newline, as read; or one line longer than a chunk (or too long to
-    read), converted in the pass's process."""
+    read), converted in the pass's process.
 
-    first: int
-    start: int
-    runs: list[bytes]  #: each let go of (``b""``) once split; what follows a run's last newline is no line
-    long: _Line | None = None  #: a chunk of one line, converted in the pass's process
+    This and :class:`_Converted` are plain classes, not dataclasses: every landing imports this
+    module, and a dataclass compiles its generated methods at each import; neither is compared
+    or printed.
+    """
+
+    __slots__ = ("first", "long", "runs", "start")
+
+    def __init__(self, first: int, start: int, runs: list[bytes], long: _Line | None = None) -> None:
+        self.first = first
+        self.start = start
+        self.runs = runs  #: each let go of (``b""``) once split; what follows a run's last newline is no line
+        self.long = long  #: a chunk of one line, converted in the pass's process
 
     @property
     def local(self) -> bool:
@@ -156,24 +162,28 @@ class _Chunk:
                 yield line
 
 
-@dataclass(slots=True)
 class _Converted:
     """A chunk's records, converted and encoded (:func:`_convert_chunk`), as the file writer
     takes them a run at a time (:meth:`~asz_core.sessiondata.writer.SessionDataWriter.write_lines`):
     their lines joined, where each ends, and what the writer reads of each record. Record ``i``
     of it is line number ``first + i``."""
 
-    first: int
-    lines: bytes  #: the encoded lines joined by newlines
-    ends: list[int]  #: where each record's line ends in ``lines``, past its newline (the last's added)
-    offs: list[int]
-    sizes: list[int]  #: each record's ``bytes``
-    ids: list[str | None]
-    times: list[str | None]
-    follows: bytes  #: :func:`~asz_core.sessiondata.writer.times_following` of ``times``
-    whole: dict[int, RecordFields]  #: by index in the chunk: a record a file's size may reduce
-    warnings: list[tuple[int, str]]  #: ``(index in the chunk, warning)``
-    part: SplitDialect | None  #: the dialect's part that converted them (none in the pass's process)
+    __slots__ = ("ends", "first", "follows", "ids", "lines", "offs", "part", "sizes", "times", "warnings", "whole")
+
+    def __init__(self, first: int, lines: bytes, ends: list[int], offs: list[int], sizes: list[int],
+                 ids: list[str | None], times: list[str | None], follows: bytes, whole: dict[int, RecordFields],
+                 warnings: list[tuple[int, str]], part: SplitDialect | None) -> None:
+        self.first = first
+        self.lines = lines  #: the encoded lines joined by newlines
+        self.ends = ends  #: where each record's line ends in ``lines``, past its newline (the last's added)
+        self.offs = offs
+        self.sizes = sizes  #: each record's ``bytes``
+        self.ids = ids
+        self.times = times
+        self.follows = follows  #: :func:`~asz_core.sessiondata.writer.times_following` of ``times``
+        self.whole = whole  #: by index in the chunk: a record a file's size may reduce
+        self.warnings = warnings  #: ``(index in the chunk, warning)``
+        self.part = part  #: the dialect's part that converted them (none in the pass's process)
 
 
 def _gather(dialect: LineDialect, chunk: _Chunk, path: Path, limit: int, read_limit: int,

@@ -26,7 +26,6 @@ brought forward from its landed files).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
 
@@ -45,16 +44,20 @@ MAX_VERSIONS = 1000
 C = TypeVar("C", bound=Cursor)
 
 
-@dataclass
 class Place(Generic[C]):
     """Where a source lands now: the place, its cursor's path, and the cursor (``None`` when
     there is none yet, as in a version nothing has landed in); ``broken`` when an accepted
-    cursor on the way names no later version (a cursor edited by hand)."""
+    cursor on the way names no later version (a cursor edited by hand). A plain class, not a
+    dataclass: every landing imports this module, and a dataclass compiles its generated methods
+    at each import."""
 
-    subdir: str
-    path: Path
-    cursor: C | None
-    broken: str = ""
+    __slots__ = ("broken", "cursor", "path", "subdir")
+
+    def __init__(self, subdir: str, path: Path, cursor: C | None, broken: str = "") -> None:
+        self.subdir = subdir
+        self.path = path
+        self.cursor = cursor
+        self.broken = broken
 
 
 def is_followable(cursor: Cursor, subdir: str) -> bool:

@@ -40,9 +40,8 @@ import errno
 import os
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["Entry", "LinkRefused", "RootRefused", "check_owner", "dir_descriptor", "enter", "held_count", "hold",
            "know", "known", "listdir", "mkdir", "open_dir", "open_path", "release_held", "rename",
@@ -385,9 +384,10 @@ def _known_names(path: str | Path) -> dict[str, bool] | None:
     return names
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """A name in a directory and what it is itself (a link is not looked through)."""
+class Entry(NamedTuple):
+    """A name in a directory and what it is itself (a link is not looked through). A named tuple,
+    not a frozen dataclass: every pass imports this module, and a dataclass compiles its
+    generated methods at each import."""
 
     name: str
     is_dir: bool

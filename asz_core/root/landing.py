@@ -15,10 +15,8 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-
-from mypy_extensions import mypyc_attr
+from typing import NamedTuple
 
 from asz_core.root import confined, faults
 from asz_core.root.durable import install_noreplace, make_dirs_text, temp_name_in
@@ -32,10 +30,10 @@ __all__ = ["LANDED_FILE", "LandedFile", "LandingFile"]
 LANDED_FILE = 0o400
 
 
-@mypyc_attr(native_class=False)  # compiled, a plain class: its instances pickle, frozen or not
-@dataclass(frozen=True, slots=True)
-class LandedFile:
-    """A file now in the root, with what it holds."""
+class LandedFile(NamedTuple):
+    """A file now in the root, with what it holds. A named tuple, not a frozen dataclass: a landing
+    imports this module, and a dataclass compiles its generated methods at each import (mypyc
+    leaves a named tuple a Python class: its instances pickle)."""
 
     path: Path          #: absolute path
     relpath: str        #: relative to the root, forward slashes

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final, NamedTuple, Protocol
 
 import orjson
-from mypy_extensions import mypyc_attr
 
 from asz_core.sessiondata.errors import NotEncodable, SessionDataError
 from asz_core.sessiondata.fields import RecordFields
@@ -202,10 +200,10 @@ def closing_line(records: int, digest: str) -> bytes:
     return b'{"t":"end","records":%d,"digest":"%s"}\n' % (records, digest.encode("ascii"))
 
 
-@mypyc_attr(native_class=False)  # compiled, a plain class: its instances pickle, frozen or not
-@dataclass(frozen=True, slots=True)
-class FileSummary:
-    """What a closed file holds: counted while it was written."""
+class FileSummary(NamedTuple):
+    """What a closed file holds: counted while it was written. A named tuple, not a frozen
+    dataclass: a landing imports this module, and a dataclass compiles its generated methods at
+    each import (mypyc leaves a named tuple a Python class: its instances pickle)."""
 
     records: int
     bytes: int

@@ -14,7 +14,6 @@ and the ``max_bytes_per_minute`` budget carries over from one pass to the next.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -33,6 +32,7 @@ from asz_plugins.otlp_push.limiter import WireBudget
 from asz_plugins.otlp_push.section import SCHEMA, SECTION, sends
 
 if TYPE_CHECKING:
+    import argparse  # annotations only: a landing process never builds a parser
     from pathlib import Path
 
     from asz_core.config import Config
