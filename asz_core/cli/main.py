@@ -153,7 +153,7 @@ def _main(argv: list[str], app: App | None, *, owns_process: bool = False) -> in
     app.config_path = args.config
     if owns_process:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        # the collector, off while the process started (asz_core.cli.main), back on for the
+        # the collector, off while the process started (asz_core.cli.__init__.main), back on for the
         # command; what start-up built stays out of its walks (benchmarks/README.md)
         gc.freeze()
         gc.enable()
