@@ -120,8 +120,8 @@ _COMMIT: list[tuple[int, SessionClaim]] = []
 class _Report:
     """What a worker sends the pass: whether it has finished a task (a commit asked for is one),
     the claims it landed in it and the seconds they took, and the outcomes of the claims whose
-    group has committed, each with its index. A plain class, not a dataclass: every pass imports
-    this module, and a dataclass compiles its generated methods at each import."""
+    group has committed, each with its index. A plain class
+    (docs/architecture.md, "Classes a pass imports")."""
 
     __slots__ = ("finished", "landed", "outcomes", "seconds")
 

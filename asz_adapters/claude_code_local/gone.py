@@ -85,9 +85,8 @@ def mark_gone(ctx: AdapterContext, session: SessionHandle, root: Path, place: La
 class Pruned:
     """A session landed before that discovery no longer finds: the places to mark gone.
 
-    This and :class:`PrunedSession` are plain classes, not named tuples: every pass imports this
-    module, few make either, and a named tuple is built at import by compiling the constructor
-    it writes."""
+    This and :class:`PrunedSession` are plain classes
+    (docs/architecture.md, "Classes a pass imports")."""
 
     __slots__ = ("places", "root")
 

@@ -54,9 +54,8 @@ _BOOL_TYPES: Final = frozenset({bool, type(None)})
 
 
 class ListOf(NamedTuple):
-    """A list field whose every element has the type ``item``. A named tuple, not a frozen
-    dataclass: a landing imports this module, and a dataclass compiles its generated methods at
-    each import (mypyc leaves a named tuple a Python class: its instances pickle)."""
+    """A list field whose every element has the type ``item``. A named tuple
+    (docs/architecture.md, "Classes a pass imports")."""
 
     item: Kind
 

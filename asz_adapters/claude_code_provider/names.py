@@ -194,9 +194,8 @@ def _first_system_text(system: object) -> str:
 class Keys:
     """The values a body carries that join it, as upstream's adapter reads them (``""``: none).
 
-    A plain class, as :class:`RequestNames` is: every pass loads this module, only a pass that
-    reads a body makes one, and a named tuple is built at import by compiling the constructor it
-    writes (a dataclass its methods)."""
+    A plain class, as :class:`RequestNames` is
+    (docs/architecture.md, "Classes a pass imports")."""
 
     __slots__ = ("call", "model", "previous_request", "request", "run", "session")
 

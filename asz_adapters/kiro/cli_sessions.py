@@ -47,8 +47,7 @@ def discover_cli_sessions(directory: Path) -> list[Found]:
 class CliMeta:
     """What claim needs from a ``<uuid>.json``; ``problem`` says why it could not be read.
 
-    A plain class, not a named tuple: every pass imports this module, and a named tuple is built
-    at import by compiling the constructor it writes."""
+    A plain class (docs/architecture.md, "Classes a pass imports")."""
 
     __slots__ = ("cwd", "parent", "problem")
 

@@ -61,9 +61,8 @@ _IDE_FILES = {"messages.jsonl": TRANSCRIPT, "session.json": META}
 class ListedDatabase:
     """A kiro-cli database listed in full this pass (its rows are the conversations found).
 
-    This, :class:`GoneCheck` and :class:`GoneWalk` are plain classes, not named tuples: every
-    pass imports this module, and a named tuple is built at import by compiling the constructor
-    it writes."""
+    This, :class:`GoneCheck` and :class:`GoneWalk` are plain classes
+    (docs/architecture.md, "Classes a pass imports")."""
 
     __slots__ = ("path",)
 

@@ -34,8 +34,7 @@ _AGENT_DIR = ("User", "globalStorage", "kiro.kiroagent")
 class KiroPaths:
     """The resolved places, and where each came from (``asz-pipeline sources`` shows it).
 
-    A plain class, not a named tuple: every pass imports this module, and a named tuple is built
-    at import by compiling the constructor it writes."""
+    A plain class (docs/architecture.md, "Classes a pass imports")."""
 
     __slots__ = ("databases", "databases_from", "global_storage", "home", "home_from")
 

@@ -65,9 +65,8 @@ class IdeSession:
 
 class RefusedDirectory:
     """A directory where Kiro keeps sessions that is not read, and why (a link, a name that is
-    not a session's): counted unreadable by the claim, with the reason. A plain class, not a
-    named tuple: every pass imports this module, and a named tuple is built at import by
-    compiling the constructor it writes."""
+    not a session's): counted unreadable by the claim, with the reason. A plain class
+    (docs/architecture.md, "Classes a pass imports")."""
 
     __slots__ = ("path", "reason")
 

@@ -30,8 +30,8 @@ def endpoint(data: bytes | None) -> dict[str, Any]:
 
 class FileDiff:
     """A file's diff by rule 2: ``available`` with its hunks and counts, else ``binary`` or
-    ``too_large``. A plain class, not a dataclass: every landing imports this module (through
-    claude-code-local's dialect), and a dataclass compiles its generated methods at each import."""
+    ``too_large``. A plain class (every landing imports this module, through
+    claude-code-local's dialect: docs/architecture.md, "Classes a pass imports")."""
 
     __slots__ = ("additions", "deletions", "diff", "hunks")
 

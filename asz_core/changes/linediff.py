@@ -32,8 +32,7 @@ _EQUAL, _DELETE, _INSERT = 0, 1, 2
 
 class Hunk:
     """One hunk of a line diff: where it starts and how many lines it spans on each side, and
-    its lines. A plain class, not a dataclass: every landing imports this module, and a dataclass
-    compiles its generated methods at each import."""
+    its lines. A plain class (docs/architecture.md, "Classes a pass imports")."""
 
     __slots__ = ("lines", "new_lines", "new_start", "old_lines", "old_start")
 

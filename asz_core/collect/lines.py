@@ -37,9 +37,8 @@ _STREAM_BYTES = 1 << 20
 
 class TooLong(NamedTuple):
     """A line longer than the reader's limit, never held: its size and digest (hex SHA-256 of its
-    bytes, without the newline), taken as it streamed. A named tuple, not a frozen dataclass: a
-    landing imports this module, and a dataclass compiles its generated methods at each import
-    (mypyc leaves a named tuple a Python class: its instances pickle)."""
+    bytes, without the newline), taken as it streamed. A named tuple
+    (docs/architecture.md, "Classes a pass imports")."""
 
     size: int
     sha256: str

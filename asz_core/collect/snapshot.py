@@ -32,9 +32,8 @@ _CLOSING_ROOM = 128
 
 
 class SnapshotSource:
-    """One document of a session, and where its versions land. A plain class, not a dataclass:
-    every landing imports this module, and a dataclass compiles its generated methods at each
-    import."""
+    """One document of a session, and where its versions land. A plain class
+    (docs/architecture.md, "Classes a pass imports")."""
 
     __slots__ = ("batch", "dialect", "kind", "path", "src", "stream", "subdir")
 

@@ -132,8 +132,7 @@ class _Chunk:
     whole lines, each with its newline, as read; or one line longer than a chunk (or too long to
     read), converted in the pass's process.
 
-    This and :class:`_Converted` are plain classes, not dataclasses: every landing imports this
-    module, and a dataclass compiles its generated methods at each import; neither is compared
+    This and :class:`_Converted` are plain classes (docs/architecture.md, "Classes a pass imports"): neither is compared
     or printed.
     """
 

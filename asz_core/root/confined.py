@@ -385,9 +385,8 @@ def _known_names(path: str | Path) -> dict[str, bool] | None:
 
 
 class Entry(NamedTuple):
-    """A name in a directory and what it is itself (a link is not looked through). A named tuple,
-    not a frozen dataclass: every pass imports this module, and a dataclass compiles its
-    generated methods at each import."""
+    """A name in a directory and what it is itself (a link is not looked through). A named tuple
+    (docs/architecture.md, "Classes a pass imports")."""
 
     name: str
     is_dir: bool

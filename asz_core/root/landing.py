@@ -31,9 +31,8 @@ LANDED_FILE = 0o400
 
 
 class LandedFile(NamedTuple):
-    """A file now in the root, with what it holds. A named tuple, not a frozen dataclass: a landing
-    imports this module, and a dataclass compiles its generated methods at each import (mypyc
-    leaves a named tuple a Python class: its instances pickle)."""
+    """A file now in the root, with what it holds. A named tuple
+    (docs/architecture.md, "Classes a pass imports")."""
 
     path: Path          #: absolute path
     relpath: str        #: relative to the root, forward slashes

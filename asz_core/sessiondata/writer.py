@@ -201,9 +201,8 @@ def closing_line(records: int, digest: str) -> bytes:
 
 
 class FileSummary(NamedTuple):
-    """What a closed file holds: counted while it was written. A named tuple, not a frozen
-    dataclass: a landing imports this module, and a dataclass compiles its generated methods at
-    each import (mypyc leaves a named tuple a Python class: its instances pickle)."""
+    """What a closed file holds: counted while it was written. A named tuple
+    (docs/architecture.md, "Classes a pass imports")."""
 
     records: int
     bytes: int
