@@ -29,10 +29,10 @@ and when the pass hears of it:
   past what landed), and the others land on.
 
 ``collector.workers`` (or ``$ASZ_WORKERS``) sets how many; one lands in the pass's own process.
-Unset, a pass on Linux with many sessions to land uses two processes for each CPU it may use (at
-most four): a landing waits for the disk (its group's ``syncfs``, reads), during which its
-process needs no CPU and another can use it; a pass with a few sessions to land is not slowed
-by starting them (:func:`configured_workers`).
+Unset, a pass on Linux with many sessions to land uses one process for each CPU it may use (at
+most four): since a worker's sessions share one group commit, a landing seldom waits for the
+disk, and a second process on the same CPU only adds the cost of switching between them; a pass
+with a few sessions to land is not slowed by starting them (:func:`configured_workers`).
 """
 
 from __future__ import annotations
@@ -65,10 +65,10 @@ __all__ = ["DEFAULT_FROM_SESSIONS", "DEFAULT_MOST", "DEFAULT_PER_CPU", "configur
 #: sessions to land: starting the workers costs far more than landing one small session
 #: (figures: benchmarks/README.md, "Figures behind the code's constants").
 DEFAULT_FROM_SESSIONS = 32
-#: ... in this many for each CPU the pass may use: a session's landing waits for the disk
-#: (its group's ``syncfs``) as well as using a CPU, and a second process on the CPU lands
-#: meanwhile.
-DEFAULT_PER_CPU = 2
+#: ... in this many for each CPU the pass may use: with group commit a worker waits for the disk
+#: once a group, not once a session, so a second worker on the CPU has little wait to fill and
+#: costs CPU to switch to (figures: benchmarks/README.md, "Figures behind the code's constants").
+DEFAULT_PER_CPU = 1
 #: ... and in at most this many.
 DEFAULT_MOST = 4
 

@@ -796,7 +796,7 @@ def main(argv: list[str] | None = None) -> int:
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     parser.add_argument("--workers", type=int, default=min(DEFAULT_PER_CPU * cpus, DEFAULT_MOST) if cpus > 1 else 1,
                         help="also a cold pass with this many worker processes (collector.workers; "
-                             "default: what a pass uses unset, two a CPU, at most 4; 1: not measured)")
+                             "default: what a pass uses unset, one a CPU, at most 4; 1: not measured)")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one cold pass instead")
     parser.add_argument("--table", action="store_true",
                         help="print issue 21's table instead: the shared transcripts, the same x10, 2,000 small "

@@ -29,12 +29,12 @@ def test_what_is_configured_wins(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the default forks only on Linux")
-def test_unset_it_is_two_a_cpu_once_there_are_many_sessions(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unset_it_is_one_a_cpu_once_there_are_many_sessions(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)))
     assert configured_workers({}, DEFAULT_FROM_SESSIONS - 1) == 1
     assert configured_workers({}, DEFAULT_FROM_SESSIONS) == DEFAULT_MOST
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
-    assert configured_workers({"collector": {}}, 10_000) == 2 * DEFAULT_PER_CPU == 4
+    assert configured_workers({"collector": {}}, 10_000) == 2 * DEFAULT_PER_CPU == 2
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
     assert configured_workers({}, 10_000) == 1
 
@@ -48,7 +48,7 @@ def test_unset_it_is_one_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_an_adapter_with_long_sessions_lowers_the_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     assert configured_workers({}, 7, from_sessions=8) == 1
-    assert configured_workers({}, 8, from_sessions=8) == 4
+    assert configured_workers({}, 8, from_sessions=8) == 2
     assert configured_workers({"collector": {"workers": 1}}, 8, from_sessions=8) == 1
 
 
