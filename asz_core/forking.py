@@ -10,11 +10,13 @@ pass's to answer (so a child prints no traceback of its own).
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import os
+import signal
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["explicit_workers", "follow_the_pass"]
+__all__ = ["explicit_workers", "follow_the_pass", "ready_to_fork"]
 
 _PR_SET_PDEATHSIG = 1
 
@@ -29,14 +31,29 @@ def explicit_workers(options: dict[str, Any]) -> int | None:
     return value if isinstance(value, int) else None
 
 
+@functools.cache
+def _prctl() -> Callable[..., int] | None:
+    """libc's ``prctl``, looked up once; ``None`` where there is none (not Linux)."""
+    import ctypes  # about 3 ms of CPU to import and load libc: paid once, before forking
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def ready_to_fork() -> None:
+    """Look up in the pass, before it forks, what a child's first step needs: otherwise each
+    child imports ``ctypes`` and loads libc again, the largest part of its start."""
+    _prctl()
+
+
 def follow_the_pass() -> None:
     """A forked child's first step: die with the pass (``PR_SET_PDEATHSIG``), and leave Ctrl-C,
     which reaches every process of the terminal's group, to the pass, which ends its children."""
-    import ctypes
-    import signal
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    prctl = _prctl()
+    if prctl is not None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() == 1:  # the pass died before the line above ran
         os._exit(1)

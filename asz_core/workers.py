@@ -47,7 +47,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from asz_core.context import AdapterContext
-from asz_core.forking import explicit_workers, follow_the_pass
+from asz_core.forking import explicit_workers, follow_the_pass, ready_to_fork
 from asz_core.host import PluginHost
 from asz_core.land import GroupLanding
 from asz_core.plugin import SessionClaim
@@ -240,6 +240,7 @@ def land_in_workers(host: PluginHost, actx: AdapterContext, claims: Iterable[Ses
     from multiprocessing.connection import wait
 
     _import_landing(host, actx.name)
+    ready_to_fork()
     context = multiprocessing.get_context("fork")
     upcoming = enumerate(claims)
     done: dict[int, SessionOutcome] = {}
