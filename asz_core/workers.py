@@ -10,6 +10,9 @@ and when the pass hears of it:
 * a worker is a fork of the pass (same host, configuration, root, clock and pass stamp), given
   the host and the adapter's context when it starts (``initializer``), so the landed files are
   named as one process would name them;
+* claims are sent largest first within each block of the next few groups' worth
+  (:func:`_largest_first`), so that the last session a worker starts is a small one and the
+  workers finish together;
 * claims are pickled to a worker as it frees up (so a claim's payload must pickle), a few at a
   time when sessions land quickly (:func:`_per_task`): each worker says when it has landed a
   task, and is sent the next one then, so it holds the task it lands and one more
@@ -115,6 +118,9 @@ _MOST_PENDING = GROUP_SESSIONS + 2 * _MOST_PER_TASK
 _TASKS_AHEAD = 2
 #: the task that asks a worker to commit the group it holds now
 _COMMIT: list[tuple[int, SessionClaim]] = []
+#: claims ordered largest first at a time: two groups' worth, so that a block is as large as
+#: the claims the pass holds unmerged anyway, and a pass never holds more of them than that
+_ORDERED_AHEAD = 2 * GROUP_SESSIONS
 
 
 class _Report:
@@ -169,6 +175,25 @@ def _per_task(seconds: float, landed: int) -> int:
     if not landed:
         return 1
     return max(1, min(_MOST_PER_TASK, int(_TASK_SECONDS * landed / max(seconds, 1e-6))))
+
+
+def _source_bytes(claim: SessionClaim) -> int:
+    """The bytes of ``claim``'s sources as they stat now (0 for a claim that does not list them
+    in ``settled_by``, or whose sources are gone): how long its landing will take, roughly."""
+    total = 0
+    for settled in claim.settled_by or ():
+        with contextlib.suppress(OSError):
+            total += os.lstat(settled.source).st_size
+    return total
+
+
+def _largest_first(claims: Iterator[tuple[int, SessionClaim]]) -> Iterator[tuple[int, SessionClaim]]:
+    """``claims`` in blocks of :data:`_ORDERED_AHEAD`, each block largest first (ties, and claims
+    of unknown size, in claim order). Sent in claim order, the largest session of a block can
+    come last and land alone while the other workers wait; sent first, it lands beside the
+    small ones. Each keeps its index, so outcomes still merge in claim order."""
+    while block := list(islice(claims, _ORDERED_AHEAD)):
+        yield from sorted(block, key=lambda indexed: -_source_bytes(indexed[1]))
 
 
 def _lost(session: str, message: str) -> SessionOutcome:
@@ -242,7 +267,7 @@ def land_in_workers(host: PluginHost, actx: AdapterContext, claims: Iterable[Ses
     _import_landing(host, actx.name)
     ready_to_fork()
     context = multiprocessing.get_context("fork")
-    upcoming = enumerate(claims)
+    upcoming = _largest_first(enumerate(claims))
     done: dict[int, SessionOutcome] = {}
     sent = merged = 0  # claims sent to a worker (or lost), and yielded, in claim order
     landed, seconds = 0, 0.0  # claims reported, and the seconds they took: how many a task holds

@@ -56,6 +56,12 @@ def _run(tmp_path: Path, projects: Path, name: str, workers: int | None,
     return runner, runner.run(), observer
 
 
+def _session_bytes(projects: Path, session: str) -> int:
+    """The bytes of a session's transcript and of the files beside it (its subagents)."""
+    files = [*projects.glob(f"*/{session}.jsonl"), *projects.glob(f"*/{session}/**/*")]
+    return sum(f.stat().st_size for f in files if f.is_file())
+
+
 # The default lane shows each rule on fifteen sessions (``small_corpus``); ``--slow`` (CI) compares
 # the whole corpus too, two passes of which cost seconds of CPU.
 @pytest.mark.parametrize("whole", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["small", "corpus"])
@@ -71,7 +77,7 @@ def test_workers_land_what_one_process_lands(whole: bool, request: pytest.Fixtur
     assert not parallel.failed and parallel.totals.landed > sessions
     assert parallel.totals.as_dict() == serial.totals.as_dict()
     assert _tree(three.root) == _tree(one.root)
-    assert sorted(seen_three.landed) == sorted(seen_one.landed) and len(seen_three.landed) == parallel.totals.landed
+    assert seen_three.landed == seen_one.landed and len(seen_three.landed) == parallel.totals.landed  # claim order
     assert sorted(three.reporter.warnings) == sorted(one.reporter.warnings)
     assert_root_verifies(three.root)
     # the settled table the workers reported lets the next pass open nothing
@@ -85,7 +91,10 @@ def test_a_session_failing_or_a_worker_dying_fails_the_pass_and_the_next_pass_co
     projects = tmp_path / "projects"
     shutil.copytree(small_corpus / "claude-code" / "projects", projects)
     sessions = sorted(p.stem for p in projects.glob("*/*.jsonl"))
-    failing, dying = sessions[3], sessions[10]
+    # claims go to the workers largest first: the failure is sent first and reported before
+    # the death, sent last, can take its worker's unreported sessions with it
+    by_size = sorted(sessions, key=lambda session: _session_bytes(projects, session))
+    failing, dying = by_size[-1], by_size[0]
     real = cc_sources.land_session  # asz_land imports it when it runs
 
     def land(ctx: Any, sources: Any, session: Any) -> None:
@@ -106,6 +115,29 @@ def test_a_session_failing_or_a_worker_dying_fails_the_pass_and_the_next_pass_co
     assert not again.failed and again.totals.landed > 0
     assert {p.name for p in runner.root.iterdir() if p.is_dir() and not p.name.startswith("_")} == set(sessions)
     assert_root_verifies(runner.root)
+
+
+def test_workers_start_the_largest_sessions_first_and_announce_them_in_claim_order(
+        tmp_path: Path, small_corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    projects = small_corpus / "claude-code" / "projects"
+    started = tmp_path / "started"
+    real = cc_sources.land_session
+
+    def land(ctx: Any, sources: Any, session: Any) -> None:  # in each worker: they are forks
+        with started.open("a", encoding="utf-8") as out:
+            out.write(f"{sources.session}\n")
+        real(ctx, sources, session)
+
+    monkeypatch.setattr(cc_sources, "land_session", land)
+    _, serial, seen_one = _run(tmp_path, projects, "one", None, monkeypatch)
+    in_claim_order = started.read_text("utf-8").split()
+    started.unlink()
+    _, parallel, seen_two = _run(tmp_path, projects, "two", 2, monkeypatch)
+    assert not parallel.failed and parallel.totals.as_dict() == serial.totals.as_dict()
+    largest = sorted(in_claim_order, key=lambda session: -_session_bytes(projects, session))[:2]
+    assert in_claim_order[:2] != largest  # else this corpus shows nothing
+    assert sorted(started.read_text("utf-8").split()[:2]) == sorted(largest)
+    assert seen_two.landed == seen_one.landed
 
 
 def test_a_worker_commits_one_group_across_its_tasks_not_one_per_task(
