@@ -67,12 +67,19 @@ def write_floor(files: list[str], dest: str) -> int:
 def land(config: str) -> dict[str, object]:
     """Passes until nothing is pending, no parse: what landing costs. What they landed, and the
     seconds they took by their own account."""
+    import gc
+
+    # as the command line starts a pass (asz_core.cli): the collector off while start-up builds
+    # what lives as long as the process, then on with that frozen out of its walks
+    gc.disable()
     from asz_core.config import load_config
     from asz_core.host import PluginHost
     from asz_core.pipeline import run_pass
 
     host = PluginHost().load_entry_points()
     loaded = load_config(host, config)
+    gc.freeze()
+    gc.enable()
     elapsed, sessions, landed = 0.0, 0, 0
     while True:
         summary = run_pass(host, loaded).as_dict()
@@ -88,6 +95,9 @@ def main(argv: list[str]) -> int:
     command, *args = argv
     if command == "land":
         print(json.dumps(land(args[0])))
+        import gc
+
+        gc.freeze()  # as the command line ends: what is alive goes with the process, not walked again
         return 0
     if command not in ("floor", "write-floor"):
         print(__doc__, file=sys.stderr)
