@@ -339,9 +339,9 @@ def _read_done(fd: int) -> _Converted | str:
     lines = _read_exactly(fd, size)
     tail = memoryview(_read_exactly(fd, (3 * _Q + 1) * count + rest))
     numbers = []
-    for at in range(0, 3 * _Q * count, _Q * count):
+    for which in range(3):
         values: array[int] = array("q")
-        values.frombytes(tail[at:at + _Q * count])
+        values.frombytes(tail[which * _Q * count:(which + 1) * _Q * count])
         numbers.append(values)
     at = 3 * _Q * count
     follows = bytes(tail[at:at + count])
