@@ -31,10 +31,10 @@ lands, byte for byte, and every guarantee about a crash stay those of one proces
   fails, fails the source by name (:class:`ConversionFailed`): what landed of it is complete,
   and the rest lands next pass, as after any failure in the middle of a source.
 
-Splitting pays only for a source with much to land, on a machine with a CPU to spare
-(:func:`split_workers`): never on one CPU, in a pass told to use one process, inside a worker
-process that lands sessions (its siblings use the other CPUs), nor for a dialect that is no
-:class:`SplitDialect`.
+Splitting pays only for a source with much to land, on a machine with CPUs to spare
+(:func:`split_workers`): never on fewer than :data:`SPLIT_FROM_CPUS`, in a pass told to use one
+process, inside a worker process that lands sessions (its siblings use the other CPUs), nor for
+a dialect that is no :class:`SplitDialect`.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 
     from asz_core.root.landing import LandingFile
 
-__all__ = ["CHUNKS_AHEAD", "CHUNK_BYTES", "SPLIT_FROM_BYTES", "ConversionFailed", "SplitDialect",
+__all__ = ["CHUNKS_AHEAD", "CHUNK_BYTES", "SPLIT_FROM_BYTES", "SPLIT_FROM_CPUS", "ConversionFailed", "SplitDialect",
            "SplitRecords", "split_records", "split_workers"]
 
 #: A source splits once it has at least this many new bytes to land (``collector.split_from_bytes``
@@ -77,6 +77,11 @@ CHUNK_BYTES = 1 << 19
 CHUNKS_AHEAD = 2
 #: ... in at most this many workers.
 MOST_WORKERS = 4
+#: A source splits only where this process may use this many CPUs or more. On two, the pass's
+#: process (reading, writing every record, the sources too small to split) and its workers
+#: share them, and a split landing took more wall time than one process, quiet and loaded
+#: (figures: benchmarks/README.md, "Figures behind the code's constants").
+SPLIT_FROM_CPUS = 3
 #: How much a pipe to or from a worker holds (Linux's default most for a process that is not
 #: privileged): a chunk fits, and most chunks' records.
 PIPE_BYTES = 1 << 20
@@ -109,7 +114,8 @@ class ConversionFailed(RuntimeError):
 
 def split_workers(ctx: AdapterContext, dialect: LineDialect, new_bytes: int) -> int:
     """How many worker processes convert a source with ``new_bytes`` to land in ``dialect``:
-    one for each CPU this process may use (at most :data:`MOST_WORKERS`), or 0 (no split)."""
+    one for each CPU this process may use (at most :data:`MOST_WORKERS`) when it may use
+    :data:`SPLIT_FROM_CPUS` or more, or 0 (no split)."""
     collector = ctx.options.get("collector", {})
     split_from = collector.get("split_from_bytes", SPLIT_FROM_BYTES)
     if not split_from or new_bytes < split_from or not isinstance(dialect, SplitDialect):
@@ -123,7 +129,7 @@ def split_workers(ctx: AdapterContext, dialect: LineDialect, new_bytes: int) -> 
     if multiprocessing.current_process().daemon or "fork" not in multiprocessing.get_all_start_methods():
         return 0  # a session's worker process: its siblings have the other CPUs
     cpus = len(os.sched_getaffinity(0))
-    return min(cpus, MOST_WORKERS) if cpus > 1 else 0
+    return min(cpus, MOST_WORKERS) if cpus >= SPLIT_FROM_CPUS else 0
 
 
 #: a line without its newline, or a line too long to read, as the reader hands them out
