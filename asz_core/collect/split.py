@@ -16,6 +16,11 @@ lands, byte for byte, and every guarantee about a crash stay those of one proces
   time, and which times sort after the one before: :func:`~asz_core.sessiondata.writer.times_following`;
   a record whole where a file's size may have to reduce it), the chunk's warnings and the
   dialect's part.
+* Both ways a message is raw bytes on a pipe of the worker's own, written with one ``writev``:
+  a header of 64-bit integers, then the bytes it counts, the lines as they are and each
+  record's numbers as ``array("q")``; only the few small objects of a chunk are pickled (the
+  framing is set out above :func:`_write_all`). A message cut short is the pipe's end, never
+  a shorter chunk.
 * The pass's process takes the chunks back in line order, joins each part into the source's
   dialect (:meth:`SplitDialect.join`, so what it keeps by line, for an index, is what it would
   have kept converting them itself) and fills the files as the collector does for lines it
