@@ -105,9 +105,11 @@ def _same_root(projects: Path, tmp_path: Path, **collector: Any) -> tuple[list[P
 @pytest.fixture(autouse=True)
 def _three_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
     """Split as on a machine with three CPUs (the fewest a source splits on), whatever this one
-    has, in this process."""
+    has, in this process; in two workers, as many as the tests need (each landing of the
+    largest sessions costs seconds of CPU in every process it forks)."""
     monkeypatch.delenv("ASZ_WORKERS", raising=False)
     monkeypatch.setattr(split.os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    monkeypatch.setattr(split, "MOST_WORKERS", 2)
 
 
 def test_the_largest_transcripts_land_the_same_bytes_split(largest: Path, tmp_path: Path,
