@@ -16,6 +16,11 @@ lands, byte for byte, and every guarantee about a crash stay those of one proces
   time, and which times sort after the one before: :func:`~asz_core.sessiondata.writer.times_following`;
   a record whole where a file's size may have to reduce it), the chunk's warnings and the
   dialect's part.
+* Both ways a message is raw bytes on a pipe of the worker's own, written with one ``writev``:
+  a header of 64-bit integers, then the bytes it counts, the lines as they are and each
+  record's numbers as ``array("q")``; only the few small objects of a chunk are pickled (the
+  framing is set out above :func:`_write_all`). A message cut short is the pipe's end, never
+  a shorter chunk.
 * The pass's process takes the chunks back in line order, joins each part into the source's
   dialect (:meth:`SplitDialect.join`, so what it keeps by line, for an index, is what it would
   have kept converting them itself) and fills the files as the collector does for lines it
@@ -31,17 +36,20 @@ lands, byte for byte, and every guarantee about a crash stay those of one proces
   fails, fails the source by name (:class:`ConversionFailed`): what landed of it is complete,
   and the rest lands next pass, as after any failure in the middle of a source.
 
-Splitting pays only for a source with much to land, on a machine with a CPU to spare
-(:func:`split_workers`): never on one CPU, in a pass told to use one process, inside a worker
-process that lands sessions (its siblings use the other CPUs), nor for a dialect that is no
-:class:`SplitDialect`.
+Splitting pays only for a source with much to land, on a machine with CPUs to spare
+(:func:`split_workers`): never on fewer than :data:`SPLIT_FROM_CPUS`, in a pass told to use one
+process, inside a worker process that lands sessions (its siblings use the other CPUs), nor for
+a dialect that is no :class:`SplitDialect`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import pickle
+import struct
 import sys
+from array import array
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Generator, Iterator
@@ -51,16 +59,16 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from asz_core.collect.lines import LineReader, TooLong, whole_lines
 from asz_core.collect.source import Encoded, LineDialect, SourceLine, converted_lines, made_to_fit
 from asz_core.context import AdapterContext
-from asz_core.forking import explicit_workers, follow_the_pass
+from asz_core.forking import explicit_workers, follow_the_pass, ready_to_fork
 from asz_core.sessiondata.fields import RecordFields
 from asz_core.sessiondata.writer import times_following
 
 if TYPE_CHECKING:
-    from multiprocessing.connection import Connection
+    from _typeshed import ReadableBuffer
 
     from asz_core.root.landing import LandingFile
 
-__all__ = ["CHUNKS_AHEAD", "CHUNK_BYTES", "SPLIT_FROM_BYTES", "ConversionFailed", "SplitDialect",
+__all__ = ["CHUNKS_AHEAD", "CHUNK_BYTES", "SPLIT_FROM_BYTES", "SPLIT_FROM_CPUS", "ConversionFailed", "SplitDialect",
            "SplitRecords", "split_records", "split_workers"]
 
 #: A source splits once it has at least this many new bytes to land (``collector.split_from_bytes``
@@ -74,6 +82,11 @@ CHUNK_BYTES = 1 << 19
 CHUNKS_AHEAD = 2
 #: ... in at most this many workers.
 MOST_WORKERS = 4
+#: A source splits only where this process may use this many CPUs or more. On two, the pass's
+#: process (reading, writing every record, the sources too small to split) and its workers
+#: share them, and a split landing took more wall time than one process, quiet and loaded
+#: (figures: benchmarks/README.md, "Figures behind the code's constants").
+SPLIT_FROM_CPUS = 3
 #: How much a pipe to or from a worker holds (Linux's default most for a process that is not
 #: privileged): a chunk fits, and most chunks' records.
 PIPE_BYTES = 1 << 20
@@ -106,7 +119,8 @@ class ConversionFailed(RuntimeError):
 
 def split_workers(ctx: AdapterContext, dialect: LineDialect, new_bytes: int) -> int:
     """How many worker processes convert a source with ``new_bytes`` to land in ``dialect``:
-    one for each CPU this process may use (at most :data:`MOST_WORKERS`), or 0 (no split)."""
+    one for each CPU this process may use (at most :data:`MOST_WORKERS`) when it may use
+    :data:`SPLIT_FROM_CPUS` or more, or 0 (no split)."""
     collector = ctx.options.get("collector", {})
     split_from = collector.get("split_from_bytes", SPLIT_FROM_BYTES)
     if not split_from or new_bytes < split_from or not isinstance(dialect, SplitDialect):
@@ -120,7 +134,7 @@ def split_workers(ctx: AdapterContext, dialect: LineDialect, new_bytes: int) -> 
     if multiprocessing.current_process().daemon or "fork" not in multiprocessing.get_all_start_methods():
         return 0  # a session's worker process: its siblings have the other CPUs
     cpus = len(os.sched_getaffinity(0))
-    return min(cpus, MOST_WORKERS) if cpus > 1 else 0
+    return min(cpus, MOST_WORKERS) if cpus >= SPLIT_FROM_CPUS else 0
 
 
 #: a line without its newline, or a line too long to read, as the reader hands them out
@@ -169,7 +183,7 @@ class _Converted:
 
     __slots__ = ("ends", "first", "follows", "ids", "lines", "offs", "part", "sizes", "times", "warnings", "whole")
 
-    def __init__(self, first: int, lines: bytes, ends: list[int], offs: list[int], sizes: list[int],
+    def __init__(self, first: int, lines: bytes, ends: array[int], offs: array[int], sizes: array[int],
                  ids: list[str | None], times: list[str | None], follows: bytes, whole: dict[int, RecordFields],
                  warnings: list[tuple[int, str]], part: SplitDialect | None) -> None:
         self.first = first
@@ -190,9 +204,10 @@ def _gather(dialect: LineDialect, chunk: _Chunk, path: Path, limit: int, read_li
     """``chunk``'s lines converted in ``dialect`` as the collector converts lines in its own
     process (:func:`~.source.converted_lines`), each let go of as it is taken."""
     encoded: list[bytes] = []
-    ends: list[int] = []
-    offs: list[int] = []
-    sizes: list[int] = []
+    # machine integers, not a list of int objects: sent to the pass as their bytes, as they are
+    ends: array[int] = array("q")
+    offs: array[int] = array("q")
+    sizes: array[int] = array("q")
     ids: list[str | None] = []
     times: list[str | None] = []
     whole: dict[int, RecordFields] = {}
@@ -233,30 +248,146 @@ def _convert_chunk(dialect: SplitDialect, chunk: _Chunk, path: Path, limit: int,
     return done
 
 
-def _serve(inbox: Connection, conn: Connection, dialect: SplitDialect, path: Path, limit: int, read_limit: int,
-           whole_above: int) -> None:
-    """A worker process: convert each chunk of its inbox and send it back, in the order received;
-    ``None`` ends it. A failure is sent back as its text: the pass fails the source with it."""
-    follow_the_pass()
+# ---- the pipes between the pass and a worker -----------------------------------------------
+# Every message is a header of 64-bit integers and the bytes it counts, written with one
+# ``writev`` and read with as few ``read`` calls as the pipe allows (see the module's rules):
+#
+# * to a worker, a chunk: ``first, start, size`` and ``size`` bytes of whole lines, each with
+#   its newline (the chunk's runs, up to each one's last newline, one after the other);
+#   ``size`` -1 ends the worker;
+# * back, a converted chunk: ``first, count, size, rest`` then the ``size`` bytes of its encoded
+#   lines joined, ``count`` ends, offsets and sizes as machine integers (``array("q")``), the
+#   ``count`` bytes of ``follows``, and ``rest`` bytes of the ids, times, whole records, warnings
+#   and the dialect's part, pickled (a few small objects a chunk, where each line's bytes and
+#   numbers are not); ``count`` -1: the conversion failed, and ``size`` bytes of its text follow.
+#
+# The pass and a worker are one program forked, so both ends agree on the integers' order and
+# size.
+
+#: a chunk's header
+_CHUNK = struct.Struct("=qqq")
+#: a converted chunk's header
+_DONE = struct.Struct("=qqqq")
+#: bytes of an ``array("q")`` item
+_Q = array("q").itemsize
+
+
+def _write_all(fd: int, parts: list[ReadableBuffer]) -> None:
+    """Write ``parts`` one after the other, in as few ``writev`` calls as the pipe takes them."""
+    views = [memoryview(part).cast("B") for part in parts]
+    views = [view for view in views if view.nbytes]
+    while views:
+        sent = os.writev(fd, views)
+        while views and sent >= views[0].nbytes:
+            sent -= views[0].nbytes
+            del views[0]
+        if sent:
+            views[0] = views[0][sent:]
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    """The next ``size`` bytes of the pipe ``fd``; :class:`EOFError` if it ends before them (the
+    other end closed: the process that wrote it died, or ended, in the middle of a message)."""
+    data = os.read(fd, size)
+    if len(data) == size:
+        return data
+    parts = [data]
+    got = len(data)
+    while got < size:
+        if not data:
+            raise EOFError(f"the pipe ended after {got} of a message's {size} bytes")
+        data = os.read(fd, size - got)
+        parts.append(data)
+        got += len(data)
+    return b"".join(parts)
+
+
+def _chunk_message(chunk: _Chunk) -> list[ReadableBuffer]:
+    """What a worker is sent of ``chunk``: its header, then each run up to its last newline."""
+    runs: list[ReadableBuffer] = []
+    size = 0
+    for run in chunk.runs:
+        cut = run.rfind(b"\n") + 1
+        runs.append(run if cut == len(run) else memoryview(run)[:cut])
+        size += cut
+    return [_CHUNK.pack(chunk.first, chunk.start, size), *runs]
+
+
+#: what ends a worker: no chunk
+_NO_MORE = _CHUNK.pack(0, 0, -1)
+
+
+def _read_chunk(fd: int) -> _Chunk | None:
+    """In a worker: the next chunk sent, ``None`` once the pass says there is none (or has
+    closed the pipe: it ended)."""
     try:
-        while (chunk := inbox.recv()) is not None:
+        first, start, size = _CHUNK.unpack(_read_exactly(fd, _CHUNK.size))
+    except EOFError:
+        return None
+    if size < 0:
+        return None
+    return _Chunk(first, start, [_read_exactly(fd, size)])
+
+
+def _done_message(done: _Converted) -> list[ReadableBuffer]:
+    """What a worker sends back of a converted chunk."""
+    rest = pickle.dumps((done.ids, done.times, done.whole, done.warnings, done.part), pickle.HIGHEST_PROTOCOL)
+    return [_DONE.pack(done.first, len(done.ends), len(done.lines), len(rest)), done.lines, done.ends, done.offs,
+            done.sizes, done.follows, rest]
+
+
+def _failed_message(text: str) -> list[ReadableBuffer]:
+    """What a worker sends back when converting a chunk failed."""
+    data = text.encode("utf-8", "replace")
+    return [_DONE.pack(0, -1, len(data), 0), data]
+
+
+def _read_done(fd: int) -> _Converted | str:
+    """In the pass: the next converted chunk a worker sent, or the text of its failure."""
+    first, count, size, rest = _DONE.unpack(_read_exactly(fd, _DONE.size))
+    if count < 0:
+        return _read_exactly(fd, size).decode("utf-8", "replace")
+    lines = _read_exactly(fd, size)
+    tail = memoryview(_read_exactly(fd, (3 * _Q + 1) * count + rest))
+    numbers = []
+    for which in range(3):
+        values: array[int] = array("q")
+        values.frombytes(tail[which * _Q * count:(which + 1) * _Q * count])
+        numbers.append(values)
+    at = 3 * _Q * count
+    follows = bytes(tail[at:at + count])
+    ids, times, whole, warnings, part = pickle.loads(tail[at + count:])
+    return _Converted(first, lines, numbers[0], numbers[1], numbers[2], ids, times, follows, whole, warnings, part)
+
+
+def _serve(inbox: int, outbox: int, others: tuple[int, ...], dialect: SplitDialect, path: Path, limit: int,
+           read_limit: int, whole_above: int) -> None:
+    """A worker process: convert each chunk of its inbox and send it back, in the order received,
+    until the pass says there are no more. A failure is sent back as its text: the pass fails the
+    source with it. ``others``: the pass's ends of the pipes, which it forked with."""
+    follow_the_pass()
+    for fd in others:
+        os.close(fd)
+    try:
+        while (chunk := _read_chunk(inbox)) is not None:
             try:
-                done: _Converted | str = _convert_chunk(dialect, chunk, path, limit, read_limit, whole_above)
+                message = _done_message(_convert_chunk(dialect, chunk, path, limit, read_limit, whole_above))
             except Exception as exc:  # noqa: BLE001 - the pass fails the source with it
-                done = f"{type(exc).__name__}: {exc}"
+                message = _failed_message(f"{type(exc).__name__}: {exc}")
             del chunk
-            conn.send(done)
+            _write_all(outbox, message)
+            del message
     finally:
-        conn.close()
+        os.close(outbox)
 
 
-def _widen(conn: Connection) -> None:
-    """Let the pipe under ``conn`` hold a chunk (or what a chunk converts to) whole, so neither
-    side waits for the other to read it: Linux's own limit for a pipe, or its default."""
+def _widen(fd: int) -> None:
+    """Let the pipe ``fd`` hold a chunk (or what a chunk converts to) whole, so neither side
+    waits for the other to read it: Linux's own limit for a pipe, or its default."""
     import fcntl
 
     with contextlib.suppress(OSError, AttributeError):
-        fcntl.fcntl(conn.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
 
 
 class _Worker:
@@ -266,38 +397,51 @@ class _Worker:
     so at most one it has not started: the worker reads that one as soon as it has sent the one
     before back, waiting for nothing the pass does. So the pass never waits long sending, and
     never while the worker waits for the pass to read.
+
+    A worker's end of its pipe back is open in it alone (the pass closes its copy once the
+    worker is forked, before it forks the next), so the pass reads the end of that pipe,
+    never a message, when it dies.
     """
 
     def __init__(self, context: Any, dialect: SplitDialect, path: Path, limit: int, read_limit: int,
-                 whole_above: int) -> None:
-        theirs, self.outbox = context.Pipe(duplex=False)
-        self.conn, mine = context.Pipe(duplex=False)
+                 whole_above: int, others: tuple[int, ...]) -> None:
+        theirs, self.outbox = os.pipe()
+        self.inbox, mine = os.pipe()
         _widen(self.outbox)
-        _widen(self.conn)
-        self.process = context.Process(target=_serve, daemon=True,
-                                       args=(theirs, mine, dialect, path, limit, read_limit, whole_above))
-        self.process.start()
-        theirs.close()
-        mine.close()
+        _widen(self.inbox)
+        try:
+            self.process = context.Process(
+                target=_serve, daemon=True,
+                args=(theirs, mine, (*others, self.outbox, self.inbox), dialect, path, limit, read_limit, whole_above))
+            self.process.start()
+        except BaseException:
+            os.close(self.outbox)
+            os.close(self.inbox)
+            raise
+        finally:
+            os.close(theirs)
+            os.close(mine)
         self.path = path
         self.out = 0  #: chunks sent and not received back
+
+    @property
+    def fds(self) -> tuple[int, int]:
+        """The pass's ends of its pipes (a worker forked after it closes them)."""
+        return self.outbox, self.inbox
 
     def send(self, chunk: _Chunk) -> None:
         """Hand it ``chunk``; :class:`ConversionFailed` if it died."""
         try:
-            self.outbox.send(chunk)
+            _write_all(self.outbox, _chunk_message(chunk))
         except OSError:
             raise self._died() from None
         self.out += 1
 
     def receive(self) -> _Converted:
         """The next chunk it converted; :class:`ConversionFailed` if it died or failed first."""
-        from multiprocessing.connection import wait
-
-        wait([self.conn, self.process.sentinel])
         try:
-            done: _Converted | str = self.conn.recv()
-        except (EOFError, OSError):
+            done = _read_done(self.inbox)
+        except (EOFError, OSError, struct.error):
             raise self._died() from None
         self.out -= 1
         if isinstance(done, str):
@@ -315,13 +459,13 @@ class _Worker:
         send), else kill it (it holds nothing the pass needs)."""
         if finished and self.process.is_alive():
             with contextlib.suppress(OSError):
-                self.outbox.send(None)
+                _write_all(self.outbox, [_NO_MORE])
             self.process.join(timeout=60)
         if self.process.is_alive():
             self.process.kill()
         self.process.join()
-        self.outbox.close()
-        self.conn.close()
+        os.close(self.outbox)
+        os.close(self.inbox)
 
 
 def _chunks(reader: LineReader, ordinal: int) -> Iterator[_Chunk]:
@@ -331,6 +475,7 @@ def _chunks(reader: LineReader, ordinal: int) -> Iterator[_Chunk]:
     runs: list[bytes] = []
     size = start = count = 0
     first = ordinal + 1
+    sparse = False  #: whether the block before held lines of :data:`_SPARSE_LINE` bytes or more
     for data, offset, run in reader.runs():
         if not run:
             if type(data) is bytes and len(data) <= CHUNK_BYTES:  # longer than a block only
@@ -352,9 +497,28 @@ def _chunks(reader: LineReader, ordinal: int) -> Iterator[_Chunk]:
             start = offset
         runs.append(data)
         size += run
-        count += data.count(b"\n")
+        found = _newlines(data) if sparse else data.count(b"\n")
+        count += found
+        sparse = run >= _SPARSE_LINE * found  # the next block is likely as this one was
     if runs:
         yield _Chunk(first, start, runs)
+
+
+#: Lines of about this many bytes or more are counted faster one ``find`` a line than by
+#: ``bytes.count``, which reads every byte: :func:`_chunks` counts a block's lines the way that
+#: was faster for the block before it.
+_SPARSE_LINE = 512
+
+
+def _newlines(data: bytes) -> int:
+    """The newlines in ``data``, found one ``find`` (``memchr``) a line."""
+    found = 0
+    find = data.find
+    at = find(b"\n")
+    while at >= 0:
+        found += 1
+        at = find(b"\n", at + 1)
+    return found
 
 
 class SplitRecords:
@@ -462,14 +626,18 @@ def _converted_chunks(reader: LineReader, offset: int, ordinal: int, dialect: Sp
     import multiprocessing
 
     reader.hold(offset)
+    ready_to_fork()
     context = multiprocessing.get_context("fork")
     read_limit = reader.read_limit
-    started = [_Worker(context, dialect, path, limit, read_limit, whole_above) for _ in range(workers)]
+    started: list[_Worker] = []
     out: deque[tuple[_Chunk, _Worker | None]] = deque()  #: read, in line order, not yet handed on
     chunks = _chunks(reader, ordinal)
     turn = 0
     finished = False
     try:
+        for _ in range(workers):
+            started.append(_Worker(context, dialect, path, limit, read_limit, whole_above,
+                                   tuple(fd for worker in started for fd in worker.fds)))
         more = True
         while True:
             while more and len(out) < CHUNKS_AHEAD * workers and started[turn % workers].out < CHUNKS_AHEAD:

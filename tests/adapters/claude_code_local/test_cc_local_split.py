@@ -103,10 +103,13 @@ def _same_root(projects: Path, tmp_path: Path, **collector: Any) -> tuple[list[P
 
 
 @pytest.fixture(autouse=True)
-def _two_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Split as on a machine with two CPUs, whatever this one has, in this process."""
+def _three_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Split as on a machine with three CPUs (the fewest a source splits on), whatever this one
+    has, in this process; in two workers, as many as the tests need (each landing of the
+    largest sessions costs seconds of CPU in every process it forks)."""
     monkeypatch.delenv("ASZ_WORKERS", raising=False)
-    monkeypatch.setattr(split.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(split.os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    monkeypatch.setattr(split, "MOST_WORKERS", 2)
 
 
 def test_the_largest_transcripts_land_the_same_bytes_split(largest: Path, tmp_path: Path,
@@ -124,8 +127,8 @@ def test_small_files_land_the_same_bytes_split_over_passes(largest: Path, tmp_pa
     assert len(one) == len(many) > 1
 
 
-def test_a_source_below_the_threshold_or_told_one_process_is_not_split(largest: Path, tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_source_below_the_threshold_told_one_process_or_on_two_cpus_is_not_split(
+        largest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     started: list[int] = []
     real = split.split_records
 
@@ -138,9 +141,11 @@ def test_a_source_below_the_threshold_or_told_one_process_is_not_split(largest: 
     _land(_runner(tmp_path / "b", largest, split_from_bytes=1, workers=1))
     monkeypatch.setattr(split.os, "sched_getaffinity", lambda pid: {0})
     _land(_runner(tmp_path / "c", largest, split_from_bytes=1))
-    assert not started
-    monkeypatch.setattr(split.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(split.os, "sched_getaffinity", lambda pid: {0, 1})  # slower split than not
     _land(_runner(tmp_path / "d", largest, split_from_bytes=1))
+    assert not started
+    monkeypatch.setattr(split.os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    _land(_runner(tmp_path / "e", largest, split_from_bytes=1))
     assert started
 
 
