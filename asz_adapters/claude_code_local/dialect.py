@@ -53,7 +53,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from operator import itemgetter
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from asz_adapters.claude_code_local.about import DIALECT
 from asz_adapters.claude_code_local.changes import LastAfter, changes_part
@@ -97,19 +97,24 @@ _BARE_ABSENT: Final = frozenset({"promptId", "logicalParentUuid", "aiTitle", "de
 _NONE: Final = (None,)
 
 
-class _Plan(NamedTuple):
-    """What one order of a line's keys decides, worked out once (see the module's notes)."""
+class _Plan:
+    """What one order of a line's keys decides, worked out once (see the module's notes). A
+    plain class, only built and read by name (docs/architecture.md, "Classes a pass imports"):
+    compiled, its fields are read natively, where a named tuple's are looked up by name."""
 
-    #: how the line's fields are judged (:meth:`~.shape.Shape.layout`)
-    layout: Layout
-    #: the :data:`_TAKEN` fields' values out of the string values ``layout.strings`` fetched
-    #: with :data:`_NONE` after them (a field no key names takes that ``None``)
-    taken: itemgetter[Any]
-    #: no key names a field past the ids (:data:`_READ_FURTHER`)
-    ids_only: bool
-    #: no key names a field of :data:`_BARE_ABSENT`: the record's ids are ``uuid``,
-    #: ``parentUuid`` and ``timestamp`` alone, and it is made with only the fields that can fill
-    bare: bool
+    __slots__ = ("bare", "ids_only", "layout", "taken")
+
+    def __init__(self, layout: Layout, taken: itemgetter[Any], ids_only: bool, bare: bool) -> None:
+        #: how the line's fields are judged (:meth:`~.shape.Shape.layout`)
+        self.layout = layout
+        #: the :data:`_TAKEN` fields' values out of the string values ``layout.strings`` fetched
+        #: with :data:`_NONE` after them (a field no key names takes that ``None``)
+        self.taken = taken
+        #: no key names a field past the ids (:data:`_READ_FURTHER`)
+        self.ids_only = ids_only
+        #: no key names a field of :data:`_BARE_ABSENT`: the record's ids are ``uuid``,
+        #: ``parentUuid`` and ``timestamp`` alone, and it is made with only the fields that can fill
+        self.bare = bare
 
 
 def _plan(keys: tuple[str, ...]) -> _Plan:

@@ -60,22 +60,29 @@ class ListOf(NamedTuple):
     item: Kind
 
 
-class Layout(NamedTuple):
+class Layout:
     """The fields one order of keys names, by the check each takes. ``strings`` returns the
     values of the string fields, in the order of ``names`` (one name is asked twice, so that a
     tuple comes back for one too), or is ``None`` when no key names one; ``only_strings`` says
     that no key names a field of any other kind but raw, which needs no check, so that the
-    strings' types alone judge the object."""
+    strings' types alone judge the object. A plain class, only built and read by name
+    (docs/architecture.md, "Classes a pass imports"): compiled, each field is read natively,
+    where a named tuple's is an attribute looked up on a Python object, several times a line."""
 
-    names: tuple[str, ...]
-    strings: itemgetter[Any] | None
-    only_strings: bool
-    booleans: itemgetter[Any] | None
-    integers: tuple[str, ...]
-    shapes: tuple[tuple[str, Shape], ...]
-    lists: tuple[tuple[str, Kind], ...]
-    #: a key names a field in another case: no object with these keys is plain
-    by_case: bool = False
+    __slots__ = ("booleans", "by_case", "integers", "lists", "names", "only_strings", "shapes", "strings")
+
+    def __init__(self, names: tuple[str, ...], strings: itemgetter[Any] | None, only_strings: bool,
+                 booleans: itemgetter[Any] | None, integers: tuple[str, ...], shapes: tuple[tuple[str, Shape], ...],
+                 lists: tuple[tuple[str, Kind], ...], by_case: bool = False) -> None:
+        self.names = names
+        self.strings = strings
+        self.only_strings = only_strings
+        self.booleans = booleans
+        self.integers = integers
+        self.shapes = shapes
+        self.lists = lists
+        #: a key names a field in another case: no object with these keys is plain
+        self.by_case = by_case
 
 
 #: the layout of keys one of which names a field in another case
