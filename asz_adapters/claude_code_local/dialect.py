@@ -60,7 +60,7 @@ from asz_adapters.claude_code_local.changes import LastAfter, changes_part
 from asz_adapters.claude_code_local.content import attachment_part, content_parts
 from asz_adapters.claude_code_local.flags import damaged_flags, flags_of, subtype_flags, trigger_of
 from asz_adapters.claude_code_local.links import links_of
-from asz_adapters.claude_code_local.shape import RECORD, STR_TYPES, TOOL_RESULT, Fields, Layout, read, remembered
+from asz_adapters.claude_code_local.shape import RECORD, TOOL_RESULT, Fields, Layout, read, remembered, strings_typed
 from asz_adapters.claude_code_local.source_facts import AGENT_META, JOURNAL, MANIFEST, SCRIPT, SourceFacts
 from asz_core.collect import NOT_JSON, SourceLine
 from asz_core.sessiondata import (
@@ -184,9 +184,9 @@ class ClaudeCodeDialect:
             keys = tuple(value)
             plan = _PLANS.get(keys) or _plan(keys)
             layout = plan.layout
-            strings = layout.strings(value) if layout.strings is not None else ()
-            if STR_TYPES.issuperset(map(type, strings)) and (
-                    layout.only_strings or RECORD.plain_past_strings(layout, value)):
+            getter = layout.strings
+            strings: tuple[Any, ...] = getter(value) if getter is not None else ()
+            if strings_typed(strings) and (layout.only_strings or RECORD.plain_past_strings(layout, value)):
                 taken: _Taken = plan.taken(strings + _NONE)
                 if plan.ids_only and not self._linked and taken[0] != "attachment":
                     return self._ids_only(line, taken, plan.bare)

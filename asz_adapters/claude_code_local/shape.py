@@ -37,8 +37,8 @@ from operator import itemgetter
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
-__all__ = ["ATTACHMENT_TEXT", "BLOCK", "BOOL", "INT", "NO_FIELDS", "RAW", "RECORD", "STR", "STR_TYPES", "TOOL_RESULT",
-           "Fields", "Layout", "ListOf", "Shape", "read", "remembered"]
+__all__ = ["ATTACHMENT_TEXT", "BLOCK", "BOOL", "INT", "NO_FIELDS", "RAW", "RECORD", "STR", "TOOL_RESULT",
+           "Fields", "Layout", "ListOf", "Shape", "read", "remembered", "strings_typed"]
 
 STR: Final = "string"
 BOOL: Final = "boolean"
@@ -47,10 +47,6 @@ RAW: Final = "raw"
 
 _INT_MIN: Final = -(1 << 63)
 _INT_MAX: Final = (1 << 63) - 1
-#: the types a plain string or boolean field holds (exact types, as a JSON parser makes them;
-#: ``null`` leaves any field empty)
-STR_TYPES: Final = frozenset({str, type(None)})
-_BOOL_TYPES: Final = frozenset({bool, type(None)})
 
 
 class ListOf(NamedTuple):
@@ -85,6 +81,19 @@ class Layout:
         self.by_case = by_case
 
 
+def strings_typed(values: tuple[Any, ...]) -> bool:
+    """Whether each of ``values`` is a string or ``null``, as a plain string field's must be
+    (exact types, as a JSON parser makes them): the check every line takes, on each of its
+    string fields. Typed, so that compiled it is a loop in C over the tuple (mypyc makes
+    ``all`` of a generator a loop), where ``issuperset(map(type, ...))`` is three generic calls."""
+    return all(value is None or type(value) is str for value in values)
+
+
+def _booleans_typed(values: tuple[Any, ...]) -> bool:
+    """Whether each of ``values`` is ``true``, ``false`` or ``null`` (as :func:`strings_typed`)."""
+    return all(value is None or type(value) is bool for value in values)
+
+
 #: the layout of keys one of which names a field in another case
 _NEVER_PLAIN: Final = Layout((), None, False, None, (), (), (), by_case=True)
 
@@ -97,7 +106,8 @@ def _plain_list(items: Any, item: Kind) -> bool:
     if type(items) is not list:
         return False
     if item is STR:
-        return STR_TYPES.issuperset(map(type, items))
+        strings: list[Any] = items  # typed, so that compiled the loop below is in C
+        return all(value is None or type(value) is str for value in strings)
     if isinstance(item, Shape):
         return all(element is None or (type(element) is dict and item.plain(element)) for element in items)
     return False
@@ -130,9 +140,9 @@ class Shape:
         """Whether ``value`` reads whole as this shape by its own keys (see the module's notes)."""
         layout = self._layouts.get(tuple(value)) or self._layout(tuple(value))
         if type(layout) is itemgetter:  # string fields only: most objects
-            return STR_TYPES.issuperset(map(type, layout(value)))
+            return strings_typed(layout(value))
         strings = layout.strings
-        if strings is not None and not STR_TYPES.issuperset(map(type, strings(value))):
+        if strings is not None and not strings_typed(strings(value)):
             return False
         return self.plain_past_strings(layout, value)
 
@@ -143,7 +153,7 @@ class Shape:
         if layout.by_case:
             return False
         booleans, integers, shapes, lists = layout.booleans, layout.integers, layout.shapes, layout.lists
-        if booleans is not None and not _BOOL_TYPES.issuperset(map(type, booleans(value))):
+        if booleans is not None and not _booleans_typed(booleans(value)):
             return False
         if integers:
             for name in integers:

@@ -20,7 +20,16 @@ import orjson
 import pytest
 
 from asz_adapters.claude_code_local import shape
-from asz_adapters.claude_code_local.shape import BLOCK, RECORD, STR_TYPES, TOOL_RESULT, Fields, ListOf, Shape, read
+from asz_adapters.claude_code_local.shape import (
+    BLOCK,
+    RECORD,
+    TOOL_RESULT,
+    Fields,
+    ListOf,
+    Shape,
+    read,
+    strings_typed,
+)
 
 pytestmark = pytest.mark.corpus
 
@@ -129,7 +138,7 @@ def _plain_by_layout(value: dict[str, Any], kind: Shape) -> bool:
     """How the dialect judges a line: its order of keys' layout, the strings it fetched, the rest."""
     layout = kind.layout(tuple(value))
     strings = layout.strings(value) if layout.strings is not None else ()
-    return STR_TYPES.issuperset(map(type, strings)) and (layout.only_strings or kind.plain_past_strings(layout, value))
+    return strings_typed(strings) and (layout.only_strings or kind.plain_past_strings(layout, value))
 
 
 def test_an_object_judged_by_its_layout_is_judged_as_plain_judges_it(corpus: Path) -> None:
@@ -138,6 +147,21 @@ def test_an_object_judged_by_its_layout_is_judged_as_plain_judges_it(corpus: Pat
     changed = [(_changed(value, kind, rng), kind) for value, kind in rng.sample(objects, 3000)]
     for value, kind in objects[::4] + changed:
         assert _plain_by_layout(value, kind) == kind.plain(value), value
+
+
+def test_a_plain_string_field_holds_exactly_a_str_or_null_and_a_boolean_field_a_bool_or_null() -> None:
+    class Text(str):
+        pass
+
+    assert strings_typed(("a", None, ""))
+    assert strings_typed(())
+    assert not strings_typed(("a", Text("b")))  # exact types, as a JSON parser makes them
+    assert not strings_typed(("a", b"b"))
+    assert RECORD.plain({"type": "user", "isMeta": False, "isCompactSummary": None})
+    assert not RECORD.plain({"type": "user", "isMeta": 0})
+    assert not RECORD.plain({"type": Text("user")})
+    assert not RECORD.plain({"uuid": "u", "parentUuid": 7})
+    assert not TOOL_RESULT.plain({"structuredPatch": [{"lines": ["a", Text("b")]}]})
 
 
 def test_a_key_in_another_case_or_a_mistyped_field_is_never_plain() -> None:
