@@ -31,6 +31,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Final
 
 import orjson
 from mypy_extensions import mypyc_attr
@@ -52,13 +53,13 @@ from asz_core.sessiondata.reader import open_file
 __all__ = ["ACCEPT_HINT", "TAIL_BYTES", "AppendSource", "collect_append", "cursor_path", "landed_ord"]
 
 #: what a conflict's warning says a person can do
-ACCEPT_HINT = ("nothing more lands from it until its landed bytes are back, or until "
+ACCEPT_HINT: Final = ("nothing more lands from it until its landed bytes are back, or until "
                "`asz-pipeline conflicts --accept` takes the rewritten file as a new version")
 
 #: Room a closing line takes (``{"t":"end","records":N,"digest":<64 hex>}`` and a newline).
-CLOSING_ROOM = 128
+CLOSING_ROOM: Final = 128
 #: Room a header's seq and landing time take at most, beyond what its source says.
-HEADER_ROOM = 128
+HEADER_ROOM: Final = 128
 
 
 @mypyc_attr(native_class=False)  # compiled, a plain class: its instances pickle, frozen or not

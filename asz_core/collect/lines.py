@@ -20,19 +20,19 @@ import os
 from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import chain, starmap
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 __all__ = ["BLOCK_BYTES", "READ_LIMIT", "TAIL_BYTES", "LineReader", "TooLong", "digest_span", "whole_lines"]
 
 #: How much of the source before the offset the tail digest covers.
-TAIL_BYTES = 1 << 20
+TAIL_BYTES: Final = 1 << 20
 #: How much is read at once; a line longer than this is read in pieces of this size.
-BLOCK_BYTES = 1 << 18
+BLOCK_BYTES: Final = 1 << 18
 #: The longest line read whole by default: a longer one is digested and sized as it streams.
 #: (A transcript's longest lines are pasted screenshots, a few MB.)
-READ_LIMIT = 64 << 20
+READ_LIMIT: Final = 64 << 20
 #: How much is read at once while a line too long to hold streams through the digest.
-_STREAM_BYTES = 1 << 20
+_STREAM_BYTES: Final = 1 << 20
 
 
 class TooLong(NamedTuple):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Protocol, cast
+from typing import Final, Protocol, cast
 
 from mypy_extensions import mypyc_attr
 
@@ -36,10 +36,10 @@ Encoded = tuple[bytes, int, int, int, str | None, str | None, RecordFields | Non
 #: a line this close to a file's size, or larger, may not fit beside the file's header and closing
 #: line: its record is kept as the dialect made it, to be reduced (:func:`made_to_fit`) without
 #: parsing its line again (which would hold the line, its parse and a slice of it at once)
-WHOLE_WITHIN = 1 << 16
+WHOLE_WITHIN: Final = 1 << 16
 
 #: the reason an unknown part gives for a line that is not JSON
-NOT_JSON = "the record is not valid JSON"
+NOT_JSON: Final = "the record is not valid JSON"
 
 
 def line_sha(raw: bytes) -> str:

@@ -20,7 +20,7 @@ import stat
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from asz_core.root import confined, faults
 
@@ -28,8 +28,8 @@ __all__ = ["DEFERRED", "OWNER_DIR", "OWNER_FILE", "can_sync_filesystem", "fsync_
            "make_dirs", "make_dirs_text", "open_private", "read_small", "read_table", "sync_filesystem", "temp_name",
            "temp_name_in", "write_note", "write_replace"]
 
-OWNER_DIR = 0o700
-OWNER_FILE = 0o600
+OWNER_DIR: Final = 0o700
+OWNER_FILE: Final = 0o600
 
 #: state files a group commit will write (path → bytes), not written yet: what this process
 #: reads at those paths meanwhile (:func:`read_small`)
@@ -85,7 +85,7 @@ def _syncfs() -> Any:
 
 #: the first Linux whose ``syncfs`` reports a write that failed; before it, a failed write would
 #: pass unseen, so each file is fsynced on its own there
-_SYNCFS_REPORTS_ERRORS = (5, 8)
+_SYNCFS_REPORTS_ERRORS: Final = (5, 8)
 
 
 def _kernel_release() -> tuple[int, int]:

@@ -17,11 +17,12 @@ import errno
 import os
 import signal
 import time
+from typing import Final
 
 __all__ = ["STEPS", "checkpoint"]
 
 #: Every step a fault can be injected at, in the order a landing reaches them.
-STEPS = (
+STEPS: Final = (
     "owed-start",     # the pass's first landing is next; the log of owed parses not yet told
     "temp-write",     # records are being written to the temporary file
     "temp-fsync",     # written, not yet durable

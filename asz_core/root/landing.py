@@ -16,7 +16,7 @@ import contextlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from asz_core.root import confined, faults
 from asz_core.root.durable import install_noreplace, make_dirs_text, temp_name_in
@@ -27,7 +27,7 @@ from asz_core.sessiondata.writer import FileSummary, SessionDataWriter
 __all__ = ["LANDED_FILE", "LandedFile", "LandingFile"]
 
 #: a landed file's mode: read-only, the owner's alone
-LANDED_FILE = 0o400
+LANDED_FILE: Final = 0o400
 
 
 class LandedFile(NamedTuple):
@@ -53,7 +53,7 @@ class _CountingSink:
 
 
 #: what :class:`_FileSink` gathers before it writes
-_BUFFER = 1 << 20
+_BUFFER: Final = 1 << 20
 
 
 class _FileSink:

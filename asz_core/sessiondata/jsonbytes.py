@@ -21,7 +21,7 @@ import json
 import re
 from collections.abc import Iterator
 from itertools import accumulate
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -41,27 +41,27 @@ __all__ = [
 ]
 
 #: The most objects and lists a record line may hold open at once (spec, "Reading a record").
-MAX_DEPTH = 256
+MAX_DEPTH: Final = 256
 #: The deepest a part's data may nest: the record, its ``parts`` list and the part hold it.
-RECORD_DATA_DEPTH = MAX_DEPTH - 3
+RECORD_DATA_DEPTH: Final = MAX_DEPTH - 3
 
-_LINE_SEP = b"\xe2\x80\xa8"
-_PARA_SEP = b"\xe2\x80\xa9"
+_LINE_SEP: Final = b"\xe2\x80\xa8"
+_PARA_SEP: Final = b"\xe2\x80\xa9"
 #: either of them: one search, where searching for each costs two
-_SEPARATOR = re.compile(b"\xe2\x80[\xa8\xa9]")
-_SURROGATE = re.compile(r"[\ud800-\udfff]")  # the escapes, not the code points: mypyc compiles no lone surrogate
-_TOKEN_OR_SPACE = re.compile(rb'("[^"\\]*(?:\\.[^"\\]*)*")|[ \t\r\n]+', re.DOTALL)
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_STRING_OR_BRACKET = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+_SEPARATOR: Final = re.compile(b"\xe2\x80[\xa8\xa9]")
+_SURROGATE: Final = re.compile(r"[\ud800-\udfff]")  # the escapes, not the code points: mypyc compiles no lone surrogate
+_TOKEN_OR_SPACE: Final = re.compile(rb'("[^"\\]*(?:\\.[^"\\]*)*")|[ \t\r\n]+', re.DOTALL)
+_STRING: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_STRING_OR_BRACKET: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 #: the byte after a number, true, false or null
-_SCALAR_END = re.compile(rb"[,}\] \t\r\n]")
-_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
-_NOT_OPENER = bytes(b for b in range(256) if b not in b"[{")
-_BRACKET_STEP = [1 if b in b"[{" else -1 if b in b"]}" else 0 for b in range(256)]
+_SCALAR_END: Final = re.compile(rb"[,}\] \t\r\n]")
+_NOT_BRACKET: Final = bytes(b for b in range(256) if b not in b"[]{}")
+_NOT_OPENER: Final = bytes(b for b in range(256) if b not in b"[{")
+_BRACKET_STEP: Final = [1 if b in b"[{" else -1 if b in b"]}" else 0 for b in range(256)]
 
 
 #: what orjson refused, for the exact parser to try
-_REFUSED = object()
+_REFUSED: Final = object()
 
 
 class NotJSON(ValueError):
@@ -129,7 +129,7 @@ def _encoder_refuses_depth(depth: int) -> bool:
 #: walking a value's containers would be made in Python. The limit is orjson's, not a promise of
 #: its interface, so it is tried once here; an encoder that allows more proves nothing, and the
 #: containers are walked.
-_ENCODER_PROVES_SHALLOW = _encoder_refuses_depth(RECORD_DATA_DEPTH + 2)
+_ENCODER_PROVES_SHALLOW: Final = _encoder_refuses_depth(RECORD_DATA_DEPTH + 2)
 #: :class:`JSONLine` encodes a line shorter than this whole as it parses it; a longer one is not,
 #: so its encoding is never held beside its bytes and its parse (it is proved as it is needed)
 _PROVE_WHOLE_BELOW = 1 << 20
@@ -388,7 +388,7 @@ def _has_no_whitespace(raw: bytes) -> bool:
 
 # ---- the slow path: spans of values inside raw bytes -------------------------------------
 
-_WS = b" \t\r\n"
+_WS: Final = b" \t\r\n"
 
 
 def _skip_ws(s: bytes, i: int) -> int:

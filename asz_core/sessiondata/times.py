@@ -11,12 +11,13 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime
 from functools import lru_cache
+from typing import Final
 
 __all__ = ["format_instant", "parse_instant", "same_sort", "sorts_after", "sorts_as_instant", "stamp"]
 
-_EPOCH_DAY = date(1970, 1, 1).toordinal()
+_EPOCH_DAY: Final = date(1970, 1, 1).toordinal()
 
-_RFC3339 = re.compile(
+_RFC3339: Final = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))\Z"
 )
 
@@ -51,10 +52,10 @@ def parse_instant(text: object) -> int | None:
 #: A UTC time whose text orders as its instant does, among texts of its length and day: digits
 #: in fixed places, no offset, and no leap second (``23:59:60`` and ``00:00:00`` of the next day
 #: are one instant in two texts; ``12:30:60`` is ``12:31:00``).
-_TIME_OF_DAY = r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,9})?Z\Z"
-_ORDERED = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}" + _TIME_OF_DAY)
+_TIME_OF_DAY: Final = r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,9})?Z\Z"
+_ORDERED: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}" + _TIME_OF_DAY)
 #: :data:`_ORDERED` from the ``T`` on, for a text whose date is one it accepted already
-_ORDERED_TIME_OF_DAY = re.compile(_TIME_OF_DAY)
+_ORDERED_TIME_OF_DAY: Final = re.compile(_TIME_OF_DAY)
 
 
 def sorts_as_instant(text: str) -> bool:

@@ -24,7 +24,7 @@ __all__ = ["SPLICE_FROM", "ByteSink", "FileSummary", "NotEncodable", "SessionDat
 #: Records are handed to the sink and the digest in batches of about this many bytes, joined
 #: once: a write and a hash update per record cost more than the bytes they carry. A line this
 #: long or longer is handed on by itself, never copied into a batch.
-_BATCH_BYTES = 1 << 16
+_BATCH_BYTES: Final = 1 << 16
 #: looked for as byte values: ``b"\n" in line`` first tries ``b"\n"`` as an integer, and
 #: raising and clearing that error cost more than the search, on every record
 _LF, _CR = ord("\n"), ord("\r")
