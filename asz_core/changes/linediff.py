@@ -27,7 +27,9 @@ __all__ = ["CONTEXT", "MAX_LINES", "Hunk", "diff_lines", "split_lines"]
 CONTEXT: Final = 3
 MAX_LINES: Final = 200_000
 
-_EQUAL, _DELETE, _INSERT = 0, 1, 2
+_EQUAL: Final = 0
+_DELETE: Final = 1
+_INSERT: Final = 2
 
 
 class Hunk:
