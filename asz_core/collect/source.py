@@ -90,7 +90,7 @@ class SourceLine(JSONLine):
         """The source's own bytes of the value at ``path`` (the whole line with no path)."""
         if not self.is_json:
             raise ValueError(f"line {self.ord} is not JSON")
-        return RawJSON(self.raw_at(*path))
+        return RawJSON(self.raw_at_path(path))
 
     def unknown_part(self, reason: str = NOT_JSON) -> PartFields:
         """The part a dialect lands for bytes of this line it cannot describe: the line kept

@@ -324,6 +324,11 @@ class JSONLine:
 
     def raw_at(self, *path: str | int) -> bytes:
         """The source bytes of the value at ``path``, compacted. ``KeyError`` if absent."""
+        return self.raw_at_path(path)
+
+    def raw_at_path(self, path: tuple[str | int, ...]) -> bytes:
+        """:meth:`raw_at` with its path as one tuple: compiled, a call that passes its own
+        ``*path`` on is a generic Python call, this one a native call (a line's data part)."""
         value = self.value
         for step in path:
             value = value[step]
