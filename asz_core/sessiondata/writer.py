@@ -27,11 +27,13 @@ __all__ = ["SPLICE_FROM", "ByteSink", "FileSummary", "NotEncodable", "SessionDat
 _BATCH_BYTES: Final = 1 << 16
 #: looked for as byte values: ``b"\n" in line`` first tries ``b"\n"`` as an integer, and
 #: raising and clearing that error cost more than the search, on every record
-_LF, _CR = ord("\n"), ord("\r")
+_LF: Final = 0x0A
+_CR: Final = 0x0D
 #: the last byte of U+2028 and of U+2029 in UTF-8: a line holding neither byte (found by
 #: ``memchr``, faster than ``isascii`` over an ASCII line) holds neither character, and is not
 #: searched for them
-_A8, _A9 = 0xA8, 0xA9
+_A8: Final = 0xA8
+_A9: Final = 0xA9
 
 
 def check_header(header: dict[str, Any]) -> None:
