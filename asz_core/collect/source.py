@@ -40,11 +40,13 @@ WHOLE_WITHIN: Final = 1 << 16
 
 #: the reason an unknown part gives for a line that is not JSON
 NOT_JSON: Final = "the record is not valid JSON"
+#: bound once: compiled, ``hashlib.sha256`` is a name looked up on the module at each line
+_sha256: Final = hashlib.sha256
 
 
 def line_sha(raw: bytes) -> str:
     """A record's ``sha``: the first 12 hex digits of the SHA-256 of its source bytes."""
-    return hashlib.sha256(raw).hexdigest()[:12]
+    return _sha256(raw).hexdigest()[:12]
 
 
 class SourceLine(JSONLine):
@@ -217,7 +219,7 @@ def _convert(dialect: LineDialect, line: SourceLine, larger_than: int | None,
     raw = line.raw
     size = len(raw)
     large = larger_than is not None and size > larger_than
-    digest = hashlib.sha256(raw).hexdigest() if large else ""
+    digest = _sha256(raw).hexdigest() if large else ""
     if large and not line.is_json:
         if not reads:
             return _too_large_record(line, size, digest), None

@@ -40,6 +40,11 @@ __all__ = [
     "slice_at",
 ]
 
+#: orjson's two calls, bound once: compiled, ``orjson.dumps(...)`` looks the name up on the module
+#: at each call (several times a line), a Final name is a constant in C
+_orjson_loads: Final = orjson.loads
+_orjson_dumps: Final = orjson.dumps
+
 #: The most objects and lists a record line may hold open at once (spec, "Reading a record").
 MAX_DEPTH: Final = 256
 #: The deepest a part's data may nest: the record, its ``parts`` list and the part hold it.
@@ -118,7 +123,7 @@ def _encoder_refuses_depth(depth: int) -> bool:
     for _ in range(depth - 1):
         nested = [nested]
     try:
-        orjson.dumps(nested)
+        _orjson_dumps(nested)
     except orjson.JSONEncodeError:
         return True
     return False
@@ -158,7 +163,7 @@ def _loads(raw: bytes) -> tuple[Any, bool]:
 def _parse(raw: bytes) -> Any:
     """The parsed value, its depth not checked yet (:func:`_deeper_than_a_record_holds`)."""
     try:
-        value = orjson.loads(raw)
+        value = _orjson_loads(raw)
     except orjson.JSONDecodeError:
         value = _REFUSED
     if value is _REFUSED:
@@ -173,7 +178,7 @@ def _deeper_than_a_record_holds(value: Any) -> bool:
     containers side by side, few nested) in C; only a value it does not prove is walked."""
     if _ENCODER_PROVES_SHALLOW:
         try:
-            orjson.dumps([value])
+            _orjson_dumps([value])
         except orjson.JSONEncodeError:
             pass  # nested past the encoder's limit, or a value orjson cannot encode: walked
         else:
@@ -229,7 +234,7 @@ def encode_value(value: Any) -> bytes:
     past 64 bits raises ``orjson.JSONEncodeError``. Never for a source's own bytes.
     """
     try:
-        out = orjson.dumps(value)
+        out = _orjson_dumps(value)
     except orjson.JSONEncodeError:
         return _encode_slow(value)
     if holds_separator(out):
@@ -271,7 +276,7 @@ def _encode_slow(value: Any) -> bytes:
     if isinstance(value, orjson.Fragment):
         contents = value.contents
         return contents if isinstance(contents, bytes) else contents.encode("utf-8")
-    return orjson.dumps(value)
+    return _orjson_dumps(value)
 
 
 class JSONLine:
@@ -288,7 +293,7 @@ class JSONLine:
         self.raw = raw
         self._canonical: bool | None = None
         try:  # :func:`_parse`, written out: this runs for every line
-            value = orjson.loads(raw)
+            value = _orjson_loads(raw)
         except orjson.JSONDecodeError:
             value = _REFUSED
         if value is _REFUSED:
@@ -303,7 +308,7 @@ class JSONLine:
             # it is canonical (:attr:`canonical`), which :meth:`raw_at` would otherwise encode
             # it to learn for four lines in ten; the brackets are not counted at all.
             try:
-                encoded = orjson.dumps([value])
+                encoded = _orjson_dumps([value])
             except orjson.JSONEncodeError:
                 pass  # too deep for the encoder, or not encodable: proved the long way below
             else:
@@ -317,7 +322,7 @@ class JSONLine:
         """Whether re-encoding the parsed line reproduces its bytes exactly."""
         if self._canonical is None:
             try:
-                self._canonical = orjson.dumps(self.value) == self.raw
+                self._canonical = _orjson_dumps(self.value) == self.raw
             except orjson.JSONEncodeError:
                 self._canonical = False
         return self._canonical
@@ -338,7 +343,7 @@ class JSONLine:
             # not proved when parsed, and a third of a transcript's lines land whole this way).
             return self.raw
         if self.canonical:
-            return self.raw if not path else orjson.dumps(value)
+            return self.raw if not path else _orjson_dumps(value)
         start, end = _span(self.raw, path)
         return compact(self.raw[start:end])
 
@@ -356,7 +361,7 @@ class JSONLine:
             raise TypeError(f"the value at {list(path)} is not a list")
         if self.canonical:
             for item in value:
-                yield orjson.dumps(item)
+                yield _orjson_dumps(item)
             return
         start, _ = _span(self.raw, path)
         s = self.raw

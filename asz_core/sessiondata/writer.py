@@ -49,6 +49,10 @@ def check_header(header: dict[str, Any]) -> None:
 #: a part's ``data`` this large, in a record of a source this large, is not handed to the encoder:
 #: :func:`encode_fields` puts :data:`_DATA_HOLE` in its place and the bytes into the line after
 SPLICE_FROM: Final = 1 << 20
+#: orjson's calls a record takes, bound once (as jsonbytes binds them): a constant in C, where
+#: ``orjson.dumps`` is a name looked up on the module at each call
+_orjson_dumps: Final = orjson.dumps
+_Fragment: Final = orjson.Fragment
 _DATA_HOLE: Final = orjson.Fragment(b"null")
 
 
@@ -69,7 +73,7 @@ def encode_fields(fields: RecordFields, *, deep: bool = False) -> bytes:
     # smaller source is copied through the encoder, as every other data is.)
     holes = _make_holes(fields) if fields["bytes"] >= SPLICE_FROM else None
     try:
-        line = orjson.dumps(fields, default=orjson.Fragment)
+        line = _orjson_dumps(fields, default=_Fragment)
     except orjson.JSONEncodeError:
         line = _dumps_repaired(fields)  # a lone surrogate in a string we encode, or worse
     else:
@@ -145,14 +149,14 @@ def _fill_holes(line: bytes, fields: RecordFields, holes: dict[int, RawJSON]) ->
 
 def _dumps_repaired(obj: RecordFields) -> bytes:
     try:
-        return orjson.dumps(_escape_strings(obj), default=orjson.Fragment)
+        return _orjson_dumps(_escape_strings(obj), default=_Fragment)
     except orjson.JSONEncodeError as exc:
         raise NotEncodable(str(exc)) from None
 
 
 def _escape_strings(value: Any) -> Any:
     if isinstance(value, str):
-        return orjson.Fragment(encode_value(value))
+        return _Fragment(encode_value(value))
     if isinstance(value, dict):
         return {k: _escape_strings(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -242,7 +246,7 @@ class SessionDataWriter:
         self._last: _Time | None = None
         self._last_record = (0, 0, 0)
         self._closed = False
-        self._emit(orjson.dumps(head) + b"\n")
+        self._emit(_orjson_dumps(head) + b"\n")
 
     @property
     def size(self) -> int:
