@@ -54,10 +54,10 @@ def changes_part(line: Fields, result: Fields, parts: list[PartFields], source: 
     ``last`` is the source's :class:`LastAfter`."""
     # the result read whole: each string field holds a str or None (rule 2 before rule 1, since
     # most results name no file)
-    get = result.values.get
-    path, before, after = get("filePath"), get("originalFile"), get("content")
-    if not path and get("notebook_path"):
-        path, before, after = get("notebook_path"), get("original_file"), get("updated_file")
+    values = result.values  # values.get, a call in C when compiled (a bound get is a generic call)
+    path, before, after = values.get("filePath"), values.get("originalFile"), values.get("content")
+    if not path and values.get("notebook_path"):
+        path, before, after = values.get("notebook_path"), values.get("original_file"), values.get("updated_file")
     if not path:
         return None
     tool = next((part["of"] for part in parts if part["k"] == "result" and "of" in part), None)
@@ -147,10 +147,10 @@ def _file_change(path: str, created: bool, before_side: _Side | None, after_side
         for hunk in patch:
             # the result read whole: each integer field holds an int or None, the lines a list
             # of strings (or None) or None
-            get = hunk.values.get
-            lines = get("lines")
-            hunks.append({"old_start": get("oldStart") or 0, "old_lines": get("oldLines") or 0,
-                          "new_start": get("newStart") or 0, "new_lines": get("newLines") or 0,
+            values = hunk.values
+            lines = values.get("lines")
+            hunks.append({"old_start": values.get("oldStart") or 0, "old_lines": values.get("oldLines") or 0,
+                          "new_start": values.get("newStart") or 0, "new_lines": values.get("newLines") or 0,
                           "lines": None if lines is None else _go_lines(lines)})
             if lines:
                 texts = lines if None not in lines else [text or "" for text in lines]

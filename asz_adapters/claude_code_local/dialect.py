@@ -239,14 +239,15 @@ class ClaudeCodeDialect:
         """A line past its ids, read typed; ``taken`` its :data:`_TAKEN` fields' values, ``bare``
         whether its keys name none of :data:`_BARE_ABSENT`."""
         kind, uuid, parent, run, continues, title, description, workflow, agent, time, _ = taken
+        # a typed string field holds a str or None: "" is no value; each field is asked by
+        # values.get, a call in C when compiled (a bound get is a generic call)
         values = fields.values
-        get = values.get  # a typed string field holds a str or None: "" is no value
         source = self.source
         # a nested shape's values are read in place; the line read typed, so each of its
         # fields holds its type or None (an integer field an int, never a bool)
         message = fields.inner("message")
         said = message.get
-        raw_result = get("toolUseResult")  # a raw field holds the value as written
+        raw_result = values.get("toolUseResult")  # a raw field holds the value as written
         result = read(raw_result, TOOL_RESULT) if isinstance(raw_result, dict) else None
         result_whole = result is not None and result.typed
         content = said("content")
@@ -258,9 +259,9 @@ class ClaudeCodeDialect:
         reported = said("usage")  # an object (as read) or None
         usage = None
         if reported is not None:
-            counts = (reported if type(reported) is dict else reported.values).get
-            usage = token_usage(counts("input_tokens"), counts("output_tokens"), counts("cache_read_input_tokens"),
-                                counts("cache_creation_input_tokens"))
+            counts: dict[str, Any] = reported if type(reported) is dict else reported.values
+            usage = token_usage(counts.get("input_tokens"), counts.get("output_tokens"),
+                                counts.get("cache_read_input_tokens"), counts.get("cache_creation_input_tokens"))
         dropped: list[DroppedFields] = []
         attachment = None
         if kind == "attachment":
