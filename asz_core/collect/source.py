@@ -151,16 +151,21 @@ def convert_line(dialect: LineDialect, line: SourceLine) -> RecordFields:
     dialect says it reads such lines (``reads_non_json``). A dialect that returns anything but
     the mapping :func:`~asz_core.sessiondata.fields.record` makes is refused by name
     (:class:`NotARecordMapping`)."""
-    return _record(dialect, line, reads_non_json(dialect))  # asked first: an undeclared dialect is refused
+    reads = reads_non_json(dialect)  # asked first: an undeclared dialect is refused
+    return _record(dialect, line, reads, dialect.convert)
 
 
-def _record(dialect: LineDialect, line: SourceLine, reads: bool) -> RecordFields:
-    """:func:`convert_line`, ``reads`` being :func:`reads_non_json` of ``dialect``, asked once
-    for all of a source's lines."""
+#: a dialect's ``convert``, called as returning any object: compiled (mypyc), a call typed as
+#: returning a record would be checked to be a dict as it returns, before the refusal in
+#: :func:`_record` could name it
+_Convert = Callable[[SourceLine], object]
+
+
+def _record(dialect: LineDialect, line: SourceLine, reads: bool, convert: _Convert) -> RecordFields:
+    """:func:`convert_line`, ``reads`` being :func:`reads_non_json` of ``dialect`` and ``convert``
+    its ``convert``, each asked once for all of a source's lines (compiled, a method fetched from
+    an object of a class mypyc does not know is an attribute looked up, at each line)."""
     if reads or line.is_json:
-        # called as returning any object: compiled (mypyc), a call typed as returning a record
-        # would be checked to be a dict as it returns, before the refusal below could name it
-        convert: Callable[[SourceLine], object] = dialect.convert
         fields = convert(line)
         if type(fields) is not dict:
             raise NotARecordMapping(dialect, fields)
@@ -209,13 +214,13 @@ def convert_encoded(dialect: LineDialect, line: SourceLine,
     does such a line that is not JSON, which no dialect reads, without being encoded at all: a
     line of control bytes, which escape to six bytes each, is never built six times over.
     """
-    return _convert(dialect, line, larger_than, reads_non_json(dialect))
+    reads = reads_non_json(dialect)
+    return _convert(dialect, line, larger_than, reads, dialect.convert)
 
 
-def _convert(dialect: LineDialect, line: SourceLine, larger_than: int | None,
-             reads: bool) -> tuple[Encoded, str | None]:
-    """:func:`convert_encoded`, ``reads`` being :func:`reads_non_json` of ``dialect``, asked once
-    for all of a source's lines."""
+def _convert(dialect: LineDialect, line: SourceLine, larger_than: int | None, reads: bool,
+             convert: _Convert) -> tuple[Encoded, str | None]:
+    """:func:`convert_encoded`, ``reads`` and ``convert`` as :func:`_record` takes them."""
     raw = line.raw
     size = len(raw)
     large = larger_than is not None and size > larger_than
@@ -224,7 +229,7 @@ def _convert(dialect: LineDialect, line: SourceLine, larger_than: int | None,
         if not reads:
             return _too_large_record(line, size, digest), None
         line.too_large_to_land(digest)  # the dialect describes it, its bytes are never escaped
-    fields = _record(dialect, line, reads)
+    fields = _record(dialect, line, reads, convert)
     place = line.ord, line.off, digest[:12] if large else line_sha(raw), size
     deep = line.deep
     line.release(keep_bytes=not large)
@@ -237,7 +242,7 @@ def _convert(dialect: LineDialect, line: SourceLine, larger_than: int | None,
         return _too_large_record(line, size, digest), why
     unread = SourceLine(line.raw, line.ord, line.off, unread=why)
     try:
-        return _encoded(_record(dialect, unread, reads), place, larger_than), why
+        return _encoded(_record(dialect, unread, reads, convert), place, larger_than), why
     except NotEncodable:
         return _encoded(unread.unknown_record(), place, larger_than), why
 
@@ -307,6 +312,7 @@ def converted_lines(lines: Iterable[tuple[bytes | TooLong, int]], first: int, di
     through no other layer on its way.
     """
     reads = reads_non_json(dialect)  # once for the source: an undeclared dialect is refused here
+    convert = dialect.convert
     for ordinal, (raw, offset) in enumerate(lines, first):
         if isinstance(raw, TooLong):
             encoded, reason = too_long_record(raw, ordinal, offset, read_limit)
@@ -315,7 +321,7 @@ def converted_lines(lines: Iterable[tuple[bytes | TooLong, int]], first: int, di
             continue
         line = SourceLine(raw, ordinal, offset)
         del raw
-        encoded, why = _convert(dialect, line, limit, reads)
+        encoded, why = _convert(dialect, line, limit, reads, convert)
         del line
         if why is not None:
             warn(f"{source}: line {ordinal}: {why}; it lands as a line that does not decode, its bytes kept whole")
