@@ -4,6 +4,7 @@ the writer finds them (by parsing, or by comparing texts it has shown sort as th
 from __future__ import annotations
 
 import io
+import re
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -89,6 +90,45 @@ def test_sorts_after_is_same_sort_and_the_shape_of_a_later_text(text: str, than:
     if expected:
         instant, other = parse_instant(text), parse_instant(than)
         assert instant is not None and other is not None and instant >= other
+
+
+#: the shape :func:`sorts_as_instant` accepts, as the pattern it is written out from
+_SORTS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,9})?Z\Z")
+
+
+@st.composite
+def near_times(draw: st.DrawFn) -> str:
+    """A time as :func:`times` draws it, with up to three characters replaced, added or taken out."""
+    chars = list(draw(times()))
+    for _ in range(draw(st.integers(0, 3))):
+        at = draw(st.integers(0, len(chars)))
+        char = draw(st.sampled_from([*"0123456789", "T", "Z", "z", ":", ".", "-", "+", " ", "٢", "\n"]))
+        edit = draw(st.sampled_from(["replace", "add", "remove"]))
+        if edit == "add" or not chars:
+            chars.insert(at, char)
+        elif edit == "replace":
+            chars[min(at, len(chars) - 1)] = char
+        else:
+            del chars[min(at, len(chars) - 1)]
+    return "".join(chars)
+
+
+@settings(max_examples=examples(2000))
+@given(near_times(), times())
+@example("2026-01-01T23:59:59.123456789Z", "2026-01-01T00:00:00.000000000Z")
+@example("2026-01-01T24:00:00Z", "2026-01-01T00:00:00Z")
+@example("2026-01-01T19:60:00Z", "2026-01-01T00:00:00Z")
+@example("2026-01-01T12:00:00.Z", "2026-01-01T00:00:00Z")
+@example("2026-01-01T12:00:00.1234567890Z", "2026-01-01T00:00:00Z")
+@example("2026-01-01T12:00:00Z\n", "2026-01-01T00:00:00Z")
+@example("2026-01001T12:00:00Z", "2026-01-01T00:00:00Z")
+@example("2026001-01T12:00:00Z", "2026-01-01T00:00:00Z")
+def test_a_time_has_the_shape_that_sorts_exactly_where_the_pattern_matches_it(text: str, than: str) -> None:
+    assert sorts_as_instant(text) == (_SORTS.match(text) is not None)
+    if parse_instant(than) is not None and sorts_as_instant(than):
+        shaped = _SORTS.match(than[:10] + text[10:]) is not None  # text's time of day, than's date
+        expected = text >= than and len(text) == len(than) and text.startswith(than[:10]) and shaped
+        assert sorts_after(text, than) == expected
 
 
 def _writer(sink: io.BytesIO) -> SessionDataWriter:
