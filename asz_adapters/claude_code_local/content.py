@@ -108,21 +108,23 @@ def _block_part(line: SourceLine, block: Any, path: _Path, result_data: RawJSON 
     fields = read(block, BLOCK)
     if fields is None or not fields.typed:
         return unknown_part(bytes(line.data_at(*path)), BLOCK_NOT_READ)
-    get = fields.values.get  # the block read typed: a string field holds a str or None
-    kind = get("type") or ""
+    # the block read typed: a string field holds a str or None; each asked by values.get, a
+    # call in C when compiled (a bound get is a generic call)
+    values = fields.values
+    kind = values.get("type") or ""
     if kind == "text":
-        return text_part(get("text") or "")
+        return text_part(values.get("text") or "")
     if kind in ("thinking", "redacted_thinking"):
-        thought = get("thinking") or ""
+        thought = values.get("thinking") or ""
         state = "redacted" if kind == "redacted_thinking" else "available" if thought else "unavailable"
-        signature = get("signature")
+        signature = values.get("signature")
         if signature:
             dropped.append(dropped_entry("reasoning signature", utf8_len(signature), SIGNATURE_WHY))
         return reasoning_part(thought, state, utf8_len(thought))
     if kind in ("tool_use", "server_tool_use"):
-        data = line.data_at(*path, fields.key("input")) if "input" in fields.values else None
+        data = line.data_at_path((*path, fields.key("input"))) if "input" in values else None
         # only a client's tool_use may name an MCP server's tool
-        return call_part(get("id"), get("name"), data, mcp=kind == "tool_use")
+        return call_part(values.get("id"), values.get("name"), data, mcp=kind == "tool_use")
     if kind == "tool_result":
         return _result_part(line, fields, path, result_data)
     if kind == "image":
@@ -138,7 +140,7 @@ def _result_part(line: SourceLine, fields: Fields, path: _Path, result_data: Raw
     text, size = _result_text(values["content"]) if given else ("", 0)
     data: RawJSON | None = None
     if not text and given:
-        data = line.data_at(*path, fields.key("content"))
+        data = line.data_at_path((*path, fields.key("content")))
         size = len(data)
     if result_data is not None:
         data = result_data

@@ -90,6 +90,11 @@ class SourceLine(JSONLine):
 
     def data_at(self, *path: str | int) -> RawJSON:
         """The source's own bytes of the value at ``path`` (the whole line with no path)."""
+        return self.data_at_path(path)
+
+    def data_at_path(self, path: tuple[str | int, ...]) -> RawJSON:
+        """:meth:`data_at` with its path as one tuple: compiled, a call that spreads a tuple
+        (``data_at(*path, key)``) is a generic Python call, this one a native call."""
         if not self.is_json:
             raise ValueError(f"line {self.ord} is not JSON")
         return RawJSON(self.raw_at_path(path))
