@@ -2,8 +2,8 @@
 
 :func:`main` is the console script. Ctrl-C before the command has started anything (while
 Python imports it and its plugins, and reads the command line) ends it quietly with status 130;
-from the command on, :func:`asz_core.cli.main.main` answers an interrupt itself. So this module imports nothing
-until it is called.
+from the command on, :func:`asz_core.cli.main.main` answers an interrupt itself, and once the command has
+ended it ignores one, so the exit status stands. So this module imports nothing until it is called.
 """
 
 from __future__ import annotations

@@ -132,6 +132,10 @@ def main(argv: Sequence[str] | None = None, app: App | None = None) -> int:
         # is simply let go with the process. (A caller passing ``argv``, as the tests do, keeps
         # its objects collectable.)
         gc.freeze()
+        # The exit status is decided: an interrupt now changes nothing. Answered, it would print
+        # a traceback from an exit handler, or, once finalization has put the default handler
+        # back, kill the process, which then reports no status at all.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     return code
 
 

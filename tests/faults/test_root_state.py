@@ -495,6 +495,36 @@ def test_sigint_while_a_pass_starts_is_no_traceback(asz_pass: PassRunner, log: P
     assert _ords(asz_pass.root) == list(range(1, 21 + len(delays)))
 
 
+_INTERRUPTS_AT_EXIT = """\
+import atexit
+import os
+import signal
+import time
+
+
+def _interrupt():
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.05)  # the interpreter answers a signal between two steps of Python
+
+
+atexit.register(_interrupt)
+"""
+
+
+def test_sigint_after_a_pass_has_ended_leaves_its_exit_status(asz_pass: PassRunner, log: Path,
+                                                               tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(_INTERRUPTS_AT_EXIT)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+    _grow(log, 1)
+    ended = subprocess.run([_asz(), "run", "--full", "--config", str(asz_pass.config_path)], env=env,
+                           capture_output=True, check=False, timeout=60)
+    assert b"KeyboardInterrupt" not in ended.stderr and b"Traceback" not in ended.stderr, ended.stderr.decode()
+    assert ended.returncode == 0, ended.stderr.decode()
+    assert _ords(asz_pass.root) == list(range(1, 22))
+
+
 @pytest.fixture
 def full_disk(tmp_path: Path) -> Iterator[Path]:
     """A 64 KiB file system, filled (mounted as tmpfs: needs root)."""
