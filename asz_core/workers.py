@@ -112,6 +112,12 @@ _MOST_PER_TASK = 16
 #: claims sent to a worker and not reported yet: enough for it to fill a group
 #: (:data:`~asz_core.root.group.GROUP_SESSIONS`) with a task still waiting behind it
 _MOST_PENDING = GROUP_SESSIONS + 2 * _MOST_PER_TASK
+#: claims the pass holds sent and not merged, per worker, as a multiple of :data:`_MOST_PENDING`:
+#: each worker's own in flight, and as many again reported and waiting to merge (outcomes merge in
+#: claim order) behind a claim that another worker still lands, or holds in a group not yet full.
+#: With room for the first alone, the other workers stopped for want of claims each time one
+#: landed a large session (figures: benchmarks/README.md, "Figures behind the code's constants")
+_UNMERGED_PENDINGS = 2
 #: tasks sent to a worker that it has not finished: the one it lands and the next, so that it
 #: never waits for the pass between two, and is not sent the claims other workers are free for
 #: while it lands a large session
@@ -271,7 +277,9 @@ def land_in_workers(host: PluginHost, actx: AdapterContext, claims: Iterable[Ses
     done: dict[int, SessionOutcome] = {}
     sent = merged = 0  # claims sent to a worker (or lost), and yielded, in claim order
     landed, seconds = 0, 0.0  # claims reported, and the seconds they took: how many a task holds
-    most_unmerged = workers * _MOST_PENDING
+    # never less than a block ordered at a time: the next claim to merge may be its block's last
+    # sent, and the pass must be able to send it
+    most_unmerged = max(workers * _UNMERGED_PENDINGS * _MOST_PENDING, _ORDERED_AHEAD)
     alive = [_Process(context, host, actx) for _ in range(workers)]
 
     def died(worker: _Process) -> None:

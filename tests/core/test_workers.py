@@ -200,3 +200,61 @@ def test_workers_whose_groups_commit_at_every_session_land_every_claim(
         signal.signal(signal.SIGALRM, previous)
     assert not summary.failed and summary.totals.landed > len(list(runner.root.iterdir())) // 2
     assert_root_verifies(runner.root)
+
+
+def test_a_worker_landing_a_long_session_does_not_leave_the_others_without_claims(
+        tmp_path: Path, small_corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from asz_core import workers
+
+    # small tasks and blocks, so that fifteen sessions are more than a worker may hold unreported
+    monkeypatch.setattr(workers, "_MOST_PER_TASK", 1)
+    monkeypatch.setattr(workers, "_MOST_PENDING", 4)
+    monkeypatch.setattr(workers, "_ORDERED_AHEAD", 4)
+    projects = small_corpus / "claude-code" / "projects"
+    sessions = len(list(projects.glob("*/*.jsonl")))
+    # the long session and the one claim its worker holds behind it wait; every other may start
+    others = sessions - workers._TASKS_AHEAD
+    assert others > workers._MOST_PENDING  # else this corpus shows nothing
+    started, waited = tmp_path / "started", tmp_path / "waited"
+    real = cc_sources.land_session
+
+    def land(ctx: Any, sources: Any, session: Any) -> None:  # in each worker: they are forks
+        with started.open("a", encoding="utf-8") as out:
+            out.write(f"{sources.session}\n")
+        if started.read_text("utf-8").split()[0] == sources.session:  # the first to start is long
+            deadline = time.monotonic() + 20
+            while len(started.read_text("utf-8").split()) < 1 + others and time.monotonic() < deadline:
+                time.sleep(0.01)
+            waited.write_text(str(len(started.read_text("utf-8").split()) - 1), "utf-8")
+        real(ctx, sources, session)
+
+    monkeypatch.setattr(cc_sources, "land_session", land)
+    _, summary, _ = _run(tmp_path, projects, "w", 2, monkeypatch)
+    assert not summary.failed and summary.totals.landed > 0
+    # outcomes merge in claim order, so those landed meanwhile wait behind the long one unmerged:
+    # the pass had room for them, and went on sending claims to the other worker
+    assert int(waited.read_text("utf-8")) == others
+
+
+def test_workers_that_may_hold_fewer_claims_than_a_block_still_land_every_claim(
+        tmp_path: Path, small_corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import signal
+
+    from asz_core import workers
+
+    # a block (all fifteen sessions) is sent largest first: the next claim to merge may be the
+    # last of them sent, after more claims than the workers may hold unreported
+    monkeypatch.setattr(workers, "_MOST_PER_TASK", 1)
+    monkeypatch.setattr(workers, "_MOST_PENDING", 1)
+
+    def stuck(signum: int, frame: object) -> None:
+        raise TimeoutError("the pass stopped sending the claim it waited to merge")
+
+    previous = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(60)
+    try:
+        _, summary, _ = _run(tmp_path, small_corpus / "claude-code" / "projects", "w", 2, monkeypatch)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert not summary.failed and summary.totals.landed > 0
