@@ -3,12 +3,14 @@ the pass announces, counts and reports all of it as one process does."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
+import signal
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +62,22 @@ def _session_bytes(projects: Path, session: str) -> int:
     """The bytes of a session's transcript and of the files beside it (its subagents)."""
     files = [*projects.glob(f"*/{session}.jsonl"), *projects.glob(f"*/{session}/**/*")]
     return sum(f.stat().st_size for f in files if f.is_file())
+
+
+@contextlib.contextmanager
+def _stuck_after(seconds: int, what: str) -> Iterator[None]:
+    """Fail with ``what`` rather than hang, should the pass inside wait for ever."""
+
+    def stuck(signum: int, frame: object) -> None:
+        raise TimeoutError(what)
+
+    previous = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 # The default lane shows each rule on fifteen sessions (``small_corpus``); ``--slow`` (CI) compares
@@ -172,8 +190,6 @@ def test_a_worker_commits_one_group_across_its_tasks_not_one_per_task(
 def test_workers_whose_groups_commit_at_every_session_land_every_claim(
         tmp_path: Path, small_corpus: Path, monkeypatch: pytest.MonkeyPatch,
         assert_root_verifies: Callable[[Path], None]) -> None:
-    import signal
-
     from asz_core import workers
     from asz_core.root import group
 
@@ -188,16 +204,8 @@ def test_workers_whose_groups_commit_at_every_session_land_every_claim(
 
     monkeypatch.setattr(workers, "time", types.SimpleNamespace(process_time=late))
 
-    def stuck(signum: int, frame: object) -> None:
-        raise TimeoutError("the pass waited for workers that had nothing to send")
-
-    previous = signal.signal(signal.SIGALRM, stuck)
-    signal.alarm(120)
-    try:
+    with _stuck_after(120, "the pass waited for workers that had nothing to send"):
         runner, summary, _ = _run(tmp_path, small_corpus / "claude-code" / "projects", "w", 2, monkeypatch)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
     assert not summary.failed and summary.totals.landed > len(list(runner.root.iterdir())) // 2
     assert_root_verifies(runner.root)
 
@@ -238,8 +246,6 @@ def test_a_worker_landing_a_long_session_does_not_leave_the_others_without_claim
 
 def test_workers_that_may_hold_fewer_claims_than_a_block_still_land_every_claim(
         tmp_path: Path, small_corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import signal
-
     from asz_core import workers
 
     # a block (all fifteen sessions) is sent largest first: the next claim to merge may be the
@@ -247,14 +253,6 @@ def test_workers_that_may_hold_fewer_claims_than_a_block_still_land_every_claim(
     monkeypatch.setattr(workers, "_MOST_PER_TASK", 1)
     monkeypatch.setattr(workers, "_MOST_PENDING", 1)
 
-    def stuck(signum: int, frame: object) -> None:
-        raise TimeoutError("the pass stopped sending the claim it waited to merge")
-
-    previous = signal.signal(signal.SIGALRM, stuck)
-    signal.alarm(60)
-    try:
+    with _stuck_after(60, "the pass stopped sending the claim it waited to merge"):
         _, summary, _ = _run(tmp_path, small_corpus / "claude-code" / "projects", "w", 2, monkeypatch)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
     assert not summary.failed and summary.totals.landed > 0
