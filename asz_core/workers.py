@@ -61,7 +61,8 @@ if TYPE_CHECKING:
     from multiprocessing import Queue
     from multiprocessing.connection import Connection
 
-__all__ = ["DEFAULT_FROM_SESSIONS", "DEFAULT_MOST", "DEFAULT_PER_CPU", "configured_workers", "land_in_workers"]
+__all__ = ["DEFAULT_FROM_SESSIONS", "DEFAULT_MOST", "DEFAULT_PER_CPU", "configured_workers", "default_workers",
+           "land_in_workers"]
 
 
 #: With no number configured, a pass lands in worker processes only with at least this many
@@ -74,6 +75,15 @@ DEFAULT_FROM_SESSIONS = 32
 DEFAULT_PER_CPU = 1
 #: ... and in at most this many.
 DEFAULT_MOST = 4
+
+
+def default_workers(sessions: int, from_sessions: int = DEFAULT_FROM_SESSIONS) -> int:
+    """How many processes land ``sessions`` when none is asked for (see :func:`configured_workers`):
+    on Linux, from ``from_sessions`` sessions on, :data:`DEFAULT_PER_CPU` for each CPU this process
+    may use, at most :data:`DEFAULT_MOST`; else 1."""
+    linux = sys.platform == "linux" and sessions >= max(from_sessions, 1)
+    cpus = len(os.sched_getaffinity(0)) if linux else 1
+    return min(DEFAULT_PER_CPU * cpus, DEFAULT_MOST) if cpus > 1 else 1
 
 
 def configured_workers(options: dict[str, Any], sessions: int = 0,
@@ -89,9 +99,7 @@ def configured_workers(options: dict[str, Any], sessions: int = 0,
     """
     wanted = explicit_workers(options)
     if wanted is None:
-        linux = sys.platform == "linux" and sessions >= max(from_sessions, 1)
-        cpus = len(os.sched_getaffinity(0)) if linux else 1
-        wanted = min(DEFAULT_PER_CPU * cpus, DEFAULT_MOST) if cpus > 1 else 1
+        wanted = default_workers(sessions, from_sessions)
     if wanted <= 1:
         return 1
     import multiprocessing  # only for a pass that lands in several processes

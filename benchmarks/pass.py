@@ -62,7 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus as corpus_gen
 from _common import REPO, table
 
-from asz_core.workers import DEFAULT_MOST, DEFAULT_PER_CPU
+from asz_core.workers import DEFAULT_FROM_SESSIONS, default_workers
 
 if TYPE_CHECKING:
     from quiet import Quiet, Settling
@@ -793,8 +793,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--adapters", default=",".join(ADAPTERS), help="comma-separated (default: all three)")
     parser.add_argument("--no-peer", action="store_true", help=f"do not run {PEER}")
     parser.add_argument("--peer-repeat", type=int, help=f"runs of {PEER} (default: --repeat)")
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    parser.add_argument("--workers", type=int, default=min(DEFAULT_PER_CPU * cpus, DEFAULT_MOST) if cpus > 1 else 1,
+    parser.add_argument("--workers", type=int, default=default_workers(DEFAULT_FROM_SESSIONS),
                         help="also a cold pass with this many worker processes (collector.workers; "
                              "default: what a pass uses unset, one a CPU, at most 4; 1: not measured)")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one cold pass instead")
