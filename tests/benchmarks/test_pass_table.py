@@ -4,33 +4,19 @@ cost, I/O and CPU pressure)."""
 
 from __future__ import annotations
 
-import importlib.util
 import statistics
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-from tests.helpers import REPO
+from tests.benchmarks import load_script
 
-
-def _load(name: str) -> ModuleType:
-    """A benchmark script as a module (``pass`` is a keyword, so not by ``import``)."""
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", REPO / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load("pass")
-create_cost = _load("create_cost")
-quiet = _load("quiet")
-pressure = _load("pressure")
-table_report = _load("table_report")
-readme_block = _load("readme_block")
+bench = load_script("pass")
+create_cost = load_script("create_cost")
+quiet = load_script("quiet")
+pressure = load_script("pressure")
+table_report = load_script("table_report")
+readme_block = load_script("readme_block")
 
 
 def _run(seconds: float) -> object:
