@@ -322,12 +322,33 @@ def open_private(path: str | Path, flags: int) -> int:
     return confined.open_path(path, flags | os.O_CREAT | os.O_EXCL, OWNER_FILE)
 
 
+#: what :func:`_write_all` gathers of a state's chunks before it writes them
+_GATHER_BYTES: Final = 1 << 16
+
+
 def _write_all(fd: int, data: bytes | Iterable[bytes]) -> None:
-    for chunk in (data,) if isinstance(data, bytes) else data:
-        view = memoryview(chunk)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
+    """Write ``data`` whole; chunks are gathered up to :data:`_GATHER_BYTES` a ``write``, where a
+    table written a session at a time cost a system call a session."""
+    if isinstance(data, bytes):
+        _write_view(fd, memoryview(data))
+        return
+    gathered: list[bytes] = []
+    size = 0
+    for chunk in data:
+        gathered.append(chunk)
+        size += len(chunk)
+        if size >= _GATHER_BYTES:
+            _write_view(fd, memoryview(b"".join(gathered)))
+            gathered.clear()
+            size = 0
+    if gathered:
+        _write_view(fd, memoryview(b"".join(gathered)))
+
+
+def _write_view(fd: int, view: memoryview) -> None:
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
 
 
 def _unlink_quietly(path: str | Path) -> None:

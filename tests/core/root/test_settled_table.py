@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import orjson
 import pytest
 
-from asz_core.root import settled
+from asz_core.root import durable, settled
 from asz_core.root.cursors import AppendCursor
 from asz_core.root.settled import SettledSessions
 
@@ -115,3 +117,44 @@ def test_entries_spilled_in_blocks_and_pending_are_saved_in_order_last_one_count
     expected.update({"s0": _entry(100), "s10": _entry(10)})
     assert loaded.entries == expected
     assert list(loaded.entries)[-2:] == ["s0", "s10"]  # in the order they were recorded
+
+
+def test_a_saved_table_is_the_compact_json_of_the_whole_table(tmp_path: Path) -> None:
+    """Loaded entries kept, one replaced, one recorded: the file is exactly the table's one JSON
+    object, members in the order the pass holds them, however it was put together."""
+    first = SettledSessions.load(tmp_path, "cc", "1.0")
+    for n in range(3):
+        first.put(f"s{n}", _entry(n))
+    first.save()
+    second = SettledSessions.load(tmp_path, "cc", "1.0")
+    second.put("s1", _entry(11))
+    second.put("s3", _entry(3))
+    second.save()
+    sessions = {"s0": _entry(0), "s2": _entry(2), "s1": _entry(11), "s3": _entry(3)}
+    assert second.path.read_bytes() == orjson.dumps({"format": settled._FORMAT, "version": "1.0", "sessions": sessions})
+
+
+def test_a_table_of_many_sessions_is_written_in_a_few_writes_not_one_a_session(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A no-op pass that notes one session rewrites the whole table: its entries go out gathered
+    (:data:`~asz_core.root.durable._GATHER_BYTES` a write), not a system call each."""
+    table = SettledSessions.load(tmp_path, "cc", "1.0")
+    for n in range(2000):
+        table.put(f"s{n}", _entry(n))
+    table.save()
+    again = SettledSessions.load(tmp_path, "cc", "1.0")
+    again.put("new", _entry(2000))
+    writes: list[int] = []
+    real_write = os.write
+
+    def counting(fd: int, data: bytes) -> int:
+        writes.append(len(data))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", counting)
+    again.save()
+    monkeypatch.undo()
+    size = again.path.stat().st_size
+    assert sum(writes) == size
+    assert len(writes) <= size // durable._GATHER_BYTES + 2
+    assert len(SettledSessions.load(tmp_path, "cc", "1.0").entries) == 2001
