@@ -119,14 +119,19 @@ def test_entries_spilled_in_blocks_and_pending_are_saved_in_order_last_one_count
     assert list(loaded.entries)[-2:] == ["s0", "s10"]  # in the order they were recorded
 
 
+def _saved_and_loaded(root: Path, sessions: int) -> SettledSessions:
+    """A table of ``sessions`` entries (``s0``, ``s1``, ...) saved by one pass, as the next loads it."""
+    table = SettledSessions.load(root, "cc", "1.0")
+    for n in range(sessions):
+        table.put(f"s{n}", _entry(n))
+    table.save()
+    return SettledSessions.load(root, "cc", "1.0")
+
+
 def test_a_saved_table_is_the_compact_json_of_the_whole_table(tmp_path: Path) -> None:
     """Loaded entries kept, one replaced, one recorded: the file is exactly the table's one JSON
     object, members in the order the pass holds them, however it was put together."""
-    first = SettledSessions.load(tmp_path, "cc", "1.0")
-    for n in range(3):
-        first.put(f"s{n}", _entry(n))
-    first.save()
-    second = SettledSessions.load(tmp_path, "cc", "1.0")
+    second = _saved_and_loaded(tmp_path, 3)
     second.put("s1", _entry(11))
     second.put("s3", _entry(3))
     second.save()
@@ -138,11 +143,7 @@ def test_a_table_of_many_sessions_is_written_in_a_few_writes_not_one_a_session(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A no-op pass that notes one session rewrites the whole table: its entries go out gathered
     (:data:`~asz_core.root.durable._GATHER_BYTES` a write), not a system call each."""
-    table = SettledSessions.load(tmp_path, "cc", "1.0")
-    for n in range(2000):
-        table.put(f"s{n}", _entry(n))
-    table.save()
-    again = SettledSessions.load(tmp_path, "cc", "1.0")
+    again = _saved_and_loaded(tmp_path, 2000)
     again.put("new", _entry(2000))
     writes: list[int] = []
     real_write = os.write
