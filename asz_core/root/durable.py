@@ -25,8 +25,8 @@ from typing import Any, Final
 from asz_core.root import confined, faults
 
 __all__ = ["DEFERRED", "OWNER_DIR", "OWNER_FILE", "can_sync_filesystem", "fsync_dir", "install_noreplace",
-           "make_dirs", "make_dirs_text", "open_private", "read_small", "read_table", "sync_filesystem", "temp_name",
-           "temp_name_in", "write_note", "write_replace"]
+           "make_dirs", "make_dirs_text", "open_private", "read_small", "read_table", "start_writeback",
+           "sync_filesystem", "temp_name", "temp_name_in", "write_note", "write_replace"]
 
 OWNER_DIR: Final = 0o700
 OWNER_FILE: Final = 0o600
@@ -102,11 +102,46 @@ def _load_syncfs() -> Any:
         return None
     import ctypes
 
+    return _libc_function("syncfs", [ctypes.c_int])
+
+
+def start_writeback(fd: int, offset: int, length: int) -> None:
+    """Ask the disk to start writing ``length`` bytes of ``fd`` from ``offset``, and return at
+    once (Linux's ``sync_file_range`` with ``SYNC_FILE_RANGE_WRITE``; nothing elsewhere). It makes
+    nothing durable and changes no step of a landing: the ``fsync`` or ``syncfs`` after it still
+    makes the bytes durable and reports a write that failed (so its result is not read here), but
+    finds them mostly written."""
+    global _writeback_fn
+    if _writeback_fn is _UNLOADED:  # loaded on first use, ``None`` where there is none
+        _writeback_fn = _load_writeback()
+    if _writeback_fn is not None:
+        _writeback_fn(fd, offset, length, _SYNC_FILE_RANGE_WRITE)
+
+
+#: ``sync_file_range``'s flag: start writing the range's dirty pages, do not wait
+_SYNC_FILE_RANGE_WRITE: Final = 2
+#: libc's ``sync_file_range`` (a global a test may set, as ``_syncfs_fn``)
+_writeback_fn: Any = _UNLOADED
+
+
+def _load_writeback() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    return _libc_function("sync_file_range", [ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint])
+
+
+def _libc_function(name: str, argtypes: list[Any]) -> Any:
+    """libc's function ``name`` taking ``argtypes`` and returning an ``int``, its ``errno`` kept;
+    ``None`` when there is none."""
+    import ctypes
+
     try:
-        fn = ctypes.CDLL(None, use_errno=True).syncfs  # the process's own symbols, libc's among them
+        fn = getattr(ctypes.CDLL(None, use_errno=True), name)  # the process's own symbols, libc's among them
     except (OSError, AttributeError):
         return None
-    fn.argtypes = [ctypes.c_int]
+    fn.argtypes = argtypes
     fn.restype = ctypes.c_int
     return fn
 
