@@ -6,11 +6,13 @@ used lately costs the host a fault on its first touch, so the kernel's copy into
 (``copy_folio_from_iter_atomic`` in ``perf``: a tenth of a large landing's CPU) costs several
 times what it costs into a page just freed. The floor writes nothing. This prints, for the same
 bytes in 1 MiB files, the writer's CPU and wall time in four ways (benchmarks/README.md, "Writing
-around the page cache, round 17"):
+around the page cache, ..., round 17"):
 
-1. **buffered**: as a landing writes, groups of files made durable by one ``syncfs``;
-2. **started early**: the same, each file's writeback started as it is closed
-   (``sync_file_range(SYNC_FILE_RANGE_WRITE)``), so the disk works while the writer goes on;
+1. **buffered**: groups of files made durable by one ``syncfs``, as a landing writes a file
+   smaller than 1 MiB;
+2. **started early**: the same, each file's writeback started as it is written
+   (``sync_file_range(SYNC_FILE_RANGE_WRITE)``), so the disk works while the writer goes on, as a
+   landing does for each MiB of a larger file;
 3. **recycled**: the same, each group's pages dropped once durable (``POSIX_FADV_DONTNEED``), so
    the next group's writes reuse pages just freed;
 4. **direct**: ``O_DIRECT`` from one aligned buffer, no page cache at all (the same ``syncfs``).
