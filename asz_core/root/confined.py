@@ -35,13 +35,14 @@ runs: one not owned by the running user, or writable by its group or by others.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from asz_core.root import libc
 
 __all__ = ["Entry", "LinkRefused", "RootRefused", "check_owner", "dir_descriptor", "enter", "held_count", "hold",
            "know", "known", "listdir", "mkdir", "open_dir", "open_path", "release_held", "rename",
@@ -482,15 +483,7 @@ def _renameat2() -> Any:
 def _load_renameat2() -> Any:
     import ctypes
 
-    try:
-        # The process's own symbols, libc's among them: ctypes.util.find_library("c") would run
-        # ldconfig in a subprocess, in every worker process too, to name the same library.
-        fn = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    fn.restype = ctypes.c_int
-    return fn
+    return libc.function("renameat2", [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint])
 
 
 def rename_noreplace_at(dir_fd: int, old: str, new: str) -> None:
@@ -519,11 +512,8 @@ def _openat2() -> Any:
         if os.uname().sysname == "Linux":
             import ctypes
 
-            with contextlib.suppress(OSError, AttributeError):
-                fn = ctypes.CDLL(None, use_errno=True).syscall
-                fn.restype = ctypes.c_long
-                fn.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t]
-                _openat2_fn = fn
+            _openat2_fn = libc.function("syscall", [ctypes.c_long, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p,
+                                                    ctypes.c_size_t], ctypes.c_long)
     return _openat2_fn
 
 

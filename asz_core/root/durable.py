@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
-from asz_core.root import confined, faults
+from asz_core.root import confined, faults, libc
 
 __all__ = ["DEFERRED", "OWNER_DIR", "OWNER_FILE", "can_sync_filesystem", "fsync_dir", "install_noreplace",
            "make_dirs", "make_dirs_text", "open_private", "read_small", "read_table", "start_writeback",
@@ -102,7 +102,7 @@ def _load_syncfs() -> Any:
         return None
     import ctypes
 
-    return _libc_function("syncfs", [ctypes.c_int])
+    return libc.function("syncfs", [ctypes.c_int])
 
 
 def start_writeback(fd: int, offset: int, length: int) -> None:
@@ -129,21 +129,7 @@ def _load_writeback() -> Any:
         return None
     import ctypes
 
-    return _libc_function("sync_file_range", [ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint])
-
-
-def _libc_function(name: str, argtypes: list[Any]) -> Any:
-    """libc's function ``name`` taking ``argtypes`` and returning an ``int``, its ``errno`` kept;
-    ``None`` when there is none."""
-    import ctypes
-
-    try:
-        fn = getattr(ctypes.CDLL(None, use_errno=True), name)  # the process's own symbols, libc's among them
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = argtypes
-    fn.restype = ctypes.c_int
-    return fn
+    return libc.function("sync_file_range", [ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint])
 
 
 def make_dirs(directory: Path) -> list[Path]:
