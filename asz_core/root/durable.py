@@ -26,7 +26,7 @@ from asz_core.root import confined, faults, libc
 
 __all__ = ["DEFERRED", "OWNER_DIR", "OWNER_FILE", "can_sync_filesystem", "fsync_dir", "install_noreplace",
            "make_dirs", "make_dirs_text", "open_private", "read_small", "read_table", "start_writeback",
-           "sync_filesystem", "temp_name", "temp_name_in", "write_note", "write_replace"]
+           "sync_filesystem", "temp_name", "temp_name_in", "write_note", "write_replace", "write_whole"]
 
 OWNER_DIR: Final = 0o700
 OWNER_FILE: Final = 0o600
@@ -351,7 +351,7 @@ def _write_all(fd: int, data: bytes | Iterable[bytes]) -> None:
     """Write ``data`` whole; chunks are gathered up to :data:`_GATHER_BYTES` a ``write``, where a
     table written a session at a time cost a system call a session."""
     if isinstance(data, bytes):
-        _write_view(fd, memoryview(data))
+        write_whole(fd, data)
         return
     gathered: list[bytes] = []
     size = 0
@@ -359,15 +359,19 @@ def _write_all(fd: int, data: bytes | Iterable[bytes]) -> None:
         gathered.append(chunk)
         size += len(chunk)
         if size >= _GATHER_BYTES:
-            _write_view(fd, memoryview(b"".join(gathered)))
+            write_whole(fd, b"".join(gathered))
             gathered.clear()
             size = 0
     if gathered:
-        _write_view(fd, memoryview(b"".join(gathered)))
+        write_whole(fd, b"".join(gathered))
 
 
-def _write_view(fd: int, view: memoryview) -> None:
+def write_whole(fd: int, data: bytes) -> None:
+    """Write every byte of ``data`` to ``fd``, however many ``write`` calls it takes."""
+    view = memoryview(data)
     while view:
+        # counted first, not inside the slice: compiled by mypyc, a memoryview's slice bound is
+        # evaluated twice, which wrote every chunk twice
         written = os.write(fd, view)
         view = view[written:]
 

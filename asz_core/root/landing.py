@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Final, NamedTuple
 
 from asz_core.root import confined, faults
-from asz_core.root.durable import install_noreplace, make_dirs_text, start_writeback, temp_name_in
+from asz_core.root.durable import install_noreplace, make_dirs_text, start_writeback, temp_name_in, write_whole
 from asz_core.root.layout import file_name
 from asz_core.sessiondata.model import Header
 from asz_core.sessiondata.writer import FileSummary, SessionDataWriter
@@ -98,22 +98,13 @@ class _FileSink:
                 self._start_writeback()
 
     def _write(self, data: bytes) -> None:
-        _write_all(self.fd, data)
+        write_whole(self.fd, data)
         self._written += len(data)
 
     def _start_writeback(self) -> None:
         if self._written > self._started:  # a length of 0 would mean up to the file's end
             start_writeback(self.fd, self._started, self._written - self._started)
             self._started = self._written
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        # counted first, not inside the slice: compiled by mypyc, a memoryview's slice bound is
-        # evaluated twice, which wrote every chunk twice
-        written = os.write(fd, view)
-        view = view[written:]
 
 
 class LandingFile:
