@@ -28,7 +28,6 @@ Linux only (``syncfs``, ``sync_file_range``, ``O_DIRECT``); elsewhere it says so
 from __future__ import annotations
 
 import argparse
-import ctypes
 import mmap
 import os
 import resource
@@ -40,14 +39,9 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
+from asz_core.root.durable import can_sync_filesystem, start_writeback, sync_filesystem
+
 _MIB = 1 << 20
-_libc = ctypes.CDLL(None, use_errno=True)  # the process's own symbols, libc's among them
-_SYNC_FILE_RANGE_WRITE = 2
-
-
-def _syncfs(fd: int) -> None:
-    if _libc.syncfs(fd) != 0:
-        raise OSError(ctypes.get_errno(), "syncfs")
 
 
 def write_files(directory: Path, files: int, group: int, way: str) -> None:
@@ -62,10 +56,10 @@ def write_files(directory: Path, files: int, group: int, way: str) -> None:
         fd = os.open(directory / f"{n}.tmp", flags, 0o400)
         os.write(fd, aligned if way == "direct" else data)
         if way == "started early":
-            _libc.sync_file_range(fd, ctypes.c_int64(0), ctypes.c_int64(0), _SYNC_FILE_RANGE_WRITE)
+            start_writeback(fd, 0, _MIB)  # as a landing's sink starts each MiB it writes
         pending.append(fd)
         if len(pending) == group or n == files - 1:
-            _syncfs(root_fd)
+            sync_filesystem(root_fd)
             for done in pending:
                 if way == "recycled":
                     os.posix_fadvise(done, 0, 0, os.POSIX_FADV_DONTNEED)
@@ -90,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="rounds of the four ways, in turn (default 2)")
     parser.add_argument("--dir", type=Path, help="where to write (default: a new directory under $TMPDIR)")
     args = parser.parse_args(argv)
-    if not sys.platform.startswith("linux"):
+    if not sys.platform.startswith("linux") or not can_sync_filesystem():
         print("page_cost.py measures Linux's page cache (syncfs, sync_file_range, O_DIRECT): not run here")
         return 0
     work = Path(tempfile.mkdtemp(prefix="asz-page-cost-", dir=args.dir))
