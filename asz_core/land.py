@@ -15,9 +15,10 @@ returns, which the pass merges in claim order (:mod:`asz_core.pipeline`). The st
 
 :func:`land_claims` and :class:`GroupLanding` land claims this way in groups
 (:mod:`asz_core.root.group`): each session's
-files and cursors wait, still under its lock, for one commit of the whole group; step 3 runs
-once the group's steps are durable, so the settled entry stats the cursors as they now are; and
-the outcomes go out, in claim order, only then (a file an outcome names is in place).
+files and cursors wait, still under its lock, for one commit of the whole group, which a full
+group makes behind the next group's landing; step 3 runs once the group's steps are durable, so
+the settled entry stats the cursors as they now are; and the outcomes go out, in claim order,
+only then (a file an outcome names is in place).
 """
 
 from __future__ import annotations
@@ -52,42 +53,63 @@ def land_claims(host: PluginHost, actx: AdapterContext, claims: Iterable[Session
 
 class GroupLanding:
     """Claims landed one by one into a commit group (:mod:`asz_core.root.group`), which commits
-    once it is full (:meth:`CommitGroup.full`), after a session that failed, or when asked:
-    each call hands back the outcomes complete by then, in the order their claims came. Without a group (a dry run, no
-    ``syncfs``) each outcome is complete at once."""
+    behind the next group's landing once it is full (:meth:`CommitGroup.full`), and at once
+    after a session that failed, or when asked: each call hands back the outcomes complete by
+    then, in the order their claims came. Without a group (a dry run, no ``syncfs``) each
+    outcome is complete at once."""
 
     def __init__(self, host: PluginHost, actx: AdapterContext) -> None:
         self.host = host
         self.actx = actx
         self.group = CommitGroup.open(actx.root.path, dry_run=actx.dry_run)
-        self._held: list[SessionOutcome] = []
+        self._behind: list[SessionOutcome] = []  #: the outcomes of the group committing behind
+        self._held: list[SessionOutcome] = []    #: the outcomes of the group landing
 
     def __len__(self) -> int:
-        """Outcomes waiting for the group's commit."""
-        return len(self._held)
+        """Outcomes waiting for their group's commit."""
+        return len(self._behind) + len(self._held)
 
     def land(self, claim: SessionClaim) -> list[SessionOutcome]:
-        """Land ``claim``; the outcomes complete now (the group's, if this filled it)."""
+        """Land ``claim``; the outcomes complete now (the group behind's, once it has finished)."""
         outcome = land_claim(self.host, self.actx, claim, self.group)
         if self.group is None:
             return [outcome]
         self._held.append(outcome)
         # a failure commits at once, so that it is reported as itself even if the process dies
         # before the group would have filled
-        return self.commit() if self.group.full() or outcome.errors else []
+        if outcome.errors:
+            return self.commit()
+        done = self._finished_behind(wait=False)
+        if self.group.full():
+            done += self._finished_behind(wait=True)
+            self.group.commit_behind()
+            self._behind, self._held = self._held, []
+        return done
+
+    def _finished_behind(self, *, wait: bool) -> list[SessionOutcome]:
+        """The outcomes of the group behind, if it has finished now (waiting for it, with
+        ``wait``)."""
+        assert self.group is not None
+        if not (self._behind and self.group.finish_behind(wait=wait)):
+            return []
+        done, self._behind = self._behind, []
+        return done
 
     def commit(self) -> list[SessionOutcome]:
-        """Commit the group: every outcome held is complete."""
+        """Commit the group (and the one behind it): every outcome held is complete."""
         if self.group is not None:
             self.group.commit()
-        done, self._held = self._held, []
-        return done
+        return self._all_done()
 
     def close(self) -> list[SessionOutcome]:
         """Commit what is held and let the group go."""
         if self.group is not None:
             self.group.close()
-        done, self._held = self._held, []
+        return self._all_done()
+
+    def _all_done(self) -> list[SessionOutcome]:
+        done = self._behind + self._held
+        self._behind, self._held = [], []
         return done
 
 

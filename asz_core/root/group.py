@@ -19,8 +19,18 @@ cursor. The rules, and the code below in the same order:
    d. one ``syncfs`` makes the new names and the cursors' bytes durable (a cursor moves only
       after the files it covers are durable under their names, and its own bytes before it);
    e. each cursor's copy is renamed over the cursor.
-3. Then each held session, still locked, is settled (its settled entry made from the cursors
-   as they now are) and released, and its outcome goes to the pass, in claim order.
+3. A group that fills commits *behind* the next: each of its ``syncfs`` runs in a thread of its
+   own, which waits in the kernel while the process lands the next group's sessions, and the
+   steps between them run in the process's own thread, after a landing, once the ``syncfs``
+   before them has returned. The next group does not start its own steps until the one behind
+   has finished; any other commit (rule 2) finishes the group behind, then makes its own steps
+   at once. Each group syncs through a descriptor of the root of its own, opened before
+   anything of it was written: ``syncfs`` reports a write error once to each descriptor opened
+   before it, so a group's ``syncfs`` never takes an error from the next group's (at worst it
+   fails for it too).
+4. Then each held session, still locked, is settled (its settled entry made from the cursors
+   as they now are) and released, and its outcome goes to the pass, in claim order: a group's
+   after the group's behind it.
 
 A failure in a session's steps stops that session's later steps only: its temporaries are
 removed, its cursors stay where they were (a cursor that lags is brought forward from the landed
@@ -31,7 +41,10 @@ holder of its lock), files landed ahead of their cursor, or a cursor replaced wh
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,11 +57,12 @@ if TYPE_CHECKING:
 __all__ = ["GROUP_DIRECTORIES", "GROUP_SESSIONS", "CommitGroup"]
 
 #: sessions held before a group commits: enough that two ``syncfs`` cost little per session,
-#: few enough that the descriptors held (a lock and a directory or three each) stay far below
-#: the usual limit of 1,024
+#: few enough that the descriptors held (a lock and a directory or three each, for this group
+#: and the one committing behind it) stay far below the usual limit of 1,024
 GROUP_SESSIONS = 32
-#: ... or directories held open by its sessions (one per stream or run a file landed in): a
-#: group of sessions with many subagents commits sooner, below that limit
+#: ... or directories held open by its sessions (one per stream or run a file landed in), the
+#: group's behind it included: a group of sessions with many subagents commits sooner, below
+#: that limit
 GROUP_DIRECTORIES = 256
 
 
@@ -56,11 +70,11 @@ class CommitGroup:
     """Several sessions' durable steps, made together (see the module's rules)."""
 
     def __init__(self, root: Path) -> None:
-        # opened before anything of the group is written: ``syncfs`` reports the write errors
-        # that happened since the descriptor it is given was opened
-        self._fd = confined.open_dir(root)
+        self._root = root
+        self._fd = confined.open_dir(root)  #: this group's descriptor of the root (rule 3)
         self._queued: list[SessionHandle] = []  #: sessions with steps waiting
         self._held: list[SessionHandle] = []    #: sessions landed, waiting to be released
+        self._behind: _Behind | None = None     #: the group committing behind this one's landing
 
     @classmethod
     def open(cls, root: Path, *, dry_run: bool) -> CommitGroup | None:
@@ -71,7 +85,7 @@ class CommitGroup:
         return cls(root)
 
     def __len__(self) -> int:
-        """Sessions held."""
+        """Sessions held (not counting the group behind)."""
         return len(self._held)
 
     def full(self) -> bool:
@@ -86,50 +100,183 @@ class CommitGroup:
             self._queued.append(session)
 
     def hold(self, session: SessionHandle) -> None:
-        """``session`` has landed; it is released once the group has committed (rule 3)."""
+        """``session`` has landed; it is released once the group has committed (rule 4)."""
         self._held.append(session)
 
-    def flush(self) -> None:
-        """Make every waiting step durable (rule 2)."""
-        sessions, self._queued = self._queued, []
-        if not sessions:
-            return
-        for session in sessions:
-            session.queued = False
-        if any(session.queued_files for session in sessions):
-            try:
-                for session in sessions:
-                    for _ in session.queued_files:
-                        faults.checkpoint("temp-fsync")
-                sync_filesystem(self._fd)
-            except OSError as exc:
-                for session in sessions:
-                    session.drop_queued(exc)
-                return
-        installed = [session for session in sessions if session.install_queued()]
-        written = [session for session in installed if session.write_queued_states()]
+    def commit_behind(self) -> None:
+        """Commit this group behind the next one's landing (rule 3): the group behind finishes
+        first; this one's first ``syncfs`` starts in its thread; the next group starts empty,
+        with a descriptor of its own."""
+        self.finish_behind(wait=True)
+        fd = confined.open_dir(self._root)
+        fd, self._fd = self._fd, fd
+        held, self._held = self._held, []
+        self._behind = _Behind(_steps(fd, self._take_queued(), threaded=True), held, fd)
+        self.finish_behind(wait=False)  # its steps up to the first ``syncfs``, which starts
+
+    def finish_behind(self, *, wait: bool) -> bool:
+        """Take the group behind on through every step its ``syncfs`` have let through by now
+        (through all of them, waiting, with ``wait``), and release its sessions once it is done;
+        whether there is no group behind any more."""
+        behind = self._behind
+        if behind is None:
+            return True
+        if not behind.advance(wait=wait):
+            return False
+        self._behind = None
         try:
-            for session in installed:
-                session.checkpoint_dirs()
-            sync_filesystem(self._fd)
-        except OSError as exc:
-            for session in written:
-                session.drop_queued(exc)
-            return
-        for session in written:
-            session.move_queued_states()
+            _release(behind.held)
+        finally:
+            os.close(behind.fd)
+        return True
+
+    def flush(self) -> None:
+        """Make every waiting step durable at once (rule 2), the group behind's first."""
+        self.finish_behind(wait=True)
+        for syncfs in _steps(self._fd, self._take_queued(), threaded=False):
+            syncfs.wait()
 
     def commit(self) -> None:
-        """Flush, then settle and release every session held (rule 3)."""
+        """Flush, then settle and release every session held (rule 4)."""
         self.flush()
         held, self._held = self._held, []
-        for session in held:
-            faults.checkpoint("group-release")
-            session.release_after_commit()
+        _release(held)
 
     def close(self) -> None:
-        """Commit what is held and let the root's descriptor go."""
+        """Commit what is held and let the root's descriptors go."""
         try:
             self.commit()
         finally:
-            os.close(self._fd)
+            behind, self._behind = self._behind, None
+            try:
+                if behind is not None:  # only after a failure
+                    behind.abandon()
+            finally:
+                os.close(self._fd)
+
+    def _take_queued(self) -> list[SessionHandle]:
+        sessions, self._queued = self._queued, []
+        for session in sessions:
+            session.queued = False
+        return sessions
+
+
+def _steps(fd: int, sessions: list[SessionHandle], *, threaded: bool) -> Iterator[_Syncfs]:
+    """Rule 2's steps a to e for ``sessions``, through ``fd``: suspended at each ``syncfs``,
+    which is yielded started (in a thread, if ``threaded``), and resumed once it has returned."""
+    if not sessions:
+        return
+    if any(session.queued_files for session in sessions):
+        try:
+            for session in sessions:
+                for _ in session.queued_files:
+                    faults.checkpoint("temp-fsync")
+        except OSError as exc:
+            _drop(sessions, exc)
+            return
+        files = _Syncfs(fd, threaded=threaded)  # a
+        yield files
+        if files.error is not None:
+            _drop(sessions, files.error)
+            return
+    installed = [session for session in sessions if session.install_queued()]  # b
+    written = [session for session in installed if session.write_queued_states()]  # c
+    try:
+        for session in installed:
+            session.checkpoint_dirs()
+    except OSError as exc:
+        _drop(written, exc)
+        return
+    names = _Syncfs(fd, threaded=threaded)  # d
+    yield names
+    if names.error is not None:
+        _drop(written, names.error)
+        return
+    for session in written:  # e
+        session.move_queued_states()
+
+
+def _drop(sessions: list[SessionHandle], exc: OSError) -> None:
+    for session in sessions:
+        session.drop_queued(exc)
+
+
+def _release(held: list[SessionHandle]) -> None:
+    """Rule 4, for ``held`` in the order they landed."""
+    for session in held:
+        faults.checkpoint("group-release")
+        session.release_after_commit()
+
+
+class _Syncfs:
+    """One ``syncfs`` of the root through ``fd``, made at once or in a thread of its own (it
+    waits in the kernel, without the interpreter's lock). Its ``error`` is read after
+    :meth:`wait`; anything but an ``OSError`` is raised there, in the caller's thread."""
+
+    __slots__ = ("_fd", "_raised", "_thread", "error")
+
+    def __init__(self, fd: int, *, threaded: bool) -> None:
+        self._fd = fd
+        self.error: OSError | None = None
+        self._raised: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        if threaded:
+            self._thread = threading.Thread(target=self._run, name="asz-group-syncfs")
+            self._thread.start()
+        else:
+            self._run()
+
+    def _run(self) -> None:
+        try:
+            sync_filesystem(self._fd)
+        except OSError as exc:
+            self.error = exc
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread by wait()
+            self._raised = exc
+
+    def returned(self) -> bool:
+        """Whether it has returned (:meth:`wait` will not wait)."""
+        return self._thread is None or not self._thread.is_alive()
+
+    def wait(self) -> None:
+        """Wait until it has returned."""
+        if self._thread is not None:
+            self._thread.join()
+        if self._raised is not None:
+            raise self._raised
+
+
+class _Behind:
+    """A full group committing behind the next group's landing (rule 3): its steps, suspended at
+    a ``syncfs``; the sessions it releases once they are done; its descriptor of the root."""
+
+    __slots__ = ("_done", "_steps", "_syncfs", "fd", "held")
+
+    def __init__(self, steps: Iterator[_Syncfs], held: list[SessionHandle], fd: int) -> None:
+        self._steps = steps
+        self.held = held
+        self.fd = fd
+        self._syncfs: _Syncfs | None = None  #: the ``syncfs`` the steps are suspended at
+        self._done = False
+
+    def advance(self, *, wait: bool) -> bool:
+        """Run the steps on (the first call starts them) from each ``syncfs`` that has returned,
+        or wait for it, with ``wait``; whether every step is done."""
+        while not self._done:
+            if self._syncfs is not None:
+                if not (wait or self._syncfs.returned()):
+                    return False
+                self._syncfs.wait()
+            self._syncfs = next(self._steps, None)
+            self._done = self._syncfs is None
+        return True
+
+    def abandon(self) -> None:
+        """After a failure: let a ``syncfs`` in flight return, then the descriptor go (the
+        sessions' steps left undone are what a kill would leave)."""
+        try:
+            if self._syncfs is not None:
+                with contextlib.suppress(Exception):
+                    self._syncfs.wait()
+        finally:
+            os.close(self.fd)

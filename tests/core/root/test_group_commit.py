@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import errno
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +20,7 @@ from asz_core.root.cursors import AppendCursor
 from asz_core.root.durable import DEFERRED
 from asz_core.root.group import CommitGroup
 from asz_core.root.storage import StorageRoot
+from asz_core.tally import SessionOutcome
 from asz_core.testing import PassRunner
 from tests.helpers import count_syncs, jsonl_config, records_of, run_cli, run_cli_forked, temp_files
 
@@ -143,33 +146,98 @@ def test_the_outcomes_of_a_group_are_merged_only_once_its_files_are_in_place(
     assert missing == []
 
 
-#: a step of the second group (sessions 33 to 40): the first has committed and been merged; the
-#: default lane kills at a file's install (each step's first occurrence is killed in test_root.py),
-#: --slow at every step (each kill is two passes over 40 sessions)
-_SECOND_GROUP_STEPS = [pytest.param(step, marks=() if step == "install" else pytest.mark.slow)
-                       for step in ("temp-write", "temp-fsync", "temp-readonly", "install", "dir-fsync",
-                                    "state-write", "state-rename", "group-release")]
+#: kills with two groups in flight, 40 sessions in groups of 32, each session one file of six
+#: records in one directory with one cursor. The first occurrence of a commit's step is the first
+#: group's, made behind the second group's landing (at least its first session landed); the 35th
+#: is the second group's own (the first has finished), or, for the steps a landing makes, the
+#: third session of the second group's (the first group's steps may still be in flight). The
+#: default lane kills at an install of each; --slow at every step (each kill is two passes).
+_IN_FLIGHT = [pytest.param(step, nth, marks=() if step == "install" else pytest.mark.slow, id=f"{step}-{nth}")
+              for step in ("temp-fsync", "install", "dir-fsync", "state-write", "state-rename", "group-release")
+              for nth in (1, 35)] + [
+    pytest.param("temp-write", 6 * 34 + 1, marks=pytest.mark.slow, id="temp-write-35th-session"),
+    pytest.param("temp-readonly", 35, marks=pytest.mark.slow, id="temp-readonly-35")]
+#: the steps only a commit makes: their 35th is the second group's, after the first has finished
+_COMMIT_STEPS = {"temp-fsync", "install", "dir-fsync", "state-write", "state-rename", "group-release"}
 
 
-@pytest.mark.parametrize("step", _SECOND_GROUP_STEPS)
-def test_killed_in_the_second_group_a_pass_keeps_the_first_and_lands_the_rest_once(
-        step: str, tmp_path: Path, assert_root_verifies: Callable[[Path], None]) -> None:
+@pytest.mark.parametrize(("step", "nth"), _IN_FLIGHT)
+def test_killed_with_a_group_committing_behind_the_next_a_pass_loses_nothing_and_lands_the_rest_once(
+        step: str, nth: int, tmp_path: Path, assert_root_verifies: Callable[[Path], None]) -> None:
     assert group.GROUP_SESSIONS == 32
     runner = PassRunner(tmp_path, tmp_path / "root")
     config = runner.configure(**jsonl_config(_source(tmp_path, sessions=40, lines=6, pad=50)))
-    # each session lands one file (of six records) in one directory with one cursor: the 35th
-    # of each step (the 205th record written) is the third session's of the second group
-    nth = 6 * 34 + 1 if step == "temp-write" else 35
     killed = run_cli_forked("run", "--config", str(config), env={**os.environ, "ASZ_FAULT": f"kill:{step}:{nth}"})
     assert killed.returncode == -9, killed.stderr.decode()
-    whole = [n for n in range(1, 41) if len(records_of(runner.root, f"s{n}")) == 6]
-    assert len(whole) >= 32  # the first group committed before the kill: kept
+    kept = {path: path.read_bytes() for path in runner.root.rglob("*.sd") if not path.name.startswith(".")}
+    if step in _COMMIT_STEPS and nth == 35:
+        whole = [n for n in range(1, 41) if len(records_of(runner.root, f"s{n}")) == 6]
+        assert len(whole) >= 32  # the first group had finished before the second's steps began
     finished = run_cli("run", "--config", str(config))  # the pass after the kill: no process of its own needed
     assert finished.returncode == 0, finished.stderr
     for s in range(1, 41):
         assert [r.ord for _, r in records_of(runner.root, f"s{s}")] == list(range(1, 7)), f"s{s}"
+    assert {path: path.read_bytes() for path in kept} == kept  # nothing landed before the kill changed
     assert temp_files(runner.root) == []
     assert_root_verifies(runner.root)
+
+
+def test_a_full_groups_syncfs_waits_in_a_thread_while_the_next_group_lands(
+        asz_pass: PassRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        assert_root_verifies: Callable[[Path], None]) -> None:
+    monkeypatch.setattr(group, "GROUP_SESSIONS", 2)
+    asz_pass.configure(**jsonl_config(_source(tmp_path, sessions=3)))
+    third_landed = threading.Event()
+    waited: list[bool] = []
+    real_sync, real_land = durable.sync_filesystem, land.land_claim
+
+    def syncfs(fd: int) -> None:
+        if not waited:  # the first group's first: it returns only once s3 has landed
+            waited.append(third_landed.wait(timeout=5))
+        real_sync(fd)
+
+    def landing(*args: Any, **kwargs: Any) -> SessionOutcome:
+        outcome = real_land(*args, **kwargs)
+        if outcome.session == "s3":
+            third_landed.set()
+        return outcome
+
+    monkeypatch.setattr(group, "sync_filesystem", syncfs)
+    monkeypatch.setattr(land, "land_claim", landing)
+    summary = asz_pass.run()
+    assert waited == [True]  # made in the landing's own thread, it would have waited in vain
+    assert not summary.failed and summary.totals.landed == 3
+    assert not DEFERRED and temp_files(asz_pass.root) == []
+    assert_root_verifies(asz_pass.root)
+
+
+def test_each_group_in_flight_syncs_through_a_descriptor_of_its_own_and_a_failure_stays_in_its_group(
+        asz_pass: PassRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        assert_root_verifies: Callable[[Path], None]) -> None:
+    monkeypatch.setattr(group, "GROUP_SESSIONS", 2)
+    asz_pass.configure(**jsonl_config(_source(tmp_path, sessions=4)))
+    real = durable.sync_filesystem
+    calls: list[int] = []
+
+    def syncfs(fd: int) -> None:  # the first group's files fail to reach the disk
+        calls.append(fd)
+        if len(calls) == 1:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real(fd)
+
+    monkeypatch.setattr(group, "sync_filesystem", syncfs)
+    summary = asz_pass.run()
+    # the first group stops at its first syncfs; the second makes both of its own, through the
+    # descriptor opened for it while the first was still in flight
+    assert len(calls) == 3 and calls[1] == calls[2] != calls[0]
+    assert sorted(e.session for e in summary.errors) == ["s1", "s2"]
+    assert records_of(asz_pass.root, "s1") == [] and len(records_of(asz_pass.root, "s3")) == 30
+    assert temp_files(asz_pass.root) == [] and not DEFERRED
+    monkeypatch.setattr(group, "sync_filesystem", real)
+    assert not asz_pass.run().failed
+    for session in ("s1", "s2", "s3", "s4"):
+        assert [r.ord for _, r in records_of(asz_pass.root, session)] == list(range(1, 31))
+    assert_root_verifies(asz_pass.root)
 
 
 @pytest.mark.parametrize(("release", "grouped"),
