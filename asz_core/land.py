@@ -42,7 +42,7 @@ __all__ = ["GroupLanding", "land_claim", "land_claims"]
 def land_claims(host: PluginHost, actx: AdapterContext, claims: Iterable[SessionClaim]) -> Iterator[SessionOutcome]:
     """Land each of ``claims`` (:func:`land_claim`) in groups committed together
     (:class:`GroupLanding`), and yield their outcomes in claim order as each group commits."""
-    landing = GroupLanding(host, actx)
+    landing = GroupLanding(host, actx, behind=True)
     try:
         for claim in claims:
             yield from landing.land(claim)
@@ -53,14 +53,20 @@ def land_claims(host: PluginHost, actx: AdapterContext, claims: Iterable[Session
 
 class GroupLanding:
     """Claims landed one by one into a commit group (:mod:`asz_core.root.group`), which commits
-    behind the next group's landing once it is full (:meth:`CommitGroup.full`), and at once
-    after a session that failed, or when asked: each call hands back the outcomes complete by
-    then, in the order their claims came. Without a group (a dry run, no ``syncfs``) each
-    outcome is complete at once."""
+    once it is full (:meth:`CommitGroup.full`), after a session that failed, or when asked: each
+    call hands back the outcomes complete by then, in the order their claims came. Without a
+    group (a dry run, no ``syncfs``) each outcome is complete at once.
 
-    def __init__(self, host: PluginHost, actx: AdapterContext) -> None:
+    With ``behind``, a full group commits behind the next group's landing (rule 3 of
+    :mod:`~asz_core.root.group`): for the pass's own process, whose CPU would sit idle while it
+    waits for the disk. A worker's CPU goes to the other workers meanwhile, and there the
+    overlap bought no wall time for more CPU (benchmarks/README.md, round 19), so a worker's
+    full group commits at once."""
+
+    def __init__(self, host: PluginHost, actx: AdapterContext, *, behind: bool) -> None:
         self.host = host
         self.actx = actx
+        self.behind = behind
         self.group = CommitGroup.open(actx.root.path, dry_run=actx.dry_run)
         self._behind: list[SessionOutcome] = []  #: the outcomes of the group committing behind
         self._held: list[SessionOutcome] = []    #: the outcomes of the group landing
@@ -79,6 +85,8 @@ class GroupLanding:
         # before the group would have filled
         if outcome.errors:
             return self.commit()
+        if not self.behind:
+            return self.commit() if self.group.full() else []
         done = self._finished_behind(wait=False)
         if self.group.full():
             done += self._finished_behind(wait=True)

@@ -118,9 +118,8 @@ _TASK_SECONDS = 0.05
 #: ... and holds at most this many claims.
 _MOST_PER_TASK = 16
 #: claims sent to a worker and not reported yet: enough for it to fill a group
-#: (:data:`~asz_core.root.group.GROUP_SESSIONS`) while the group before commits behind it, with a
-#: task still waiting
-_MOST_PENDING = 2 * GROUP_SESSIONS + 2 * _MOST_PER_TASK
+#: (:data:`~asz_core.root.group.GROUP_SESSIONS`) with a task still waiting behind it
+_MOST_PENDING = GROUP_SESSIONS + 2 * _MOST_PER_TASK
 #: claims the pass holds sent and not merged, per worker, as a multiple of :data:`_MOST_PENDING`:
 #: each worker's own in flight, and as many again reported and waiting to merge (outcomes merge in
 #: claim order) behind a claim that another worker still lands, or holds in a group not yet full.
@@ -161,7 +160,7 @@ def _serve(inbox: Queue[list[tuple[int, SessionClaim]] | None], conn: Connection
     which it does whenever it has no task to send this worker: so a worker never waits for work
     holding sessions the pass waits to merge. ``None`` ends it (after a last commit)."""
     follow_the_pass()
-    landing = GroupLanding(host, actx)
+    landing = GroupLanding(host, actx, behind=False)
     indexes: list[int] = []
 
     def report(finished: bool, landed: int, seconds: float, done: list[SessionOutcome]) -> None:

@@ -19,10 +19,11 @@ cursor. The rules, and the code below in the same order:
    d. one ``syncfs`` makes the new names and the cursors' bytes durable (a cursor moves only
       after the files it covers are durable under their names, and its own bytes before it);
    e. each cursor's copy is renamed over the cursor.
-3. A group that fills commits *behind* the next: each of its ``syncfs`` runs in a thread of its
-   own, which waits in the kernel while the process lands the next group's sessions, and the
-   steps between them run in the process's own thread, after a landing, once the ``syncfs``
-   before them has returned. The next group does not start its own steps until the one behind
+3. A group that fills may commit *behind* the next, when its landing asks
+   (:meth:`CommitGroup.commit_behind`): each of its ``syncfs`` runs in a thread of its own,
+   which waits in the kernel while the process lands the next group's sessions, and the steps
+   between them run in the process's own thread, after a landing, once the ``syncfs`` before
+   them has returned. The next group does not start its own steps until the one behind
    has finished; any other commit (rule 2) finishes the group behind, then makes its own steps
    at once. Each group syncs through a descriptor of the root of its own, opened before
    anything of it was written: ``syncfs`` reports a write error once to each descriptor opened

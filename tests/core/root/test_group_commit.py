@@ -167,7 +167,9 @@ def test_killed_with_a_group_committing_behind_the_next_a_pass_loses_nothing_and
     assert group.GROUP_SESSIONS == 32
     runner = PassRunner(tmp_path, tmp_path / "root")
     config = runner.configure(**jsonl_config(_source(tmp_path, sessions=40, lines=6, pad=50)))
-    killed = run_cli_forked("run", "--config", str(config), env={**os.environ, "ASZ_FAULT": f"kill:{step}:{nth}"})
+    # in the pass's own process, whose full groups commit behind the next (a worker's commit at once)
+    killed = run_cli_forked("run", "--config", str(config),
+                            env={**os.environ, "ASZ_FAULT": f"kill:{step}:{nth}", "ASZ_WORKERS": "1"})
     assert killed.returncode == -9, killed.stderr.decode()
     kept = {path: path.read_bytes() for path in runner.root.rglob("*.sd") if not path.name.startswith(".")}
     if step in _COMMIT_STEPS and nth == 35:
