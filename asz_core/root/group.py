@@ -45,7 +45,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -168,38 +168,43 @@ def _steps(fd: int, sessions: list[SessionHandle], *, threaded: bool) -> Iterato
     if not sessions:
         return
     if any(session.queued_files for session in sessions):
-        try:
+        def before_files() -> None:
             for session in sessions:
                 for _ in session.queued_files:
                     faults.checkpoint("temp-fsync")
-        except OSError as exc:
-            _drop(sessions, exc)
-            return
-        files = _Syncfs(fd, threaded=threaded)  # a
-        yield files
-        if files.error is not None:
-            _drop(sessions, files.error)
+
+        if not (yield from _synced(fd, sessions, before_files, threaded=threaded)):  # a
             return
     installed = [session for session in sessions if session.install_queued()]  # b
     written = [session for session in installed if session.write_queued_states()]  # c
-    try:
+
+    def before_names() -> None:
         for session in installed:
             session.checkpoint_dirs()
-    except OSError as exc:
-        _drop(written, exc)
-        return
-    names = _Syncfs(fd, threaded=threaded)  # d
-    yield names
-    if names.error is not None:
-        _drop(written, names.error)
+
+    if not (yield from _synced(fd, written, before_names, threaded=threaded)):  # d
         return
     for session in written:  # e
         session.move_queued_states()
 
 
-def _drop(sessions: list[SessionHandle], exc: OSError) -> None:
-    for session in sessions:
-        session.drop_queued(exc)
+def _synced(fd: int, covered: list[SessionHandle], before: Callable[[], None], *,
+            threaded: bool) -> Generator[_Syncfs, None, bool]:
+    """``before`` (the faults' checkpoints of the steps it covers), then one ``syncfs`` through
+    ``fd``, yielded started; whether ``covered``'s steps stand: a failure drops each of them."""
+    try:
+        before()
+    except OSError as exc:
+        failure = exc
+    else:
+        syncfs = _Syncfs(fd, threaded=threaded)
+        yield syncfs
+        if syncfs.error is None:
+            return True
+        failure = syncfs.error
+    for session in covered:
+        session.drop_queued(failure)
+    return False
 
 
 def _release(held: list[SessionHandle]) -> None:
