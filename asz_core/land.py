@@ -14,11 +14,11 @@ returns, which the pass merges in claim order (:mod:`asz_core.pipeline`). The st
    meanwhile is never recorded as landed.
 
 :func:`land_claims` and :class:`GroupLanding` land claims this way in groups
-(:mod:`asz_core.root.group`): each session's
-files and cursors wait, still under its lock, for one commit of the whole group, which a full
-group makes behind the next group's landing; step 3 runs once the group's steps are durable, so
-the settled entry stats the cursors as they now are; and the outcomes go out, in claim order,
-only then (a file an outcome names is in place).
+(:mod:`asz_core.root.group`): each session's files and cursors wait, still under its lock, for
+one commit of the whole group (in the pass's own process, a full group's is made behind the
+next group's landing); step 3 runs once the group's steps are durable, so the settled entry
+stats the cursors as they now are; and the outcomes go out, in claim order, only then (a file
+an outcome names is in place).
 """
 
 from __future__ import annotations
