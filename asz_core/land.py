@@ -68,12 +68,12 @@ class GroupLanding:
         self.actx = actx
         self.behind = behind
         self.group = CommitGroup.open(actx.root.path, dry_run=actx.dry_run)
-        self._behind: list[SessionOutcome] = []  #: the outcomes of the group committing behind
-        self._held: list[SessionOutcome] = []    #: the outcomes of the group landing
+        self._outcomes_behind: list[SessionOutcome] = []  #: of the group committing behind
+        self._held: list[SessionOutcome] = []  #: of the group landing
 
     def __len__(self) -> int:
         """Outcomes waiting for their group's commit."""
-        return len(self._behind) + len(self._held)
+        return len(self._outcomes_behind) + len(self._held)
 
     def land(self, claim: SessionClaim) -> list[SessionOutcome]:
         """Land ``claim``; the outcomes complete now (the group behind's, once it has finished)."""
@@ -91,16 +91,16 @@ class GroupLanding:
         if self.group.full():
             done += self._finished_behind(wait=True)
             self.group.commit_behind()
-            self._behind, self._held = self._held, []
+            self._outcomes_behind, self._held = self._held, []
         return done
 
     def _finished_behind(self, *, wait: bool) -> list[SessionOutcome]:
         """The outcomes of the group behind, if it has finished now (waiting for it, with
         ``wait``)."""
         assert self.group is not None
-        if not (self._behind and self.group.finish_behind(wait=wait)):
+        if not (self._outcomes_behind and self.group.finish_behind(wait=wait)):
             return []
-        done, self._behind = self._behind, []
+        done, self._outcomes_behind = self._outcomes_behind, []
         return done
 
     def commit(self) -> list[SessionOutcome]:
@@ -116,8 +116,8 @@ class GroupLanding:
         return self._all_done()
 
     def _all_done(self) -> list[SessionOutcome]:
-        done = self._behind + self._held
-        self._behind, self._held = [], []
+        done = self._outcomes_behind + self._held
+        self._outcomes_behind, self._held = [], []
         return done
 
 
