@@ -1,10 +1,10 @@
 """Helpers for the claude-code-provider tests.
 
 The provider adapter claims responses through what ``claude-code-local`` lands before it in the
-same pass: each session's derived index (``call <message id>``, ``request <request id>``,
-``directory <slug of the main transcript's project directory>``). That adapter is not on this
-branch, so these helpers write what it would: the index lines, read from the corpus's real
-transcripts, and where a test needs it a landed transcript file made with the core writer.
+same pass: each session's landed transcripts, and the derived index of their ids
+(``call <message id>``, ``directory <slug of the main transcript's project directory>``). These
+helpers write what a test needs of that without running the other adapter: the index lines, read
+from the corpus's real transcripts, and a landed transcript file made with the core writer.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from asz_core.root.index import SessionIndex
 from asz_core.root.storage import StorageRoot
 from asz_core.sessiondata import Header, Part, Record
 from asz_core.sessiondata.writer import record_line
@@ -35,16 +34,15 @@ class TranscriptIds:
     session: str
     directory: str
     calls: set[str] = field(default_factory=set)
-    requests: set[str] = field(default_factory=set)
 
 
 def transcript_ids(projects: Path) -> dict[str, TranscriptIds]:
-    """Every session of a ``projects/`` tree: its directory slug and the call/request ids its
-    assistant lines carry (``message.id``, ``requestId``); a fresh mapping each call."""
+    """Every session of a ``projects/`` tree: its directory slug and the call ids its assistant
+    lines carry (``message.id``); a fresh mapping each call."""
     transcripts = tuple((path, st.st_size, st.st_mtime_ns)
                         for project in sorted(p for p in projects.iterdir() if p.is_dir())
                         for path in sorted(project.rglob("*.jsonl")) for st in [path.stat()])
-    return {session: TranscriptIds(ids.session, ids.directory, set(ids.calls), set(ids.requests))
+    return {session: TranscriptIds(ids.session, ids.directory, set(ids.calls))
             for session, ids in _transcript_ids(projects, transcripts).items()}
 
 
@@ -70,23 +68,18 @@ def _transcript_ids(projects: Path, transcripts: tuple[tuple[Path, int, int], ..
                 message = line.get("message") or {}
                 if isinstance(message, dict) and isinstance(message.get("id"), str):
                     ids.calls.add(message["id"])
-                if isinstance(line.get("requestId"), str):
-                    ids.requests.add(line["requestId"])
     return out
 
 
-def write_index(root: Path, ids: TranscriptIds, *, directory: bool = True) -> None:
-    """Append to ``<root>/<session>/index/ids`` what claude-code-local would after landing."""
-    pairs: list[tuple[str, str]] = [("call", c) for c in sorted(ids.calls)]
-    pairs += [("request", r) for r in sorted(ids.requests)]
-    if directory:
-        pairs.append(("directory", ids.directory))
-    SessionIndex(root / ids.session).add(pairs)
+def land_ids(root: Path, ids: TranscriptIds) -> None:
+    """Land in ``<root>/<session>`` a transcript holding ``ids``' calls under its directory, as
+    claude-code-local lands the session's transcripts before the provider adapter reads them."""
+    land_transcript(root, ids.session, ids.directory, ids.calls)
 
 
 def land_transcript(root: Path, session: str, directory: str, calls: Iterable[str]) -> None:
     """Land a small transcript file through the core writer, as claude-code-local would: one
-    record per call id, header ``src`` under the project directory. No index is written."""
+    record per call id, header ``src`` under the project directory."""
     store = StorageRoot(root, pass_started_ns=1_700_000_000 * 10**9)
     with store.open_session(session) as handle:
         landing = handle.begin("streams/main", Header(kind="transcript", session=session,
@@ -173,7 +166,7 @@ def land_small_session(corpus: Path, runner: PassRunner, work: Path) -> Path:
     """One pass lands :data:`SMALL`'s bodies (copied under ``work/bodies``) into ``runner.root``,
     its transcript's ids indexed first; returns the bodies' directory."""
     ids = transcript_ids(corpus / "claude-code" / "projects")[SMALL]
-    write_index(runner.root, ids)
+    land_ids(runner.root, ids)
     src = work / "bodies"
     bodies = corpus / "provider-bodies"
     copy_bodies([*bodies_by_session(bodies)[SMALL], *response_files(bodies, ids.calls)], src)

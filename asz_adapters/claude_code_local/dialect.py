@@ -44,9 +44,9 @@ anything past its ids, and where each string field the record takes lies among t
 values the typed check fetches. A line is then judged and its record's strings read by two
 getters, whatever its order of keys.
 
-A dialect instance also keeps, for the session's derived index, the ``message.id`` and
-``requestId`` of each ``assistant`` line it converts, by line number; the lines of a large source
-converted in parts (:mod:`asz_core.collect.split`) keep them in parts, joined in line order.
+A dialect instance also keeps, for the session's derived index, the ``message.id`` of each
+``assistant`` line it converts, by line number; the lines of a large source converted in parts
+(:mod:`asz_core.collect.split`) keep them in parts, joined in line order.
 """
 
 from __future__ import annotations
@@ -146,8 +146,6 @@ class ClaudeCodeDialect:
         self._linked = source.kind in (AGENT_META, JOURNAL)
         #: ``(line number, message.id)`` of each assistant line converted
         self.calls: list[tuple[int, str]] = []
-        #: ``(line number, requestId)`` of each assistant line that carries one
-        self.requests: list[tuple[int, str]] = []
         #: by ``from``, the record of a bare line with an id, a parent and a time
         #: (:meth:`_bare_record`)
         self._bare_records: dict[str, RecordFields] = {}
@@ -162,16 +160,14 @@ class ClaudeCodeDialect:
         return ClaudeCodeDialect(self.source)
 
     def join(self, part: ClaudeCodeDialect) -> None:
-        """Keep the calls and requests of ``part``'s lines, which follow this one's."""
+        """Keep the calls of ``part``'s lines, which follow this one's."""
         self.calls += part.calls
-        self.requests += part.requests
 
-    def __reduce__(self) -> tuple[Callable[..., ClaudeCodeDialect], tuple[SourceFacts, list[tuple[int, str]],
-                                                                           list[tuple[int, str]]]]:
-        # A part is pickled to be sent back and joined, which reads its calls and requests alone.
+    def __reduce__(self) -> tuple[Callable[..., ClaudeCodeDialect], tuple[SourceFacts, list[tuple[int, str]]]]:
+        # A part is pickled to be sent back and joined, which reads its calls alone.
         # Compiled by mypyc, the class keeps no __dict__ for pickle to restore, and is made only
         # through __init__; so it pickles as what joining it needs.
-        return _part_sent_back, (self.source, self.calls, self.requests)
+        return _part_sent_back, (self.source, self.calls)
 
     def convert(self, line: SourceLine) -> RecordFields:
         source_kind = self.source.kind
@@ -282,9 +278,6 @@ class ClaudeCodeDialect:
         call = said("id") or None
         if kind == "assistant" and call is not None:
             self.calls.append((line.ord, call))
-            request = line.value.get("requestId")
-            if isinstance(request, str):
-                self.requests.append((line.ord, request))
         # a trigger is read from these fields only (:func:`~.flags.trigger_of`)
         trigger = (trigger_of(fields) if "origin" in values or "attachment" in values or "promptSource" in values
                    else None)
@@ -338,10 +331,8 @@ def _whole(line: SourceLine) -> PartFields:
     return part
 
 
-def _part_sent_back(source: SourceFacts, calls: list[tuple[int, str]],
-                    requests: list[tuple[int, str]]) -> ClaudeCodeDialect:
+def _part_sent_back(source: SourceFacts, calls: list[tuple[int, str]]) -> ClaudeCodeDialect:
     """A part of a split source as :meth:`ClaudeCodeDialect.join` reads it, unpickled."""
     part = ClaudeCodeDialect(source)
     part.calls = calls
-    part.requests = requests
     return part

@@ -5,10 +5,9 @@ and scripts are documents rewritten in place and go through the snapshot collect
 gets its own dialect instance, told what the source's path says (its kind, session, stream and
 run: :class:`~.source_facts.SourceFacts`).
 
-After the session's files have landed, the session's derived index (``index/ids``) learns the
-``call`` (``message.id``) and ``request`` (``requestId``) of every assistant line that landed in
-a transcript, and the ``directory`` its main transcript sits under, so the provider adapter, run
-next in the pass, claims response bodies and filters sessions without re-reading transcripts.
+The session's derived index of ids (``index/ids``) is its reader's to write, from the landed
+files (:mod:`asz_core.root.index`): a landing adds nothing to it. In a dry run, which lands
+nothing, the ids the landing would have landed are handed to the pass for that reader.
 
 A place the session landed into whose source no longer exists is marked gone (:mod:`.gone`).
 """
@@ -22,14 +21,14 @@ from asz_adapters.claude_code_local.source_facts import SourceFacts
 from asz_core.collect import AppendSource, SnapshotSource, collect_append, collect_snapshot
 from asz_core.collect.append import landed_ord
 from asz_core.context import AdapterContext
-from asz_core.root.index import SessionIndex
+from asz_core.root.index import CALL, DIRECTORY
 from asz_core.root.storage import SessionHandle
 
 __all__ = ["land_session"]
 
 
 def land_session(ctx: AdapterContext, sources: SessionSources, session: SessionHandle) -> None:
-    """Land every source of ``sources`` into ``session`` (held), then update its index."""
+    """Land every source of ``sources`` into ``session`` (held); in a dry run, hand back its ids."""
     transcripts: list[tuple[SourceFile, ClaudeCodeDialect]] = []
     for source in sources.files:
         dialect = ClaudeCodeDialect(facts_of(session.id, source))
@@ -45,8 +44,8 @@ def land_session(ctx: AdapterContext, sources: SessionSources, session: SessionH
                 dialect=dialect, stream=source.stream, batch=source.run))
     for place in landed_places(session.dir, skip={source.place for source in sources.files}):
         mark_gone(ctx, session, sources.root, place)
-    if session.landed:
-        _index(ctx, session, sources, transcripts)
+    if session.landed and ctx.dry_run:
+        _hand_back_ids(ctx, session, sources, transcripts)
 
 
 def facts_of(session: str, source: SourceFile) -> SourceFacts:
@@ -55,32 +54,17 @@ def facts_of(session: str, source: SourceFile) -> SourceFacts:
     return SourceFacts(kind=source.kind, session=session, stream=source.stream or "", run=source.run or "")
 
 
-def _index(ctx: AdapterContext, session: SessionHandle, sources: SessionSources,
-           transcripts: list[tuple[SourceFile, ClaudeCodeDialect]]) -> None:
-    """Append to the session's ids index what this pass landed and the index lacks; in a dry
-    run, hand those lines to the pass instead (the provider adapter reads them there)."""
-    index = SessionIndex(session.dir_text)
-    known = index.load()
-    pairs: list[tuple[str, str]] = []
-    if sources.directory and sources.directory not in known.get("directory", ()):
-        pairs.append(("directory", sources.directory))
+def _hand_back_ids(ctx: AdapterContext, session: SessionHandle, sources: SessionSources,
+                   transcripts: list[tuple[SourceFile, ClaudeCodeDialect]]) -> None:
+    """In a dry run, hand the pass the ids of what this landing would have landed, which the
+    provider adapter reads beside the landed ones (a real landing's are read from its files)."""
+    pairs: list[tuple[str, str]] = [(DIRECTORY, sources.directory)] if sources.directory else []
     for source, dialect in transcripts:
-        if not dialect.calls:
-            continue
         # a line converted but not landed (the pass stopped at its window) lands next pass
-        landed_to = landed_ord(session, source.subdir, TRANSCRIPT, dry_run=ctx.dry_run)
-        for key, found in (("call", dialect.calls), ("request", dialect.requests)):
-            seen = known.get(key, set())
-            for ordinal, value in found:
-                if ordinal <= landed_to and value not in seen:
-                    seen.add(value)
-                    pairs.append((key, value))
-            known[key] = seen
-    if ctx.dry_run:
-        if pairs:
-            ctx.hand_back(_would_index, (session.id, pairs))
-    else:
-        index.add(pairs)
+        landed_to = landed_ord(session, source.subdir, TRANSCRIPT, dry_run=True)
+        pairs += [(CALL, value) for ordinal, value in dialect.calls if ordinal <= landed_to]
+    if pairs:
+        ctx.hand_back(_would_index, (session.id, pairs))
 
 
 def _would_index(ctx: AdapterContext, value: tuple[str, list[tuple[str, str]]]) -> None:

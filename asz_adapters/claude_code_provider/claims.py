@@ -128,7 +128,7 @@ def claim(ctx: AdapterContext, state: ProviderPass) -> list[SessionClaim]:
         if table.entries[name].state == LANDED:
             counters.gone += 1  # deleted after it landed, as the spec suggests doing
         table.drop(name)
-    transcripts = Transcripts(ctx.root.path, ctx.pass_ctx.would_index)
+    transcripts = Transcripts(ctx.root.path, ctx.pass_ctx.would_index, keep=not ctx.dry_run)
     sources = SourceProjects(local_projects(ctx))
     by_prev, times = _request_index(files)
     near = _RequestTimes(times)

@@ -1,87 +1,144 @@
-"""A session's derived index: the ids its landed files hold, for other adapters to look up.
+"""A session's derived index: the ids its landed transcripts hold, for other adapters to look up.
 
-``<session>/index/ids`` holds ``key value`` lines, appended after files land: ``call`` (a
-provider call id a transcript records, such as Claude Code's message id), ``request`` (a
-provider request id), ``directory`` (the slug of the working directory the session's main
-source sits under). It is derived and disposable: ids only, never text; losing it costs a
-rebuild from the landed files (:func:`rebuild_calls`), and readers never trust it over them.
+``<session>/index/ids`` holds ``key value`` lines: ``call`` (a provider call id a record holds,
+such as Claude Code's message id), ``directory`` (the top directory of a landed transcript's
+``src``: for Claude Code, the project directory the file was found under) and ``seq`` (the
+highest landed file it covers). It is derived and disposable: ids only, never text.
+
+1. Its reader writes it; no landing does. A landing pays nothing for it, and a session landed
+   by anyone (this project, upstream's ``asz``, a third-party writer) is indexed alike.
+2. The reader brings it up to date before reading it (:func:`session_ids`): the transcripts
+   numbered above its ``seq`` (every one, for a session with no index) are read, and their new
+   ids appended, the new ``seq`` last, in one write. A session numbers each file one above the
+   highest it holds, so what lies above ``seq`` is exactly what landed since.
+3. A line counts once whole (its newline written): an append cut short leaves ids without the
+   ``seq`` that covers them, so the next reader reads those files again, and repeats no id.
+4. An index that is not a regular file of its own (a link, a fifo, a hard link to another file)
+   is read as none, and a new one replaces it; nothing is written through it. Where none can be
+   written (a link above it, a directory in its place, a full disk) the ids are read from the
+   files each time (``verify`` names a link in the root).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import re
 import stat
-from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
 from asz_core.root import confined
-from asz_core.root.durable import make_dirs_text, open_private, read_small
+from asz_core.root.durable import make_dirs_text, write_replace
+from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import landed_files
 
-__all__ = ["SessionIndex", "rebuild_calls"]
+__all__ = ["CALL", "DIRECTORY", "SessionIndex", "session_ids"]
 
-_SPACE = re.compile(r"\s")
+CALL = "call"
+DIRECTORY = "directory"
+_SEQ = "seq"
+_TRANSCRIPT = "transcript"
 
 
 class SessionIndex:
-    """The ids index of one session directory."""
+    """The ids index file of one session directory."""
 
     def __init__(self, session_dir: Path | str) -> None:
-        #: a string: it is only ever opened, and an index is loaded and added to per session
+        #: a string: it is only ever opened
         self.path = os.path.join(session_dir, "index", "ids")
 
-    def exists(self) -> bool:
+    def load(self) -> tuple[dict[str, set[str]], int] | None:
+        """Every key's values and the ``seq`` they cover; ``None`` when the session has no index
+        of its own (rule 4)."""
         try:
-            return stat.S_ISREG(os.lstat(self.path).st_mode)
+            fd = confined.open_path(self.path, os.O_RDONLY | os.O_NONBLOCK)  # a fifo does not block
         except OSError:
-            return False
-
-    def add(self, pairs: Iterable[tuple[str, str]]) -> None:
-        """Append ``(key, value)`` pairs; values with whitespace are refused (ids only)."""
-        lines = []
-        for key, value in pairs:
-            if not value or _SPACE.search(key) or _SPACE.search(value):
-                continue
-            lines.append(f"{key} {value}\n")
-        if not lines:
-            return
-        make_dirs_text(confined.split(self.path)[0])
-        fd = open_private(self.path, os.O_WRONLY | os.O_APPEND)
+            return None
         try:
-            os.write(fd, "".join(lines).encode("utf-8"))
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+                return None
+            chunks = []
+            while chunk := os.read(fd, 1 << 16):
+                chunks.append(chunk)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        ids: dict[str, set[str]] = {CALL: set(), DIRECTORY: set()}
+        seq = 0
+        whole, _, _ = b"".join(chunks).rpartition(b"\n")  # rule 3: a last line with no newline is none
+        for line in whole.decode("utf-8", errors="replace").split("\n"):
+            key, _, value = line.partition(" ")
+            if key == _SEQ:
+                seq = max(seq, int(value)) if value.isdigit() else seq
+            elif key and value:
+                ids.setdefault(key, set()).add(value)
+        return ids, seq
+
+    def extend(self, pairs: Iterable[tuple[str, str]], seq: int, *, begun: bool) -> None:
+        """Write ``pairs`` and then ``seq`` after what the index holds (``begun``: :meth:`load`
+        found it its own), else as a new index that replaces whatever has its name (rule 2)."""
+        data = "".join(f"{key} {value}\n" for key, value in pairs if _an_id(key) and _an_id(value))
+        data += f"{_SEQ} {seq}\n"
+        if not begun:
+            make_dirs_text(confined.split(self.path)[0])
+            write_replace(Path(self.path), data.encode("utf-8"), derived=True)  # never seen half-made
+            return
+        fd = confined.open_path(self.path, os.O_RDWR | os.O_APPEND)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = "\n" + data  # rule 3: a line cut short stays a line of its own, never joins ours
+            os.write(fd, data.encode("utf-8"))
         finally:
             os.close(fd)
 
-    def load(self) -> dict[str, set[str]]:
-        """Every key's values; empty when there is no index (yet)."""
-        out: dict[str, set[str]] = defaultdict(set)
-        try:
-            data = read_small(self.path)
-        except OSError:  # a link, a directory: derived, so as if there were none
-            return out
-        if data is None:
-            return out
-        text = data.decode("utf-8", errors="replace")
-        for line in text.splitlines():
-            key, _, value = line.partition(" ")
-            if key and value:
-                out[key].add(value)
-        return out
+
+def _an_id(text: str) -> bool:
+    return bool(text) and not any(c.isspace() for c in text)
 
 
-def rebuild_calls(session_dir: Path) -> set[str]:
-    """The ``call`` ids of every landed record of the session, read from the files themselves."""
-    from asz_core.sessiondata.errors import SessionDataError  # the reader: only when rebuilding
+def session_ids(session_dir: Path, *, keep: bool = True) -> dict[str, set[str]]:
+    """The ``call`` and ``directory`` ids of every landed transcript of the session, from its
+    index brought up to date (rule 2); ``keep=False`` (a dry run) writes nothing."""
+    index = SessionIndex(session_dir)
+    landed = sorted(landed_files(session_dir))
+    loaded = index.load()
+    if loaded is not None and loaded[1] > (landed[-1][0] if landed else 0):
+        loaded = None  # it covers files the session no longer numbers so: begun anew
+    ids, covered = loaded if loaded is not None else ({CALL: set(), DIRECTORY: set()}, 0)
+    newer = [(seq, path) for seq, path in landed if seq > covered]
+    if not newer:
+        return ids
+    added: list[tuple[str, str]] = []
+    for _, path in newer:
+        name = parse_file_name(path.name)
+        if name is not None and name.kind == _TRANSCRIPT:
+            _read_transcript(path, ids, added)
+    if keep:
+        # derived: an index that cannot be written (rule 4, a full disk) is read from the
+        # files again next time
+        with contextlib.suppress(OSError):
+            index.extend(added, newer[-1][0], begun=loaded is not None)
+    return ids
+
+
+def _read_transcript(path: Path, ids: dict[str, set[str]], added: list[tuple[str, str]]) -> None:
+    """Add to ``ids`` (and to ``added``, the new ones) the top directory of the file's ``src``
+    and the ``call`` of each of its records; a file that cannot be read adds what it gave."""
+    from asz_core.sessiondata.errors import SessionDataError  # the reader: only when indexing
     from asz_core.sessiondata.reader import open_file
 
-    calls: set[str] = set()
-    for _, path in sorted(landed_files(session_dir)):
-        try:
-            for record in open_file(path):
-                if record.call:
-                    calls.add(record.call)
-        except SessionDataError:
-            continue
-    return calls
+    def add(key: str, value: str) -> None:
+        if value not in ids[key]:
+            ids[key].add(value)
+            added.append((key, value))
+
+    with contextlib.suppress(SessionDataError), open_file(path) as landed:
+        src = landed.header.get("src")
+        if isinstance(src, str) and "/" in src:
+            add(DIRECTORY, src.split("/", 1)[0])
+        for record in landed:
+            if record.call:
+                add(CALL, record.call)

@@ -2,7 +2,7 @@
 lost, every body has a named, counted outcome.
 
 Bodies are a small session of the shared corpus (its transcripts' index written as
-claude-code-local would, ``provider_support.write_index``) or built in the test.
+claude-code-local would, ``provider_support.land_ids``) or built in the test.
 """
 
 from __future__ import annotations

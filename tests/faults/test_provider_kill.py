@@ -30,10 +30,10 @@ from tests.helpers import run_cli, run_cli_forked, temp_files
 from tests.provider_support import (
     TranscriptIds,
     bodies_by_session,
+    land_ids,
     provider_config,
     response_files,
     transcript_ids,
-    write_index,
 )
 
 pytestmark = pytest.mark.corpus
@@ -89,7 +89,7 @@ def _kill_and_finish(seed: int | None, corpus: Path, tmp_path: Path, sessions: t
         os.utime(src / path.name, ns=(10**18 + n * 10**9,) * 2)
     runner = PassRunner(tmp_path, tmp_path / "root")
     for session in sessions:
-        write_index(runner.root, all_ids[session])
+        land_ids(runner.root, all_ids[session])
     config = runner.configure(adapters=[provider_config(src, exclude=[], collector={"max_delta_bytes": 64 * 1024,
                                                                         "workers": workers})])
     cli = [sys.executable, "-m", "asz_core.cli", "run", "--config", str(config)]

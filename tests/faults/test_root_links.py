@@ -18,7 +18,7 @@ import pytest
 
 from asz_core.pipeline import PassRefused
 from asz_core.root import confined
-from asz_core.root.index import SessionIndex
+from asz_core.root.index import CALL, SessionIndex, session_ids
 from asz_core.root.storage import StorageRoot
 from asz_core.root.upstream_index import drop_upstream_index
 from asz_core.testing import PassRunner
@@ -162,7 +162,9 @@ def test_index_and_provider_directories_as_links_are_refused(
     (asz_pass.root / "_provider").symlink_to(outside)
     before = _snapshot(outside)
     with pytest.raises(confined.LinkRefused):
-        SessionIndex(session_dir).add([("call", "msg_1")])
+        SessionIndex(session_dir).extend([("call", "msg_1")], 1, begun=True)
+    assert session_ids(session_dir)[CALL] == set()  # read from the landed files (no call in them) ...
+    assert SessionIndex(session_dir).load() is None  # ... and no index begun through the link
     with pytest.raises(confined.LinkRefused):
         drop_upstream_index(session_dir)
     root = StorageRoot(asz_pass.root)

@@ -33,7 +33,7 @@ from asz_core.sessiondata.writer import record_line
 from asz_core.testing import PassRunner
 from asz_core.verify import verify_root
 from tests.helpers import jsonl_config, records_of, run_cli_bytes, run_cli_forked
-from tests.provider_support import SMALL, land_small_session, seen_states, transcript_ids, write_index
+from tests.provider_support import SMALL, land_ids, land_small_session, seen_states, transcript_ids
 
 SESSION = "s1"
 CURSOR = Path(SESSION, "streams", "main", "transcript.cursor")
@@ -156,7 +156,7 @@ def test_provider_bodies_deleted_with_the_index_are_reported_gone_by_name(
     said = orjson.loads(done.stdout)
     assert not said["ok"] and sorted(p["kind"] for r in said["sessions"] for p in r["problems"]) == ["gone"] * 7
     (root / "_provider" / "seen.state").unlink()  # what the message says to do
-    write_index(root, transcript_ids(corpus / "claude-code" / "projects")[SMALL])  # as claude-code-local
+    land_ids(root, transcript_ids(corpus / "claude-code" / "projects")[SMALL])  # as claude-code-local
     again = small_root.run()  # would rebuild it from the session's transcripts (none landed here)
     assert not again.failed and again.totals.records == 7
     assert _adapter_problems(small_root) == [] and _landed_bodies(root) == landed

@@ -21,6 +21,7 @@ import orjson
 import pytest
 from cc_helpers import ADAPTER, source_files
 
+from asz_adapters.claude_code_provider.transcripts import Transcripts
 from asz_core.cli.app import App
 from asz_core.cli.main import main
 from asz_core.context import PassSummary
@@ -145,10 +146,11 @@ def test_a_second_pass_lands_nothing(landed: Landed) -> None:
     assert (again.totals.landed, again.totals.records, again.totals.sessions) == (0, 0, landed.sessions)
 
 
-def test_the_index_knows_every_call_request_and_directory(landed: Landed) -> None:
+def test_the_index_its_reader_begins_knows_every_call_and_directory(landed: Landed) -> None:
+    reader = Transcripts(landed.root)
     for session_dir in (p for p in landed.root.iterdir() if p.is_dir() and not p.name.startswith("_")):
         session = session_dir.name
-        calls, requests, directories = set(), set(), set()
+        calls, directories = set(), set()
         for path in landed.projects.glob(f"*/{session}.jsonl"):
             directories.add(path.parent.name)
         transcripts = [*landed.projects.glob(f"*/{session}.jsonl"),
@@ -158,14 +160,12 @@ def test_the_index_knows_every_call_request_and_directory(landed: Landed) -> Non
                 value = orjson.loads(line)
                 if value.get("type") == "assistant":
                     calls.add(value["message"]["id"])
-                    if value.get("requestId"):
-                        requests.add(value["requestId"])
-        index = SessionIndex(session_dir).load()
-        assert index["call"] == calls, session
-        assert index.get("request", set()) == requests, session
-        assert index["directory"] == directories, session
+        assert SessionIndex(session_dir).load() is None, "the landing begins none"
+        assert (reader.calls(session), reader.directories(session)) == (calls, directories), session
+        loaded = SessionIndex(session_dir).load()
+        assert loaded is not None and (loaded[0]["call"], loaded[0]["directory"]) == (calls, directories), session
         lines = (session_dir / "index" / "ids").read_text().splitlines()
-        assert len(lines) == len(set(lines)), "nothing is indexed twice"
+        assert len(lines) == len(set(lines)) and lines[-1].startswith("seq "), "nothing is indexed twice"
 
 
 def test_sources_lists_sessions_with_their_stream_counts(landed: Landed) -> None:

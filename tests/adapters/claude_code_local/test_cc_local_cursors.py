@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from cc_helpers import copy_session
 
+from asz_adapters.claude_code_provider.transcripts import Transcripts
 from asz_core.cli.app import EXIT_FAILED, EXIT_OK, App
 from asz_core.cli.main import main
 from asz_core.context import PassSummary
-from asz_core.root.index import SessionIndex
 from asz_core.root.storage import landed_files
 from asz_core.sessiondata import Record, open_file
 from asz_core.testing import PassRunner
@@ -184,7 +184,8 @@ def test_a_session_copied_under_two_project_directories_is_one_session(
     assert (summary.totals.sessions, summary.totals.sources, summary.failed) == (1, 3, False)
     assert [p.name for p in asz_pass.root.iterdir() if p.is_dir()] == [SP_SESSION]
     _assert_exact(_records(asz_pass.root, SP_SESSION), projects / SP_SLUG / f"{SP_SESSION}.jsonl")
-    assert SessionIndex(asz_pass.root / SP_SESSION).load()["directory"] == {SP_SLUG}  # equal: first by name
+    # equal: the first by name; its reader begins the session's index with it
+    assert Transcripts(asz_pass.root).directories(SP_SESSION) == {SP_SLUG}
     assert asz_pass.run().totals.records == 0
     # Claude Code goes on writing to the copy: it holds more now, so it is followed from where
     # the landed bytes end (its tail is theirs), and its directory is indexed too.
@@ -193,7 +194,7 @@ def test_a_session_copied_under_two_project_directories_is_one_session(
     grown = asz_pass.run()
     assert (grown.totals.records, grown.failed) == (1, False)
     _assert_exact(_records(asz_pass.root, SP_SESSION), backup / f"{SP_SESSION}.jsonl")
-    assert SessionIndex(asz_pass.root / SP_SESSION).load()["directory"] == {SP_SLUG, "-home-marco-zz-backup"}
+    assert Transcripts(asz_pass.root).directories(SP_SESSION) == {SP_SLUG, "-home-marco-zz-backup"}
     assert_root_verifies(asz_pass.root)
 
 

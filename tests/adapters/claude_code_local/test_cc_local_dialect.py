@@ -108,17 +108,17 @@ def test_a_line_whose_stop_reason_is_null_is_not_finished(real: Find) -> None:  
     assert convert(raw).flags == []
 
 
-def test_the_dialect_keeps_each_assistant_lines_call_and_request(real: Find) -> None:  # real
+def test_the_dialect_keeps_each_assistant_lines_call(real: Find) -> None:  # real
     raw, value = real(lambda v: v.get("type") == "assistant" and "requestId" in v)
     dialect = transcript_dialect()
     dialect.convert(SourceLine(raw, 7, 0))
-    assert dialect.calls == [(7, value["message"]["id"])] and dialect.requests == [(7, value["requestId"])]
+    assert dialect.calls == [(7, value["message"]["id"])]
     user_raw, _ = real(lambda v: v.get("type") == "user")
     dialect.convert(SourceLine(user_raw, 8, 0))
     assert len(dialect.calls) == 1
 
 
-def test_a_split_part_sent_back_by_pickle_keeps_its_calls_and_requests(real: Find) -> None:  # real
+def test_a_split_part_sent_back_by_pickle_keeps_its_calls(real: Find) -> None:  # real
     # a split source's part is pickled back to the pass's process (asz_core.collect.split), the
     # dialect compiled by mypyc or not; joining it keeps what it converted after the source's own
     raw, value = real(lambda v: v.get("type") == "assistant" and "requestId" in v)
@@ -129,8 +129,8 @@ def test_a_split_part_sent_back_by_pickle_keeps_its_calls_and_requests(real: Fin
     back = pickle.loads(pickle.dumps(part))
     assert back.source == dialect.source and back is not part
     dialect.join(back)
-    call, request = value["message"]["id"], value["requestId"]
-    assert dialect.calls == [(1, call), (9, call)] and dialect.requests == [(1, request), (9, request)]
+    call = value["message"]["id"]
+    assert dialect.calls == [(1, call), (9, call)]
 
 
 def test_a_user_prompt_as_a_string_is_one_text_part(real: Find) -> None:  # real

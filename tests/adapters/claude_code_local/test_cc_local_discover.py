@@ -6,6 +6,7 @@ the lines in them are the demo's, which are written in Claude Code's shapes.
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +17,7 @@ from asz_adapters.claude_code_local.dialect import SCRIPT_REASON
 from asz_adapters.claude_code_local.discover import default_source_root, scan
 from asz_adapters.claude_code_local.ids import RefusedId, agent_id, run_id, script_run_id, session_id
 from asz_core.context import PassSummary
-from asz_core.root.index import SessionIndex
+from asz_core.root.index import CALL, DIRECTORY, SessionIndex, session_ids
 from asz_core.root.storage import landed_files
 from asz_core.sessiondata import open_file
 from asz_core.testing import PassRunner
@@ -220,7 +221,8 @@ def test_a_session_without_its_main_transcript_lands_its_children(
     assert not summary.failed and summary.totals.sessions == 3
     files = _files(asz_pass.root, AGENT_SESSION)
     assert sorted(files) == ["streams/a4c7e9f1b2d3a5c68/agent_meta", "streams/a4c7e9f1b2d3a5c68/transcript"]
-    assert SessionIndex(asz_pass.root / AGENT_SESSION).load()["directory"] == {FORECAST}
+    (child,) = files["streams/a4c7e9f1b2d3a5c68/transcript"]
+    assert str(child["src"]).startswith(f"{FORECAST}/{AGENT_SESSION}/")  # the directory its reader finds
 
 
 def test_a_script_filed_under_another_directory_joins_its_session(
@@ -253,18 +255,37 @@ def test_a_dry_run_lands_nothing_and_writes_no_index(projects: Path, run_local: 
     assert not asz_pass.root.exists()  # no file, no cursor, no index
 
 
-def test_the_index_names_calls_requests_and_directory_once(projects: Path, run_local: Callable[..., PassSummary],
-                                                           asz_pass: PassRunner) -> None:
+def test_a_session_is_given_no_index_by_its_landing(projects: Path, run_local: Callable[..., PassSummary],
+                                                    asz_pass: PassRunner) -> None:
     run_local(projects)
-    lines = (asz_pass.root / AGENT_SESSION / "index" / "ids").read_text().splitlines()
-    assert lines.count(f"directory {FORECAST}") == 1
-    assert "call msg_01Jv3Qs7Ae5Xn9Lb2Wc6Tr8K" in lines  # the child's call, from its own stream
-    assert "request req_011CdA9xQ2mN7bV4cZ8LkP5T" in lines
+    assert SessionIndex(asz_pass.root / AGENT_SESSION).load() is None
+    assert not (asz_pass.root / AGENT_SESSION / "index").exists()  # nothing made for it either
+
+
+def test_the_index_its_reader_keeps_takes_the_calls_of_each_file_landed_since(
+        projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner) -> None:
+    run_local(projects)
+    session_dir = asz_pass.root / AGENT_SESSION
+    first = session_ids(session_dir)
+    assert first[DIRECTORY] == {FORECAST} and "msg_01Jv3Qs7Ae5Xn9Lb2Wc6Tr8K" in first[CALL]  # the child's own
+    begun = (session_dir / "index" / "ids").read_text().splitlines()
+    (child,) = (projects / FORECAST / AGENT_SESSION / "subagents").glob("agent-*.jsonl")
+    last = json.loads(child.read_bytes().splitlines()[-1])
+    assert last["type"] == "assistant"
+    later = {**last, "uuid": "5b0d4c1e-2f3a-4b5c-8d6e-7f8091a2b3c4", "parentUuid": last["uuid"],
+             "message": {**last["message"], "id": "msg_01LaterCall"}}
+    with open(child, "ab") as f:
+        f.write(json.dumps(later).encode() + b"\n")
     asz_pass.run()
+    highest = max(seq for seq, _ in landed_files(session_dir))
+    assert session_ids(session_dir)[CALL] == first[CALL] | {"msg_01LaterCall"}
+    lines = (session_dir / "index" / "ids").read_text().splitlines()
+    assert lines == [*begun, "call msg_01LaterCall", f"seq {highest}"]  # its directory is not named again
     with open(projects / FORECAST / f"{AGENT_SESSION}.jsonl", "ab") as f:
         f.write(b'{"type":"mode","mode":"normal"}\n')
     asz_pass.run()
-    assert (asz_pass.root / AGENT_SESSION / "index" / "ids").read_text().splitlines() == lines
+    assert session_ids(session_dir)[CALL] == first[CALL] | {"msg_01LaterCall"}
+    assert (session_dir / "index" / "ids").read_text().splitlines() == [*lines, f"seq {highest + 1}"]
 
 
 def test_the_default_source_root_is_where_claude_code_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

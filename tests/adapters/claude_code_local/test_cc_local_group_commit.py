@@ -1,6 +1,5 @@
-"""Group commit with claude-code-local: what a landing reads back before its group commits (the
-session's ids index reads the new cursor's ordinal) and what is made once it has (the settled
-entry stats the cursors) agree with the root the commit leaves."""
+"""Group commit with claude-code-local: what is made once a group has committed (each session's
+settled entry stats its cursors) agrees with the root the commit leaves."""
 
 from __future__ import annotations
 
@@ -11,14 +10,13 @@ import pytest
 
 from asz_core.context import PassSummary
 from asz_core.root import durable, group
-from asz_core.root.index import SessionIndex, rebuild_calls
 from asz_core.testing import PassRunner
 
 pytestmark = [pytest.mark.corpus,
               pytest.mark.skipif(not durable.can_sync_filesystem(), reason="group commit needs syncfs (Linux)")]
 
 
-def test_the_corpus_landed_in_groups_has_each_index_and_settled_entry_as_the_root_says(
+def test_the_corpus_landed_in_groups_has_each_settled_entry_as_the_root_says(
         cc_projects: Path, small_corpus: Path, slow: bool, run_local: Callable[..., PassSummary],
         asz_pass: PassRunner, monkeypatch: pytest.MonkeyPatch, opened: list[str],
         assert_root_verifies: Callable[[Path], None]) -> None:
@@ -28,15 +26,6 @@ def test_the_corpus_landed_in_groups_has_each_index_and_settled_entry_as_the_roo
     monkeypatch.setattr(group, "GROUP_SESSIONS", 4)  # several groups either way
     first = run_local(projects, collector={"workers": 1})
     assert not first.failed and first.totals.landed > sessions_in
-    sessions = [p for p in asz_pass.root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))]
-    with_calls = 0
-    for session in sessions:
-        calls = rebuild_calls(session)
-        # every call id of every landed file, and no other: read back from the cursor each
-        # landing left, before its group had written it
-        assert SessionIndex(session).load().get("call", set()) == calls, session.name
-        with_calls += bool(calls)
-    assert with_calls > len(sessions) * 2 // 3
     opened.clear()
     second = asz_pass.run()  # each settled entry stats the cursors as the commit left them
     assert opened == [] and second.totals.landed == 0

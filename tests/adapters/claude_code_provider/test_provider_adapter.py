@@ -2,7 +2,7 @@
 
 What claude-code-local lands before this adapter in a pass (each session's index: call ids,
 request ids, the directory slug) is simulated from the corpus's real transcripts by
-``provider_support`` (``write_index``) where a test is about this adapter alone; the same-pass
+``provider_support`` (``land_ids``) where a test is about this adapter alone; the same-pass
 claim runs the real claude-code-local first.
 """
 
@@ -24,7 +24,6 @@ from asz_core import hookimpl
 from asz_core.cli.app import App
 from asz_core.cli.main import main
 from asz_core.providerbody import BodyTooLarge, CopySeg, PieceSeg, ProviderBodies, provider_body_files
-from asz_core.root.index import SessionIndex
 from asz_core.testing import PassRunner
 from asz_core.verify import verify_root
 from tests.provider_support import (
@@ -32,13 +31,13 @@ from tests.provider_support import (
     MINUTE_NS,
     TranscriptIds,
     bodies_by_session,
+    land_ids,
     land_transcript,
     prev_requests,
     provider_config,
     response_files,
     seen_states,
     transcript_ids,
-    write_index,
 )
 
 pytestmark = pytest.mark.corpus
@@ -139,7 +138,7 @@ def test_a_response_is_claimed_through_a_transcript_the_local_adapter_landed_in_
 def test_a_response_waits_until_a_request_of_its_session_arrives(
         asz_pass: PassRunner, small: Bodies, tmp_path: Path) -> None:
     src = tmp_path / "bodies"
-    write_index(asz_pass.root, small.ids)
+    land_ids(asz_pass.root, small.ids)
     written = small.written()
     stage([(p, t) for p, t in written if p in small.responses], src)
     asz_pass.configure(adapters=[provider_config(src)])
@@ -169,8 +168,7 @@ def test_a_response_waiting_for_its_call_id_waits_each_pass_until_the_sessions_i
                if p.name.removesuffix(".response.json") not in prev_requests(small.requests)]
     call = json.loads(lone.read_bytes())["id"]
     assert call in small.ids.calls
-    write_index(asz_pass.root, TranscriptIds(SMALL, small.ids.directory, small.ids.calls - {call},
-                                             small.ids.requests))
+    land_ids(asz_pass.root, TranscriptIds(SMALL, small.ids.directory, small.ids.calls - {call}))
     asz_pass.configure(adapters=[provider_config(src)])
     for _ in range(2):
         summary = asz_pass.run()
@@ -179,7 +177,7 @@ def test_a_response_waiting_for_its_call_id_waits_each_pass_until_the_sessions_i
         assert any("no request names and no session's landed transcripts hold" in w
                    for w in asz_pass.reporter.warnings)
     assert landed_names(asz_pass.root) == {p.name for p in small.requests + small.responses} - {lone.name}
-    SessionIndex(asz_pass.root / SMALL).add([("call", call)])
+    land_transcript(asz_pass.root, SMALL, small.ids.directory, {call})
     summary = asz_pass.run()
     assert summary.fields()["bodies_waiting"] == 0 and summary.totals.landed == 1
     assert landed_names(asz_pass.root) == {p.name for p in small.requests + small.responses}
@@ -188,7 +186,7 @@ def test_a_response_waiting_for_its_call_id_waits_each_pass_until_the_sessions_i
 def test_a_half_written_body_waits_then_is_unreadable_and_lands_once_whole(
         asz_pass: PassRunner, small: Bodies, tmp_path: Path) -> None:
     src = tmp_path / "bodies"
-    write_index(asz_pass.root, small.ids)
+    land_ids(asz_pass.root, small.ids)
     path = small.requests[0]
     raw = path.read_bytes()
     stage([], src)
@@ -214,7 +212,7 @@ def test_a_half_written_body_waits_then_is_unreadable_and_lands_once_whole(
 def test_a_body_changed_after_it_landed_is_a_conflict_until_its_bytes_are_back(
         asz_pass: PassRunner, small: Bodies, tmp_path: Path) -> None:
     src = tmp_path / "bodies"
-    write_index(asz_pass.root, small.ids)
+    land_ids(asz_pass.root, small.ids)
     stage(small.written(), src)
     asz_pass.configure(adapters=[provider_config(src)])
     assert not asz_pass.run().failed
@@ -235,7 +233,7 @@ def test_a_body_changed_after_it_landed_is_a_conflict_until_its_bytes_are_back(
 def test_a_body_with_a_screenshot_is_reduced_to_fit_and_rebuilds_from_the_source(
         asz_pass: PassRunner, small: Bodies, tmp_path: Path, assert_root_verifies: object) -> None:
     src = tmp_path / "bodies"
-    write_index(asz_pass.root, small.ids)
+    land_ids(asz_pass.root, small.ids)
     written = small.written()
     first_request = next(p for p, _ in written if p in small.requests)
     value = json.loads(first_request.read_bytes())
@@ -271,7 +269,7 @@ def test_two_passes_land_a_chain_in_two_files_the_second_referring_into_the_firs
         assert_root_verifies: object) -> None:
     chain = bodies_of(corpus, ids, CHAIN)
     src = tmp_path / "bodies"
-    write_index(asz_pass.root, chain.ids)
+    land_ids(asz_pass.root, chain.ids)
     written = chain.written()
     half = len(written) // 2
     stage(written[:half], src)
@@ -315,7 +313,7 @@ def test_a_request_naming_a_session_id_not_in_claude_codes_form_is_refused(
 def test_a_second_pass_lands_nothing_and_seen_state_is_rebuilt_from_the_manifests(
         asz_pass: PassRunner, small: Bodies, tmp_path: Path) -> None:
     src = tmp_path / "bodies"
-    write_index(asz_pass.root, small.ids)
+    land_ids(asz_pass.root, small.ids)
     stage(small.written(), src)
     asz_pass.configure(adapters=[provider_config(src)])
     assert asz_pass.run().totals.records == len(small.requests) + len(small.responses)
@@ -400,7 +398,7 @@ class _ChangesAfterClaim:
 def test_a_body_changed_while_the_pass_reads_it_waits_and_lands_next_pass(
         asz_pass: PassRunner, small: Bodies, tmp_path: Path) -> None:
     src = tmp_path / "bodies"
-    write_index(asz_pass.root, small.ids)
+    land_ids(asz_pass.root, small.ids)
     stage(small.written(), src)
     victim = src / small.requests[0].name
     asz_pass.register("meddled-provider", _ChangesAfterClaim(victim))
@@ -421,7 +419,7 @@ def test_bodies_landed_before_seen_state_caught_up_are_not_landed_again(
     bodies in the session's manifests and marks them landed; one whose bytes differ from the
     landed body is a conflict."""
     src = tmp_path / "bodies"
-    write_index(asz_pass.root, small.ids)
+    land_ids(asz_pass.root, small.ids)
     stage(small.written(), src)
     asz_pass.configure(adapters=[provider_config(src)])
     landed = asz_pass.run().totals.records
@@ -495,7 +493,7 @@ def test_only_a_session_id_in_claude_codes_form_places_a_request() -> None:
 def test_a_pass_that_finds_nothing_new_only_stats(asz_pass: PassRunner, small: Bodies, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     src = tmp_path / "bodies"
-    write_index(asz_pass.root, small.ids)
+    land_ids(asz_pass.root, small.ids)
     stage(small.written(), src)
     asz_pass.configure(adapters=[provider_config(src)])
     asz_pass.run()
@@ -516,7 +514,7 @@ def test_a_pass_that_finds_nothing_new_only_stats(asz_pass: PassRunner, small: B
 def test_a_symlink_and_a_name_claude_code_does_not_write_are_unreadable(
         asz_pass: PassRunner, small: Bodies, tmp_path: Path) -> None:
     src = tmp_path / "bodies"
-    write_index(asz_pass.root, small.ids)
+    land_ids(asz_pass.root, small.ids)
     stage(small.written(), src)
     (src / "linked.request.json").symlink_to(small.requests[0])
     (src / "odd name.response.json").write_bytes(small.responses[0].read_bytes())

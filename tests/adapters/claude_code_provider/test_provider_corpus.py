@@ -2,7 +2,7 @@
 to its file's exact bytes, and the landed files take at most 18 % of the bytes Claude Code wrote.
 
 claude-code-local's part (each session's index, written after it lands the transcripts) is
-simulated from the corpus's real transcripts (``provider_support.write_index``).
+simulated from the corpus's real transcripts (``provider_support.land_ids``).
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from asz_core.testing import PassRunner, run_sdcheck
 from asz_core.verify import verify_root
 from tests import provider_upstream as upstream
 from tests.provider_support import (
+    land_ids,
     landed_provider_bytes,
     provider_config,
     seen_states,
     transcript_ids,
-    write_index,
 )
 
 pytestmark = pytest.mark.corpus
@@ -48,7 +48,7 @@ def _two_passes(corpus: Path, work: Path) -> CorpusPass:
     runner = PassRunner(work, work / "root")
     ids = transcript_ids(corpus / "claude-code" / "projects")
     for session in ids.values():
-        write_index(runner.root, session)
+        land_ids(runner.root, session)
     bodies = corpus / "provider-bodies"
     runner.configure(adapters=[provider_config(bodies, exclude=[])])
     first = runner.run()
@@ -145,7 +145,7 @@ def test_the_default_filter_excludes_a_session_under_private_tmp(
         corpus: Path, asz_pass: PassRunner) -> None:
     ids = transcript_ids(corpus / "claude-code" / "projects")
     (session,) = [s for s in ids.values() if s.directory.startswith("-private-tmp-")]
-    write_index(asz_pass.root, session)
+    land_ids(asz_pass.root, session)
     asz_pass.configure(adapters=[provider_config(corpus / "provider-bodies")])
     summary = asz_pass.run()
     assert summary.totals.landed == 0 and not summary.failed

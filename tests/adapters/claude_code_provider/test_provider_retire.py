@@ -15,7 +15,7 @@ from asz_core.cli.app import App
 from asz_core.cli.main import main
 from asz_core.testing import PassRunner
 from tests.adapters.claude_code_provider.test_provider_adapter import SMALL, bodies_of, ids, stage  # noqa: F401
-from tests.provider_support import TranscriptIds, provider_config, seen_states, write_index
+from tests.provider_support import TranscriptIds, land_ids, provider_config, seen_states
 
 pytestmark = pytest.mark.corpus
 
@@ -31,7 +31,7 @@ def test_a_retired_body_file_stops_waiting_is_kept_unchanged_and_waits_again_onc
         asz_pass: PassRunner, corpus: Path, ids: dict[str, TranscriptIds], tmp_path: Path) -> None:  # noqa: F811
     small = bodies_of(corpus, ids, SMALL)
     src = tmp_path / "bodies"
-    write_index(asz_pass.root, small.ids)
+    land_ids(asz_pass.root, small.ids)
     stage([(p, t) for p, t in small.written() if p in small.responses], src)  # no request: they wait
     asz_pass.configure(adapters=[provider_config(src)])
     first = asz_pass.run()
@@ -60,7 +60,7 @@ def test_a_retired_file_that_can_be_placed_lands_and_a_landed_file_cannot_be_ret
         asz_pass: PassRunner, corpus: Path, ids: dict[str, TranscriptIds], tmp_path: Path) -> None:  # noqa: F811
     small = bodies_of(corpus, ids, SMALL)
     src = tmp_path / "bodies"
-    write_index(asz_pass.root, small.ids)
+    land_ids(asz_pass.root, small.ids)
     written = small.written()
     stage([(p, t) for p, t in written if p in small.responses], src)
     asz_pass.configure(adapters=[provider_config(src)])
@@ -82,7 +82,7 @@ def test_a_body_changed_after_it_landed_can_be_retired_and_what_landed_stays(
 
     small = bodies_of(corpus, ids, SMALL)
     src = tmp_path / "bodies"
-    write_index(asz_pass.root, small.ids)
+    land_ids(asz_pass.root, small.ids)
     stage(small.written(), src)
     asz_pass.configure(adapters=[provider_config(src)])
     assert not asz_pass.run().failed

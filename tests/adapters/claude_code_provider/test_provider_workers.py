@@ -15,7 +15,7 @@ import pytest
 
 from asz_core.context import PassSummary
 from asz_core.testing import PassRunner
-from tests.provider_support import provider_config, transcript_ids, write_index
+from tests.provider_support import land_ids, provider_config, transcript_ids
 
 pytestmark = pytest.mark.corpus
 
@@ -35,7 +35,7 @@ def _run(tmp_path: Path, corpus: Path, name: str, workers: int,
     runner = PassRunner(tmp_path / name, tmp_path / name / "root")
     runner.clock = lambda: CLOCK
     for ids in transcript_ids(corpus / "claude-code" / "projects").values():
-        write_index(runner.root, ids)
+        land_ids(runner.root, ids)
     runner.configure(adapters=[provider_config(corpus / "provider-bodies", exclude=[],
                                                collector={"workers": workers, "max_delta_bytes": 256 * 1024})])
     return runner, runner.run()

@@ -21,7 +21,7 @@ from asz_core.providerbody import ProviderBodies, provider_body_files
 from asz_core.providerbody.summary import load, summary_path
 from asz_core.testing import PassRunner
 from tests.adapters.claude_code_provider.test_provider_adapter import CHAIN, bodies_of, rebuilds_exactly, stage
-from tests.provider_support import TranscriptIds, provider_config, transcript_ids, write_index
+from tests.provider_support import TranscriptIds, land_ids, provider_config, transcript_ids
 
 pytestmark = pytest.mark.corpus
 
@@ -68,7 +68,7 @@ def _two_passes(tmp: Path, corpus: Path, ids: dict[str, TranscriptIds], taken: l
     runner = PassRunner(tmp, tmp / "root")
     chain = bodies_of(corpus, ids, CHAIN)
     src = tmp / "bodies"
-    write_index(runner.root, chain.ids)
+    land_ids(runner.root, chain.ids)
     written = chain.written()
     half = len(written) // 2
     stage(written[:half], src)
@@ -162,7 +162,7 @@ def _land_in_halves(tmp: Path, corpus: Path, ids: dict[str, TranscriptIds], betw
     tmp.mkdir()
     runner = PassRunner(tmp, tmp / "root")
     for each in ids.values():
-        write_index(runner.root, each)
+        land_ids(runner.root, each)
     written = sorted((corpus / "provider-bodies").iterdir(), key=lambda p: (p.stat().st_mtime_ns, p.name))
     src = tmp / "bodies"
     half = len(written) // 2

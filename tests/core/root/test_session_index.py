@@ -1,0 +1,118 @@
+"""The ids index (``asz_core.root.index``): begun and brought up to date by its reader from the
+landed transcripts, never by a landing; what it holds against what the files say."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from asz_core.root import index
+from asz_core.root.index import CALL, DIRECTORY, SessionIndex, session_ids
+from tests.provider_support import land_transcript
+
+SESSION = "0b0e7b5c-5d55-4a3c-9f55-1e4a9b1c2d3e"
+
+
+@pytest.fixture
+def session_dir(tmp_path: Path) -> Path:
+    """A session holding two landed transcripts (seq 1 and 2), found under two directories."""
+    land_transcript(tmp_path, SESSION, "-home-me-one", ["msg_a", "msg_b"])
+    land_transcript(tmp_path, SESSION, "-home-me-two", ["msg_b", "msg_c"])
+    return tmp_path / SESSION
+
+
+def _lines(session_dir: Path) -> list[str]:
+    return (session_dir / "index" / "ids").read_text().splitlines()
+
+
+def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The landed files the reader opens from now on, by name."""
+    from asz_core.sessiondata import reader
+
+    opened: list[str] = []
+    real = reader.open_file
+
+    def open_file(path: Path) -> reader.SessionDataReader:
+        opened.append(path.name)
+        return real(path)
+
+    monkeypatch.setattr(reader, "open_file", open_file)
+    return opened
+
+
+def test_a_session_with_no_index_has_one_begun_from_every_landed_transcript(session_dir: Path) -> None:
+    assert SessionIndex(session_dir).load() is None
+    ids = session_ids(session_dir)
+    assert ids == {CALL: {"msg_a", "msg_b", "msg_c"}, DIRECTORY: {"-home-me-one", "-home-me-two"}}
+    lines = _lines(session_dir)
+    assert sorted(lines[:-1]) == sorted(["directory -home-me-one", "call msg_a", "call msg_b",
+                                         "directory -home-me-two", "call msg_c"])
+    assert lines[-1] == "seq 2"
+    assert SessionIndex(session_dir).load() == (ids, 2)
+
+
+def test_only_the_transcripts_landed_since_are_read_and_their_new_ids_appended(
+        session_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    begun = session_ids(session_dir)
+    land_transcript(tmp_path, SESSION, "-home-me-one", ["msg_c", "msg_d"])
+    opened = _reads(monkeypatch)
+    ids = session_ids(session_dir)
+    assert len(opened) == 1 and opened[0].endswith("-000003.sd")
+    assert ids[CALL] == begun[CALL] | {"msg_d"} and ids[DIRECTORY] == begun[DIRECTORY]
+    assert _lines(session_dir)[-2:] == ["call msg_d", "seq 3"]
+    opened.clear()
+    assert session_ids(session_dir) == ids and opened == []  # nothing new: the index alone
+
+
+def test_an_append_cut_short_has_its_files_read_again_and_repeats_no_id(session_dir: Path, tmp_path: Path) -> None:
+    session_ids(session_dir)
+    land_transcript(tmp_path, SESSION, "-home-me-one", ["msg_d"])
+    with open(session_dir / "index" / "ids", "a") as f:
+        f.write("call msg_d\nse")  # the append's id written, its seq cut short
+    assert SessionIndex(session_dir).load() == ({CALL: {"msg_a", "msg_b", "msg_c", "msg_d"},
+                                                 DIRECTORY: {"-home-me-one", "-home-me-two"}}, 2)
+    assert "msg_d" in session_ids(session_dir)[CALL]
+    lines = _lines(session_dir)
+    assert lines[-3:] == ["call msg_d", "se", "seq 3"] and lines.count("call msg_d") == 1
+    loaded = SessionIndex(session_dir).load()
+    assert loaded is not None and loaded[1] == 3
+
+
+def test_a_dry_run_reads_the_files_and_writes_nothing(session_dir: Path) -> None:
+    assert session_ids(session_dir, keep=False)[CALL] == {"msg_a", "msg_b", "msg_c"}
+    assert not (session_dir / "index").exists()
+
+
+def test_an_index_covering_more_than_the_session_numbers_is_begun_anew(session_dir: Path) -> None:
+    (session_dir / "index").mkdir()
+    (session_dir / "index" / "ids").write_text("call msg_gone\nseq 9\n")
+    assert session_ids(session_dir)[CALL] == {"msg_a", "msg_b", "msg_c"}
+    assert "call msg_gone" not in _lines(session_dir) and _lines(session_dir)[-1] == "seq 2"
+
+
+def test_a_link_in_the_index_s_place_is_read_as_none_and_replaced_not_written_through(
+        session_dir: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.write_text("call msg_planted\nseq 2\n")
+    (session_dir / "index").mkdir()
+    (session_dir / "index" / "ids").symlink_to(outside)
+    assert SessionIndex(session_dir).load() is None
+    assert session_ids(session_dir)[CALL] == {"msg_a", "msg_b", "msg_c"}
+    assert outside.read_text() == "call msg_planted\nseq 2\n"
+    assert not (session_dir / "index" / "ids").is_symlink() and _lines(session_dir)[-1] == "seq 2"
+
+
+def test_a_hard_link_to_another_file_is_read_as_none(session_dir: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.write_text("call msg_planted\nseq 2\n")
+    (session_dir / "index").mkdir()
+    (session_dir / "index" / "ids").hardlink_to(other)
+    assert SessionIndex(session_dir).load() is None
+    assert session_ids(session_dir)[CALL] == {"msg_a", "msg_b", "msg_c"}
+    assert other.read_text() == "call msg_planted\nseq 2\n"
+
+
+def test_only_transcripts_are_read(session_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index, "_TRANSCRIPT", "no-such-kind")
+    assert session_ids(session_dir) == {CALL: set(), DIRECTORY: set()}
