@@ -48,10 +48,10 @@ import orjson
 from asz_core.providerbody.check import KIND as PROVIDER_BODY
 from asz_core.providerbody.check import check_provider_body_file
 from asz_core.root import confined
-from asz_core.root.cursors import AppendCursor, CursorUnreadable, parse_pairs
+from asz_core.root.cursors import AppendCursor, CursorUnreadable
 from asz_core.root.durable import read_small
 from asz_core.root.layout import CURSOR_SUFFIX, PREFIX_KIND, parse_file_name
-from asz_core.root.storage import landed_files, landed_files_in
+from asz_core.root.storage import landed_files, landed_files_in, noted_next_seq
 from asz_core.session_report import FileCheck, Problem, SessionReport
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Record
@@ -151,17 +151,6 @@ def _read_cursors(report: SessionReport, session_dir: Path) -> dict[tuple[str, s
                 out[(f"{group}/{place}", PREFIX_KIND.get(prefix, prefix))] = _CursorSays(
                     path, cursor.last_seq, cursor.ord, cursor.offset)
     return out
-
-
-def _noted_next_seq(session_dir: Path) -> int:
-    """``next_seq`` from ``session.state`` (written after a pass landed files in the session;
-    0 when there is none or it does not read: it is a note, never relied on otherwise)."""
-    try:
-        data = read_small(session_dir / "session.state")
-        pairs = dict(parse_pairs(data.decode("utf-8"))) if data is not None else {}
-        return int(pairs.get("next_seq", "0"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return 0
 
 
 def _summary_files(session_dir: Path) -> list[str]:
@@ -323,7 +312,7 @@ def _look(root: Path, session: str) -> _Look:
     # before the files are listed (see the module's note on a pass landing meanwhile)
     cursors = _read_cursors(report, session_dir)
     summarized = _summary_files(session_dir)
-    noted_seq = _noted_next_seq(session_dir)
+    noted_seq = noted_next_seq(session_dir) or 0
     seen_seq: dict[int, Path] = {}
     chains: dict[tuple[str, str], _Chain] = {}
     files = sorted(landed_files(session_dir))

@@ -5,14 +5,19 @@ and scripts are documents rewritten in place and go through the snapshot collect
 gets its own dialect instance, told what the source's path says (its kind, session, stream and
 run: :class:`~.source_facts.SourceFacts`).
 
-The session's derived index of ids (``index/ids``) is its reader's to write, from the landed
-files (:mod:`asz_core.root.index`): a landing adds nothing to it. In a dry run, which lands
-nothing, the ids the landing would have landed are handed to the pass for that reader.
+After the session's files have landed, the session's derived index (``index/ids``), if it has
+one, learns the ``call`` (``message.id``) of every assistant line that landed in a transcript
+and the ``directory`` its main transcript sits under, so the provider adapter, run next in the
+pass, reads them without re-reading transcripts. A session with no index gets none: its reader
+begins one from the landed files when it first needs it (:mod:`asz_core.root.index`). In a dry
+run, which lands nothing, the ids are handed to the pass for that reader.
 
 A place the session landed into whose source no longer exists is marked gone (:mod:`.gone`).
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 from asz_adapters.claude_code_local.dialect import ClaudeCodeDialect
 from asz_adapters.claude_code_local.discover import JOURNAL, TRANSCRIPT, SessionSources, SourceFile
@@ -21,14 +26,15 @@ from asz_adapters.claude_code_local.source_facts import SourceFacts
 from asz_core.collect import AppendSource, SnapshotSource, collect_append, collect_snapshot
 from asz_core.collect.append import landed_ord
 from asz_core.context import AdapterContext
-from asz_core.root.index import CALL, DIRECTORY
+from asz_core.root.index import CALL, DIRECTORY, add_landed
 from asz_core.root.storage import SessionHandle
 
 __all__ = ["land_session"]
 
 
 def land_session(ctx: AdapterContext, sources: SessionSources, session: SessionHandle) -> None:
-    """Land every source of ``sources`` into ``session`` (held); in a dry run, hand back its ids."""
+    """Land every source of ``sources`` into ``session`` (held), then add its ids to the session's
+    index if it has one; in a dry run, hand them to the pass."""
     transcripts: list[tuple[SourceFile, ClaudeCodeDialect]] = []
     for source in sources.files:
         dialect = ClaudeCodeDialect(facts_of(session.id, source))
@@ -44,8 +50,13 @@ def land_session(ctx: AdapterContext, sources: SessionSources, session: SessionH
                 dialect=dialect, stream=source.stream, batch=source.run))
     for place in landed_places(session.dir, skip={source.place for source in sources.files}):
         mark_gone(ctx, session, sources.root, place)
-    if session.landed and ctx.dry_run:
-        _hand_back_ids(ctx, session, sources, transcripts)
+    if not session.landed:
+        return
+    if ctx.dry_run:
+        ctx.hand_back(_would_index, (session.id, _landed_ids(ctx, session, sources, transcripts)))
+    else:
+        add_landed(session.dir_text, partial(_landed_ids, ctx, session, sources, transcripts),
+                   max(landed.seq for landed in session.landed))
 
 
 def facts_of(session: str, source: SourceFile) -> SourceFacts:
@@ -54,17 +65,17 @@ def facts_of(session: str, source: SourceFile) -> SourceFacts:
     return SourceFacts(kind=source.kind, session=session, stream=source.stream or "", run=source.run or "")
 
 
-def _hand_back_ids(ctx: AdapterContext, session: SessionHandle, sources: SessionSources,
-                   transcripts: list[tuple[SourceFile, ClaudeCodeDialect]]) -> None:
-    """In a dry run, hand the pass the ids of what this landing would have landed, which the
-    provider adapter reads beside the landed ones (a real landing's are read from its files)."""
+def _landed_ids(ctx: AdapterContext, session: SessionHandle, sources: SessionSources,
+                transcripts: list[tuple[SourceFile, ClaudeCodeDialect]]) -> list[tuple[str, str]]:
+    """The ids of what this landing landed: the directory of the session's main transcript and
+    the call of each assistant line landed."""
     pairs: list[tuple[str, str]] = [(DIRECTORY, sources.directory)] if sources.directory else []
     for source, dialect in transcripts:
-        # a line converted but not landed (the pass stopped at its window) lands next pass
-        landed_to = landed_ord(session, source.subdir, TRANSCRIPT, dry_run=True)
-        pairs += [(CALL, value) for ordinal, value in dialect.calls if ordinal <= landed_to]
-    if pairs:
-        ctx.hand_back(_would_index, (session.id, pairs))
+        if dialect.calls:
+            # a line converted but not landed (the pass stopped at its window) lands next pass
+            landed_to = landed_ord(session, source.subdir, TRANSCRIPT, dry_run=ctx.dry_run)
+            pairs += [(CALL, value) for ordinal, value in dialect.calls if ordinal <= landed_to]
+    return pairs
 
 
 def _would_index(ctx: AdapterContext, value: tuple[str, list[tuple[str, str]]]) -> None:

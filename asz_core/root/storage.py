@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from asz_core.root import confined, faults
-from asz_core.root.cursors import format_pairs
+from asz_core.root.cursors import format_pairs, parse_pairs
 from asz_core.root.durable import (
     DEFERRED,
     OWNER_DIR,
     OWNER_FILE,
     fsync_dir,
     make_dirs_text,
+    read_small,
     temp_name,
     write_note,
     write_replace,
@@ -48,6 +49,18 @@ def landed_files(session_dir: Path) -> Iterator[tuple[int, Path]]:
     a link, or lies under one, is not a landed file (:mod:`~asz_core.root.confined`)."""
     for subdir in _session_file_dirs(session_dir):
         yield from landed_files_in(subdir)
+
+
+def noted_next_seq(session_dir: Path) -> int | None:
+    """``next_seq`` from ``session.state``: written when a pass releases a session it landed
+    into, so a hint of the highest seq, never the authority (a crash can leave it behind);
+    ``None`` when there is none or it does not read."""
+    try:
+        data = read_small(session_dir / "session.state")
+        pairs = dict(parse_pairs(data.decode("utf-8"))) if data is not None else {}
+        return int(pairs["next_seq"])
+    except (OSError, UnicodeDecodeError, ValueError, KeyError):
+        return None
 
 
 def landed_files_in(directory: Path) -> Iterator[tuple[int, Path]]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from asz_core.root import index
-from asz_core.root.index import CALL, DIRECTORY, SessionIndex, session_ids
+from asz_core.root.index import CALL, DIRECTORY, SessionIndex, add_landed, session_ids
 from tests.provider_support import land_transcript
 
 SESSION = "0b0e7b5c-5d55-4a3c-9f55-1e4a9b1c2d3e"
@@ -116,3 +116,36 @@ def test_a_hard_link_to_another_file_is_read_as_none(session_dir: Path, tmp_path
 def test_only_transcripts_are_read(session_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(index, "_TRANSCRIPT", "no-such-kind")
     assert session_ids(session_dir) == {CALL: set(), DIRECTORY: set()}
+
+
+def test_a_landing_appends_to_an_index_its_ids_and_seq_so_the_reader_lists_nothing(
+        session_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    session_ids(session_dir)
+    land_transcript(tmp_path, SESSION, "-home-me-one", ["msg_c", "msg_d"])  # noted: next_seq 4
+    add_landed(session_dir, lambda: [(CALL, "msg_c"), (CALL, "msg_d")], 3)
+    assert _lines(session_dir)[-2:] == ["call msg_d", "seq 3"]  # msg_c was there
+    monkeypatch.setattr(index, "landed_files", None)  # listing the files would fail
+    assert session_ids(session_dir)[CALL] == {"msg_a", "msg_b", "msg_c", "msg_d"}
+
+
+def test_a_session_with_no_index_costs_a_landing_nothing(session_dir: Path) -> None:
+    def landed() -> list[tuple[str, str]]:
+        raise AssertionError("asked for what it landed")
+
+    add_landed(session_dir, landed, 3)
+    assert not (session_dir / "index").exists()
+
+
+@pytest.mark.parametrize("note", ["next_seq 9\n", "", None], ids=["higher", "unreadable", "none"])
+def test_a_session_noted_past_its_index_or_not_noted_has_its_files_listed(
+        session_dir: Path, tmp_path: Path, note: str | None) -> None:
+    session_ids(session_dir)
+    # as a writer that does not know the index lands: a file, and whatever note it leaves
+    land_transcript(tmp_path, SESSION, "-home-me-three", ["msg_e"])
+    state = session_dir / "session.state"
+    if note is None:
+        state.unlink()
+    else:
+        state.write_text(note)
+    ids = session_ids(session_dir)
+    assert "msg_e" in ids[CALL] and "-home-me-three" in ids[DIRECTORY]
