@@ -67,16 +67,14 @@ class SessionIndex:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
                 return None
-            chunks = []
-            while chunk := os.read(fd, 1 << 16):
-                chunks.append(chunk)
+            data = os.read(fd, st.st_size)  # its own, under the root's lock: as long as it says
         except OSError:
             return None
         finally:
             os.close(fd)
         ids: dict[str, set[str]] = {CALL: set(), DIRECTORY: set()}
         seq = 0
-        whole, _, _ = b"".join(chunks).rpartition(b"\n")  # rule 4: a last line with no newline is none
+        whole, _, _ = data.rpartition(b"\n")  # rule 4: a last line with no newline is none
         for line in whole.decode("utf-8", errors="replace").split("\n"):
             key, _, value = line.partition(" ")
             if key == _SEQ:
