@@ -55,8 +55,8 @@ def land_session(ctx: AdapterContext, sources: SessionSources, session: SessionH
     if ctx.dry_run:
         ctx.hand_back(_would_index, (session.id, _landed_ids(ctx, session, sources, transcripts)))
     else:
-        add_landed(session.dir_text, partial(_landed_ids, ctx, session, sources, transcripts),
-                   max(landed.seq for landed in session.landed))
+        seqs = [landed.seq for landed in session.landed]
+        add_landed(session.dir_text, partial(_landed_ids, ctx, session, sources, transcripts), min(seqs), max(seqs))
 
 
 def facts_of(session: str, source: SourceFile) -> SourceFacts:

@@ -8,9 +8,9 @@ highest landed file it covers). It is derived and disposable: ids only, never te
 1. Its reader begins it, from the landed files, the first time it needs it: a session without
    one costs its landing nothing, and most roots have no reader of it (the provider adapter
    reads it, for the sessions whose bodies it places).
-2. A landing appends to one that exists what it lands, its ``seq`` last, before its files are
-   committed (:func:`add_landed`): an index is never behind what this project has landed,
-   whatever a crash leaves of the rest.
+2. A landing of transcripts appends to one that exists what it lands, its ``seq`` last, before
+   its files are committed (:func:`add_landed`): an index never lacks an id this project has
+   landed, whatever a crash leaves of the rest.
 3. The reader brings it up to date before it reads it (:func:`session_ids`), unless
    ``session.state`` notes its ``seq`` as the session's highest: the transcripts numbered above
    its ``seq`` are read and their new ids appended, the new ``seq`` last. A session numbers each
@@ -106,9 +106,12 @@ def _an_id(text: str) -> bool:
     return bool(text) and not any(c.isspace() for c in text)
 
 
-def add_landed(session_dir: Path | str, landed: Callable[[], Iterable[tuple[str, str]]], seq: int) -> None:
-    """A landing's ids (rule 2) up to its file ``seq``, for a session that has an index; one
-    without gets none, and ``landed`` (what the landing landed) is not asked for."""
+def add_landed(session_dir: Path | str, landed: Callable[[], Iterable[tuple[str, str]]], first: int,
+               last: int) -> None:
+    """A landing's ids (rule 2), of its files ``first`` to ``last``, for a session that has an
+    index; one without gets none, and ``landed`` (what the landing landed) is not asked for.
+    The index's ``seq`` moves to ``last`` only from ``first - 1``: files below ``first`` that it
+    does not cover (another writer's) are still its reader's to read."""
     index = SessionIndex(session_dir)
     loaded = index.load()
     if loaded is None:
@@ -121,7 +124,7 @@ def add_landed(session_dir: Path | str, landed: Callable[[], Iterable[tuple[str,
             known.add(value)
             added.append((key, value))
     with contextlib.suppress(OSError):  # derived: its reader brings it up to date (rule 3)
-        index.extend(added, max(seq, covered), begun=True)
+        index.extend(added, last if covered == first - 1 else covered, begun=True)
 
 
 def session_ids(session_dir: Path, *, keep: bool = True) -> dict[str, set[str]]:

@@ -122,7 +122,7 @@ def test_a_landing_appends_to_an_index_its_ids_and_seq_so_the_reader_lists_nothi
         session_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     session_ids(session_dir)
     land_transcript(tmp_path, SESSION, "-home-me-one", ["msg_c", "msg_d"])  # noted: next_seq 4
-    add_landed(session_dir, lambda: [(CALL, "msg_c"), (CALL, "msg_d")], 3)
+    add_landed(session_dir, lambda: [(CALL, "msg_c"), (CALL, "msg_d")], 3, 3)
     assert _lines(session_dir)[-2:] == ["call msg_d", "seq 3"]  # msg_c was there
     monkeypatch.setattr(index, "landed_files", None)  # listing the files would fail
     assert session_ids(session_dir)[CALL] == {"msg_a", "msg_b", "msg_c", "msg_d"}
@@ -132,7 +132,7 @@ def test_a_session_with_no_index_costs_a_landing_nothing(session_dir: Path) -> N
     def landed() -> list[tuple[str, str]]:
         raise AssertionError("asked for what it landed")
 
-    add_landed(session_dir, landed, 3)
+    add_landed(session_dir, landed, 3, 3)
     assert not (session_dir / "index").exists()
 
 
@@ -149,3 +149,14 @@ def test_a_session_noted_past_its_index_or_not_noted_has_its_files_listed(
         state.write_text(note)
     ids = session_ids(session_dir)
     assert "msg_e" in ids[CALL] and "-home-me-three" in ids[DIRECTORY]
+
+
+def test_a_landing_after_another_writer_s_leaves_that_writer_s_files_to_the_reader(
+        session_dir: Path, tmp_path: Path) -> None:
+    session_ids(session_dir)  # covers 2
+    land_transcript(tmp_path, SESSION, "-home-me-one", ["msg_theirs"])  # 3: a writer that does not know it
+    land_transcript(tmp_path, SESSION, "-home-me-one", ["msg_ours"])  # 4: ours, which appends
+    add_landed(session_dir, lambda: [(CALL, "msg_ours")], 4, 4)
+    assert _lines(session_dir)[-2:] == ["call msg_ours", "seq 2"]  # 3 is not covered yet
+    assert {"msg_theirs", "msg_ours"} <= session_ids(session_dir)[CALL]
+    assert _lines(session_dir)[-2:] == ["call msg_theirs", "seq 4"]
