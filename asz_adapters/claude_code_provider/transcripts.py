@@ -20,6 +20,7 @@ from asz_core.root.layout import RefusedId, check_id
 
 __all__ = ["Transcripts"]
 
+
 class Transcripts:
     """Lookups into a root's sessions, each session read at most once per pass: its ids from
     its index, brought up to date from its landed transcripts first
