@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, cast
@@ -152,8 +153,15 @@ class SessionDataFile:
         self.path = str(path)
         # Closed by close(), on every path: the file outlives this call, so no ``with``. ``fd``
         # is ``path`` already opened by the caller (a storage root's reader, which opens it
-        # without following a link) and is owned by this file from now on.
-        self._raw: IO[bytes] = open(path if fd is None else fd, "rb")  # noqa: SIM115
+        # without following a link) and is owned by this file from now on. Opened here without
+        # blocking: a fifo in a landed file's place reads as an empty file, it never waits.
+        if fd is None:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            self._raw: IO[bytes] = open(fd, "rb")  # noqa: SIM115
+        except OSError as exc:  # a directory in its place: said of the path, the descriptor let go
+            os.close(fd)
+            raise type(exc)(exc.errno, exc.strerror, self.path) from None
         self._stream: IO[bytes] = (cast(IO[bytes], gzip.GzipFile(fileobj=self._raw, mode="rb"))
                                    if self.path.endswith(".sk") else self._raw)
         self._hash = hashlib.sha256()

@@ -560,3 +560,24 @@ def test_a_full_disk_at_pass_start_exits_3_with_what_to_do(asz_pass: PassRunner,
     assert done.returncode == 3, done.stderr.decode()
     assert b"Traceback" not in done.stderr
     assert b"no space left" in done.stderr and b"free some space" in done.stderr
+
+
+# --- a fifo in the root, where a pass or verify would open a file and wait for a writer ---
+
+def test_a_fifo_in_a_cursor_s_place_is_a_cursor_that_does_not_read(asz_pass: PassRunner, log: Path) -> None:
+    path = asz_pass.root / CURSOR
+    path.unlink()
+    os.mkfifo(path, 0o600)
+    _grow(log, 5)
+    done = run_cli_forked("run", "--config", str(asz_pass.config_path), timeout=60)  # not a pass that waits
+    assert done.returncode == 0, done.stderr.decode()
+    assert "rebuilt from the landed files" in done.stderr.decode()
+    assert path.is_file() and _ords(asz_pass.root) == list(range(1, 26))  # nothing lost, nothing twice
+
+
+def test_a_fifo_in_a_landed_file_s_place_is_a_problem_verify_names(asz_pass: PassRunner, log: Path) -> None:
+    _, landed = max(landed_files(asz_pass.root / SESSION))
+    landed.unlink()
+    os.mkfifo(landed, 0o600)
+    done = run_cli_forked("verify", "--config", str(asz_pass.config_path), timeout=60)
+    assert done.returncode != 0 and landed.name in (done.stdout + done.stderr).decode()
