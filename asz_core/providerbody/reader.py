@@ -49,7 +49,7 @@ def provider_body_files(session_dir: Path) -> list[tuple[int, Path]]:
 def open_landed(path: Path) -> SessionDataFile:
     """A landed file of the root opened for reading without following a link on the way to it
     (:class:`~asz_core.root.confined.LinkRefused` if there is one)."""
-    return open_file(path, fd=confined.open_path(path, os.O_RDONLY | os.O_NONBLOCK))
+    return open_file(path, fd=confined.open_path(path, os.O_RDONLY))
 
 
 class ProviderBodies:

@@ -28,6 +28,9 @@ truncate, delete or chmod anything outside it. So:
 5. A path below no entered root (a test of one function, a scratch directory) is the caller's
    own: a directory is reached as ``os.open`` reaches it, and only a file's last component is
    never followed (``O_NOFOLLOW``).
+6. Nothing is opened to wait: every open is ``O_NONBLOCK``, so a fifo planted at a name reads as
+   an empty file (and one opened to write fails), where ``open(2)`` would wait for its other end
+   for good. A regular file or a directory does not see the flag.
 
 :func:`check_owner` refuses a root that another user could plant links in before any of this
 runs: one not owned by the running user, or writable by its group or by others.
@@ -52,6 +55,7 @@ _SEP = os.sep
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _RESOLVE_NO_MAGICLINKS = 0x02
 _RESOLVE_NO_SYMLINKS = 0x04
 _RESOLVE_BENEATH = 0x08
@@ -158,7 +162,7 @@ def split(text: str) -> tuple[str, str]:
 
 def open_path(path: str | Path, flags: int, mode: int = 0o600) -> int:
     """``os.open`` with no link followed below the root (see the module's rules)."""
-    flags |= _O_NOFOLLOW | _O_CLOEXEC
+    flags |= _O_NOFOLLOW | _O_CLOEXEC | _O_NONBLOCK
     text = path if type(path) is str else os.fspath(path)
     if _known and not flags & os.O_CREAT and known(text) is False:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), text)

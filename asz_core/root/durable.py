@@ -258,7 +258,7 @@ def read_table(path: Path, format: int, **expected: Any) -> dict[str, Any] | Non
 
 def sha256_of(path: Path | str) -> str:
     """The SHA-256 of a file's bytes (hex), read 1 MiB at a time; a link is refused."""
-    fd = confined.open_path(path, os.O_RDONLY | os.O_NONBLOCK)  # a fifo in its place reads empty, never waits
+    fd = confined.open_path(path, os.O_RDONLY)
     digest = hashlib.sha256()
     try:
         while chunk := os.read(fd, 1 << 20):
@@ -284,7 +284,7 @@ def read_small(path: Path | str) -> bytes | None:
     if confined.known(text) is False:  # a new session's: nothing to open, nor an error to raise
         return None
     try:
-        fd = confined.open_path(text, os.O_RDONLY | os.O_NONBLOCK)  # a fifo in its place reads empty, never waits
+        fd = confined.open_path(text, os.O_RDONLY)
     except FileNotFoundError:
         return None
     try:
