@@ -22,13 +22,14 @@ import contextlib
 import errno
 import os
 import re
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from asz_core.assembly.flow import Fold, Round, RoundError, read_round
 from asz_core.root import confined
-from asz_core.root.durable import make_dirs, write_replace
+from asz_core.root.durable import make_dirs, read_bytes, write_replace
 from asz_core.root.locks import FileLock
 from asz_core.root.writeonce import FaultSteps, Staged, WriteOnceGroup
 
@@ -53,7 +54,13 @@ class RoundFile:
 
 
 class Chain:
+    """One conversation's chain. Everything it reads or removes below the root goes through
+    :mod:`~asz_core.root.confined`, as a pass's landing does: a link at the chain's directory,
+    at ``rounds/`` or at a round's name is never read or written through, nor waited on (a
+    fifo), whichever command made the chain (a pass, ``view``, retention, ``push``)."""
+
     def __init__(self, root: Path, conversation: str) -> None:
+        confined.enter(root)  # a reader that has not entered the root is confined all the same
         self.root = root
         self.conversation = conversation
         self.dir = root / CONVERSATIONS / conversation
@@ -63,7 +70,14 @@ class Chain:
         self._made: list[Path] = []
 
     def exists(self) -> bool:
-        return self.dir.is_dir()
+        """Whether the chain's directory is there (a link in its place is, and the lock refuses it)."""
+        try:
+            os.close(confined.open_dir(self.dir))
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        except confined.LinkRefused:
+            return True
+        return True
 
     def lock(self) -> FileLock:
         """The chain's lock, taken without waiting (:class:`ChainBusy` when held). Its file makes
@@ -96,23 +110,33 @@ class Chain:
         self._made = []
 
     def files(self) -> list[RoundFile]:
-        """The round files in round order; reservations (empty files) are not rounds."""
+        """The round files in round order; reservations (empty files) are not rounds. A round's
+        name that is not a file of the chain's own (a link, a fifo), or a link on the way to the
+        rounds, is a :class:`RoundError` naming it: nothing is read through it."""
         try:
-            names = os.listdir(self.rounds_dir)
+            fd = confined.open_dir(self.rounds_dir)
         except FileNotFoundError:
             return []
+        except confined.LinkRefused as exc:
+            raise RoundError(str(exc)) from None
         out = []
-        for name in names:
-            m = _ROUND_NAME.match(name)
-            if m is None:
-                continue
-            path = self.rounds_dir / name
-            try:
-                if path.stat().st_size == 0:
+        try:
+            for name in os.listdir(fd):
+                m = _ROUND_NAME.match(name)
+                if m is None:
                     continue
-            except FileNotFoundError:
-                continue
-            out.append(RoundFile(int(m.group(1)), m.group(2), path))
+                try:
+                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                if not stat.S_ISREG(st.st_mode):
+                    raise RoundError(f"{self.rounds_dir / name} is not a file of the root's own (a link or a "
+                                     f"special file); nothing is read through it: remove it")
+                if st.st_size == 0:
+                    continue
+                out.append(RoundFile(int(m.group(1)), m.group(2), self.rounds_dir / name))
+        finally:
+            os.close(fd)
         return sorted(out, key=lambda f: f.number)
 
     def head_name(self) -> tuple[int, str] | None:
@@ -120,12 +144,12 @@ class Chain:
         chain's directory: a quick look that stats nothing, so the name may be a reservation
         (:meth:`files` is the authority). ``None`` where a killed writer left a temporary file."""
         try:
-            names = os.listdir(self.rounds_dir)
+            names = confined.listdir(self.rounds_dir)
             # a killed writer's temporary round or state: no quick answer, so the locked path,
-            # which sweeps them, runs
-            if any(n.startswith(".tmp-") for n in (*names, *os.listdir(self.dir))):
+            # which sweeps them, runs (as it does past a link, which it refuses)
+            if any(n.startswith(".tmp-") for n in (*names, *confined.listdir(self.dir))):
                 return None
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError, confined.LinkRefused):
             return None
         best: tuple[int, str] | None = None
         for name in names:
@@ -135,7 +159,7 @@ class Chain:
         return best
 
     def read(self, rf: RoundFile) -> Round:
-        rnd = read_round(rf.path.read_bytes())
+        rnd = read_round(read_bytes(rf.path))
         if rnd.number != rf.number:
             raise RoundError(f"{rf.path.name}: the header says round {rnd.number}")
         if not rnd.digest.startswith(rf.digest12):
@@ -173,28 +197,30 @@ class Chain:
         goes."""
         for directory in (self.rounds_dir, self.dir):
             with contextlib.suppress(FileNotFoundError):
-                for name in os.listdir(directory):
+                for name in confined.listdir(directory):
                     if name.startswith(".tmp-"):
                         with contextlib.suppress(FileNotFoundError):
-                            (directory / name).unlink()
+                            confined.unlink(directory / name)
 
     def _sweep_reservations(self, number: int) -> None:
         """Under the lock: a temporary file is a crashed writer's (nothing of it was ever a
         round), and an empty round file older than a minute a reservation nobody completed."""
         prefix = f"r{number:06d}-"
-        with contextlib.suppress(FileNotFoundError):
-            for name in os.listdir(self.rounds_dir):
-                path = self.rounds_dir / name
-                if name.startswith(".tmp-"):
-                    with contextlib.suppress(FileNotFoundError):
-                        path.unlink()
-                    continue
-                if not name.startswith(prefix):
-                    continue
+        try:
+            fd = confined.open_dir(self.rounds_dir)
+        except FileNotFoundError:
+            return
+        try:
+            for name in os.listdir(fd):
                 with contextlib.suppress(FileNotFoundError):
-                    st = path.stat()
-                    if st.st_size == 0 and time.time() - st.st_mtime > _RESERVATION_AGE_S:
-                        path.unlink()
+                    if name.startswith(".tmp-"):
+                        os.unlink(name, dir_fd=fd)
+                    elif name.startswith(prefix):
+                        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                        if st.st_size == 0 and time.time() - st.st_mtime > _RESERVATION_AGE_S:
+                            os.unlink(name, dir_fd=fd)
+        finally:
+            os.close(fd)
 
     def save_state(self, fold: Fold, now: str) -> None:
         """The head as upstream's ``conversation.state`` writes it; a cache, rebuilt by listing."""

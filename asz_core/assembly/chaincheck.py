@@ -32,7 +32,10 @@ class ChainProblem:
 def check_chain(root: Path, conversation: str, session: str | None = None) -> list[ChainProblem]:
     """Every problem of one chain (none when it has no rounds)."""
     chain = Chain(root, conversation)
-    files = chain.files()
+    try:
+        files = chain.files()
+    except RoundError as exc:  # a link on the way to the rounds, or at a round's name
+        return [ChainProblem("round broken", str(chain.rounds_dir), str(exc))]
     if not files:
         return []
     seqs = landed_seqs(root / (session or conversation))

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import orjson
 
+from asz_core.root.durable import read_bytes, sha256_of
 from asz_core.root.storage import landed_files
 from asz_core.root.versions import base_stream
 from asz_core.sessiondata.times import parse_instant
@@ -203,9 +204,9 @@ def _lines(path: Path) -> tuple[bytes, list[bytes]]:
     if path.suffix == ".sk":
         import gzip
 
-        data = path.read_bytes()
+        data = read_bytes(path)
         return data, gzip.decompress(data).split(b"\n")
-    data = path.read_bytes()
+    data = read_bytes(path)
     return data, data.split(b"\n")
 
 
@@ -226,11 +227,7 @@ def landed_digest(path: Path) -> str:
         except orjson.JSONDecodeError:
             header = {}
         return _removed_digest(header) if isinstance(header, dict) else ""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return sha256_of(path)
 
 
 def read_landed(seq: int, path: Path) -> LandedEvidence:
@@ -289,7 +286,7 @@ def cache_dir(session_dir: Path) -> Path:
 
 def _load_cached(path: Path, seq: int) -> LandedEvidence | None:
     try:
-        data = orjson.loads(path.read_bytes())
+        data = orjson.loads(read_bytes(path))
         if data.get("format") != _CACHE_FORMAT or data.get("seq") != seq:
             return None
         entries = [Entry(**{**e, "blocks": [Block(**b) for b in e["blocks"]]}) for e in data["entries"]]

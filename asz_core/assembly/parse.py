@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,8 @@ from asz_core.assembly.chain import Chain, ChainBusy
 from asz_core.assembly.evidence import LandedEvidence, cached_seqs, landed_seqs, load_session, sweep_cache
 from asz_core.assembly.flow import PARSER, POLICY, Fold, RoundError, encode_round, read_round
 from asz_core.assembly.rounds import HeldChain, RoundGroup
+from asz_core.root.confined import LinkRefused
+from asz_core.root.durable import read_bytes
 from asz_core.root.locks import LockBusy
 from asz_core.sessiondata.times import format_instant
 
@@ -170,11 +171,14 @@ def parse_session(root: Path, session: str, *, conversation: str | None = None,
         # the chain's directory went between its making and its lock's file: a removal took it,
         # or a parser that found the session gone (step 2); there is nothing left to parse
         return out
+    except LinkRefused as exc:  # a link in the chain's place: this session's alone is refused
+        out.outcome, out.message = "refused", f"{session}: {exc}"
+        return out
     held = group.hold(chain, lock, out)
     try:
         if not _parse_locked(held, session_dir, session, conversation, max_round_bytes, now, group):
             chain.unmake()
-    except (RoundError, ChainBusy, ParseError) as exc:
+    except (RoundError, ChainBusy, ParseError, LinkRefused) as exc:
         out.outcome, out.message = "refused", f"{session}: {exc}"
     finally:
         group.let_go(held)
@@ -193,8 +197,7 @@ def _head_is_at(chain: Chain, session: str, watermark: int) -> bool:
         return False
     number, name = head
     try:
-        with open(os.path.join(chain.rounds_dir, name), "rb") as f:
-            data = f.read()
+        data = read_bytes(chain.rounds_dir / name)
     except OSError:
         return False
     cut = data.rfind(b"\n", 0, len(data) - 1) + 1  # the commit is the last line

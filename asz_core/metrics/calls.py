@@ -16,11 +16,11 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from asz_core.root.durable import sha256_of
 from asz_core.sessiondata import open_file, parse_instant
 from asz_core.sessiondata.model import Record
 
@@ -78,7 +78,7 @@ def read_calls(path: Path) -> FileCalls:
         stream = header.get("stream")
         counted = header.get("kind") == "transcript" and _dialect(header) in COUNTED_DIALECTS
         # a file no call of which can count is known by its header alone
-        digest = hashlib.sha256(path.read_bytes()).hexdigest() if counted else ""
+        digest = sha256_of(path) if counted else ""
         out = FileCalls(str(header["session"]), stream if isinstance(stream, str) else None, digest)
         if not counted:
             return out

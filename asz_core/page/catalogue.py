@@ -36,6 +36,7 @@ from typing import Any, Final
 
 from asz_core.page.errors import BadRequest, Forbidden, NotFound
 from asz_core.providerbody import ProviderBodyError
+from asz_core.root.durable import open_read, read_bytes
 from asz_core.root.layout import RefusedId, check_id
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.reader import open_file
@@ -397,7 +398,7 @@ class Catalogue:
                     pass
             except SessionDataError as exc:
                 raise BadRequest(f"file {seq} of {conversation}: its header does not read ({exc})") from None
-            data = landed.path.read_bytes()
+            data = read_bytes(landed.path)
             out.append({"seq": seq, "file": landed.rel, "bytes": len(data),
                         "data": base64.b64encode(data).decode("ascii")})
         return out
@@ -453,7 +454,7 @@ class _DigestReader:
         if in_stream:
             self.streams.add(stream)
         try:
-            with open(landed.path, "rb") as fh:
+            with open_read(landed.path) as fh:
                 header = json.loads(fh.readline())
                 self._header(header)
                 for line in fh:
@@ -577,7 +578,7 @@ def _raw_record(landed: LandedFile, row: int) -> bytes | None:
                 return None
     except SessionDataError:
         return None
-    with open(landed.path, "rb") as fh:
+    with open_read(landed.path) as fh:
         for n, line in enumerate(fh):
             if n == row:  # line 0 is the header
                 return line
@@ -603,7 +604,7 @@ def _plain_records(landed: LandedFile) -> Iterator[tuple[int, dict[str, Any]]]:
     """The records of a landed file as plain JSON with their row (from 1); a line that is not an
     object is skipped (the document and the record endpoint read by the format's rules)."""
     try:
-        with open(landed.path, "rb") as fh:
+        with open_read(landed.path) as fh:
             fh.readline()
             for row, line in enumerate(fh, start=1):
                 try:

@@ -48,6 +48,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from asz_core.assembly.chain import CONVERSATIONS, Chain
+from asz_core.assembly.flow import RoundError
 from asz_core.config import RENAMED_ADAPTERS
 from asz_core.filters import SessionFilter
 from asz_core.metrics.calls import COUNTED_DIALECTS
@@ -57,7 +58,7 @@ from asz_core.removal.metrics_sent import LandedFile, metrics_sent
 from asz_core.removal.verdict import GO, Verdict, kept, waiting
 from asz_core.retention.receipts import ACCEPTED, REJECTED, Receipts
 from asz_core.root.cursors import ACTIVE, parse_pairs
-from asz_core.root.durable import sha256_of
+from asz_core.root.durable import open_read, sha256_of
 from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import landed_files
 from asz_core.sessiondata.reader import open_file
@@ -313,8 +314,7 @@ def _covered(session_dir: Path, source: Path, roots: dict[str, Path]) -> dict[st
             if not name.endswith(".cursor"):
                 continue
             try:
-                fd = os.open(Path(dirpath) / name, os.O_RDONLY | os.O_NOFOLLOW)
-                with os.fdopen(fd, "rb") as f:
+                with open_read(Path(dirpath) / name) as f:
                     pairs = dict(parse_pairs(f.read(1 << 16).decode("utf-8")))
                 size = int(pairs.get("size", "-1"))
                 landed = int(pairs.get("offset", size))
@@ -342,12 +342,15 @@ def _sent(receipts: Receipts, files: dict[str, str], not_yet: str) -> Verdict:
 
 def _chain_sent(root: Path, session: str, landed: Landed, receipts: Receipts) -> Verdict:
     chain = Chain(root, session)
-    rounds = chain.files()
+    try:
+        rounds = chain.files()
+    except RoundError as exc:
+        return kept(f"{exc}; `asz-pipeline verify` says what is wrong")
     if not rounds:
         return waiting("not parsed or not sent yet")
     head = rounds[-1].path
     try:
-        with open(head, "rb") as f:
+        with open_read(head) as f:
             header = json.loads(f.readline())
     except (OSError, ValueError) as exc:
         return kept(f"the head round {head} cannot be read ({exc}); `asz-pipeline verify` says what is wrong")

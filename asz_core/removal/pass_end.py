@@ -181,7 +181,9 @@ def _markers(result: RemovalResult, source: Path, names: list[str]) -> list[tupl
     for name in names:
         path = source / MARKER_DIR / name
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            # a marker is the source tree's (rule 5 of confined): only its own name is never
+            # followed, and nothing waits on a fifo in its place
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
             with os.fdopen(fd, "rb") as f:
                 if not stat.S_ISREG(os.fstat(fd).st_mode):
                     raise MarkerError(f"marker {path}: not a regular file")

@@ -37,7 +37,7 @@ from typing import Any
 from asz_core.assembly.parse import DEFAULT_MAX_ROUND_BYTES, parse_root
 from asz_core.retention.plan import session_files
 from asz_core.root.cursors import format_pairs, parse_pairs
-from asz_core.root.durable import make_dirs, write_replace
+from asz_core.root.durable import make_dirs, read_bytes, write_replace
 from asz_core.root.landing import LandingFile
 from asz_core.root.storage import SessionHandle, StorageRoot
 from asz_core.sessiondata.errors import SessionDataError
@@ -173,7 +173,7 @@ def _repack_session(session_dir: Path, store: StorageRoot, session: str,
     if index.is_file():  # rule 6
         target = store.path / session / "index" / "ids"
         make_dirs(target.parent)  # through the root's writer, which knows a new session's names
-        write_replace(target, index.read_bytes())
+        write_replace(target, read_bytes(index))
     return row
 
 
@@ -214,7 +214,7 @@ def _carry_cursors(session_dir: Path, target_dir: Path, new_seq: dict[int, int])
             if not name.endswith(".cursor"):
                 continue
             path = Path(directory) / name
-            pairs = parse_pairs(path.read_text("utf-8"))
+            pairs = parse_pairs(read_bytes(path).decode("utf-8"))
             moved = [(k, str(new_seq.get(int(v), int(v))) if k == "last_seq" and v.isdigit() else v)
                      for k, v in pairs]
             target = target_dir / path.relative_to(session_dir)

@@ -7,7 +7,6 @@ without deciding again, as the step that landed its skeleton had decided.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from asz_core.retention.policy import RetentionPolicy
 from asz_core.retention.receipts import ACCEPTED, UNCONFIRMED, Receipt, Receipts
 from asz_core.retention.times import last_record_ns
 from asz_core.root.cursors import AppendCursor
+from asz_core.root.durable import sha256_of
 from asz_core.root.layout import KIND_PREFIX, parse_file_name
 from asz_core.root.storage import StorageRoot, landed_files
 
@@ -63,14 +63,6 @@ def session_files(session_dir: Path) -> dict[int, dict[str, Path]]:
     return out
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _after_cursor(path: Path, seq: int) -> bool:
     """Rule 4: a cursor beside the file covers only files up to its ``last_seq``."""
     name = parse_file_name(path.name)
@@ -108,7 +100,7 @@ def plan_root(root: Path, policy: RetentionPolicy, receipts: Receipts, now_ns: i
             if not finishing and not policy.local_only and not receipts.receiver:
                 plan.keep(UNCONFIRMED, size)  # no receiver: nothing to hash the file for
                 continue
-            sha = _sha256(path)
+            sha = sha256_of(path)
             receipt = receipts.receipt(relpath, sha)
             if not finishing and receipt != ACCEPTED and not policy.local_only:
                 plan.keep(receipt, size)

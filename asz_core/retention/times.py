@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from asz_core.root.durable import write_note
+from asz_core.root.durable import read_bytes, write_note
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.times import parse_instant
@@ -29,7 +29,7 @@ _Times = tuple[int | None, int | None]
 
 def _read_note(path: Path) -> dict[str, _Times]:
     try:
-        text = path.read_text("utf-8")
+        text = read_bytes(path).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return {}
     out: dict[str, _Times] = {}

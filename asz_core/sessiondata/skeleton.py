@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import os
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -124,7 +125,9 @@ def write_skeleton(landed: str, sink: BinaryIO, removal: Removal) -> FileSummary
     """
     digest = hashlib.sha256()
     size = 0
-    with open(landed, "rb") as f:
+    # opened as the reader opens a file (:class:`~.reader.SessionDataFile`): a fifo in its place
+    # reads empty, it never waits
+    with os.fdopen(os.open(landed, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
             size += len(chunk)

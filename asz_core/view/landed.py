@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from asz_core.root.durable import read_bytes
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Record
 from asz_core.sessiondata.reader import open_file
@@ -60,7 +61,7 @@ class Landed:
 def read_landed(root: Path, session: str) -> Landed:
     out = Landed()
     for lf in session_files(root / session):
-        data = lf.path.read_bytes()
+        data = read_bytes(lf.path)
         digest = hashlib.sha256(data).hexdigest()
         stream = lf.owner if lf.group == "streams" else None
         run = lf.owner if lf.group == "runs" else None

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from asz_core.assembly.chain import Chain
+from asz_core.assembly.flow import RoundError
+from asz_core.root.durable import open_read
 from asz_core.root.storage import StorageRoot
 from asz_core.view.rounds import header_millis
 
@@ -19,13 +21,13 @@ __all__ = ["list_sessions"]
 
 
 def _head_header(root: Path, session: str) -> dict[str, Any] | None:
-    files = Chain(root, session).files()
-    if not files:
-        return None
     try:
-        with open(files[-1].path, "rb") as f:
+        files = Chain(root, session).files()
+        if not files:
+            return None
+        with open_read(files[-1].path) as f:
             header = json.loads(f.readline())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RoundError):  # verify says what is wrong
         return None
     return header if isinstance(header, dict) and header.get("t") == "header" else None
 

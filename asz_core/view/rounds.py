@@ -25,6 +25,7 @@ from typing import Any, Final
 from asz_core.assembly.chain import Chain
 from asz_core.assembly.chaincheck import check_chain
 from asz_core.assembly.flow import Fold, Round, RoundError
+from asz_core.root.durable import read_bytes
 from asz_core.sessiondata.times import parse_instant
 from asz_core.view.errors import NoRounds
 from asz_core.view.landed import millis
@@ -81,7 +82,10 @@ def _commit_digest(data: bytes) -> str:
 
 def read_chain(root: Path, conversation: str, session: str | None = None) -> ChainView:
     chain = Chain(root, conversation)
-    listed = chain.files()
+    try:
+        listed = chain.files()
+    except RoundError as exc:
+        raise NoRounds(f"conversation {conversation}'s rounds cannot be read: {exc}") from None
     problems = check_chain(root, conversation, session)
     out = ChainView(Fold(), problems=[p.message for p in problems])
     if any(p.kind in _MISMATCH_KINDS for p in problems):
@@ -93,7 +97,7 @@ def read_chain(root: Path, conversation: str, session: str | None = None) -> Cha
     folding = True
     for rf in listed:
         try:
-            data = rf.path.read_bytes()
+            data = read_bytes(rf.path)
         except OSError:
             folding = False
             continue

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from asz_core.assembly.chain import Chain
+from asz_core.assembly.flow import RoundError
 from asz_core.cli.console import human_bytes
 from asz_core.redact import redact_text
 from asz_core.root.layout import parse_file_name
@@ -114,8 +115,9 @@ class _Session:
     rounds: list[Path] = field(default_factory=list)
 
 
-def _sessions(root: Path, state: PushState) -> list[_Session]:
-    """Every session with something to send, the one landed first first; names only."""
+def _sessions(root: Path, state: PushState, errors: list[str]) -> list[_Session]:
+    """Every session with something to send, the one landed first first; names only. A chain
+    whose rounds cannot be listed (a link on the way) sends none of them, said in ``errors``."""
     out = []
     for session in StorageRoot(root).sessions():
         pending: list[tuple[int, Path]] = []
@@ -131,8 +133,12 @@ def _sessions(root: Path, state: PushState) -> list[_Session]:
                 others.append(path)
             else:
                 pending.append((seq, path))
-        rounds = [rf.path for rf in Chain(root, session).files()
-                  if not state.is_pushed(rf.path.relative_to(root).as_posix())]
+        try:
+            listed = Chain(root, session).files()
+        except RoundError as exc:
+            errors.append(f"{session}: its rounds are not sent: {exc}")
+            listed = []
+        rounds = [rf.path for rf in listed if not state.is_pushed(rf.path.relative_to(root).as_posix())]
         if pending or rounds:
             pending.sort()
             out.append(_Session(session, min(stamps, default=""), pending, others, rounds))
@@ -162,7 +168,7 @@ class _Pusher:
 
     def run(self) -> PushResult:
         perf = time.perf_counter()
-        sessions = _sessions(self.root, self.state) if self.cfg.logs else []
+        sessions = _sessions(self.root, self.state, self.result.errors) if self.cfg.logs else []
         spooled = pending_spool(self.root, self.state.is_pushed) if self.cfg.metrics else []
         total = sum(len(s.pending) + len(s.rounds) for s in sessions) + len(spooled)
         try:

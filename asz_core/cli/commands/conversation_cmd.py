@@ -61,10 +61,10 @@ def run(args: argparse.Namespace, app: App) -> int:
     from asz_core.assembly.flow import RoundError
 
     chain = Chain(app.config.root, args.conversation)
-    if not chain.files():
-        print(f"conversation: no rounds under {chain.dir} (run asz-pipeline parse first)", file=app.err)
-        return EXIT_FAILED
     try:
+        if not chain.files():
+            print(f"conversation: no rounds under {chain.dir} (run asz-pipeline parse first)", file=app.err)
+            return EXIT_FAILED
         fold = chain.fold()
     except (RoundError, OSError) as exc:
         print(f"conversation: {args.conversation}: the chain cannot be folded: {exc}", file=app.err)
