@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
+from asz_core.root import confined
 from asz_core.root.durable import read_bytes, sha256_of
 from asz_core.root.storage import landed_files
 from asz_core.root.versions import base_stream
@@ -310,18 +310,19 @@ def sweep_cache(session_dir: Path) -> None:
     """Remove what a parser killed while writing the cache left (its temporary files); only the
     holder of the session's chain lock calls this, so no live writer's file goes."""
     directory = cache_dir(session_dir)
-    with contextlib.suppress(FileNotFoundError):
-        for name in os.listdir(directory):
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError, confined.LinkRefused):  # nothing through a link
+        for name in confined.listdir(directory):
             if name.startswith(".tmp-"):
                 with contextlib.suppress(FileNotFoundError):
-                    os.unlink(directory / name)
+                    confined.unlink(directory / name)
 
 
 def cached_seqs(session_dir: Path) -> set[int]:
-    """The sequences the derived cache holds: landed files read before, gone or not."""
+    """The sequences the derived cache holds: landed files read before, gone or not (none where
+    the cache is reached through a link: it is derived, and made again from the landed files)."""
     try:
-        names = os.listdir(cache_dir(session_dir))
-    except FileNotFoundError:
+        names = confined.listdir(cache_dir(session_dir))
+    except (FileNotFoundError, NotADirectoryError, confined.LinkRefused):
         return set()
     return {int(name[:-5]) for name in names if name.endswith(".json") and name[:-5].isdigit()}
 

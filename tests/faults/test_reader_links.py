@@ -106,3 +106,16 @@ def test_a_fifo_at_a_landed_file_s_name_never_makes_view_wait(parsed: Path, asz_
     os.mkfifo(newest, 0o600)
     done = run_cli_forked("view", "--config", str(asz_pass.config_path), SESSION, "--json", timeout=60)
     assert done.returncode in (0, 1), done.stderr.decode()  # it answered: the fifo read empty
+
+
+def test_a_parse_past_a_linked_evidence_cache_reads_and_removes_nothing_through_it(
+        parsed: Path, tmp_path: Path) -> None:
+    cache = parsed / SESSION / "index" / "assembly"
+    assert any(cache.iterdir())  # the parse cached what it read of the landed files
+    outside = tmp_path / "outside"
+    _move_out(cache, outside)
+    before = {p.name: p.read_bytes() for p in outside.iterdir()}
+    shutil.rmtree(parsed / CONVERSATIONS / SESSION)  # the chain made again: a parse under its lock
+    result = parse_session(parsed, SESSION)
+    assert not result.outcome and result.rounds, result  # from the landed files themselves
+    assert {p.name: p.read_bytes() for p in outside.iterdir()} == before
