@@ -52,6 +52,7 @@ from asz_core.providerbody import (
     ProviderBodies,
     summary,
 )
+from asz_core.root.index import add_landed
 from asz_core.root.landing import LandedFile
 from asz_core.root.storage import SessionHandle
 from asz_core.sessiondata import Header
@@ -137,6 +138,16 @@ def land_session(ctx: AdapterContext, claim: SessionClaim, session: SessionHandl
         # what landed no file: bodies found already landed, conflicts, changes
         ctx.hand_back(record_landed, [e for name, e in entries_by_name.items() if name not in recorded])
         summary.save(session.dir, store)
+        seqs = [landed.seq for landed in session.landed]
+        if seqs:  # their names durable (above): the session's ids index, where it has one, covers them
+            add_landed(session.dir, _no_ids, min(seqs), max(seqs))
+
+
+def _no_ids() -> tuple[tuple[str, str], ...]:
+    """What a provider body adds to a session's ids index: no id (its seq alone; the index holds
+    the ids of transcripts, :mod:`asz_core.root.index`). Without it, the next reader of the index
+    listed the session's files and read them for nothing."""
+    return ()
 
 
 def _fetcher(session_dir: Path, sources: Path) -> Callable[[BodyEntry], bytes]:

@@ -10,7 +10,9 @@ highest landed file it covers). It is derived and disposable: ids only, never te
    reads it, for the sessions whose bodies it places).
 2. A landing of transcripts appends to one that exists what it lands, its ``seq`` last, before
    its files are committed (:func:`add_landed`): an index never lacks an id this project has
-   landed, whatever a crash leaves of the rest.
+   landed, whatever a crash leaves of the rest. A landing of files that hold no id (the provider
+   adapter's bodies) appends their ``seq`` alone, once their names are durable, so that the
+   next reader does not list the session and read its files for nothing.
 3. The reader brings it up to date before it reads it (:func:`session_ids`), unless
    ``session.state`` notes its ``seq`` as the session's highest: the transcripts numbered above
    its ``seq`` are read and their new ids appended, the new ``seq`` last. A session numbers each

@@ -24,6 +24,8 @@ from asz_core import hookimpl
 from asz_core.cli.app import App
 from asz_core.cli.main import main
 from asz_core.providerbody import BodyTooLarge, CopySeg, PieceSeg, ProviderBodies, provider_body_files
+from asz_core.root.index import CALL, SessionIndex
+from asz_core.root.storage import landed_files, noted_next_seq
 from asz_core.testing import PassRunner
 from asz_core.verify import verify_root
 from tests.provider_support import (
@@ -368,6 +370,23 @@ def test_without_an_index_calls_and_directory_come_from_the_landed_transcripts(
     asz_pass.configure(adapters=[provider_config(src, exclude=[f"{small.ids.directory}*"])])
     assert asz_pass.run().totals.landed == 0
     assert set(seen_states(fresh).values()) == {"excluded"}
+
+
+def test_the_bodies_a_pass_lands_are_covered_by_the_session_s_index_so_its_next_reader_lists_nothing(
+        asz_pass: PassRunner, small: Bodies, tmp_path: Path) -> None:
+    """The pass begins the session's index from its transcript, then lands bodies above it: the
+    index then covers them (no id, their seq), as ``session.state`` notes the session's highest."""
+    src = tmp_path / "bodies"
+    stage(small.written(), src)
+    land_transcript(asz_pass.root, SMALL, small.ids.directory, small.ids.calls)
+    asz_pass.configure(adapters=[provider_config(src)])
+    assert asz_pass.run().fields()["bodies_waiting"] == 0
+    loaded = SessionIndex(asz_pass.root / SMALL).load()
+    assert loaded is not None
+    ids, covered = loaded
+    assert covered == max(seq for seq, _ in landed_files(asz_pass.root / SMALL)) > 1
+    assert covered == noted_next_seq(asz_pass.root / SMALL) - 1  # trusted as it is, nothing listed
+    assert ids[CALL] == set(small.ids.calls)
 
 
 class _ChangesAfterClaim:
