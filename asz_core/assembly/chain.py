@@ -76,7 +76,7 @@ class Chain:
         except (FileNotFoundError, NotADirectoryError):
             return False
         except confined.LinkRefused:
-            return True
+            pass
         return True
 
     def lock(self) -> FileLock:

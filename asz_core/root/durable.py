@@ -26,8 +26,8 @@ from asz_core.root import confined, faults, libc
 
 __all__ = ["DEFERRED", "OWNER_DIR", "OWNER_FILE", "can_sync_filesystem", "fsync_dir", "install_noreplace",
            "make_dirs", "make_dirs_text", "open_private", "open_read", "read_bytes", "read_small", "read_table",
-           "start_writeback",
-           "sync_filesystem", "temp_name", "temp_name_in", "write_note", "write_replace", "write_whole"]
+           "start_writeback", "sync_filesystem", "temp_name", "temp_name_in", "write_note", "write_replace",
+           "write_whole"]
 
 OWNER_DIR: Final = 0o700
 OWNER_FILE: Final = 0o600
@@ -271,7 +271,7 @@ def sha256_of(path: Path | str) -> str:
 
 def open_read(path: Path | str) -> IO[bytes]:
     """A file of the root opened to read, as a buffered binary stream, the way every reader of the
-    root opens one (a round, a landed file, a cursor, a marker): no link followed on the way
+    root opens one (a round, a landed file, a cursor, the parse's cache): no link followed on the way
     (:class:`~asz_core.root.confined.LinkRefused`, an ``OSError``), and nothing waited for, so a
     fifo planted at its name reads empty (:mod:`~asz_core.root.confined`, rules 2, 5 and 6).
     ``open(path, "rb")`` would read through a link and wait on a fifo for good."""
