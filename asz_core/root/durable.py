@@ -279,18 +279,23 @@ def open_read(path: Path | str) -> IO[bytes]:
 
 
 def read_bytes(path: Path | str) -> bytes:
-    """A file's bytes, opened by :func:`open_read`: ``Path.read_bytes`` with no link followed."""
-    with open_read(path) as f:
-        return f.read()
+    """A file's bytes, opened as :func:`open_read` opens it: ``Path.read_bytes`` with no link
+    followed. With ``os.open`` and ``os.read``: an open, a read or two and a close, where a
+    buffered stream over it costs an ``fstat``, an ``isatty`` ``ioctl`` and two ``lseek``s more
+    (the parse reads every landed file and round this way, the pass every cursor)."""
+    fd = confined.open_path(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
 
 
 def read_small(path: Path | str) -> bytes | None:
-    """A small state file's bytes, or ``None`` when there is none; a link is refused.
-
-    With ``os.open`` and ``os.read``: an open, a read or two and a close, where ``read_text``
-    builds a buffered text stream over it (an ``fstat``, an ``isatty`` ``ioctl`` and two
-    ``lseek``s more), which a pass paid for each of the two or three cursor reads of a session.
-    A state file a group commit has yet to write (:data:`DEFERRED`) reads as it will be.
+    """A small state file's bytes (:func:`read_bytes`), or ``None`` when there is none; a link is
+    refused. A state file a group commit has yet to write (:data:`DEFERRED`) reads as it will be.
     """
     text = path if type(path) is str else os.fspath(path)
     if DEFERRED:
@@ -300,16 +305,9 @@ def read_small(path: Path | str) -> bytes | None:
     if confined.known(text) is False:  # a new session's: nothing to open, nor an error to raise
         return None
     try:
-        fd = confined.open_path(text, os.O_RDONLY)
+        return read_bytes(text)
     except FileNotFoundError:
         return None
-    try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-    return b"".join(chunks)
 
 
 def write_note(path: str | Path, data: bytes) -> None:
