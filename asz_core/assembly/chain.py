@@ -158,8 +158,9 @@ class Chain:
                 best = (int(m.group(1)), name)
         return best
 
-    def read(self, rf: RoundFile) -> Round:
-        rnd = read_round(read_bytes(rf.path))
+    def read(self, rf: RoundFile, data: bytes | None = None) -> Round:
+        """Round ``rf``, checked against its name; ``data``: its bytes, when the caller has read them."""
+        rnd = read_round(read_bytes(rf.path) if data is None else data)
         if rnd.number != rf.number:
             raise RoundError(f"{rf.path.name}: the header says round {rnd.number}")
         if not rnd.digest.startswith(rf.digest12):

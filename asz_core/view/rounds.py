@@ -102,7 +102,7 @@ def read_chain(root: Path, conversation: str, session: str | None = None) -> Cha
             folding = False
             continue
         try:
-            rnd: Round | None = chain.read(rf)
+            rnd: Round | None = chain.read(rf, data)
         except RoundError:
             rnd, folding = None, False
         if rnd is not None and folding:
