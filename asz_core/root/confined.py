@@ -49,7 +49,7 @@ from asz_core.root import libc
 
 __all__ = ["Entry", "LinkRefused", "RootRefused", "check_owner", "dir_descriptor", "enter", "held_count", "hold",
            "know", "known", "listdir", "mkdir", "open_dir", "open_path", "release_held", "rename",
-           "rename_noreplace_at", "scandir", "unlink"]
+           "rename_noreplace_at", "scandir", "unlink", "walk"]
 
 _SEP = os.sep
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -411,6 +411,38 @@ def scandir(path: str | Path) -> list[Entry]:
             return [Entry(e.name, e.is_dir(follow_symlinks=False), e.is_symlink()) for e in entries]
     finally:
         os.close(fd)
+
+
+def walk(top: str | Path) -> list[tuple[str, list[str], list[str]]]:
+    """``os.walk(top)``, top-down, with every directory opened and listed as :func:`scandir`
+    does (rule 3): ``(directory, its directories, its other names)`` for each directory of the
+    tree. A ``top`` that is not there, or not a directory, has none. A link at ``top``, on the
+    way to it or anywhere in the tree is :class:`LinkRefused` naming it, never descended nor
+    left out; the whole tree is listed before any of it is returned, so a caller never acts on
+    part of a tree that has a link in it."""
+    text = os.fspath(top)
+    try:
+        entries = scandir(text)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    out: list[tuple[str, list[str], list[str]]] = []
+    pending = [(text, entries)]
+    while pending:
+        directory, entries = pending.pop()
+        dirs: list[str] = []
+        names: list[str] = []
+        for entry in entries:
+            if entry.is_link:
+                raise LinkRefused(os.path.join(directory, entry.name))
+            (dirs if entry.is_dir else names).append(entry.name)
+        out.append((directory, dirs, names))
+        for name in reversed(dirs):
+            inner = os.path.join(directory, name)
+            try:
+                pending.append((inner, scandir(inner)))
+            except (FileNotFoundError, NotADirectoryError):  # removed, or replaced, meanwhile
+                continue
+    return out
 
 
 def mkdir(path: str | Path, mode: int) -> None:
