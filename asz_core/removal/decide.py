@@ -23,7 +23,9 @@ For each session (:func:`decide`):
 5. Every file the marker lists is a regular file holding the bytes the build wrote; provider
    bodies among them only while the provider adapter reads them where the build wrote them; and
    the local adapter's ``include`` and ``exclude`` admit the session's project directory.
-6. Something of it is landed, and every landed file came from a file the marker lists, through
+6. Nothing in its ``streams/`` and ``runs/`` is a link (the landed files and cursors of rules 6
+   and 7 would be judged with part of them out of sight), something of it is landed, and every
+   landed file came from a file the marker lists, through
    the adapter whose source directory holds it (a provider file holds many bodies: rule 7
    checks them).
 7. Every file the marker lists is landed at its full size, by a cursor of the session or as the
@@ -57,6 +59,7 @@ from asz_core.removal.marker import Marker, MarkerFile
 from asz_core.removal.metrics_sent import LandedFile, metrics_sent
 from asz_core.removal.verdict import GO, Verdict, kept, waiting
 from asz_core.retention.receipts import ACCEPTED, REJECTED, Receipts
+from asz_core.root.confined import LinkRefused, walk
 from asz_core.root.cursors import ACTIVE, parse_pairs
 from asz_core.root.durable import open_read, sha256_of
 from asz_core.root.layout import parse_file_name
@@ -216,13 +219,16 @@ def decide(root: Path, sources: Sources, marker: Marker, roots: dict[str, Path],
         if not sources.local_filter.admits_slug(project):
             return kept(f"the local adapter's include and exclude leave {marker.session} out (its project "
                         f"directory is {project}); admit it there, or remove the session's files yourself")
+    try:  # rule 7's walk, first: a link it meets hides landed files from rule 6 as well
+        covered = _covered(root / marker.session, source, roots)
+    except LinkRefused as exc:
+        return kept(str(exc))
     landed, why = _read_landed(root, marker.session, source, roots, listed, bodies)  # rule 6
     if why:
         return kept(f"{why}; {_BY_HAND}")
     if not landed.files:
         return kept("nothing of it is landed, so nothing of it can be sent; see why with `asz-pipeline run`'s "
                     "errors, or remove its files yourself")
-    covered = _covered(root / marker.session, source, roots)                      # rule 7
     for path, (state, size) in sorted(attributed.items()):
         rel = _relative(Path(path), source)
         if rel not in listed:
@@ -306,10 +312,10 @@ def _relative(path: Path, base: Path) -> str:
 
 def _covered(session_dir: Path, source: Path, roots: dict[str, Path]) -> dict[str, int]:
     """Marker path → the size an active cursor of the session has landed it to: an append
-    cursor's offset when it has reached the size it saw, a snapshot cursor's size."""
+    cursor's offset when it has reached the size it saw, a snapshot cursor's size. ``LinkRefused``
+    naming the first link met in ``streams/`` or ``runs/``."""
     out: dict[str, int] = {}
-    walks = (os.walk(session_dir / place, followlinks=False) for place in ("streams", "runs"))
-    for dirpath, _dirs, names in (step for walk in walks for step in walk):
+    for dirpath, _dirs, names in (step for place in ("streams", "runs") for step in walk(session_dir / place)):
         for name in names:
             if not name.endswith(".cursor"):
                 continue
