@@ -21,6 +21,9 @@ own, whole). The rules, in order:
    files it read by digest and names records by file and row, and both changed, so the source's
    rounds cannot be carried; the new chain describes the same conversation at the new positions.
    A session whose parse is refused keeps its records, and its row says why.
+8. Nothing is followed through a link in the source root: a session with a link anywhere in its
+   directory is refused, naming it, before anything of it is written (a stream or a cursor
+   behind it would otherwise be left out of ``DEST``, or read from outside the root).
 Root-level state (``push.state``, the settled tables, the provider's ``seen`` table) is not
 carried: it names old paths, and each is derived again, or starts afresh for a new root.
 """
@@ -28,21 +31,21 @@ carried: it names old paths, and each is derived again, or starts afresh for a n
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from asz_core.assembly.parse import DEFAULT_MAX_ROUND_BYTES, parse_root
+from asz_core.providerbody.reader import open_landed
 from asz_core.retention.plan import session_files
+from asz_core.root import confined
 from asz_core.root.cursors import format_pairs, parse_pairs
-from asz_core.root.durable import make_dirs, read_bytes, write_replace
+from asz_core.root.durable import make_dirs, read_bytes, write_replace, write_whole
 from asz_core.root.landing import LandingFile
 from asz_core.root.storage import SessionHandle, StorageRoot
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Header
-from asz_core.sessiondata.reader import open_file
 
 __all__ = ["RepackRefused", "SessionRepack", "repack_root"]
 
@@ -110,6 +113,7 @@ def repack_root(source: Path, dest: Path, budget: Callable[[dict[str, Any]], int
         raise RepackRefused(f"{dest} is not empty; repack writes only into a new or empty directory")
     if dest.resolve() == source.resolve():
         raise RepackRefused("DEST is the root itself; name a new directory")
+    confined.enter(source)  # rule 8, for a caller that has not entered it (the CLI has)
     store = StorageRoot(dest, pass_started_ns=now_ns)
     store.ensure()
     rows = []
@@ -133,9 +137,15 @@ def _rebuild_chains(dest: Path, rows: list[SessionRepack], max_round_bytes: int)
 def _repack_session(session_dir: Path, store: StorageRoot, session: str,
                     budget: Callable[[dict[str, Any]], int]) -> SessionRepack:
     row = SessionRepack(session)
-    if not session_dir.is_dir():
+    try:
+        tree = confined.walk(session_dir)  # rule 8: every name of it, before anything is written
+    except confined.LinkRefused as exc:
+        row.refused = f"{exc}; nothing of the session was repacked"
+        return row
+    if not tree:
         row.refused = f"no session {session} in the root"
         return row
+    listed = [Path(directory) / name for directory, _, names in tree for name in names]  # its files
     files = session_files(session_dir)
     row.refused = _check_order(files)
     if row.refused:
@@ -146,10 +156,13 @@ def _repack_session(session_dir: Path, store: StorageRoot, session: str,
         if skeleton is not None and "sd" not in kinds:
             target = store.path / session / skeleton.relative_to(session_dir)
             make_dirs(target.parent)  # through the root's writer, which knows a new session's names
-            shutil.copyfile(skeleton, target)
-            os.chmod(target, 0o400)
+            fd = confined.open_path(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400)
+            try:
+                write_whole(fd, read_bytes(skeleton))
+            finally:
+                os.close(fd)
             row.files_out += 1
-            row.records += sum(1 for _ in open_file(target))
+            row.records += sum(1 for _ in open_landed(target))
     new_seq: dict[int, int] = {}  # old seq → the new file holding its last record
     with store.open_session(session) as handle:
         chains: dict[tuple[str, str], _Chain] = {}
@@ -168,9 +181,10 @@ def _repack_session(session_dir: Path, store: StorageRoot, session: str,
             if chain.landing is not None:
                 _commit(handle, chain, row)
         handle.sync(created=True)
-        _carry_cursors(session_dir, store.path / session, new_seq)
+        _carry_cursors([path for path in listed if path.name.endswith(".cursor")], session_dir,
+                       store.path / session, new_seq)
     index = session_dir / "index" / "ids"
-    if index.is_file():  # rule 6
+    if index in listed:  # rule 6
         target = store.path / session / "index" / "ids"
         make_dirs(target.parent)  # through the root's writer, which knows a new session's names
         write_replace(target, read_bytes(index))
@@ -180,7 +194,7 @@ def _repack_session(session_dir: Path, store: StorageRoot, session: str,
 def _carry(handle: SessionHandle, chains: dict[tuple[str, str], _Chain], subdir: str, landed: Path,
            budget: Callable[[dict[str, Any]], int], row: SessionRepack) -> int:
     """Write the records of ``landed`` into its chain's files; the seq of the last one."""
-    with open_file(landed) as reader:
+    with open_landed(landed) as reader:
         head = reader.header
         limit = budget(head)
         chain = chains.setdefault((subdir, head["kind"]), _Chain(subdir))
@@ -207,16 +221,12 @@ def _commit(handle: SessionHandle, chain: _Chain, row: SessionRepack) -> None:
     row.files_out += 1
 
 
-def _carry_cursors(session_dir: Path, target_dir: Path, new_seq: dict[int, int]) -> None:
+def _carry_cursors(cursors: list[Path], session_dir: Path, target_dir: Path, new_seq: dict[int, int]) -> None:
     """Rule 5: every cursor of the session, its ``last_seq`` moved to the new numbering."""
-    for directory, _, names in os.walk(session_dir):
-        for name in names:
-            if not name.endswith(".cursor"):
-                continue
-            path = Path(directory) / name
-            pairs = parse_pairs(read_bytes(path).decode("utf-8"))
-            moved = [(k, str(new_seq.get(int(v), int(v))) if k == "last_seq" and v.isdigit() else v)
-                     for k, v in pairs]
-            target = target_dir / path.relative_to(session_dir)
-            make_dirs(target.parent)  # through the root's writer, which knows a new session's names
-            write_replace(target, format_pairs(moved))
+    for path in cursors:
+        pairs = parse_pairs(read_bytes(path).decode("utf-8"))
+        moved = [(k, str(new_seq.get(int(v), int(v))) if k == "last_seq" and v.isdigit() else v)
+                 for k, v in pairs]
+        target = target_dir / path.relative_to(session_dir)
+        make_dirs(target.parent)  # through the root's writer, which knows a new session's names
+        write_replace(target, format_pairs(moved))
