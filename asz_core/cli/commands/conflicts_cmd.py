@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from asz_core.cli.app import EXIT_FAILED, EXIT_OK, App
@@ -30,6 +31,7 @@ from asz_core.cli.rootcheck import require_root
 from asz_core.collect.accept import Accepted, NotAcceptable, accept, check_acceptable, is_stuck
 from asz_core.errors import UsageError
 from asz_core.pipeline import hold_root
+from asz_core.root import confined
 from asz_core.root.cursors import parse_pairs, read_small
 from asz_core.root.storage import StorageRoot
 from asz_core.sessiondata.times import format_instant
@@ -55,14 +57,29 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
+def _cursors(session: Path) -> Iterator[Path]:
+    """The cursors of a session's runs and streams, in order; nothing is listed through a link
+    (a link is not a session's place, and verify says so)."""
+    for group in ("runs", "streams"):
+        try:
+            places = sorted(confined.listdir(session / group))
+        except OSError:  # LinkRefused is one
+            continue
+        for place in places:
+            try:
+                names = sorted(confined.listdir(session / group / place))
+            except OSError:
+                continue
+            yield from (session / group / place / n for n in names if n.endswith(".cursor") and not n.startswith("."))
+
+
 def find_conflicts(root: Path) -> list[dict[str, object]]:
     """Each cursor of the root that stops its source: its session, cursor, source and how far
     it had landed."""
     found: list[dict[str, object]] = []
-    for session in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))):
-        for path in sorted(session.glob("*/*/*.cursor")):
-            if path.parent.parent.name not in ("streams", "runs") or path.name.startswith("."):
-                continue
+    for name in StorageRoot(root).sessions():
+        session = root / name
+        for path in _cursors(session):
             try:
                 raw = read_small(path)
             except OSError:
