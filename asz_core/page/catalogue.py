@@ -36,6 +36,7 @@ from typing import Any, Final
 
 from asz_core.page.errors import BadRequest, Forbidden, NotFound
 from asz_core.providerbody import ProviderBodyError
+from asz_core.root import confined
 from asz_core.root.durable import open_read, read_bytes
 from asz_core.root.layout import RefusedId, check_id
 from asz_core.sessiondata.errors import SessionDataError
@@ -147,8 +148,8 @@ def _file_dirs(session_dir: Path) -> list[Path]:
     out = [session_dir / "provider_body"]
     for group in ("streams", "runs"):
         try:
-            names = sorted(os.listdir(session_dir / group))
-        except OSError:
+            names = sorted(confined.listdir(session_dir / group))
+        except OSError:  # LinkRefused is one: nothing is listed through a link (rule 2)
             continue
         out += [session_dir / group / name for name in names]
     return out
@@ -194,7 +195,7 @@ class Catalogue:
         out = []
         for directory in (*_file_dirs(session_dir), self._rounds_dir(session_dir.name)):
             try:
-                st = directory.stat()
+                st = directory.stat(follow_symlinks=False)  # a link's own, not what it points at
             except OSError:
                 continue
             out.append((directory.name, st.st_ino, st.st_mtime_ns))
@@ -209,7 +210,7 @@ class Catalogue:
         if any(_is_link(p) for p in (rounds.parent.parent, rounds.parent, rounds)):
             return 0
         try:
-            return sum(1 for name in os.listdir(rounds) if name.startswith("r") and name.endswith(".sf"))
+            return sum(1 for name in confined.listdir(rounds) if name.startswith("r") and name.endswith(".sf"))
         except OSError:
             return 0
 
