@@ -40,6 +40,7 @@ from asz_core.assembly.rounds import HeldChain, RoundGroup
 from asz_core.root.confined import LinkRefused
 from asz_core.root.durable import read_bytes
 from asz_core.root.locks import LockBusy
+from asz_core.root.storage import StorageRoot
 from asz_core.sessiondata.times import format_instant
 
 __all__ = ["DEFAULT_MAX_ROUND_BYTES", "ParseError", "SessionParse", "input_digest", "parse_root", "parse_session"]
@@ -265,12 +266,8 @@ def _now() -> str:
 def parse_root(root: Path, sessions: list[str] | None = None, *,
                max_round_bytes: int = DEFAULT_MAX_ROUND_BYTES) -> list[SessionParse]:
     """Parse every session of the root (or those named), in name order."""
-    if sessions is None:
-        try:
-            sessions = sorted(p.name for p in root.iterdir()
-                              if p.is_dir() and not p.name.startswith(("_", ".")))
-        except FileNotFoundError:
-            sessions = []
+    if sessions is None:  # as the root lists them: no link is looked through, nor taken for one
+        sessions = list(StorageRoot(root).sessions())
     group = RoundGroup(root)
     out = []
     try:
