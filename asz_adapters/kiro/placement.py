@@ -29,6 +29,7 @@ from asz_adapters.kiro.settled import TRANSCRIPT, settled_sources
 from asz_adapters.kiro.units import MAIN, CliBundle, DbConversation, IdeSession, RefusedDirectory, Unit, directory_of
 from asz_core.context import AdapterContext
 from asz_core.plugin import Found, SessionClaim
+from asz_core.root import confined
 from asz_core.root.cursors import AppendCursor
 from asz_core.root.layout import RefusedId, cursor_file
 
@@ -40,7 +41,7 @@ def claim_sessions(ctx: AdapterContext, found: Iterable[Found]) -> list[SessionC
     units = _checked_units(ctx, found)
 
     def landed_main(session: str) -> bool:
-        return (root / session / "streams" / MAIN).is_dir()
+        return _is_place(root / session / "streams" / MAIN)
 
     parents = _cli_parents(ctx, units, root, landed_main)
     parents.update(_ide_parents(ctx, units, root, landed_main))
@@ -129,6 +130,19 @@ def _read_ide(ctx: AdapterContext, unit: IdeSession) -> bool:
     return True
 
 
+def _is_place(directory: Path) -> bool:
+    """Whether the place ``directory`` of the root is there. A link at it (or on the way) is
+    taken as there, never looked through: the unit is placed where the link is, and landing it
+    there is refused, naming the link, rather than the unit filed elsewhere."""
+    try:
+        os.close(confined.open_dir(directory))
+    except confined.LinkRefused:
+        return True
+    except OSError:  # not there, or not a directory
+        return False
+    return True
+
+
 def _cli_parents(ctx: AdapterContext, units: list[tuple[Unit, Found]], root: Path,
                  landed_main: Callable[[str], bool]) -> dict[str, str]:
     """Child → parent for CLI sessions: the ``parent_session_id`` of each ``.json``; for a
@@ -143,7 +157,7 @@ def _cli_parents(ctx: AdapterContext, units: list[tuple[Unit, Found]], root: Pat
 
         listed = LandedSessions.load(root, ctx.name, owns).sessions
         for orphan in orphans:
-            parent = next((s for s in sorted(listed) if s != orphan and (root / s / "streams" / orphan).is_dir()), None)
+            parent = next((s for s in sorted(listed) if s != orphan and _is_place(root / s / "streams" / orphan)), None)
             if parent is not None:
                 parents[orphan] = parent
     return parents
@@ -157,9 +171,9 @@ def _ide_parents(ctx: AdapterContext, units: list[tuple[Unit, Found]], root: Pat
     parents: dict[str, str] = {}
     for session in sessions:
         try:
-            streams = os.listdir(root / session.id / "streams")
-        except (FileNotFoundError, NotADirectoryError):
-            continue
+            streams = confined.listdir(root / session.id / "streams")
+        except (FileNotFoundError, NotADirectoryError, confined.LinkRefused):
+            continue  # a link: nothing is listed through it, and the session's landing names it
         for name in streams:
             if is_ide_session_id(name) and name != session.id:
                 parents.setdefault(name, session.id)
