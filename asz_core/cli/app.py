@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import TextIO
 
@@ -38,9 +39,17 @@ class App:
     @property
     def config(self) -> Config:
         """The validated configuration; raises ``ConfigError`` (turned into exit 2 by ``main``).
-        Its warnings are printed once, and the plugins it switches off are let go."""
+        Its warnings are printed once, and the plugins it switches off are let go. Its storage
+        root is entered as soon as it is resolved, where it exists (a pass makes a new one, and
+        enters it then): every command reads the root through here, so nothing it opens below
+        the root follows a link, whichever reader opens it first
+        (:func:`~asz_core.root.confined.enter`)."""
         if self._config is None:
             self._config = load_config(self.host, self.config_path)
+            from asz_core.root import confined  # here: a command that reads no configuration never needs it
+
+            with contextlib.suppress(OSError):  # a root that cannot be opened: the command says so
+                confined.enter(self._config.root)
             for warning in self._config.warnings:
                 print(f"warning: {warning}", file=self.err)
             for name in list(self.host.plugins):

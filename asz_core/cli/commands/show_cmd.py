@@ -155,10 +155,7 @@ def _print(app: App, f: Found, full: bool) -> None:
 
 def run(args: argparse.Namespace, app: App) -> int:
     root = app.config.root
-    require_root(root, "show")
-    from asz_core.root import confined
-
-    confined.enter(root)
+    require_root(root, "show")  # entered as the configuration resolved it (App.config)
     session_dir = _session_dir(root, args.session)
     if session_dir is None:
         print(f"show: unknown session {_safe(args.session)} in {root}; `asz-pipeline view` lists the "
