@@ -105,7 +105,7 @@ def test_conflicts_lists_no_cursor_reached_through_a_linked_streams_directory(
     """A cursor outside the root that says ``conflict`` is not a conflict of the root's."""
     copied, config = _root_copy(parsed, tmp_path)
     outside = tmp_path / "outside"
-    before = _move_out(copied / SESSION / "streams", outside)
+    _move_out(copied / SESSION / "streams", outside)
     cursor = outside / "main" / "transcript.cursor"
     cursor.chmod(0o600)
     cursor.write_bytes(cursor.read_bytes().replace(b"state active", b"state conflict"))
