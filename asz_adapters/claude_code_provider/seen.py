@@ -384,7 +384,7 @@ def landed_bodies(session_dir: Path) -> Iterator[tuple[Path, list[tuple[Record, 
     is a link; a file that is one is no landed file."""
     # the reader and provider-body manifests load only when asked, not on every pass
     from asz_core.providerbody import ManifestError, manifest_of, provider_body_files
-    from asz_core.providerbody.reader import open_landed
+    from asz_core.root.durable import open_landed
     from asz_core.sessiondata import SessionDataError
 
     for _, path in provider_body_files(session_dir):

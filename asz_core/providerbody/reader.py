@@ -14,7 +14,6 @@ opened without following a link (:mod:`~asz_core.root.confined`). A linked direc
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,10 +21,10 @@ from asz_core.providerbody.errors import BodyNotFound
 from asz_core.providerbody.landing import SUBDIR
 from asz_core.providerbody.store import DEFAULT_CACHE_BYTES, BodyEntry, BodyStore
 from asz_core.root import confined
+from asz_core.root.durable import open_landed
 from asz_core.root.layout import parse_file_name
-from asz_core.sessiondata.reader import SessionDataFile, open_file
 
-__all__ = ["ProviderBodies", "open_landed", "provider_body_files"]
+__all__ = ["ProviderBodies", "provider_body_files"]
 
 
 def provider_body_files(session_dir: Path) -> list[tuple[int, Path]]:
@@ -44,12 +43,6 @@ def provider_body_files(session_dir: Path) -> list[tuple[int, Path]]:
         if parsed.seq not in chosen or not parsed.skeleton:
             chosen[parsed.seq] = directory / entry.name
     return sorted(chosen.items())
-
-
-def open_landed(path: Path) -> SessionDataFile:
-    """A landed file of the root opened for reading without following a link on the way to it
-    (:class:`~asz_core.root.confined.LinkRefused` if there is one)."""
-    return open_file(path, fd=confined.open_path(path, os.O_RDONLY))
 
 
 class ProviderBodies:

@@ -37,11 +37,10 @@ from pathlib import Path
 from typing import Any
 
 from asz_core.assembly.parse import DEFAULT_MAX_ROUND_BYTES, parse_root
-from asz_core.providerbody.reader import open_landed
 from asz_core.retention.plan import session_files
 from asz_core.root import confined
 from asz_core.root.cursors import format_pairs, parse_pairs
-from asz_core.root.durable import make_dirs, read_bytes, write_replace, write_whole
+from asz_core.root.durable import make_dirs, open_landed, read_bytes, write_replace, write_whole
 from asz_core.root.landing import LandingFile
 from asz_core.root.storage import SessionHandle, StorageRoot
 from asz_core.sessiondata.errors import SessionDataError

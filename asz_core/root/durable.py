@@ -20,14 +20,17 @@ import stat
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final
 
 from asz_core.root import confined, faults, libc
 
+if TYPE_CHECKING:
+    from asz_core.sessiondata.reader import SessionDataFile
+
 __all__ = ["DEFERRED", "OWNER_DIR", "OWNER_FILE", "can_sync_filesystem", "fsync_dir", "install_noreplace",
-           "make_dirs", "make_dirs_text", "open_private", "open_read", "read_bytes", "read_small", "read_table",
-           "start_writeback", "sync_filesystem", "temp_name", "temp_name_in", "write_note", "write_replace",
-           "write_whole"]
+           "make_dirs", "make_dirs_text", "open_landed", "open_private", "open_read", "read_bytes", "read_small",
+           "read_table", "start_writeback", "sync_filesystem", "temp_name", "temp_name_in", "write_note",
+           "write_replace", "write_whole"]
 
 OWNER_DIR: Final = 0o700
 OWNER_FILE: Final = 0o600
@@ -276,6 +279,16 @@ def open_read(path: Path | str) -> IO[bytes]:
     fifo planted at its name reads empty (:mod:`~asz_core.root.confined`, rules 2, 5 and 6).
     ``open(path, "rb")`` would read through a link and wait on a fifo for good."""
     return os.fdopen(confined.open_path(path, os.O_RDONLY), "rb")
+
+
+def open_landed(path: Path | str) -> SessionDataFile:
+    """A Session Data file of the root (``.sd``, ``.sk``) opened to read its records, as
+    :func:`open_read` opens a file: ``open_file(path)`` would follow a link on the way to it and
+    at its name. The reader is imported here, not with this module: a pass that writes only,
+    and a command that reads no landed file, never load it."""
+    from asz_core.sessiondata.reader import open_file
+
+    return open_file(path, fd=confined.open_path(path, os.O_RDONLY))
 
 
 def read_bytes(path: Path | str) -> bytes:

@@ -94,7 +94,7 @@ def _session_dir(root: Path, session: str) -> Path | None:
 
 
 def _search(session_dir: Path, want: str) -> Search:
-    from asz_core.providerbody.reader import open_landed
+    from asz_core.root.durable import open_landed
     from asz_core.sessiondata.errors import SessionDataError
     from asz_core.view.files import session_files
 
