@@ -49,13 +49,12 @@ from asz_core.providerbody.check import KIND as PROVIDER_BODY
 from asz_core.providerbody.check import check_provider_body_file
 from asz_core.root import confined
 from asz_core.root.cursors import AppendCursor, CursorUnreadable
-from asz_core.root.durable import read_small
+from asz_core.root.durable import open_landed, read_small
 from asz_core.root.layout import CURSOR_SUFFIX, PREFIX_KIND, parse_file_name
 from asz_core.root.storage import landed_files, landed_files_in, noted_next_seq
 from asz_core.session_report import FileCheck, Problem, SessionReport
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Record
-from asz_core.sessiondata.reader import open_file
 
 if TYPE_CHECKING:
     from asz_core.host import PluginHost
@@ -335,7 +334,7 @@ def _look(root: Path, session: str) -> _Look:
             if chain is None:
                 chain = chains[(group, name.kind)] = _Chain(report, session_dir, group, name.kind)
         try:
-            with open_file(path) as landed:
+            with open_landed(path) as landed:
                 header = landed.header
                 if check is not None:
                     rows = list(landed.raw_records())  # one file of a kind that needs it whole
@@ -351,6 +350,9 @@ def _look(root: Path, session: str) -> _Look:
                         chain.feed(path, count, record, covered)
         except SessionDataError as exc:
             report.problems.append(Problem(session, "damaged", str(path), exc.reason))
+            continue
+        except confined.LinkRefused as exc:  # planted since the listing, or at a name it was given
+            report.problems.append(Problem(session, "link", str(path), str(exc)))
             continue
         except FileNotFoundError:  # removed since it was listed (retention): the session changed
             look.unsettled.append(Problem(session, "gone", str(path), "listed, then removed before it was read"))

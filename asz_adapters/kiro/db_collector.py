@@ -47,9 +47,10 @@ from asz_core.collect.source import Encoded, made_to_fit
 from asz_core.collect.versions import current_place, stream_of
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, AppendCursor
+from asz_core.root.durable import open_landed
 from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import SessionHandle
-from asz_core.sessiondata import Header, SessionDataError, open_file
+from asz_core.sessiondata import Header, SessionDataError
 from asz_core.sessiondata.jsonbytes import JSONLine, NotJSON
 
 __all__ = ["ConversationCursor", "ConversationSource", "collect_conversation"]
@@ -186,7 +187,7 @@ def _reconcile(session: SessionHandle, source: ConversationSource, cursor: Conve
     """Move the cursor past turns that landed after it (a crash before the cursor write)."""
     for seq, landed in _files_after(session.dir / source.subdir, cursor.last_seq):
         try:
-            with open_file(landed) as reader:
+            with open_landed(landed) as reader:  # a link at its name: the session is refused
                 if not same_source(str(reader.header.get("src", "")), source.src):
                     continue
                 records = list(reader)

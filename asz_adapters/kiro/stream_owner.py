@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from asz_core.root.cursors import parse_pairs
-from asz_core.root.durable import read_small
+from asz_core.root.durable import open_landed, read_small
 from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import landed_files_in
 
@@ -43,14 +43,13 @@ def foreign_source(cursor_file: Path, src: str) -> str | None:
 def _landed_source(stream: Path) -> str:
     """The ``src`` of the stream's newest landed transcript file ("" when there is none)."""
     from asz_core.sessiondata.errors import SessionDataError
-    from asz_core.sessiondata.reader import open_file
 
     for _, path in sorted(landed_files_in(stream), reverse=True):
         name = parse_file_name(path.name)
         if name is None or name.kind != "transcript":
             continue
         try:
-            with open_file(path) as landed:
+            with open_landed(path) as landed:
                 src = landed.header.get("src")
         except SessionDataError:
             continue

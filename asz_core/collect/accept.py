@@ -29,12 +29,11 @@ from pathlib import Path
 
 from asz_core.root import confined
 from asz_core.root.cursors import ACCEPTED, CONFLICT, format_pairs, parse_pairs
-from asz_core.root.durable import read_small, write_replace
+from asz_core.root.durable import open_landed, read_small, write_replace
 from asz_core.root.layout import CURSOR_SUFFIX, check_id, parse_file_name
 from asz_core.root.locks import FileLock
 from asz_core.root.versions import version_of, version_place
 from asz_core.sessiondata.errors import SessionDataError
-from asz_core.sessiondata.reader import open_file
 
 __all__ = ["Accepted", "NotAcceptable", "accept", "check_acceptable", "is_stuck"]
 
@@ -131,7 +130,7 @@ def _free_for(directory: Path, cursor_file: str, source: str) -> bool:
         if parse_file_name(name) is None:
             continue
         try:
-            with open_file(directory / name) as landed:
+            with open_landed(directory / name) as landed:
                 if landed.header.get("src") != source:
                     return False
         except (OSError, SessionDataError):

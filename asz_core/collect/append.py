@@ -43,12 +43,12 @@ from asz_core.collect.split import SplitDialect, SplitRecords, split_records, sp
 from asz_core.collect.versions import current_place, stream_of
 from asz_core.context import MAX_WINDOWS, AdapterContext
 from asz_core.root.cursors import ACTIVE, CONFLICT, AppendCursor
+from asz_core.root.durable import open_landed
 from asz_core.root.landing import LandingFile
 from asz_core.root.layout import cursor_name, parse_file_name
 from asz_core.root.storage import SessionHandle, landed_files_in
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Header, Record
-from asz_core.sessiondata.reader import open_file
 
 __all__ = ["ACCEPT_HINT", "TAIL_BYTES", "AppendSource", "collect_append", "cursor_path", "landed_ord"]
 
@@ -202,7 +202,7 @@ def _reconcile(session: SessionHandle, source: AppendSource, cursor: AppendCurso
     seq, landed = newest
     last: Record | None = None
     try:
-        with open_file(landed) as reader:
+        with open_landed(landed) as reader:  # a link at its name: the session is refused
             if reader.header.get("src") != source.src:
                 return cursor
             for record in reader:

@@ -20,11 +20,11 @@ from asz_core.collect.saving import load_cursor, save_state, stat_source
 from asz_core.collect.source import LineDialect, SourceLine, convert_encoded, line_sha, made_to_fit, too_long_record
 from asz_core.context import AdapterContext
 from asz_core.root.cursors import ACTIVE, SnapshotCursor
+from asz_core.root.durable import open_landed
 from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import SessionHandle, landed_files_in
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Header
-from asz_core.sessiondata.reader import open_file
 
 __all__ = ["SnapshotSource", "collect_snapshot", "document_payload"]
 
@@ -146,7 +146,7 @@ def _landed_after(session: SessionHandle, source: SnapshotSource, after_seq: int
     sha, size = ((document.sha256[:12], document.size) if isinstance(document, TooLong)
                  else (line_sha(document), len(document)))
     try:
-        with open_file(newest) as reader:
+        with open_landed(newest) as reader:  # a link at its name: the session is refused
             if reader.header.get("src") != source.src:
                 return None
             records = list(reader)

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from asz_core.root.durable import sha256_of
-from asz_core.sessiondata import open_file, parse_instant
+from asz_core.root.durable import open_landed, sha256_of
+from asz_core.sessiondata import parse_instant
 from asz_core.sessiondata.model import Record
 
 __all__ = ["Call", "FileCalls", "read_calls", "read_on"]
@@ -73,7 +73,7 @@ def _dialect(header: dict[str, object]) -> str:
 
 def read_calls(path: Path) -> FileCalls:
     """Rules 1-3 and 5 for one file (``SessionDataError`` when it does not read by the rules)."""
-    with open_file(path) as landed:
+    with open_landed(path) as landed:
         header = landed.header
         stream = header.get("stream")
         counted = header.get("kind") == "transcript" and _dialect(header) in COUNTED_DIALECTS
@@ -105,7 +105,7 @@ def read_on(call: Call, following: Sequence[tuple[Path, str]]) -> None:
     for path, kind in following:
         if kind != "transcript":
             continue  # meta, changes, execution: the call may still go on after them
-        with open_file(path) as landed:
+        with open_landed(path) as landed:
             for record in landed:
                 if record.call != call.id:
                     return

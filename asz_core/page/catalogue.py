@@ -37,10 +37,9 @@ from typing import Any, Final
 from asz_core.page.errors import BadRequest, Forbidden, NotFound
 from asz_core.providerbody import ProviderBodyError
 from asz_core.root import confined
-from asz_core.root.durable import open_read, read_bytes
+from asz_core.root.durable import open_landed, open_read, read_bytes
 from asz_core.root.layout import RefusedId, check_id
 from asz_core.sessiondata.errors import SessionDataError
-from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.times import parse_instant
 from asz_core.view import BodyWithheld, NoRounds, NotABody, Session, UnknownSession, build_view, check_hide
 from asz_core.view.files import PROVIDER_BODY, LandedFile, session_files
@@ -395,9 +394,9 @@ class Catalogue:
             if landed.group != PROVIDER_BODY:
                 raise BadRequest(f"file {seq} of {conversation} is a {landed.kind} file, not a provider body")
             try:
-                with open_file(landed.path):
+                with open_landed(landed.path):
                     pass
-            except SessionDataError as exc:
+            except (SessionDataError, OSError) as exc:  # LinkRefused is an OSError
                 raise BadRequest(f"file {seq} of {conversation}: its header does not read ({exc})") from None
             data = read_bytes(landed.path)
             out.append({"seq": seq, "file": landed.rel, "bytes": len(data),
@@ -571,18 +570,18 @@ def _raw_record(landed: LandedFile, row: int) -> bytes | None:
     if row < 1:
         return None
     try:
-        with open_file(landed.path) as sd:
+        with open_landed(landed.path) as sd:
             for n, _ in enumerate(sd, start=1):
                 if n == row:
                     break
             else:
                 return None
-    except SessionDataError:
+        with open_read(landed.path) as fh:
+            for n, line in enumerate(fh):
+                if n == row:  # line 0 is the header
+                    return line
+    except (SessionDataError, OSError):  # a link at its name (LinkRefused) reads as no record
         return None
-    with open_read(landed.path) as fh:
-        for n, line in enumerate(fh):
-            if n == row:  # line 0 is the header
-                return line
     return None
 
 

@@ -61,10 +61,9 @@ from asz_core.removal.verdict import GO, Verdict, kept, waiting
 from asz_core.retention.receipts import ACCEPTED, REJECTED, Receipts
 from asz_core.root.confined import LinkRefused, walk
 from asz_core.root.cursors import ACTIVE, parse_pairs
-from asz_core.root.durable import open_read, sha256_of
+from asz_core.root.durable import open_landed, open_read, sha256_of
 from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import landed_files
-from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.times import parse_instant
 
 __all__ = ["BODIES_PREFIX", "CHANGES", "Sending", "Sources", "Verdict", "blocked_for_all", "claude_code_dirs",
@@ -274,7 +273,7 @@ def _read_landed(root: Path, session: str, source: Path, roots: dict[str, Path],
     for seq, path in sorted(landed_files(root / session)):
         rel = path.relative_to(root).as_posix()
         try:
-            with open_file(path) as f:
+            with open_landed(path) as f:
                 header = f.header
                 for _line, record in f.raw_records():
                     t = parse_instant(record.time) if record.time else None

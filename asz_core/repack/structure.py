@@ -19,7 +19,7 @@ import orjson
 from asz_core.assembly import model as m
 from asz_core.assembly.chain import Chain
 from asz_core.retention.plan import session_files
-from asz_core.sessiondata.reader import open_file
+from asz_core.root.durable import open_landed
 
 __all__ = ["Structure", "fold_structure", "record_names"]
 
@@ -49,7 +49,7 @@ def record_names(session_dir: Path) -> dict[tuple[int, int], str]:
     files = session_files(session_dir)
     for seq in sorted(files):
         path = files[seq].get("sd") or files[seq]["sk"]
-        with open_file(path) as reader:
+        with open_landed(path) as reader:
             chain = f"{path.parent.relative_to(session_dir).as_posix()}:{reader.header['kind']}"
             for row, _ in enumerate(reader.raw_records(), start=1):
                 counts[chain] = counts.get(chain, 0) + 1

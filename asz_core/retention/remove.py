@@ -19,10 +19,9 @@ import os
 from pathlib import Path
 
 from asz_core.root import faults
-from asz_core.root.durable import fsync_dir
+from asz_core.root.durable import fsync_dir, open_landed
 from asz_core.root.skeletons import land_skeleton
 from asz_core.sessiondata.errors import SessionDataError
-from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.skeleton import Removal
 
 __all__ = ["SkeletonConflict", "removed_header", "remove_landed"]
@@ -33,8 +32,9 @@ class SkeletonConflict(Exception):
 
 
 def removed_header(skeleton: Path) -> dict[str, object]:
-    """The ``removed`` member of a skeleton's header; ``SessionDataError`` if it does not read."""
-    with open_file(skeleton) as reader:
+    """The ``removed`` member of a skeleton's header; ``SessionDataError`` if it does not read,
+    ``LinkRefused`` if a link stands at its name."""
+    with open_landed(skeleton) as reader:
         removed = reader.header.get("removed")
         for _ in reader:  # read whole: its closing line proves it was written to the end
             pass

@@ -20,6 +20,7 @@ from asz_core.retention.plan import Candidate, Plan, plan_root, session_files
 from asz_core.retention.policy import RetentionPolicy
 from asz_core.retention.receipts import Receipts
 from asz_core.retention.remove import SkeletonConflict, remove_landed, removed_header
+from asz_core.root.confined import LinkRefused
 from asz_core.root.locks import LockBusy
 from asz_core.root.storage import StorageRoot
 from asz_core.sessiondata.errors import SessionDataError
@@ -69,7 +70,7 @@ def _next_generation(session_dir: Path) -> int:
             continue  # a removal being finished keeps the generation it had
         try:
             generation = removed_header(skeleton).get("generation")
-        except SessionDataError:
+        except (SessionDataError, LinkRefused):  # verify names it; it holds no generation of ours
             continue
         if isinstance(generation, int) and generation > highest:
             highest = generation

@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from asz_core.root.durable import read_bytes, write_note
+from asz_core.root.confined import LinkRefused
+from asz_core.root.durable import open_landed, read_bytes, write_note
 from asz_core.sessiondata.errors import SessionDataError
-from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.times import parse_instant
 
 __all__ = ["NOTE", "last_record_ns"]
@@ -48,13 +48,13 @@ def _read_note(path: Path) -> dict[str, _Times]:
 def _times_of(path: Path) -> _Times | None:
     latest: int | None = None
     try:
-        with open_file(path) as reader:
+        with open_landed(path) as reader:
             landed_at = parse_instant(reader.header.get("at"))
             for record in reader:
                 when = parse_instant(record.time)
                 if when is not None and (latest is None or when > latest):
                     latest = when
-    except SessionDataError:
+    except (SessionDataError, LinkRefused):
         return None  # verify reports it; it says nothing of the session's age
     return latest, landed_at
 

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from asz_core.root import confined
-from asz_core.root.durable import make_dirs_text, write_replace
+from asz_core.root.durable import make_dirs_text, open_landed, write_replace
 from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import landed_files, noted_next_seq
 
@@ -162,14 +162,13 @@ def _read_transcript(path: Path, ids: dict[str, set[str]], added: list[tuple[str
     """Add to ``ids`` (and to ``added``, the new ones) the top directory of the file's ``src``
     and the ``call`` of each of its records; a file that cannot be read adds what it gave."""
     from asz_core.sessiondata.errors import SessionDataError  # the reader: only when indexing
-    from asz_core.sessiondata.reader import open_file
 
     def add(key: str, value: str) -> None:
         if value not in ids[key]:
             ids[key].add(value)
             added.append((key, value))
 
-    with contextlib.suppress(SessionDataError), open_file(path) as landed:
+    with contextlib.suppress(SessionDataError, confined.LinkRefused), open_landed(path) as landed:
         src = landed.header.get("src")
         if isinstance(src, str) and "/" in src:
             add(DIRECTORY, src.split("/", 1)[0])

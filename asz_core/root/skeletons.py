@@ -24,7 +24,7 @@ def land_skeleton(landed: Path, removal: Removal) -> Path:
     fd = confined.open_path(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_FILE)
     try:
         with os.fdopen(fd, "wb") as sink:
-            write_skeleton(str(landed), sink, removal)
+            write_skeleton(str(landed), sink, removal, opener=confined.open_path)  # no link followed
             sink.flush()
             os.fsync(sink.fileno())
             os.fchmod(sink.fileno(), 0o400)

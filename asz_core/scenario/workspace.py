@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 from asz_core.context import PassSummary, QuietReporter
 from asz_core.host import PluginHost
+from asz_core.root.durable import open_landed
 from asz_core.root.storage import landed_files
 from asz_core.scenario.build import SOURCE_DIR, BuildOptions, build
 from asz_core.scenario.expect import Expectations
 from asz_core.scenario.model import Scenario
 from asz_core.scenario.plan import Plan
 from asz_core.sessiondata.model import Record
-from asz_core.sessiondata.reader import open_file
 
 if TYPE_CHECKING:
     from asz_core.scenario.receiver import GrpcReceiver, HttpReceiver
@@ -48,7 +48,7 @@ def read_landed(root: Path, session: str) -> list[LandedRecords]:
     """Every landed file of a session, in landed order (by seq)."""
     out = []
     for seq, path in sorted(landed_files(root / session)):
-        with open_file(path) as landed:
+        with open_landed(path) as landed:
             rows = list(landed.raw_records())
             out.append(LandedRecords(str(path.relative_to(root)), seq, landed.header, rows))
     return out

@@ -19,6 +19,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -117,21 +118,25 @@ def skeleton_record(record: Record, *, provider_body: bool) -> Record:
                   parts=[skeleton_part(p) for p in record.parts], dropped=record.dropped)
 
 
-def write_skeleton(landed: str, sink: BinaryIO, removal: Removal) -> FileSummary:
+def write_skeleton(landed: str, sink: BinaryIO, removal: Removal, *,
+                   opener: Callable[[str, int], int] = os.open) -> FileSummary:
     """Write the gzip skeleton of the landed file ``landed`` into ``sink``.
 
     The landed file is read twice, streaming: once for its digest, size and count (which the
-    header holds), once for its records.
+    header holds), once for its records. Each time it is opened by ``opener(landed, flags)``, as
+    ``open``'s ``opener`` opens a file: a storage root's writer passes one that follows no link
+    there, which this library, knowing no root, cannot.
     """
     digest = hashlib.sha256()
     size = 0
     # opened as the reader opens a file (:class:`~.reader.SessionDataFile`): a fifo in its place
     # reads empty, it never waits
-    with os.fdopen(os.open(landed, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC), "rb") as f:
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+    with os.fdopen(opener(landed, flags), "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
             size += len(chunk)
-    with open_file(landed) as source:
+    with open_file(landed, fd=opener(landed, flags)) as source:
         head = source.header
         count = sum(1 for _ in source)
     header = Header(kind=head["kind"], session=head["session"], src=head["src"], dialect=head["dialect"],
@@ -146,6 +151,6 @@ def write_skeleton(landed: str, sink: BinaryIO, removal: Removal) -> FileSummary
     provider_body = head["kind"] == "provider_body"
     with gzip.GzipFile(fileobj=sink, mode="wb", mtime=0) as zipped:
         writer = SessionDataWriter(zipped, header)
-        for record in open_file(landed):
+        for record in open_file(landed, fd=opener(landed, flags)):
             writer.write(*record_line(skeleton_record(record, provider_body=provider_body)))
         return writer.close()

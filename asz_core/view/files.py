@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from asz_core.root.durable import open_landed, open_read
 from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import landed_files
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Record
-from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.times import parse_instant
 
 __all__ = ["PROVIDER_BODY", "LandedFile", "session_files"]
@@ -49,7 +49,7 @@ class LandedFile:
         """``(row, record)`` of every record, in order. A file that does not read to a good
         closing line stops there, and says why in :attr:`problem`."""
         try:
-            with open_file(self.path) as landed:
+            with open_landed(self.path) as landed:
                 batch = landed.header.get("batch")
                 self.batch = batch if isinstance(batch, str) else None
                 for row, record in enumerate(landed, start=1):
@@ -97,9 +97,11 @@ class LandedFile:
 
 
 def _size_and_digest(path: Path) -> tuple[int, str]:
-    with open(path, "rb") as fh:
-        digest = hashlib.file_digest(fh, "sha256").hexdigest()
-        return os.fstat(fh.fileno()).st_size, digest
+    with open_read(path) as fh:  # no link followed, as the records were read
+        digest = hashlib.sha256()
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+        return os.fstat(fh.fileno()).st_size, digest.hexdigest()
 
 
 def session_files(session_dir: Path) -> list[LandedFile]:

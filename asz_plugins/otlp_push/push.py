@@ -30,9 +30,10 @@ from asz_core.assembly.chain import Chain
 from asz_core.assembly.flow import RoundError
 from asz_core.cli.console import human_bytes
 from asz_core.redact import redact_text
+from asz_core.root.durable import open_landed
 from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import StorageRoot, landed_files
-from asz_core.sessiondata import SessionDataError, open_file, parse_instant
+from asz_core.sessiondata import SessionDataError, parse_instant
 from asz_plugins.otlp_push.config import OtlpConfig
 from asz_plugins.otlp_push.limiter import WireBudget
 from asz_plugins.otlp_push.metrics import SpoolFile, batches, metrics_request, pending_spool, read_spool
@@ -276,7 +277,7 @@ class _Pusher:
         """The adapter that landed a session's files already sent (a round's service is its runtime)."""
         for path in paths:
             try:
-                with open_file(path) as landed:
+                with open_landed(path) as landed:
                     return str(landed.header.get("adapter") or "")
             except (SessionDataError, OSError):
                 continue

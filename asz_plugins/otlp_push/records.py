@@ -21,7 +21,8 @@ from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord, ScopeLogs
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 
 from asz_core import __version__
-from asz_core.sessiondata import SessionDataError, format_instant, open_file, parse_instant
+from asz_core.root.durable import open_landed, read_bytes
+from asz_core.sessiondata import SessionDataError, format_instant, parse_instant
 
 __all__ = ["Body", "LandedInfo", "Resources", "build_request", "describe", "describe_round", "read_body"]
 
@@ -79,7 +80,7 @@ def describe(root: Path, path: Path) -> LandedInfo:
     first: int | None = None
     last: int | None = None
     records = 0
-    with open_file(path) as landed:
+    with open_landed(path) as landed:
         header = landed.header
         for record in landed:
             records += 1
@@ -104,7 +105,7 @@ def describe_round(root: Path, path: Path, adapter: str) -> LandedInfo:
     the one that landed its session's files, whose runtime is the round's service too."""
     from asz_core.assembly.flow import RoundError, read_round
 
-    data = path.read_bytes()
+    data = read_bytes(path)
     try:
         header = read_round(data).header
     except RoundError as exc:
@@ -126,7 +127,7 @@ def read_body(info: LandedInfo) -> Body:
     Landed files never change, so a difference means the root was damaged or tampered with
     between the two reads; such a file is not sent.
     """
-    data = info.path.read_bytes()
+    data = read_bytes(info.path)
     lines = data.count(b"\n")
     if lines != info.lines or not data.endswith(b"\n"):
         raise SessionDataError(f"has {lines} lines now, {info.lines} when it was read; not sent",

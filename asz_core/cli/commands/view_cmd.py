@@ -81,6 +81,7 @@ def _write(app: App, data: bytes) -> None:
 
 def run(args: argparse.Namespace, app: App) -> int:
     from asz_core.providerbody.errors import ProviderBodyError
+    from asz_core.root.confined import LinkRefused
     from asz_core.sessiondata.errors import SessionDataError
     from asz_core.view import NoRounds, Session, ViewError
 
@@ -105,7 +106,7 @@ def run(args: argparse.Namespace, app: App) -> int:
     except NoRounds as exc:
         print(f"asz: {exc} (`asz-pipeline parse {args.session}`)", file=app.err)
         return EXIT_FAILED
-    except (ViewError, ProviderBodyError, SessionDataError) as exc:
+    except (ViewError, ProviderBodyError, SessionDataError, LinkRefused) as exc:
         print(f"asz: {exc}", file=app.err)
         return EXIT_FAILED
     if args.json:

@@ -33,9 +33,9 @@ def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     opened: list[str] = []
     real = reader.open_file
 
-    def open_file(path: Path) -> reader.SessionDataReader:
+    def open_file(path: Path, *, fd: int | None = None) -> reader.SessionDataReader:
         opened.append(path.name)
-        return real(path)
+        return real(path, fd=fd)
 
     monkeypatch.setattr(reader, "open_file", open_file)
     return opened
