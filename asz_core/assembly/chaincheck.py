@@ -66,10 +66,15 @@ def check_chain(root: Path, conversation: str, session: str | None = None) -> li
             problems.append(ChainProblem("lost file", where, f"round {rf.number} consumed landed seq {seq}, "
                                          f"which is no longer on disk", rf.number, seq))
         if not lost:
-            digests = [landed_digest(seqs[s]) for s in range(h["from_seq"], h["through_seq"] + 1)]
-            if input_digest(prev_input, digests) != h["input_digest"]:
-                problems.append(ChainProblem("input digest", where, f"round {rf.number}: the landed files it "
-                                             f"consumed (seq {h['from_seq']}..{h['through_seq']}) no longer "
-                                             f"digest to its input_digest", rf.number))
+            try:
+                digests = [landed_digest(seqs[s]) for s in range(h["from_seq"], h["through_seq"] + 1)]
+            except OSError as exc:  # a link at a landed file's name (LinkRefused), or one removed meanwhile
+                problems.append(ChainProblem("input digest", where, f"round {rf.number}: a landed file it consumed "
+                                             f"does not read: {exc}", rf.number))
+            else:
+                if input_digest(prev_input, digests) != h["input_digest"]:
+                    problems.append(ChainProblem("input digest", where, f"round {rf.number}: the landed files it "
+                                                 f"consumed (seq {h['from_seq']}..{h['through_seq']}) no longer "
+                                                 f"digest to its input_digest", rf.number))
         prev_digest, prev_input, prev_through = rnd.digest, h["input_digest"], h["through_seq"]
     return problems

@@ -7,6 +7,7 @@ without deciding again, as the step that landed its skeleton had decided.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,7 +85,10 @@ def plan_root(root: Path, policy: RetentionPolicy, receipts: Receipts, now_ns: i
         last = last_record_ns(root / session, files, note=note) if policy.on else None
         for seq in sorted(landed):
             path = landed[seq]["sd"]
-            size = path.stat().st_size
+            try:
+                size = os.stat(path, follow_symlinks=False).st_size  # a link's own: never what it points at
+            except FileNotFoundError:  # removed since it was listed
+                continue
             finishing = "sk" in landed[seq]
             if not finishing and (last is None or not policy.old_enough(last, now_ns)):
                 if policy.on:
@@ -100,7 +104,11 @@ def plan_root(root: Path, policy: RetentionPolicy, receipts: Receipts, now_ns: i
             if not finishing and not policy.local_only and not receipts.receiver:
                 plan.keep(UNCONFIRMED, size)  # no receiver: nothing to hash the file for
                 continue
-            sha = sha256_of(path)
+            try:
+                sha = sha256_of(path)
+            except OSError:  # a link planted at its name (LinkRefused), or removed meanwhile
+                plan.keep(UNREADABLE, size)
+                continue
             receipt = receipts.receipt(relpath, sha)
             if not finishing and receipt != ACCEPTED and not policy.local_only:
                 plan.keep(receipt, size)

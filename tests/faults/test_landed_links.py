@@ -137,3 +137,33 @@ def test_retention_leaves_a_landed_file_swapped_for_a_link_and_removes_the_other
     assert target.is_symlink() and not target.with_suffix(".sk").exists()
     assert result.removed  # the other files, of this session and the others
     assert outside.read_bytes() == before
+
+
+def test_verify_of_a_round_chain_says_its_landed_file_swapped_for_a_link_does_not_read(
+        parsed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chain's check digests every landed file a round consumed, by name: the link there is
+    a problem of the round, named, and verify goes on, where the digest's refusal used to end it."""
+    target, outside = _a_transcript(parsed), tmp_path / "outside.sd"
+    before = target.read_bytes()
+    _swapped_after_listing(monkeypatch, target, outside)
+    problems = [p for report in verify.verify_root(parsed, [SESSION]) for p in report.problems]
+    assert any(p.kind == "link" and p.path == str(target) for p in problems), problems
+    unread = [p for p in problems if p.kind == "input digest" and "does not read" in p.message]
+    assert unread and f"{target} is a link" in unread[0].message, problems
+    assert outside.read_bytes() == before
+
+
+def test_retention_plans_around_a_landed_file_swapped_for_a_link_after_the_listing(
+        parsed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its digest, which the plan takes to ask the receiver, is refused: the file stays,
+    counted unreadable, and the plan goes on to the session's other files (a session of several,
+    so that the others still date it)."""
+    session = max(storage.StorageRoot(parsed).sessions(), key=lambda s: len(list(landed_files(parsed / s))))
+    target, outside = min(landed_files(parsed / session))[1], tmp_path / "outside.sd"
+    before = target.read_bytes()
+    _swapped_after_listing(monkeypatch, target, outside)
+    plan = retain.plan_root(parsed, RetentionPolicy(after_ns=0, local_only=True), NO_RECEIVER, time.time_ns())
+    assert plan.kept["unreadable"] == 1, plan.kept
+    assert target not in {c.landed for c in plan.remove}
+    assert any(c.session == session for c in plan.remove)
+    assert outside.read_bytes() == before
