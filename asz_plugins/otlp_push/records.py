@@ -10,6 +10,7 @@ request carrying it is built and sent: at most one batch at a time.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,7 +98,8 @@ def describe(root: Path, path: Path) -> LandedInfo:
         seq=seq if isinstance(seq, int) else 0, kind=str(header["kind"]),
         schema=str(header["schema"]), adapter=str(header.get("adapter") or ""),
         stream=_text(header.get("stream")), run=_text(header.get("batch")),
-        size=path.stat().st_size, lines=records + 2, from_ns=first, through_ns=last)
+        size=os.stat(path, follow_symlinks=False).st_size,  # never what a link planted since points at
+        lines=records + 2, from_ns=first, through_ns=last)
 
 
 def describe_round(root: Path, path: Path, adapter: str) -> LandedInfo:
