@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -145,23 +146,32 @@ def _decode_part(line: JSONLine, index: int, obj: object, sliced: list[bytes] | 
 class SessionDataFile:
     """An open landed file: ``header`` is read on opening; iterate for the records.
 
-    Iterating checks, at the end, that a closing line is there and its count and digest match.
-    The file is closed when iteration ends, or by :meth:`close` / a ``with`` block.
+    Iterating checks, at the end, that a closing line is there and its count and digest match;
+    then :attr:`sha256` is the SHA-256 of the file's bytes (of a ``.sd``: a skeleton's are
+    compressed, and its stays ``None``), taken as they were read, so a caller that needs it
+    does not read the file a second time. The file is closed when iteration ends, or by
+    :meth:`close` / a ``with`` block.
     """
 
-    def __init__(self, path: str | Path, *, fd: int | None = None) -> None:
+    def __init__(self, path: str | Path, *, fd: int | None = None, data: bytes | None = None) -> None:
         self.path = str(path)
+        #: the SHA-256 of the file's bytes, once iteration has read them all and they check
+        self.sha256: str | None = None
         # Closed by close(), on every path: the file outlives this call, so no ``with``. ``fd``
         # is ``path`` already opened by the caller (a storage root's reader, which opens it
-        # without following a link) and is owned by this file from now on. Opened here without
-        # blocking: a fifo in a landed file's place reads as an empty file, it never waits.
-        if fd is None:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        try:
-            self._raw: IO[bytes] = open(fd, "rb")  # noqa: SIM115
-        except OSError as exc:  # a directory in its place: said of the path, the descriptor let go
-            os.close(fd)
-            raise type(exc)(exc.errno, exc.strerror, self.path) from None
+        # without following a link) and is owned by this file from now on; ``data`` is its
+        # bytes, read whole by the caller already. Opened here without blocking: a fifo in a
+        # landed file's place reads as an empty file, it never waits.
+        if data is not None:
+            self._raw: IO[bytes] = io.BytesIO(data)
+        else:
+            if fd is None:
+                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            try:
+                self._raw = open(fd, "rb")  # noqa: SIM115
+            except OSError as exc:  # a directory in its place: said of the path, the descriptor let go
+                os.close(fd)
+                raise type(exc)(exc.errno, exc.strerror, self.path) from None
         self._stream: IO[bytes] = (cast(IO[bytes], gzip.GzipFile(fileobj=self._raw, mode="rb"))
                                    if self.path.endswith(".sk") else self._raw)
         self._hash = hashlib.sha256()
@@ -229,6 +239,10 @@ class SessionDataFile:
                     raise SessionDataError("the last line has no newline", path=self.path, line=number)
                 raw = chunk[:-1]
                 if raw.startswith(b'{"t":') and self._is_closing(raw, count, number):
+                    if self._stream is self._raw:  # what was read is the file's bytes, all of them
+                        whole = self._hash.copy()
+                        whole.update(chunk)
+                        self.sha256 = whole.hexdigest()
                     return
                 try:
                     record = decode_record(raw)
@@ -259,10 +273,10 @@ class SessionDataFile:
         return True
 
 
-def open_file(path: str | Path, *, fd: int | None = None) -> SessionDataFile:
-    """Open a landed ``.sd`` (or ``.sk``) file (or read ``fd``, ``path`` opened already);
-    ``SessionDataError`` if its header is bad."""
-    return SessionDataFile(path, fd=fd)
+def open_file(path: str | Path, *, fd: int | None = None, data: bytes | None = None) -> SessionDataFile:
+    """Open a landed ``.sd`` (or ``.sk``) file (or read ``fd``, ``path`` opened already, or
+    ``data``, its bytes read already); ``SessionDataError`` if its header is bad."""
+    return SessionDataFile(path, fd=fd, data=data)
 
 
 def read_records(path: str | Path) -> Iterator[Record]:

@@ -189,6 +189,32 @@ def _landed(tmp_path: Path) -> tuple[Path, bytes]:
     return path, path.read_bytes()
 
 
+def test_a_file_read_to_its_end_gives_the_digest_of_its_bytes_and_only_then(tmp_path: Path) -> None:
+    """What a caller would read the file again for: the SHA-256 of its bytes, as they were read."""
+    path, data = _landed(tmp_path)
+    with open_file(path) as landed:
+        assert landed.sha256 is None  # nothing past the header is read yet
+        assert len(list(landed)) == 3
+    assert landed.sha256 == hashlib.sha256(data).hexdigest()
+    cut = tmp_path / "cut.sd"
+    cut.write_bytes(data.replace(b'"records":3', b'"records":2'))
+    refused = open_file(cut)
+    with pytest.raises(SessionDataError):
+        list(refused)
+    assert refused.sha256 is None  # bytes that do not check have no digest to give
+
+
+def test_a_file_read_from_the_bytes_a_caller_holds_reads_as_it_does_from_disk(tmp_path: Path) -> None:
+    path, data = _landed(tmp_path)
+    from_disk = open_file(path)
+    from_bytes = open_file(path, data=data)
+    assert from_bytes.header == from_disk.header
+    assert [encode_record(r) for r in from_bytes] == [encode_record(r) for r in from_disk]
+    assert from_bytes.sha256 == from_disk.sha256 == hashlib.sha256(data).hexdigest()
+    with pytest.raises(SessionDataError):
+        list(open_file(path, data=data.replace(b'"u1"', b'"u9"')))
+
+
 def test_reader_refuses_cut_or_recounted_files(tmp_path: Path) -> None:
     _path, data = _landed(tmp_path)
     lines = data.split(b"\n")
