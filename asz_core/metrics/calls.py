@@ -77,10 +77,8 @@ def read_calls(path: Path) -> FileCalls:
         header = landed.header
         stream = header.get("stream")
         counted = header.get("kind") == "transcript" and _dialect(header) in COUNTED_DIALECTS
-        # a file no call of which can count is known by its header alone
-        digest = sha256_of(path) if counted else ""
-        out = FileCalls(str(header["session"]), stream if isinstance(stream, str) else None, digest)
-        if not counted:
+        out = FileCalls(str(header["session"]), stream if isinstance(stream, str) else None, "")
+        if not counted:  # a file no call of which can count is known by its header alone
             return out
         source = MAIN if out.stream == MAIN else SUBAGENT
         by_id: dict[str, Call] = {}
@@ -96,6 +94,8 @@ def read_calls(path: Path) -> FileCalls:
             call.take(record)
             last = call
         out.open_tail = last
+        # the bytes just read, digested as they were (a skeleton's are compressed: read again)
+        out.digest = landed.sha256 or sha256_of(path)
     return out
 
 

@@ -279,6 +279,8 @@ def _read_landed(root: Path, session: str, source: Path, roots: dict[str, Path],
                     t = parse_instant(record.time) if record.time else None
                     if t is not None and (out.last_ns is None or t > out.last_ns):
                         out.last_ns = t
+            # the bytes just read, digested as they were (a skeleton's are compressed: read again)
+            digest = f.sha256 or sha256_of(path)
         except (OSError, ValueError) as exc:
             return out, f"landed file {rel} cannot be read ({exc})"
         named = str(header.get("adapter", "")).partition("/")[0]
@@ -292,7 +294,6 @@ def _read_landed(root: Path, session: str, source: Path, roots: dict[str, Path],
             pass  # a provider file holds many bodies: rule 7 checks each is one the build wrote
         elif _relative(base / src, source) not in listed:
             return out, f"landed file {rel} names a source the build did not write"
-        digest = sha256_of(path)
         out.files[rel] = digest
         name = parse_file_name(path.name)
         counted = (header.get("kind") == "transcript"

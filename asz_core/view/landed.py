@@ -19,9 +19,10 @@ from typing import Any
 
 import orjson
 
-from asz_core.root.durable import open_landed, read_bytes
+from asz_core.root.durable import read_bytes
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.model import Record
+from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.times import parse_instant
 from asz_core.view.files import PROVIDER_BODY, session_files
 
@@ -86,7 +87,7 @@ def read_landed(root: Path, session: str) -> Landed:
 def _header_kind(path: Path, data: bytes) -> str | None:
     if path.suffix == ".sk":
         try:
-            with open_landed(path) as landed:
+            with open_file(path, data=data) as landed:
                 kind = landed.header.get("kind")
         except SessionDataError:
             return None
@@ -111,7 +112,7 @@ def _records(path: Path, data: bytes, kind: str) -> Iterator[tuple[int, int | No
             yield row, parse_instant(value.get("time") if isinstance(value, dict) else None), None
         return
     try:
-        with open_landed(path) as landed:
+        with open_file(path, data=data) as landed:  # the bytes read once, for the digest too
             for row, record in enumerate(landed, start=1):
                 yield row, parse_instant(record.time), record
     except SessionDataError:

@@ -1,8 +1,8 @@
 """A landed file swapped for a link after a reader found it by name: moved outside the root, a
-link left at its name, between the listing (or the first read) that named it and the open that
-reads it. No reader (``view``, ``verify``, a pass that appends to the stream, retention) reads
-through it, whatever listed it; each says which file is a link and what to do, and goes on with
-the rest.
+link left at its name, between the listing that named it and the open that reads it. No reader
+(``view``, ``verify`` and its chain check, a pass that appends to the stream, retention and its
+plan) reads through it, whatever listed it; each says which file is a link and what to do, and
+goes on with the rest.
 
 The roots are the bundled demo's Claude Code sessions, landed and parsed, and a JSONL log landed
 in small files; what a link points at lies outside the root and is checked to be exactly as it was.
@@ -26,7 +26,6 @@ from asz_core.retention.receipts import NO_RECEIVER
 from asz_core.root import storage
 from asz_core.root.storage import landed_files
 from asz_core.testing import PassRunner
-from asz_core.view import landed as view_landed
 from tests.faults import test_reader_links as reader
 from tests.faults import test_root_state as state
 from tests.faults.test_reader_links import SESSION
@@ -68,24 +67,17 @@ def _a_transcript(root: Path) -> Path:
     return next(path for _, path in sorted(landed_files(root / SESSION)) if path.parent.parent.name == "streams")
 
 
-def test_view_names_a_landed_file_swapped_for_a_link_between_its_two_reads(
+def test_view_names_a_landed_file_swapped_for_a_link_after_the_listing(
         parsed: Path, asz_pass: PassRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The document reads a file's bytes, then its records by name: the second open finds the
-    link, and ``view`` exits 1 naming it instead of showing what lies outside the root."""
+    """The document reads each listed file once, through the root: the link is refused, and
+    ``view`` exits 1 naming it instead of showing what lies outside the root."""
     target, outside = _a_transcript(parsed), tmp_path / "outside.sd"
-    read_bytes = view_landed.read_bytes
-    moved: list[bytes] = []
-
-    def read_then_swap(path: Path | str) -> bytes:
-        data = read_bytes(path)
-        if Path(path) == target and not moved:
-            moved.append(_swap(target, outside))
-        return data
-    monkeypatch.setattr(view_landed, "read_bytes", read_then_swap)
+    before = target.read_bytes()
+    _swapped_after_listing(monkeypatch, target, outside)
     done = run_cli("view", "--config", str(asz_pass.config_path), SESSION, "--json")
-    assert done.returncode == 1 and moved, done.stdout[:200] + done.stderr
+    assert done.returncode == 1, done.stdout[:200] + done.stderr
     assert f"{target} is a link" in done.stderr and "remove the link" in done.stderr, done.stderr
-    assert outside.read_bytes() == moved[0]
+    assert target.is_symlink() and outside.read_bytes() == before
 
 
 def test_verify_names_a_landed_file_swapped_for_a_link_after_the_listing(
