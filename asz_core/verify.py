@@ -314,7 +314,10 @@ def _look(root: Path, session: str) -> _Look:
     noted_seq = noted_next_seq(session_dir) or 0
     seen_seq: dict[int, Path] = {}
     chains: dict[tuple[str, str], _Chain] = {}
-    files = sorted(landed_files(session_dir))
+    links: list[Path] = []
+    files = sorted(landed_files(session_dir, links))
+    for link in sorted(links):  # in a file directory of the root: a landed file, or a temporary, moved out
+        report.problems.append(Problem(session, "link", str(link), str(confined.LinkRefused(link))))
     look = _Look(report, saw=(sorted(cursors.items()), summarized, noted_seq, files))
     # a skeleton beside its landed file is a removal in progress: the landed file is read (retention)
     whole = {(seq, path.parent) for seq, path in files if path.suffix == ".sd"}

@@ -44,11 +44,13 @@ _SESSION_SUBDIRS = ("streams", "runs")
 _SESSION_NOTE_DIRS = ("index",)
 
 
-def landed_files(session_dir: Path) -> Iterator[tuple[int, Path]]:
+def landed_files(session_dir: Path, links: list[Path] | None = None) -> Iterator[tuple[int, Path]]:
     """``(seq, path)`` of every landed file of a session, in no particular order. A name that is
-    a link, or lies under one, is not a landed file (:mod:`~asz_core.root.confined`)."""
+    a link, or lies under one, is not a landed file (:mod:`~asz_core.root.confined`); given
+    ``links``, each link found in the session's file directories is added to it (verify names
+    them)."""
     for subdir in _session_file_dirs(session_dir):
-        yield from landed_files_in(subdir)
+        yield from landed_files_in(subdir, links)
 
 
 def noted_next_seq(session_dir: Path) -> int | None:
@@ -63,8 +65,9 @@ def noted_next_seq(session_dir: Path) -> int | None:
         return None
 
 
-def landed_files_in(directory: Path) -> Iterator[tuple[int, Path]]:
-    """``(seq, path)`` of every landed file in one directory of a session."""
+def landed_files_in(directory: Path, links: list[Path] | None = None) -> Iterator[tuple[int, Path]]:
+    """``(seq, path)`` of every landed file in one directory of a session (and, given ``links``,
+    each link in it added there)."""
     if confined.known(directory) is False:  # not made yet in a new session: nothing to raise
         return
     try:
@@ -72,8 +75,12 @@ def landed_files_in(directory: Path) -> Iterator[tuple[int, Path]]:
     except (FileNotFoundError, NotADirectoryError, confined.LinkRefused):
         return
     for entry in entries:
+        if entry.is_link:
+            if links is not None:
+                links.append(directory / entry.name)
+            continue
         parsed = parse_file_name(entry.name)
-        if parsed is not None and not entry.is_link:
+        if parsed is not None:
             yield parsed.seq, directory / entry.name
 
 

@@ -50,8 +50,8 @@ def _swapped_after_listing(monkeypatch: pytest.MonkeyPatch, target: Path, outsid
     listed_by = storage.landed_files_in
     named: list[tuple[int, Path]] = []
 
-    def listing(directory: Path) -> Iterator[tuple[int, Path]]:
-        listed = list(listed_by(directory))
+    def listing(directory: Path, links: list[Path] | None = None) -> Iterator[tuple[int, Path]]:
+        listed = list(listed_by(directory))  # as listed before the swap: no link among it
         if directory == target.parent:
             if not named:
                 named.extend(entry for entry in listed if entry[1] == target)
@@ -158,4 +158,15 @@ def test_retention_plans_around_a_landed_file_swapped_for_a_link_after_the_listi
     assert plan.kept["unreadable"] == 1, plan.kept
     assert target not in {c.landed for c in plan.remove}
     assert any(c.session == session for c in plan.remove)
+    assert outside.read_bytes() == before
+
+
+def test_verify_names_a_link_planted_at_a_landed_files_name(parsed: Path, tmp_path: Path) -> None:
+    """No listing takes the link for a landed file, so without a word for it verify would only
+    say the stream's files are gone: it names the link, and what to do."""
+    target, outside = _a_transcript(parsed), tmp_path / "outside.sd"
+    before = _swap(target, outside)
+    problems = [p for report in verify.verify_root(parsed, [SESSION]) for p in report.problems]
+    linked = [p for p in problems if p.kind == "link" and p.path == str(target)]
+    assert linked and "remove the link" in linked[0].message, problems
     assert outside.read_bytes() == before

@@ -299,9 +299,9 @@ def _listing_missing(monkeypatch: pytest.MonkeyPatch, *missed: Path | None) -> N
     taken while files are renamed into the directory may be."""
     listings = iter(missed)
 
-    def listing(session_dir: Path) -> Iterator[tuple[int, Path]]:
+    def listing(session_dir: Path, links: list[Path] | None = None) -> Iterator[tuple[int, Path]]:
         miss = next(listings, None)
-        return ((seq, path) for seq, path in landed_files(session_dir) if path != miss)
+        return ((seq, path) for seq, path in landed_files(session_dir, links) if path != miss)
     monkeypatch.setattr(verify, "landed_files", listing)
 
 
@@ -324,7 +324,8 @@ def test_a_file_retention_removes_while_verify_reads_is_no_problem(
     land_skeleton(landed, Removal(at="2026-01-01T00:00:00Z"))
     landed.unlink()
     listings = iter([before])
-    monkeypatch.setattr(verify, "landed_files", lambda session_dir: next(listings, None) or landed_files(session_dir))
+    monkeypatch.setattr(verify, "landed_files",
+                        lambda session_dir, links=None: next(listings, None) or landed_files(session_dir, links))
     assert _problems(asz_pass.root) == []
 
 
