@@ -23,6 +23,8 @@ __all__ = [
     "LandedName",
     "RefusedId",
     "check_id",
+    "check_kind",
+    "check_place",
     "cursor_file",
     "cursor_name",
     "file_name",
@@ -62,9 +64,27 @@ def check_id(value: str, what: str) -> str:
 
 
 def check_kind(kind: str) -> str:
-    if not _KIND.fullmatch(kind):
+    """Return ``kind`` if it is a lower-case word, as a landed file's name begins with one, else
+    raise ``RefusedId``."""
+    if not isinstance(kind, str) or not _KIND.fullmatch(kind):
         raise RefusedId(f"kind {kind!r} is not a lower-case word")
     return kind
+
+
+#: the groups of a session's places whose files lie one directory down (``streams/<stream>``)
+_PLACE_GROUPS: Final = ("streams", "runs")
+#: the place whose files lie directly in it
+_FLAT_PLACE: Final = "provider_body"
+
+
+def check_place(subdir: str) -> str:
+    """Return ``subdir`` if it is a place a landed file may lie in (``provider_body``,
+    ``streams/<stream>``, ``runs/<run>``, a version's too), else raise ``RefusedId``: a place an
+    adapter names is never a path of its own, deeper, upwards or elsewhere in the session."""
+    group, _, place = subdir.partition("/")
+    if subdir == _FLAT_PLACE or (group in _PLACE_GROUPS and _SAFE_ID.fullmatch(place) and ".." not in place):
+        return subdir
+    raise RefusedId(f"place {subdir!r} is not {_FLAT_PLACE}, streams/<stream> or runs/<run>")
 
 
 def file_name(kind: str, stamp: str, seq: int) -> str:

@@ -27,7 +27,7 @@ from asz_core.root.durable import (
     write_note,
     write_replace,
 )
-from asz_core.root.layout import check_id, parse_file_name
+from asz_core.root.layout import check_id, check_kind, check_place, parse_file_name
 from asz_core.root.locks import FileLock, LockBusy
 from asz_core.root.upstream_index import drop_upstream_index
 
@@ -410,6 +410,10 @@ class SessionHandle:
         """Start a file under ``<session>/<subdir>``; its seq and collection time are set here."""
         from asz_core.root.landing import LandingFile  # loads the writer: only once something lands
 
+        # what names the file and its directory comes from an adapter: a word, and a place of
+        # the session, before anything is made (a kind or place of another shape is refused)
+        check_kind(header.kind)
+        check_place(subdir)
         if not self._index_checked and not self.root.dry_run:
             self._index_checked = True
             drop_upstream_index(self.dir)  # before the first file is added, as the format says

@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from asz_core.root.layout import file_name
+import pytest
+
+from asz_core.root.layout import RefusedId, file_name
 from asz_core.root.storage import StorageRoot
 from asz_core.sessiondata.model import Header
 
@@ -91,3 +93,27 @@ def test_a_linked_index_is_not_swept_through(tmp_path: Path) -> None:
     with root.open_session("s1"):  # (landing into it is refused: ``test_root_links``)
         pass
     assert outside.exists()
+
+
+@pytest.mark.parametrize(("subdir", "kind"), [
+    ("streams/../../elsewhere", "transcript"), ("streams/main/deeper", "transcript"), ("index", "transcript"),
+    ("streams", "transcript"), ("streams/main", "../transcript"), ("streams/main", "transcript\n"),
+    ("streams/main", "Transcript")])
+def test_a_file_is_begun_only_under_a_place_of_the_session_and_a_kind_that_is_a_word(
+        tmp_path: Path, subdir: str, kind: str) -> None:
+    """The place and the kind name the file's directory and its name, and come from an adapter:
+    one of another shape is refused before anything is made, never a path of its own."""
+    root = StorageRoot(tmp_path / "root")
+    root.ensure()
+    with root.open_session("s1") as handle, pytest.raises(RefusedId):
+        handle.begin(subdir, Header(kind=kind, session="", src="a.jsonl", dialect="test/1", adapter="test"))
+    made = sorted(p.relative_to(tmp_path / "root").as_posix() for p in (tmp_path / "root").rglob("*"))
+    assert made == ["s1", "s1/.lock"], made
+
+
+@pytest.mark.parametrize("subdir", ["streams/main", "streams/agent-a1.v2", "runs/wf_1a2b", "provider_body"])
+def test_every_place_a_collector_lands_in_is_one(tmp_path: Path, subdir: str) -> None:
+    root = StorageRoot(tmp_path / "root")
+    root.ensure()
+    with root.open_session("s1") as handle:
+        handle.begin(subdir, _header()).abort()
