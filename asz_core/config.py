@@ -236,12 +236,6 @@ def find_config(explicit: str | None) -> Path | None:
     return next((c for c in candidates if c.is_file()), None)
 
 
-def config_files(explicit: str | None) -> list[str]:
-    """Every file whose presence or bytes decide the configuration: the candidates and the
-    built-in defaults."""
-    return [os.path.abspath(p) for p in (*config_candidates(explicit), _defaults_path())]
-
-
 class _Document:
     """A YAML document: its values, its node tree (for line numbers) and its name."""
 

@@ -83,7 +83,7 @@ def depth_exceeds(raw: bytes, limit: int = MAX_DEPTH) -> bool:
     Counting brackets is a cheap upper bound, so only a line that could be that deep is
     scanned: its strings are cut out and what is left is reduced to its brackets, whose running
     depth is summed without a Python loop over the bytes. It is the check for bytes that do not
-    parse; a parsed value is checked by :func:`value_depth_exceeds`, which walks containers.
+    parse; a parsed value's depth is found by walking its containers (:func:`_value_depth`).
     """
     if raw.count(b"[") + raw.count(b"{") <= limit:
         return False
@@ -91,11 +91,6 @@ def depth_exceeds(raw: bytes, limit: int = MAX_DEPTH) -> bool:
     if len(brackets) <= limit:
         return False
     return max(accumulate(map(_BRACKET_STEP.__getitem__, brackets))) > limit
-
-
-def value_depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
-    """True when a parsed value nests more than ``limit`` objects and lists."""
-    return _value_depth(value, limit) > limit
 
 
 def _value_depth(value: Any, limit: int = MAX_DEPTH) -> int:
