@@ -39,6 +39,7 @@ from asz_core.providerbody import ProviderBodyError
 from asz_core.root import confined
 from asz_core.root.durable import open_landed, open_read, read_bytes
 from asz_core.root.layout import RefusedId, check_id
+from asz_core.root.storage import place_dirs
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.times import parse_instant
 from asz_core.view import BodyWithheld, NoRounds, NotABody, Session, UnknownSession, build_view, check_hide
@@ -144,14 +145,7 @@ def _is_link(path: Path) -> bool:
 def _file_dirs(session_dir: Path) -> list[Path]:
     """The directories a session's landed files are in: ``provider_body``, each stream's and
     each run's."""
-    out = [session_dir / "provider_body"]
-    for group in ("streams", "runs"):
-        try:
-            names = sorted(confined.listdir(session_dir / group))
-        except OSError:  # LinkRefused is one: nothing is listed through a link (rule 2)
-            continue
-        out += [session_dir / group / name for name in names]
-    return out
+    return [session_dir / "provider_body", *sorted(place_dirs(session_dir))]  # none through a link (rule 2)
 
 
 class Catalogue:

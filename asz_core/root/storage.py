@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from asz_core.root.landing import LandedFile, LandingFile
     from asz_core.sessiondata.model import Header
 
-__all__ = ["LockBusy", "SessionHandle", "StorageRoot", "landed_files", "landed_files_in", "sweep_temporaries"]
+__all__ = ["LockBusy", "SessionHandle", "StorageRoot", "landed_files", "landed_files_in", "place_dirs",
+           "sweep_temporaries"]
 
 _SESSION_SUBDIRS = ("streams", "runs")
 #: directories of a session holding files of the root's own written through a temporary file
@@ -86,6 +87,12 @@ def landed_files_in(directory: Path, links: list[Path] | None = None) -> Iterato
 
 def _session_file_dirs(session_dir: Path) -> Iterator[Path]:
     yield session_dir / "provider_body"
+    yield from place_dirs(session_dir)
+
+
+def place_dirs(session_dir: Path) -> Iterator[Path]:
+    """Each stream's and each run's directory of a session (``streams/<stream>``,
+    ``runs/<run>``), where its files and cursors lie; none is listed through a link."""
     for group in _SESSION_SUBDIRS:
         try:
             names = confined.listdir(session_dir / group)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 from asz_core.cli.app import EXIT_FAILED, EXIT_OK, App
@@ -33,7 +32,7 @@ from asz_core.errors import UsageError
 from asz_core.pipeline import hold_root
 from asz_core.root import confined
 from asz_core.root.cursors import parse_pairs, read_small
-from asz_core.root.storage import StorageRoot
+from asz_core.root.storage import StorageRoot, place_dirs
 from asz_core.sessiondata.times import format_instant
 
 __all__ = ["add", "find_conflicts"]
@@ -57,20 +56,17 @@ def add(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
-def _cursors(session: Path) -> Iterator[Path]:
-    """The cursors of a session's runs and streams, in order; nothing is listed through a link
-    (a link is not a session's place, and verify says so)."""
-    for group in ("runs", "streams"):
+def _cursors(session: Path) -> list[Path]:
+    """The cursors of a session's streams and runs, in path order; nothing is listed through a
+    link (a link is not a session's place, and verify says so)."""
+    out: list[Path] = []
+    for directory in place_dirs(session):
         try:
-            places = sorted(confined.listdir(session / group))
+            names = confined.listdir(directory)
         except OSError:  # LinkRefused is one
             continue
-        for place in places:
-            try:
-                names = sorted(confined.listdir(session / group / place))
-            except OSError:
-                continue
-            yield from (session / group / place / n for n in names if n.endswith(".cursor") and not n.startswith("."))
+        out += (directory / n for n in names if n.endswith(".cursor") and not n.startswith("."))
+    return sorted(out)
 
 
 def find_conflicts(root: Path) -> list[dict[str, object]]:
