@@ -213,9 +213,9 @@ os.register_at_fork(after_in_child=_new_temp_prefix)
 
 
 def write_replace(path: Path, data: bytes | Iterable[bytes], *, sync_dir: bool = True,
-                  derived: bool = False) -> None:
+                  derived: bool = False) -> int:
     """Replace ``path`` with ``data`` (bytes, or chunks of them so that a large table need not be
-    held whole) atomically: temp file, fsync, rename, directory fsync.
+    held whole) atomically: temp file, fsync, rename, directory fsync. Returns the bytes written.
 
     ``sync_dir=False`` skips the last step, for state that may lag after a power loss without
     harm (a cursor is brought forward from the landed files): the new content is still never
@@ -227,7 +227,7 @@ def write_replace(path: Path, data: bytes | Iterable[bytes], *, sync_dir: bool =
     try:
         try:
             faults.checkpoint("state-write")
-            _write_all(fd, data)
+            size = _write_all(fd, data)
             if not derived:
                 os.fsync(fd)
         finally:
@@ -239,6 +239,7 @@ def write_replace(path: Path, data: bytes | Iterable[bytes], *, sync_dir: bool =
         raise
     if sync_dir and not derived:
         fsync_dir(path.parent)
+    return size
 
 
 def read_table(path: Path, format: int, **expected: Any) -> dict[str, Any] | None:
@@ -374,23 +375,26 @@ def open_private(path: str | Path, flags: int) -> int:
 _GATHER_BYTES: Final = 1 << 16
 
 
-def _write_all(fd: int, data: bytes | Iterable[bytes]) -> None:
-    """Write ``data`` whole; chunks are gathered up to :data:`_GATHER_BYTES` a ``write``, where a
-    table written a session at a time cost a system call a session."""
+def _write_all(fd: int, data: bytes | Iterable[bytes]) -> int:
+    """Write ``data`` whole and say how many bytes that was; chunks are gathered up to
+    :data:`_GATHER_BYTES` a ``write``, where a table written a session at a time cost a system call
+    a session."""
     if isinstance(data, bytes):
         write_whole(fd, data)
-        return
+        return len(data)
     gathered: list[bytes] = []
-    size = 0
+    size = total = 0
     for chunk in data:
         gathered.append(chunk)
         size += len(chunk)
         if size >= _GATHER_BYTES:
             write_whole(fd, b"".join(gathered))
             gathered.clear()
+            total += size
             size = 0
     if gathered:
         write_whole(fd, b"".join(gathered))
+    return total + size
 
 
 def write_whole(fd: int, data: bytes) -> None:

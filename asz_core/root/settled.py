@@ -23,6 +23,17 @@ The table is derived: it lives in ``<root>/.settled-<adapter>.state``, is writte
 after each adapter's landing, and a table that is missing, unreadable, of another format or
 written by another adapter version is empty.
 
+The file is JSON lines: a first line ``{"format": N, "version": V}``, then objects of session ids,
+each to its entry or to ``null`` (no longer settled), read in order, a later line's value
+replacing an earlier one's. A save writes the table whole (the first line and one line of every
+entry) when there is no file of this format to add to; otherwise it appends one line with what
+the pass recorded and forgot (:meth:`SettledSessions.save`). Written whole after every change,
+the table cost a pass that found a few sessions changed, of thousands, a rewrite of all of them
+(a megabyte at 2,000 sessions). The file is written whole again once it has
+:data:`_MOST_LINES` lines or a line to append would be more than half its size, so what lines
+replaced keep stays bounded. A line a kill cut short (no newline) is not read, and the next save
+writes the table whole.
+
 Each entry is one JSON array (:data:`SettledEntry`): the counters as one text, the number of
 sources, the sources, then each file's path and stamp, the stamp being the four numbers of its
 ``lstat`` (``[dev, ino, size, mtime_ns]``) or ``null`` for a file recorded absent. A pass that
@@ -43,15 +54,16 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 import orjson
 
-from asz_core.root import confined
+from asz_core.root import confined, faults
 from asz_core.root.cursors import ACCEPTED, ACTIVE, AppendCursor, SnapshotCursor
-from asz_core.root.durable import read_table, write_replace
+from asz_core.root.durable import read_small, write_replace, write_whole
 from asz_core.root.layout import CURSOR_SUFFIX
 from asz_core.root.versions import version_of, version_place
 
@@ -60,7 +72,9 @@ __all__ = ["SETTLED_PREFIX", "SettledEntry", "SettledSessions", "Stamp", "entry_
 #: the table's name in the root is this, the adapter's name, ``.state``: a dot file, which no
 #: reader takes for a session
 SETTLED_PREFIX = ".settled-"
-_FORMAT = 3
+_FORMAT = 4
+#: a save writes the table whole, not one line more, once its file holds this many lines
+_MOST_LINES = 32
 #: recorded entries are held up to this many bytes, then written to the pass's temporary file
 _SPILL_BYTES = 1 << 16
 #: one session's entry: ``[counters, n, source..., (path, stamp)...]`` (:func:`make_entry`)
@@ -207,12 +221,43 @@ class SettledSessions:
         #: the lines recorded since the last write to ``_spill``
         self._pending = bytearray()
         self._lines = 0
+        #: sessions recorded or forgotten since the file was read or written: what a line appended holds
+        self._since: set[str] = set()
+        #: the file as this table last read or wrote it: its lines (0: none to append to) and bytes
+        self._file_lines = 0
+        self._file_bytes = 0
 
     @classmethod
     def load(cls, root: Path, adapter: str, version: str) -> SettledSessions:
         path = root / f"{SETTLED_PREFIX}{adapter}.state"
-        data = read_table(path, _FORMAT, version=version)
-        return cls(path, version) if data is None else cls(path, version, data["sessions"])
+        table = cls(path, version)
+        with contextlib.suppress(OSError):
+            table._read(read_small(path))
+        return table
+
+    def _read(self, raw: bytes | None) -> None:
+        """Take the entries the file's bytes ``raw`` hold, when they are of this format and
+        version; else the table stays empty, and its next save writes it whole."""
+        lines = raw.split(b"\n") if raw else []
+        cut = lines.pop() if lines else b""  # after the last newline: nothing, or a line a kill cut short
+        try:
+            header = orjson.loads(lines[0]) if lines else None
+            if not (isinstance(header, dict) and header.get("format") == _FORMAT
+                    and header.get("version") == self.version):
+                return
+            batches = [orjson.loads(line) for line in lines[1:]]
+        except orjson.JSONDecodeError:
+            return
+        if not all(isinstance(batch, dict) for batch in batches):
+            return
+        entries: dict[str, object] = batches[0] if batches else {}
+        for batch in batches[1:]:
+            entries.update(batch)
+        if len(batches) > 1:  # a session a later line forgot
+            entries = {session: entry for session, entry in entries.items() if entry is not None}
+        self.entries = entries
+        if not cut and raw is not None:
+            self._file_lines, self._file_bytes = len(lines), len(raw)
 
     def unchanged(self, session: str, sources: Sequence[str]) -> dict[str, int] | None:
         """The counters landing ``session`` would add, when it is settled and nothing it depends
@@ -283,6 +328,7 @@ class SettledSessions:
         """Note ``entry`` as ``session``'s (made by :func:`settled_entry` where it landed)."""
         self.changed = True
         self.entries.pop(session, None)
+        self._since.add(session)
         self._pending += orjson.dumps(session) + b":" + orjson.dumps(entry) + b"\n"
         self._recorded[session] = self._lines
         self._lines += 1
@@ -304,15 +350,56 @@ class SettledSessions:
     def forget(self, session: str) -> None:
         if self.entries.pop(session, None) is not None or self._recorded.pop(session, None) is not None:
             self.changed = True
+            self._since.add(session)
 
     def save(self) -> None:
-        """Write the table if it changed; a table that cannot be written is simply not kept."""
+        """Write what changed since the file was read or written, if anything did: one line
+        appended (:meth:`_append`), else the table whole. A table that cannot be written is
+        simply not kept."""
         if not self.changed:
             return
         self._remove_leftovers()
-        with contextlib.suppress(OSError):
-            write_replace(self.path, self._table(), derived=True)
+        try:
+            appended = self._append()
+        except OSError:
+            appended = False  # a line cut short, if any, makes the next save write the table whole
+        if not appended:
+            with contextlib.suppress(OSError):
+                self._file_bytes = write_replace(self.path, self._table(), derived=True)
+                self._file_lines = 2
+                self._since.clear()
         self.changed = False
+
+    def _append(self) -> bool:
+        """Append to the file one line of what was recorded and forgotten since it was read or
+        written, when it is a file of this table's to add to and has room for the line (see the
+        module's docstring); whether it did."""
+        if not 0 < self._file_lines < _MOST_LINES:
+            return False
+        line = self._line_since()
+        if len(line) > self._file_bytes // 2:
+            return False
+        fd = confined.open_path(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            st = os.fstat(fd)
+            if not (stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and st.st_size == self._file_bytes):
+                return False  # not the file it read, or not a file of its own: written whole instead
+            faults.checkpoint("state-write")
+            write_whole(fd, line)
+        finally:
+            os.close(fd)
+        self._file_lines += 1
+        self._file_bytes += len(line)
+        self._since.clear()
+        return True
+
+    def _line_since(self) -> bytes:
+        """The line :meth:`_append` writes: each session recorded since, as last recorded, and each
+        forgotten since, as ``null``."""
+        recorded = self._recorded
+        members = [orjson.dumps(session) + b":null" for session in sorted(self._since) if session not in recorded]
+        members.extend(self._recorded_lines({recorded[session] for session in self._since if session in recorded}))
+        return b"{" + b",".join(members) + b"}\n"
 
     def _remove_leftovers(self) -> None:
         """Remove the temporary files of this table that a pass killed while saving it left
@@ -324,26 +411,30 @@ class SettledSessions:
                     os.unlink(self.path.parent / name)
 
     def _table(self) -> Iterator[bytes]:
-        """The table's JSON, a session at a time: those loaded, then those recorded."""
-        yield b'{"format":' + orjson.dumps(_FORMAT) + b',"version":' + orjson.dumps(self.version)
-        yield b',"sessions":{'
+        """The table's file whole, a session at a time: its first line, then one line of those
+        loaded and those recorded."""
+        yield b'{"format":' + orjson.dumps(_FORMAT) + b',"version":' + orjson.dumps(self.version) + b"}\n{"
         comma = b""
         if self.entries:  # those loaded and kept, in one call: the object's members, less its braces
             yield orjson.dumps(self.entries)[1:-1]
             comma = b","
-        wanted = set(self._recorded.values())
+        for line in self._recorded_lines(set(self._recorded.values())):
+            yield comma + line
+            comma = b","
+        yield b"}\n"
+
+    def _recorded_lines(self, wanted: set[int]) -> Iterator[bytes]:
+        """The recorded lines numbered in ``wanted`` (``"session":entry``, no newline), in the order
+        they were recorded: from ``_spill``, then ``_pending``."""
         index = 0
         if self._spill is not None:
             self._spill.flush()
             self._spill.seek(0)
             for line in self._spill:
                 if index in wanted:
-                    yield comma + line[:-1]
-                    comma = b","
+                    yield line[:-1]
                 index += 1
         for line in bytes(self._pending).split(b"\n")[:-1]:
             if index in wanted:
-                yield comma + line
-                comma = b","
+                yield line
             index += 1
-        yield b"}}"

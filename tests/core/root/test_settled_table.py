@@ -128,23 +128,95 @@ def _saved_and_loaded(root: Path, sessions: int) -> SettledSessions:
     return SettledSessions.load(root, "cc", "1.0")
 
 
-def test_a_saved_table_is_the_compact_json_of_the_whole_table(tmp_path: Path) -> None:
-    """Loaded entries kept, one replaced, one recorded: the file is exactly the table's one JSON
-    object, members in the order the pass holds them, however it was put together."""
-    second = _saved_and_loaded(tmp_path, 3)
+def _header() -> bytes:
+    return orjson.dumps({"format": settled._FORMAT, "version": "1.0"}) + b"\n"
+
+
+def test_a_table_written_whole_is_its_first_line_and_one_line_of_every_entry(tmp_path: Path) -> None:
+    table = _saved_and_loaded(tmp_path, 3)
+    sessions = {f"s{n}": _entry(n) for n in range(3)}
+    assert table.path.read_bytes() == _header() + orjson.dumps(sessions) + b"\n"
+    assert table.entries == sessions
+
+
+def test_a_pass_that_changed_a_few_sessions_appends_one_line_that_the_next_load_applies(tmp_path: Path) -> None:
+    """Replaced, new and forgotten sessions go out as one line after the file as it was: a few
+    changed sessions of thousands no longer rewrite the whole table."""
+    second = _saved_and_loaded(tmp_path, 8)
+    before = second.path.read_bytes()
     second.put("s1", _entry(11))
-    second.put("s3", _entry(3))
+    second.put("s8", _entry(8))
+    second.forget("s2")
     second.save()
-    sessions = {"s0": _entry(0), "s2": _entry(2), "s1": _entry(11), "s3": _entry(3)}
-    assert second.path.read_bytes() == orjson.dumps({"format": settled._FORMAT, "version": "1.0", "sessions": sessions})
+    line = b'{"s2":null,' + orjson.dumps({"s1": _entry(11), "s8": _entry(8)})[1:] + b"\n"
+    assert second.path.read_bytes() == before + line
+    third = SettledSessions.load(tmp_path, "cc", "1.0")
+    expected = {f"s{n}": _entry(n) for n in range(9) if n != 2}
+    expected["s1"] = _entry(11)
+    assert third.entries == expected
+    third.put("s0", _entry(100))  # and the next pass appends after that line, not over it
+    third.save()
+    expected["s0"] = _entry(100)
+    assert SettledSessions.load(tmp_path, "cc", "1.0").entries == expected
+    assert third.path.read_bytes().count(b"\n") == 4
+
+
+def test_the_table_is_written_whole_again_once_its_file_holds_the_most_lines(tmp_path: Path) -> None:
+    _saved_and_loaded(tmp_path, 40)
+    for n in range(settled._MOST_LINES + 3):
+        table = SettledSessions.load(tmp_path, "cc", "1.0")
+        table.put(f"s{n % 4}", _entry(1000 + n))
+        table.save()
+        assert 2 <= table.path.read_bytes().count(b"\n") <= settled._MOST_LINES
+    loaded = SettledSessions.load(tmp_path, "cc", "1.0")
+    assert len(loaded.entries) == 40
+    assert [loaded.entries[f"s{n}"] for n in range(4)] == [_entry(1000 + n) for n in (32, 33, 34, 31)]
+
+
+def test_a_line_larger_than_half_the_file_writes_the_table_whole(tmp_path: Path) -> None:
+    table = _saved_and_loaded(tmp_path, 2)
+    for n in range(2, 6):
+        table.put(f"s{n}", _entry(n))
+    table.save()
+    assert table.path.read_bytes() == _header() + orjson.dumps({f"s{n}": _entry(n) for n in range(6)}) + b"\n"
+
+
+def test_a_line_a_kill_cut_short_is_not_read_and_the_next_save_writes_the_table_whole(tmp_path: Path) -> None:
+    table = _saved_and_loaded(tmp_path, 8)
+    with table.path.open("ab") as cut:
+        cut.write(b'{"s0":null,"s9":["sources=1 gone=0",1,"/src/9.js')
+    loaded = SettledSessions.load(tmp_path, "cc", "1.0")
+    assert loaded.entries == {f"s{n}": _entry(n) for n in range(8)}
+    loaded.put("s8", _entry(8))
+    loaded.save()
+    whole = _header() + orjson.dumps({f"s{n}": _entry(n) for n in range(9)}) + b"\n"
+    assert loaded.path.read_bytes() == whole
+
+
+def test_a_file_changed_since_it_was_read_is_written_whole_not_added_to(tmp_path: Path) -> None:
+    """Appending to a file other than the one read would add to what the table does not hold: a
+    file grown since, or a second name of another file, is replaced whole instead."""
+    table = _saved_and_loaded(tmp_path, 8)
+    other = tmp_path / "elsewhere"
+    os.link(table.path, other)
+    kept = other.read_bytes()
+    table.put("s8", _entry(8))
+    table.save()
+    assert other.read_bytes() == kept
+    assert SettledSessions.load(tmp_path, "cc", "1.0").entries == {f"s{n}": _entry(n) for n in range(9)}
+
+    grown = SettledSessions.load(tmp_path, "cc", "1.0")
+    with grown.path.open("ab") as fh:
+        fh.write(b'{"s9":null}\n')
+    grown.put("s1", _entry(11))
+    grown.save()
+    assert grown.path.read_bytes().count(b"\n") == 2
 
 
 def test_a_table_of_many_sessions_is_written_in_a_few_writes_not_one_a_session(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A no-op pass that notes one session rewrites the whole table: its entries go out gathered
-    (:data:`~asz_core.root.durable._GATHER_BYTES` a write), not a system call each."""
-    again = _saved_and_loaded(tmp_path, 2000)
-    again.put("new", _entry(2000))
+    """Written whole, the entries go out gathered (:data:`~asz_core.root.durable._GATHER_BYTES` a
+    write), not a system call each; a pass that notes one session of them writes one line."""
     writes: list[int] = []
     real_write = os.write
 
@@ -152,10 +224,21 @@ def test_a_table_of_many_sessions_is_written_in_a_few_writes_not_one_a_session(
         writes.append(len(data))
         return real_write(fd, data)
 
+    table = SettledSessions.load(tmp_path, "cc", "1.0")
+    for n in range(2000):
+        table.put(f"s{n}", _entry(n))
+    monkeypatch.setattr(os, "write", counting)
+    table.save()
+    monkeypatch.undo()
+    size = table.path.stat().st_size
+    assert sum(writes) == size
+    assert len(writes) <= size // durable._GATHER_BYTES + 2
+
+    again = SettledSessions.load(tmp_path, "cc", "1.0")
+    again.put("new", _entry(2000))
+    writes.clear()
     monkeypatch.setattr(os, "write", counting)
     again.save()
     monkeypatch.undo()
-    size = again.path.stat().st_size
-    assert sum(writes) == size
-    assert len(writes) <= size // durable._GATHER_BYTES + 2
+    assert writes == [again.path.stat().st_size - size]
     assert len(SettledSessions.load(tmp_path, "cc", "1.0").entries) == 2001
