@@ -85,6 +85,39 @@ def test_appended_lines_land_in_the_next_pass(
     assert_root_verifies(asz_pass.root)
 
 
+def test_a_pass_that_lands_one_session_of_many_adds_one_line_to_the_table_and_the_next_opens_none(
+        tmp_path: Path, cc_projects: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner,
+        opened: list[str], assert_root_verifies: Callable[[Path], None]) -> None:
+    """The table is written whole once, then only what a pass changed is added to it: the
+    session landed again, and the one whose sources are all gone now, noted as pruned."""
+    projects = tmp_path / "projects"
+    shutil.copytree(cc_projects, projects)
+    first = run_local(projects)
+    table = asz_pass.root / f"{SETTLED_PREFIX}{ADAPTER}.state"
+    whole = table.read_bytes()
+    assert whole.count(b"\n") == 2 and first.totals.sessions > 40
+    transcript = projects / OTHER_SLUG / f"{OTHER_SESSION}.jsonl"
+    with open(transcript, "ab") as f:
+        f.write(transcript.read_bytes().splitlines(keepends=True)[-1])
+    opened.clear()
+    assert asz_pass.run().totals.records == 1 and opened == [OTHER_SESSION]
+    after = table.read_bytes()
+    assert after.startswith(whole) and after.count(b"\n") == 3
+    assert OTHER_SESSION.encode() in after[len(whole):]
+    shutil.rmtree(projects / SLUG / SESSION)
+    (projects / SLUG / f"{SESSION}.jsonl").unlink()
+    gone = asz_pass.run()  # its places are marked gone: nothing settled changes yet
+    assert gone.totals.gone > 0 and table.read_bytes() == after
+    noted = asz_pass.run()  # nothing left to mark: noted as pruned, one line more
+    lines = table.read_bytes()
+    assert lines.startswith(after) and lines.count(b"\n") == 4 and SESSION.encode() in lines[len(after):]
+    opened.clear()
+    again = asz_pass.run()
+    assert opened == [] and again.totals.landed == 0 and again.totals.gone == noted.totals.gone == gone.totals.gone
+    assert table.read_bytes() == lines
+    assert_root_verifies(asz_pass.root)
+
+
 def test_a_touched_source_or_a_rewritten_cursor_is_landed_again_and_lands_nothing(
         two_sessions: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner, opened: list[str]) -> None:
     run_local(two_sessions)
