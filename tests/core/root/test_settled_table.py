@@ -213,6 +213,26 @@ def test_a_file_changed_since_it_was_read_is_written_whole_not_added_to(tmp_path
     assert grown.path.read_bytes().count(b"\n") == 2
 
 
+@pytest.mark.parametrize("planted", ["link", "fifo"])
+def test_a_link_or_a_fifo_planted_at_the_tables_name_is_replaced_never_written_through(
+        tmp_path: Path, planted: str) -> None:
+    """Nothing inside the root is trusted: what a save would append to is opened without
+    following a link or waiting on a fifo, and the table is written whole in its place."""
+    table = _saved_and_loaded(tmp_path, 8)
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.write_bytes(table.path.read_bytes())  # the same size: only the open can tell
+    table.path.unlink()
+    if planted == "link":
+        table.path.symlink_to(outside)
+    else:
+        os.mkfifo(table.path)
+    table.put("s8", _entry(8))
+    table.save()
+    assert not table.path.is_symlink() and table.path.is_file()
+    assert outside.read_bytes().count(b"\n") == 2
+    assert SettledSessions.load(tmp_path, "cc", "1.0").entries == {f"s{n}": _entry(n) for n in range(9)}
+
+
 def test_a_table_of_many_sessions_is_written_in_a_few_writes_not_one_a_session(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Written whole, the entries go out gathered (:data:`~asz_core.root.durable._GATHER_BYTES` a
