@@ -39,7 +39,7 @@ from asz_core.providerbody import ProviderBodyError
 from asz_core.root import confined
 from asz_core.root.durable import open_landed, open_read, read_bytes
 from asz_core.root.layout import RefusedId, check_id
-from asz_core.root.storage import place_dirs
+from asz_core.root.storage import file_dirs
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.times import parse_instant
 from asz_core.view import BodyWithheld, NoRounds, NotABody, Session, UnknownSession, build_view, check_hide
@@ -142,12 +142,6 @@ def _is_link(path: Path) -> bool:
     return os.path.islink(path)
 
 
-def _file_dirs(session_dir: Path) -> list[Path]:
-    """The directories a session's landed files are in: ``provider_body``, each stream's and
-    each run's."""
-    return [session_dir / "provider_body", *sorted(place_dirs(session_dir))]  # none through a link (rule 2)
-
-
 class Catalogue:
     """The conversations of the root at ``root``, as the page reads them. ``hide`` is the
     instance's ``view.hide``, withheld from every reader."""
@@ -186,7 +180,8 @@ class Catalogue:
         # the modification time of the directory holding it. So the directories are stat-ed,
         # not the files (a few calls a session rather than one a file).
         out = []
-        for directory in (*_file_dirs(session_dir), self._rounds_dir(session_dir.name)):
+        # none listed through a link (rule 2)
+        for directory in (*file_dirs(session_dir), self._rounds_dir(session_dir.name)):
             try:
                 st = directory.stat(follow_symlinks=False)  # a link's own, not what it points at
             except OSError:

@@ -62,7 +62,7 @@ from asz_core.retention.receipts import ACCEPTED, REJECTED, Receipts
 from asz_core.root.confined import LinkRefused, walk
 from asz_core.root.cursors import ACTIVE, parse_pairs
 from asz_core.root.durable import open_landed, open_read, sha256_of
-from asz_core.root.layout import parse_file_name
+from asz_core.root.layout import PLACE_GROUPS, parse_file_name
 from asz_core.root.storage import landed_files
 from asz_core.sessiondata.times import parse_instant
 
@@ -315,7 +315,7 @@ def _covered(session_dir: Path, source: Path, roots: dict[str, Path]) -> dict[st
     cursor's offset when it has reached the size it saw, a snapshot cursor's size. ``LinkRefused``
     naming the first link met in ``streams/`` or ``runs/``."""
     out: dict[str, int] = {}
-    for dirpath, _dirs, names in (step for place in ("streams", "runs") for step in walk(session_dir / place)):
+    for dirpath, _dirs, names in (step for place in PLACE_GROUPS for step in walk(session_dir / place)):
         for name in names:
             if not name.endswith(".cursor"):
                 continue

@@ -20,6 +20,8 @@ __all__ = [
     "FILE_NAME",
     "KIND_PREFIX",
     "PREFIX_KIND",
+    "FLAT_PLACE",
+    "PLACE_GROUPS",
     "LandedName",
     "RefusedId",
     "check_id",
@@ -72,9 +74,9 @@ def check_kind(kind: str) -> str:
 
 
 #: the groups of a session's places whose files lie one directory down (``streams/<stream>``)
-_PLACE_GROUPS: Final = ("streams", "runs")
+PLACE_GROUPS: Final = ("streams", "runs")
 #: the place whose files lie directly in it
-_FLAT_PLACE: Final = "provider_body"
+FLAT_PLACE: Final = "provider_body"
 
 
 def check_place(subdir: str) -> str:
@@ -82,9 +84,9 @@ def check_place(subdir: str) -> str:
     ``streams/<stream>``, ``runs/<run>``, a version's too), else raise ``RefusedId``: a place an
     adapter names is never a path of its own, deeper, upwards or elsewhere in the session."""
     group, _, place = subdir.partition("/")
-    if subdir == _FLAT_PLACE or (group in _PLACE_GROUPS and _SAFE_ID.fullmatch(place) and ".." not in place):
+    if subdir == FLAT_PLACE or (group in PLACE_GROUPS and _SAFE_ID.fullmatch(place) and ".." not in place):
         return subdir
-    raise RefusedId(f"place {subdir!r} is not {_FLAT_PLACE}, streams/<stream> or runs/<run>")
+    raise RefusedId(f"place {subdir!r} is not {FLAT_PLACE}, streams/<stream> or runs/<run>")
 
 
 def file_name(kind: str, stamp: str, seq: int) -> str:

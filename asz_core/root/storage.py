@@ -27,7 +27,7 @@ from asz_core.root.durable import (
     write_note,
     write_replace,
 )
-from asz_core.root.layout import check_id, check_kind, check_place, parse_file_name
+from asz_core.root.layout import FLAT_PLACE, PLACE_GROUPS, check_id, check_kind, check_place, parse_file_name
 from asz_core.root.locks import FileLock, LockBusy
 from asz_core.root.upstream_index import drop_upstream_index
 
@@ -36,10 +36,9 @@ if TYPE_CHECKING:
     from asz_core.root.landing import LandedFile, LandingFile
     from asz_core.sessiondata.model import Header
 
-__all__ = ["LockBusy", "SessionHandle", "StorageRoot", "landed_files", "landed_files_in", "place_dirs",
+__all__ = ["LockBusy", "SessionHandle", "StorageRoot", "file_dirs", "landed_files", "landed_files_in", "place_dirs",
            "sweep_temporaries"]
 
-_SESSION_SUBDIRS = ("streams", "runs")
 #: directories of a session holding files of the root's own written through a temporary file
 #: (``index/provider_bodies``), beside those of landed files and cursors: swept with them
 _SESSION_NOTE_DIRS = ("index",)
@@ -50,7 +49,7 @@ def landed_files(session_dir: Path, links: list[Path] | None = None) -> Iterator
     a link, or lies under one, is not a landed file (:mod:`~asz_core.root.confined`); given
     ``links``, each link found in the session's file directories is added to it (verify names
     them)."""
-    for subdir in _session_file_dirs(session_dir):
+    for subdir in file_dirs(session_dir):
         yield from landed_files_in(subdir, links)
 
 
@@ -85,15 +84,17 @@ def landed_files_in(directory: Path, links: list[Path] | None = None) -> Iterato
             yield parsed.seq, directory / entry.name
 
 
-def _session_file_dirs(session_dir: Path) -> Iterator[Path]:
-    yield session_dir / "provider_body"
+def file_dirs(session_dir: Path) -> Iterator[Path]:
+    """Every directory a session's landed files lie in: ``provider_body``, then
+    :func:`place_dirs`."""
+    yield session_dir / FLAT_PLACE
     yield from place_dirs(session_dir)
 
 
 def place_dirs(session_dir: Path) -> Iterator[Path]:
     """Each stream's and each run's directory of a session (``streams/<stream>``,
     ``runs/<run>``), where its files and cursors lie; none is listed through a link."""
-    for group in _SESSION_SUBDIRS:
+    for group in PLACE_GROUPS:
         try:
             names = confined.listdir(session_dir / group)
         except (FileNotFoundError, NotADirectoryError, confined.LinkRefused):
@@ -379,10 +380,10 @@ class SessionHandle:
         except FileNotFoundError:
             return 0
         highest = self._scan_names(self.dir, top)
-        for name in ("provider_body", *_SESSION_SUBDIRS):
+        for name in (FLAT_PLACE, *PLACE_GROUPS):
             if name not in top:
                 continue
-            if name == "provider_body":
+            if name == FLAT_PLACE:
                 subdirs = [self.dir / name]
             else:
                 try:
