@@ -558,22 +558,26 @@ def rotated(items: Sequence[T], round_no: int) -> list[T]:
 def in_rotation(commands: Sequence[Callable[[], Run]], rounds: int, quiet: Quiet,
                 before_each: Callable[[], object] = os.sync
                 ) -> tuple[list[list[Run]], list[Settling]]:
-    """``rounds`` rounds of every command, each round once the machine is quiet (looked at
-    after ``before_each``, so the last round's write-back is not taken for another's I/O) and
-    each command after ``before_each`` (a ``sync``, so no run pays for the last one's write-back).
-    Round r starts with command r and goes on in rotation, so that no command always runs first,
-    or always right after the same other. Returns each command's runs in round order
-    (``runs[command][round]``) and how each round's wait went (and the pressure over it)."""
+    """``rounds`` rounds of every command, each command run once the machine is quiet (looked
+    at after ``before_each``, a ``sync``, so that no run pays for the last one's write-back, nor
+    is its write-back taken for another's I/O). Round r starts with command r and goes on in
+    rotation, so that no command always runs right after the same other. Returns each command's
+    runs in round order (``runs[command][round]``) and how each run's wait went (and the
+    pressure over it).
+
+    Each run waits on its own, not each round: a look sleeps through a window of seconds, and
+    this VM's page cache shrinks by megabytes a second while the machine idles, so the first
+    command of a round re-read from disk part of what it had read last time (its modules, the
+    root's metadata) and the next ones did not (benchmarks/README.md, round 24). Looked at
+    before each, every run starts as a timer's pass does: after the machine was quiet."""
     runs: list[list[Run]] = [[] for _ in commands]
     settlings = []
-    def one_round(r: int) -> None:
+    for r in range(rounds):
         for c in rotated(range(len(commands)), r):
             before_each()
-            runs[c].append(commands[c]())
-
-    for r in range(rounds):
-        before_each()
-        settlings.append(quiet.over(partial(one_round, r), quiet.settle()))
+            run, settled = quiet.over(commands[c], quiet.settle())
+            runs[c].append(run)
+            settlings.append(settled)
     return runs, settlings
 
 
@@ -759,7 +763,7 @@ def readme_refusal(args: argparse.Namespace) -> str | None:
 
 
 def into_readme(made: TableReport, quiet: Quiet, readme: Path, arguments: Sequence[str]) -> int:
-    """Put the table into ``readme``'s generated part when every round started quiet (else
+    """Put the table into ``readme``'s generated part when every run started quiet (else
     refuse, status 2: a disturbed table must not replace a quiet one). ``arguments``: this
     script's, which the README quotes as the command that made it."""
     import readme_block  # here, not at the top: see the note under "the table's method"
@@ -767,9 +771,9 @@ def into_readme(made: TableReport, quiet: Quiet, readme: Path, arguments: Sequen
     if not made.quiet:
         loud = [s for s in made.settlings if not s.quiet]
         names = sorted({name for s in loud for name in s.loud})
-        print(f"{readme} not rewritten: {len(loud)} of {len(made.settlings)} rounds started with the machine not "
+        print(f"{readme} not rewritten: {len(loud)} of {len(made.settlings)} runs started with the machine not "
               f"quiet ({', '.join(names)} above {'its level' if len(names) == 1 else 'their levels'} when the "
-              f"{quiet.most_wait:.0f} s wait ran out; each round's figures are above). Run it again when "
+              f"{quiet.most_wait:.0f} s wait ran out; each run's figures are above). Run it again when "
               f"nothing else runs here, or with a longer --quiet-wait.", file=sys.stderr)
         return 2
     script = Path(__file__).resolve().relative_to(REPO)
@@ -814,11 +818,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --table: and when some task waited for a CPU at most this %% of that window "
                              "(default 10; /proc/pressure/cpu)")
     parser.add_argument("--quiet-wait", type=float, default=90.0,
-                        help="with --table: seconds to wait for all three at most before each round (default 90)")
+                        help="with --table: seconds to wait for all three at most before each run (default 90)")
     parser.add_argument("--readme", type=Path,
                         help="with --table: rewrite the generated part of this README's Performance section "
                              "(between its two 'pass.py --table' comment lines) with the table, when every "
-                             "round started quiet")
+                             "run started quiet")
     args = parser.parse_args(argv)
     if args.readme:
         refused = readme_refusal(args)

@@ -2,7 +2,7 @@
 generated part of the README's "Performance" section (``readme_block.py``).
 
 The README's part says, in this order: when the run was made, on what machine and by what
-command; how quiet the machine was as each round started (``quiet.py``); the table; each round's
+command; how quiet the machine was as each run started (``quiet.py``); the table; each round's
 ratio, so a reader sees how far the rounds agree before trusting the median.
 """
 
@@ -39,15 +39,15 @@ class TableReport:
 
     @property
     def quiet(self) -> bool:
-        """Every round started with the machine quiet."""
+        """Every run started with the machine quiet."""
         return all(s.quiet for s in self.settlings)
 
     def method(self) -> str:
         return (f"asz landing claude-code-local's transcripts (no parse, no metrics derivation) beside the floor "
                 f"(read + orjson.loads + SHA-256 of every line, one process); CPU (user + system, workers "
                 f"included) / wall seconds, medians of {self.repeat} rounds, each round the floor, one process "
-                f"and the default workers ({self.workers} on this machine) in rotation, once the machine is "
-                f"quiet (a create's CPU, I/O and CPU pressure); % of the floor: the median of the per-round "
+                f"and the default workers ({self.workers} on this machine) in rotation, each run once the machine "
+                f"is quiet (a create's CPU, I/O and CPU pressure); % of the floor: the median of the per-round "
                 f"ratios, the floor's CPU over asz's in one process and the floor's wall over asz's with workers; "
                 f"system calls and fsyncs per session: one more landing in one process under strace -f -c")
 
@@ -58,7 +58,7 @@ class TableReport:
             print(note)
 
     def readme(self, quiet: Quiet, command: str, ended: datetime) -> str:
-        """The README's generated part: when, where and by what command; how quiet the rounds
+        """The README's generated part: when, where and by what command; how quiet the runs
         started; the table; each round's ratio."""
         when = f"{self.started:%Y-%m-%d} from {self.started:%H:%M} to {ended:%H:%M} UTC"
         wrap = partial(textwrap.fill, width=100, break_long_words=False, break_on_hyphens=False)

@@ -65,7 +65,7 @@ def test_the_generated_part_says_when_where_how_quiet_and_each_rounds_ratio(tmp_
     assert text.startswith("Regenerated on 2026-12-02 from 04:10 to 04:31 UTC on a ")
     assert "-CPU machine (Linux " in text and "`python benchmarks/pass.py --table --repeat 3`." in text
     assert "I/O pressure 0\N{EN DASH}1 %" in text
-    assert "1 of 2 rounds waited for it, 3 s in all; every round started quiet (2 in all)." in text
+    assert "1 of 2 runs waited for it, 3 s in all; every run started quiet (2 in all)." in text
     assert "(their own workers and fsyncs included): I/O pressure 6 %, CPU pressure 48 %." in " ".join(text.split())
     assert "| corpus | sessions | MB | floor CPU / wall (s) |" in text and "| 4 workers CPU / wall (s) |" in text
     assert "Each round's ratio, in order: shared transcripts 37.1, 32.3, 34.8 % in one process" in " ".join(
@@ -103,7 +103,7 @@ def test_a_run_that_was_not_quiet_leaves_the_readme_as_it_was(tmp_path: Path,
     readme.write_text(f"intro\n{block.BEGIN}\nthe last quiet table\n{block.END}\noutro\n", "utf-8")
     assert bench.into_readme(_made(CALM, LOUD), _quiet(tmp_path), readme, ["--table", "--readme", "README.md"]) == 2
     err = capsys.readouterr().err
-    assert "1 of 2 rounds started with the machine not quiet (I/O above its level" in err and "--quiet-wait" in err
+    assert "1 of 2 runs started with the machine not quiet (I/O above its level" in err and "--quiet-wait" in err
     assert readme.read_text("utf-8") == f"intro\n{block.BEGIN}\nthe last quiet table\n{block.END}\noutro\n"
     assert bench.into_readme(_made(CALM), _quiet(tmp_path), readme, ["--table", "--readme", str(readme)]) == 0
     written = readme.read_text("utf-8")
