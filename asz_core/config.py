@@ -18,7 +18,7 @@ read one directory are refused, as upstream refuses them.
 
 Everything is validated with ``jsonschema`` before anything runs. Each error names the file, the
 line and the key path, found by walking the YAML node tree, and says what was expected. A
-configuration that validated is kept in a cache under a digest of everything its result depends
+configuration that validated is kept in a cache under a key of everything its result depends
 on (:mod:`asz_core.configcache`), so a pass that finds the same inputs again skips importing
 ``yaml`` and ``jsonschema`` (most of a no-op pass's start-up) and gets the same result.
 """
@@ -26,7 +26,6 @@ on (:mod:`asz_core.configcache`), so a pass that finds the same inputs again ski
 from __future__ import annotations
 
 import copy
-import hashlib
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -488,21 +487,27 @@ def _adapter_schemas(host: PluginHost, names: list[str]) -> dict[str, Any] | Non
 
 
 def _cache_key(host: PluginHost, path: Path | None, defaults: bytes, data: bytes | None) -> str | None:
-    """The digest of everything :func:`_validate`'s result depends on but the schemas of the
+    """The key of everything :func:`_validate`'s result depends on but the schemas of the
     adapters it names (stored with the entry and compared on a hit: :func:`_adapter_schemas`);
     ``None``: do not cache."""
     try:
         sections = host.config_sections()
     except Exception:  # noqa: BLE001 - a plugin failing here fails the same way, uncached, below
         return None
-    return configcache.digest({
+    return configcache.key({
         "asz": __version__, "core": CORE_SCHEMA, "base": ADAPTER_BASE_PROPERTIES,
         "path": str(path.resolve()) if path is not None else None,
-        "file": hashlib.sha256(data).hexdigest() if data is not None else None,
-        "defaults": hashlib.sha256(defaults).hexdigest(),
+        "file": _text_of(data) if data is not None else None,
+        "defaults": _text_of(defaults),
         "sections": sections, "asz_root": os.environ.get("ASZ_ROOT"), "data_dir": userdirs.data_dir(),
         "adapters": host.adapter_names(),
         "cwd": os.getcwd(), "home": os.path.expanduser("~")})
+
+
+def _text_of(data: bytes) -> str:
+    """``data`` as text for a key: any byte that is not UTF-8 kept as its own escape, so that
+    different bytes are never the same text."""
+    return data.decode("utf-8", "surrogateescape")
 
 
 def _upstream_notes(host: PluginHost, doc: _Document) -> list[str]:

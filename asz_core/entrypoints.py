@@ -4,25 +4,25 @@
 ``importlib.metadata`` finds entry points by listing every directory on ``sys.path`` for
 ``*.dist-info`` and ``*.egg-info`` and reading each one's ``entry_points.txt`` (and its
 ``METADATA`` or ``PKG-INFO`` for the distribution's name and version). What it finds is
-therefore a function of those listings and files, so the result is stored under a digest of
+therefore a function of those listings and files, so the result is stored under a key made of
 them: ``sys.path`` itself; for each directory on it, the name and ``stat`` of every metadata
 directory in it and the ``stat`` of those two files in each (a file edited in place); for
 anything else on the path (a zip file), its ``stat``; and the Python running. ``pip install``,
 ``pip uninstall``, an upgrade or an editable reinstall each add, remove or replace a metadata
-directory, hence a new digest, hence a miss, hence a full lookup. (A directory's own mtime is
+directory, hence another key, hence a miss, hence a full lookup. (A directory's own mtime is
 left out: the working directory is on ``sys.path`` under ``python -m``, and a pass writing
 there must not make the next one miss.) When a finder on
 ``sys.meta_path`` other than the standard path finder can supply distributions, what it finds
 cannot be keyed from here, and nothing is cached.
 
 The cache lives beside the validated configurations (:mod:`asz_core.configcache`), under
-``entry-points/``, one owner-only file per digest. It is disposable: an entry that cannot be
-read or written is a miss, never an error.
+``entry-points/``, one owner-only file per key, keyed and named as they are (the key is the
+inputs' text, compared whole on a hit). It is disposable: an entry that cannot be read or
+written is a miss, never an error.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import json
 import os
@@ -36,7 +36,8 @@ from asz_core import configcache
 
 __all__ = ["EntryPointSpec", "cache_key", "discover"]
 
-_FORMAT = 1
+#: 2: keyed by the inputs' text (1: by their SHA-256)
+_FORMAT = 2
 _METADATA_SUFFIXES = (".dist-info", ".egg-info")
 #: ``module``, ``module:attr`` or ``module:attr.attr``, with optional extras, as
 #: ``importlib.metadata.EntryPoint`` reads a value
@@ -112,15 +113,14 @@ def _keyable() -> bool:
 
 
 def cache_key(path: Sequence[str] | None = None) -> str | None:
-    """The digest of everything the entry points on ``path`` (default ``sys.path``) depend on;
+    """The key of everything the entry points on ``path`` (default ``sys.path``) depend on;
     ``None`` when they cannot be keyed (do not cache)."""
     if not _keyable():
         return None
     entries = list(sys.path if path is None else path)
     inputs = {"format": _FORMAT, "python": [sys.executable, sys.version],
               "path": [_path_entry(e) for e in entries]}
-    text = json.dumps(inputs, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return json.dumps(inputs, separators=(",", ":"))
 
 
 def _lookup(groups: Sequence[str]) -> list[EntryPointSpec]:
@@ -135,18 +135,17 @@ def _lookup(groups: Sequence[str]) -> list[EntryPointSpec]:
     return found
 
 
-def _cache_path(key: str) -> str:
-    return os.path.join(configcache.cache_base(), "entry-points", f"{key}.json")
+def _cache_dir() -> str:
+    return os.path.join(configcache.cache_base(), "entry-points")
 
 
 def _load(key: str, groups: Sequence[str]) -> list[EntryPointSpec] | None:
+    value = configcache.read_entry(_cache_dir(), key)
     try:
-        with open(_cache_path(key), "rb") as f:
-            value = json.loads(f.read())
-        if value.get("key") != key or value.get("groups") != list(groups):
+        if value is None or value.get("groups") != list(groups):
             return None
         return [EntryPointSpec(*row) for row in value["entry_points"]]
-    except (OSError, ValueError, TypeError, AttributeError, KeyError):
+    except (ValueError, TypeError, AttributeError, KeyError):
         return None
 
 
@@ -159,7 +158,6 @@ def discover(groups: Sequence[str]) -> list[EntryPointSpec]:
         return cached
     found = _lookup(groups)
     if key is not None:
-        configcache.write_entry(os.path.dirname(_cache_path(key)), key,
-                                {"key": key, "groups": list(groups),
-                                 "entry_points": [ep.as_list() for ep in found]})
+        configcache.write_entry(_cache_dir(), key,
+                                {"groups": list(groups), "entry_points": [ep.as_list() for ep in found]})
     return found

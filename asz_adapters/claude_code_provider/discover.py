@@ -8,7 +8,6 @@ is still what was read here.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from collections import Counter
@@ -105,7 +104,7 @@ def read_ids(entry: Seen, body: bytes) -> str:
 
     A body that is JSON but for a byte that is not UTF-8 is read as upstream reads it (the byte
     as U+FFFD): it names its session, and lands whole."""
-    entry.sha = digest_prefix(hashlib.sha256(body).hexdigest())
+    entry.sha = digest_prefix(names.sha256_hex(body))
     entry.session = entry.prompt = entry.prev = entry.call = entry.why = ""
     try:
         value: object = loads_strict(body)
@@ -147,7 +146,7 @@ def _look(bf: BodyFile, st: os.stat_result, ctx: AdapterContext) -> None:
     bf.read_now = True
     entry.size, entry.mtime = len(body), st.st_mtime_ns
     if entry.state in (LANDED, CONFLICT):
-        now = hashlib.sha256(body).hexdigest()
+        now = names.sha256_hex(body)
         entry.state = LANDED if same_digest(now, entry.sha) else CONFLICT  # sha stays the landed digest
         if entry.state == LANDED:
             entry.sha = digest_prefix(now)  # upstream's table holds a shorter prefix

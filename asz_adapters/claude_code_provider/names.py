@@ -20,7 +20,6 @@ is upstream's (:func:`chain_of`). Nothing else in the adapter reads a field of a
 from __future__ import annotations
 
 import codecs
-import hashlib
 import json
 import math
 import re
@@ -44,6 +43,7 @@ __all__ = [
     "request_id_of",
     "request_names",
     "response_call",
+    "sha256_hex",
 ]
 
 REQUEST: Final = "request"
@@ -267,6 +267,14 @@ def response_call(keys: Keys) -> str | None:
 # ---- a request's chain -----------------------------------------------------------------------
 
 
+def sha256_hex(data: bytes) -> str:
+    """The SHA-256 of ``data`` in hex. ``hashlib`` is imported at the first body read, not with
+    the adapter: it loads OpenSSL, and a pass that reads no body (a no-op's) need not."""
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
 def chain_of(first: bytes) -> str:
     """A request's chain from the bytes of its first message, as upstream names it: the first 16
     hex characters of the SHA-256 of that message with ``cache_control`` taken out of each of its
@@ -279,7 +287,7 @@ def chain_of(first: bytes) -> str:
     except (ValueError, RecursionError, UnicodeDecodeError):
         message = _RAW
     if message is not None and not isinstance(message, dict):
-        return hashlib.sha256(first).hexdigest()[:16]
+        return sha256_hex(first)[:16]
     if message is not None:
         content = message.get("content")
         if isinstance(content, list):
@@ -289,7 +297,7 @@ def chain_of(first: bytes) -> str:
             if len(content) == 1 and isinstance(content[0], dict) and content[0].get("type") == "text" \
                     and len(content[0]) == 2:
                 message["content"] = content[0]["text"]
-    return hashlib.sha256(_go_marshal(message)).hexdigest()[:16]
+    return sha256_hex(_go_marshal(message))[:16]
 
 
 _RAW: Final = object()  # what does not decode into an object: named by its bytes

@@ -93,9 +93,33 @@ def test_the_cache_keeps_a_bounded_number_of_entries(tmp_path: Path, cache: Path
     assert len(list(cache.glob("*.json"))) == configcache.KEEP
 
 
+def test_two_keys_that_share_an_entry_name_are_each_a_miss_for_the_other(cache: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(configcache, "entry_name", lambda key: "same")
+    configcache.store('{"file":"a"}', {"n": 1})
+    assert configcache.load('{"file":"b"}') is None
+    configcache.store('{"file":"b"}', {"n": 2})
+    assert configcache.load('{"file":"a"}') is None
+    assert configcache.load('{"file":"b"}') == {"n": 2, "key": '{"file":"b"}'}
+    assert [p.name for p in cache.glob("*.json")] == ["same.json"]
+
+
+def test_a_configuration_whose_bytes_are_not_utf8_is_keyed_by_every_byte(tmp_path: Path, cache: Path) -> None:
+    host = PluginHost().load_entry_points()
+    path = tmp_path / "asz.yaml"
+    first = configcache.key({"file": b"# \xff\n".decode("utf-8", "surrogateescape")})
+    second = configcache.key({"file": b"# \xfe\n".decode("utf-8", "surrogateescape")})
+    assert first is not None and second is not None and first != second
+    path.write_bytes(textwrap.dedent(CONFIG).encode() + b"# \xff\n")
+    with pytest.raises(ConfigError):  # not UTF-8: refused by validation, and never stored
+        load_config(host, str(path))
+    assert not cache.exists() or not list(cache.glob("*.json"))
+
+
 def test_a_pass_once_validated_loads_neither_jsonschema_nor_grpc(tmp_path: Path, cache: Path) -> None:
     path = _write(tmp_path, CONFIG)
     heavy = ("sorted(m for m in ('yaml', 'jsonschema', 'grpc', 'google.protobuf', 'importlib.metadata', "
+             "'hashlib', "
              "'importlib.resources', 'asz_core.view', 'asz_core.verify', 'asz_core.providerbody', "
              "'asz_adapters.claude_code_local.sources', 'asz_adapters.claude_code_provider.land', "
              "'asz_adapters.kiro.land', 'sqlite3', 'asz_adapters.kiro.adapter', "
@@ -118,6 +142,9 @@ def test_a_pass_once_validated_loads_neither_jsonschema_nor_grpc(tmp_path: Path,
     # they need when they run, the adapters what they land with when a session lands, and
     # the host only the adapters the configuration names (here claude-code-local alone).
     assert run(in_process) == []
+    # the first run of the command parses the root, which takes digests (hashlib, OpenSSL); a
+    # run with nothing to land or parse takes none, and neither do its caches' keys
+    assert set(run(command)) <= {"hashlib"}
     assert run(command) == []
 
 
