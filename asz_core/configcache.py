@@ -14,8 +14,8 @@ configurations that validated are stored; a problem is always reported by the fu
 
 The key is the inputs' JSON text itself, stored in the entry and compared whole on a hit; the
 entry's file is named by a CRC-32 of it (:func:`entry_name`), which two keys may share, and
-then one misses and replaces the other. No digest is taken: ``hashlib`` loads OpenSSL, a tenth
-of what a no-op pass imports beyond the interpreter, for names that need not be secure.
+then one misses and replaces the other. No digest is taken: ``hashlib`` loads OpenSSL, 2 to 3
+ms of a no-op pass's start-up, for names that need not be secure.
 
 The cache lives in ``$XDG_CACHE_HOME/asz/config`` (else ``~/.cache/asz/config``), one owner-only
 file per key, at most :data:`KEEP` of them. It is disposable: an entry that cannot be read or
