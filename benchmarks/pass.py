@@ -601,9 +601,9 @@ def issue_table(work: Path, scratch: Path, repeat: int, workers: int, with_strac
     workers (CPU and wall), in rotation round by round, system calls and fsyncs per session, the
     no-op ``run`` at 2,000 sessions beside a stat-only process, and the peer."""
     import pressure
-    from table_report import TableReport
+    from table_report import TableReport, inodes_in_use
 
-    made = TableReport(workers, repeat)
+    made = TableReport(workers, repeat, inodes=inodes_in_use(scratch))
     if not quiet.pressure:
         made.notes.append(f"I/O and CPU pressure not read, the create cost alone decides: {pressure.unavailable()}")
     run_child([str(Path(sys.executable).with_name("asz-pipeline")), "--version"])  # writes bytecode

@@ -1,13 +1,16 @@
 """What ``pass.py --table`` measured: printed as a table with its notes, and written as the
 generated part of the README's "Performance" section (``readme_block.py``).
 
-The README's part says, in this order: when the run was made, on what machine and by what
-command; how quiet the machine was as each run started (``quiet.py``); the table; each round's
-ratio, so a reader sees how far the rounds agree before trusting the median.
+The README's part says, in this order: when the run was made, on what machine (with how full its
+file system was as the run began: a landing slows as the file system it lands on fills with
+files, which no look at the machine before a run sees; ``benchmarks/README.md``, round 24) and by
+what command; how quiet the machine was as each run started (``quiet.py``); the table; each
+round's ratio, so a reader sees how far the rounds agree before trusting the median.
 """
 
 from __future__ import annotations
 
+import os
 import textwrap
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -30,6 +33,8 @@ class TableReport:
     after: list[str] = field(default_factory=list)     #: sentences the README's part ends with
     settlings: list[Settling] = field(default_factory=list)
     started: datetime = field(default_factory=lambda: datetime.now(UTC))
+    #: the inodes in use and in all on the file system the roots land on, as the run began
+    inodes: tuple[int, int] | None = None
 
     @property
     def heads(self) -> tuple[str, ...]:
@@ -65,7 +70,21 @@ class TableReport:
         summary = quiet.summary(self.settlings)
         if not quiet.pressure:
             summary += " I/O and CPU pressure were not read (this kernel does not report them)."
-        head = (f"{wrap(f'Regenerated on {when} on {readme_block.machine(quiet.scratch)} by one run of')}\n"
+        where = readme_block.machine(quiet.scratch)
+        if self.inodes is not None:
+            used, total = self.inodes
+            where += f", its file system holding {used / 1e6:.1f} M inodes ({100 * used / total:.0f} %) as it began,"
+        head = (f"{wrap(f'Regenerated on {when} on {where} by one run of')}\n"
                 f"`{command}`.\n{wrap(summary)}")
         rounds = wrap(f"Each round's ratio, in order: {'; '.join(self.rounds)}. {' '.join(self.after)}".strip())
         return f"{head}\n\n{readme_block.markdown_table(self.heads, self.rows)}\n\n{rounds}\n"
+
+
+def inodes_in_use(where: os.PathLike[str] | str) -> tuple[int, int] | None:
+    """The inodes in use and in all on the file system holding ``where`` (``None``: it does not
+    say, as some do not)."""
+    try:
+        st = os.statvfs(where)
+    except OSError:
+        return None
+    return (st.f_files - st.f_ffree, st.f_files) if st.f_files else None

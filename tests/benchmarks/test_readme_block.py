@@ -73,6 +73,16 @@ def test_the_generated_part_says_when_where_how_quiet_and_each_rounds_ratio(tmp_
     assert all(len(line) <= 100 for line in text.splitlines() if not line.startswith(("|", "`")))
 
 
+def test_the_generated_part_says_how_full_the_file_system_was_as_the_run_began(tmp_path: Path) -> None:
+    made = _made(CALM)
+    made.inodes = (3_308_144, 16_777_216)
+    text = " ".join(made.readme(_quiet(tmp_path), "python benchmarks/pass.py --table",
+                                datetime(2026, 12, 2, 4, 31, tzinfo=UTC)).split())
+    assert ", its file system holding 3.3 M inodes (20 %) as it began, by one run of" in text
+    used, total = table_report.inodes_in_use(tmp_path)
+    assert 0 < used <= total  # this very directory's file system, read the same way
+
+
 def test_a_readme_without_its_markers_is_refused_before_anything_is_measured(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     readme = tmp_path / "README.md"
