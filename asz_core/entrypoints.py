@@ -145,7 +145,7 @@ def _load(key: str, groups: Sequence[str]) -> list[EntryPointSpec] | None:
         if value is None or value.get("groups") != list(groups):
             return None
         return [EntryPointSpec(*row) for row in value["entry_points"]]
-    except (ValueError, TypeError, AttributeError, KeyError):
+    except (TypeError, KeyError):  # an entry of another shape: a miss
         return None
 
 

@@ -50,7 +50,7 @@ from asz_core.providerbody.check import check_provider_body_file
 from asz_core.root import confined
 from asz_core.root.cursors import AppendCursor, CursorUnreadable
 from asz_core.root.durable import open_landed, read_small
-from asz_core.root.layout import CURSOR_SUFFIX, PREFIX_KIND, parse_file_name
+from asz_core.root.layout import CURSOR_SUFFIX, PLACE_GROUPS, PREFIX_KIND, parse_file_name
 from asz_core.root.storage import landed_files, landed_files_in, noted_next_seq
 from asz_core.session_report import FileCheck, Problem, SessionReport
 from asz_core.sessiondata.errors import SessionDataError
@@ -117,7 +117,7 @@ class _CursorSays:
 def _read_cursors(report: SessionReport, session_dir: Path) -> dict[tuple[str, str], _CursorSays]:
     """Every cursor in the session's ``streams/*`` and ``runs/*``, by ``(group, kind)``."""
     out: dict[tuple[str, str], _CursorSays] = {}
-    for group in ("streams", "runs"):
+    for group in PLACE_GROUPS:
         try:
             places = sorted(confined.listdir(session_dir / group))
         except (FileNotFoundError, NotADirectoryError):
@@ -174,7 +174,7 @@ def _check_round_chain(root: Path, session: str, report: SessionReport) -> None:
 def _expected_place(root: Path, path: Path) -> tuple[str, str | None]:
     """The group (``streams/x``, ``runs/y``, ``provider_body``) and stream a path implies."""
     rel = path.relative_to(root).parts
-    if len(rel) == 4 and rel[1] in ("streams", "runs"):
+    if len(rel) == 4 and rel[1] in PLACE_GROUPS:
         return f"{rel[1]}/{rel[2]}", rel[2] if rel[1] == "streams" else None
     return rel[1], None
 

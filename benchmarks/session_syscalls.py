@@ -34,7 +34,6 @@ from pathlib import Path
 from asz_core.root.durable import can_sync_filesystem, sync_filesystem
 from asz_core.root.group import GROUP_SESSIONS
 
-#: what a ``many-small`` session writes: its transcript's landed file, ids, cursor and state
 #: ``many-small``'s sizes a session: its source (48.1 MB over 2,000), the landed file (44.4 MB over
 #: 2,000), the ids index, the cursor and the state note
 SOURCE_BYTES, SD_BYTES, IDS_BYTES, CURSOR_BYTES, STATE_BYTES = 24_050, 22_200, 136, 336, 53

@@ -30,7 +30,7 @@ from pathlib import Path
 from asz_core.root import confined
 from asz_core.root.cursors import ACCEPTED, CONFLICT, format_pairs, parse_pairs
 from asz_core.root.durable import open_landed, read_small, write_replace
-from asz_core.root.layout import CURSOR_SUFFIX, check_id, parse_file_name
+from asz_core.root.layout import CURSOR_SUFFIX, PLACE_GROUPS, check_id, parse_file_name
 from asz_core.root.locks import FileLock
 from asz_core.root.versions import version_of, version_place
 from asz_core.sessiondata.errors import SessionDataError
@@ -71,7 +71,7 @@ def _where(root: Path, cursor: str) -> tuple[str, str, Path]:
     """``(session, place, path)`` of a cursor given relative to the root
     (``<session>/streams/main/transcript.cursor``); ``NotAcceptable`` for any other path."""
     parts = cursor.split("/")
-    if (len(parts) != 4 or parts[1] not in ("streams", "runs") or not parts[3].endswith(CURSOR_SUFFIX)
+    if (len(parts) != 4 or parts[1] not in PLACE_GROUPS or not parts[3].endswith(CURSOR_SUFFIX)
             or parts[3].startswith(".")):
         raise NotAcceptable(f"{cursor}: not a cursor of the root (<session>/streams/<stream>/<kind>.cursor "
                             f"or <session>/runs/<run>/<kind>.cursor)")

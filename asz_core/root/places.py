@@ -21,7 +21,7 @@ from typing import NamedTuple
 from asz_core.root import confined
 from asz_core.root.cursors import ACCEPTED, SOURCE_GONE, parse_pairs
 from asz_core.root.durable import read_small
-from asz_core.root.layout import CURSOR_SUFFIX, PREFIX_KIND
+from asz_core.root.layout import CURSOR_SUFFIX, PLACE_GROUPS, PREFIX_KIND
 
 __all__ = ["IsGone", "LandedPlace", "Owns", "SessionPlaces", "landed_places", "pruned_sessions", "session_places"]
 
@@ -60,7 +60,7 @@ def landed_places(session_dir: Path, owns: Owns,
     session = session_dir.name
     top = os.fspath(session_dir)  # joined as strings: only listed, and read for a few places
     sep = os.sep
-    for group in ("streams", "runs"):
+    for group in PLACE_GROUPS:
         group_dir = f"{top}{sep}{group}"
         if confined.known(group_dir) is False:  # not made in a new session: nothing to raise
             continue

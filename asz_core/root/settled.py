@@ -64,7 +64,7 @@ import orjson
 from asz_core.root import confined, faults
 from asz_core.root.cursors import ACCEPTED, ACTIVE, AppendCursor, SnapshotCursor
 from asz_core.root.durable import read_small, write_replace, write_whole
-from asz_core.root.layout import CURSOR_SUFFIX
+from asz_core.root.layout import CURSOR_SUFFIX, PLACE_GROUPS
 from asz_core.root.versions import version_of, version_place
 
 __all__ = ["SETTLED_PREFIX", "SettledEntry", "SettledSessions", "Stamp", "entry_parts", "make_entry", "settled_entry"]
@@ -132,7 +132,7 @@ def _cursor_dirs(session_dir: Path) -> list[str]:
     they are only listed, and the table holds the paths as strings)."""
     top = os.fspath(session_dir)
     sep = os.sep
-    return [f"{top}{sep}{group}{sep}{name}" for group in ("streams", "runs") for name in _names(f"{top}{sep}{group}")]
+    return [f"{top}{sep}{group}{sep}{name}" for group in PLACE_GROUPS for name in _names(f"{top}{sep}{group}")]
 
 
 def _landed_to(cursor_path: Path, st: os.stat_result, append: bool) -> bool:

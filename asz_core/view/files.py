@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from asz_core.root.layout import parse_file_name
+from asz_core.root.layout import PLACE_GROUPS, parse_file_name
 from asz_core.root.storage import landed_files
 
 __all__ = ["PROVIDER_BODY", "LandedFile", "session_files"]
@@ -40,7 +40,7 @@ def session_files(session_dir: Path) -> list[LandedFile]:
             continue
         rel_parts = path.relative_to(session_dir).parts
         group = rel_parts[0]
-        owner = rel_parts[1] if group in ("streams", "runs") and len(rel_parts) == 3 else None
+        owner = rel_parts[1] if group in PLACE_GROUPS and len(rel_parts) == 3 else None
         entry = LandedFile(seq=seq, path=path, rel="/".join((session, *rel_parts)), kind=name.kind,
                            group=group, owner=owner, skeleton=name.skeleton)
         held = chosen.get(seq)
