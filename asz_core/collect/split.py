@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from asz_core.collect.lines import LineReader, TooLong, whole_lines
+from asz_core.collect.pipes import read_exactly, widen, write_all
 from asz_core.collect.source import Encoded, LineDialect, SourceLine, converted_lines, made_to_fit
 from asz_core.context import AdapterContext
 from asz_core.forking import explicit_workers, follow_the_pass, ready_to_fork
@@ -87,9 +88,6 @@ MOST_WORKERS = 4
 #: share them, and a split landing took more wall time than one process, quiet and loaded
 #: (figures: benchmarks/README.md, "Figures behind the code's constants").
 SPLIT_FROM_CPUS = 3
-#: How much a pipe to or from a worker holds (Linux's default most for a process that is not
-#: privileged): a chunk fits, and most chunks' records.
-PIPE_BYTES = 1 << 20
 
 
 @runtime_checkable
@@ -272,36 +270,6 @@ _DONE = struct.Struct("=qqqq")
 _Q = array("q").itemsize
 
 
-def _write_all(fd: int, parts: list[ReadableBuffer]) -> None:
-    """Write ``parts`` one after the other, in as few ``writev`` calls as the pipe takes them."""
-    views = [memoryview(part).cast("B") for part in parts]
-    views = [view for view in views if view.nbytes]
-    while views:
-        sent = os.writev(fd, views)
-        while views and sent >= views[0].nbytes:
-            sent -= views[0].nbytes
-            del views[0]
-        if sent:
-            views[0] = views[0][sent:]
-
-
-def _read_exactly(fd: int, size: int) -> bytes:
-    """The next ``size`` bytes of the pipe ``fd``; :class:`EOFError` if it ends before them (the
-    other end closed: the process that wrote it died, or ended, in the middle of a message)."""
-    data = os.read(fd, size)
-    if len(data) == size:
-        return data
-    parts = [data]
-    got = len(data)
-    while got < size:
-        if not data:
-            raise EOFError(f"the pipe ended after {got} of a message's {size} bytes")
-        data = os.read(fd, size - got)
-        parts.append(data)
-        got += len(data)
-    return b"".join(parts)
-
-
 def _chunk_message(chunk: _Chunk) -> list[ReadableBuffer]:
     """What a worker is sent of ``chunk``: its header, then each run up to its last newline."""
     runs: list[ReadableBuffer] = []
@@ -321,12 +289,12 @@ def _read_chunk(fd: int) -> _Chunk | None:
     """In a worker: the next chunk sent, ``None`` once the pass says there is none (or has
     closed the pipe: it ended)."""
     try:
-        first, start, size = _CHUNK.unpack(_read_exactly(fd, _CHUNK.size))
+        first, start, size = _CHUNK.unpack(read_exactly(fd, _CHUNK.size))
     except EOFError:
         return None
     if size < 0:
         return None
-    return _Chunk(first, start, [_read_exactly(fd, size)])
+    return _Chunk(first, start, [read_exactly(fd, size)])
 
 
 def _done_message(done: _Converted) -> list[ReadableBuffer]:
@@ -344,11 +312,11 @@ def _failed_message(text: str) -> list[ReadableBuffer]:
 
 def _read_done(fd: int) -> _Converted | str:
     """In the pass: the next converted chunk a worker sent, or the text of its failure."""
-    first, count, size, rest = _DONE.unpack(_read_exactly(fd, _DONE.size))
+    first, count, size, rest = _DONE.unpack(read_exactly(fd, _DONE.size))
     if count < 0:
-        return _read_exactly(fd, size).decode("utf-8", "replace")
-    lines = _read_exactly(fd, size)
-    tail = memoryview(_read_exactly(fd, (3 * _Q + 1) * count + rest))
+        return read_exactly(fd, size).decode("utf-8", "replace")
+    lines = read_exactly(fd, size)
+    tail = memoryview(read_exactly(fd, (3 * _Q + 1) * count + rest))
     numbers = []
     for which in range(3):
         values: array[int] = array("q")
@@ -375,19 +343,10 @@ def _serve(inbox: int, outbox: int, others: tuple[int, ...], dialect: SplitDiale
             except Exception as exc:  # noqa: BLE001 - the pass fails the source with it
                 message = _failed_message(f"{type(exc).__name__}: {exc}")
             del chunk
-            _write_all(outbox, message)
+            write_all(outbox, message)
             del message
     finally:
         os.close(outbox)
-
-
-def _widen(fd: int) -> None:
-    """Let the pipe ``fd`` hold a chunk (or what a chunk converts to) whole, so neither side
-    waits for the other to read it: Linux's own limit for a pipe, or its default."""
-    import fcntl
-
-    with contextlib.suppress(OSError, AttributeError):
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
 
 
 class _Worker:
@@ -407,8 +366,8 @@ class _Worker:
                  whole_above: int, others: tuple[int, ...]) -> None:
         theirs, self.outbox = os.pipe()
         self.inbox, mine = os.pipe()
-        _widen(self.outbox)
-        _widen(self.inbox)
+        widen(self.outbox)
+        widen(self.inbox)
         try:
             self.process = context.Process(
                 target=_serve, daemon=True,
@@ -432,7 +391,7 @@ class _Worker:
     def send(self, chunk: _Chunk) -> None:
         """Hand it ``chunk``; :class:`ConversionFailed` if it died."""
         try:
-            _write_all(self.outbox, _chunk_message(chunk))
+            write_all(self.outbox, _chunk_message(chunk))
         except OSError:
             raise self._died() from None
         self.out += 1
@@ -459,7 +418,7 @@ class _Worker:
         send), else kill it (it holds nothing the pass needs)."""
         if finished and self.process.is_alive():
             with contextlib.suppress(OSError):
-                _write_all(self.outbox, [_NO_MORE])
+                write_all(self.outbox, [_NO_MORE])
             self.process.join(timeout=60)
         if self.process.is_alive():
             self.process.kill()

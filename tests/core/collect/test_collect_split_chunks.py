@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from asz_core.collect import SourceLine, split
+from asz_core.collect import SourceLine, pipes, split
 from asz_core.collect.lines import LineReader
 from asz_core.collect.split import ConversionFailed, SplitDialect
 from asz_core.sessiondata import RecordFields, data_part, record
@@ -78,8 +78,8 @@ def test_a_chunk_reaches_a_worker_as_the_whole_lines_of_its_runs_and_nothing_aft
     read, write = pipe
     # each run as the reader hands it out: whole lines, then the start of a line the next block reads again
     chunk = split._Chunk(41, 9000, [b'{"a":1}\n{"b":2}\n{"par', b'{"c":3}\n', b'{"d":4}\n{"e"'])
-    split._write_all(write, split._chunk_message(chunk))
-    split._write_all(write, [split._NO_MORE])
+    pipes.write_all(write, split._chunk_message(chunk))
+    pipes.write_all(write, [split._NO_MORE])
     got = split._read_chunk(read)
     assert got is not None and (got.first, got.start) == (41, 9000)
     assert list(got.lines()) == [b'{"a":1}', b'{"b":2}', b'{"c":3}', b'{"d":4}']
@@ -92,7 +92,7 @@ def test_a_converted_chunk_comes_back_with_every_record_and_what_the_writer_read
         pipe: tuple[int, int]) -> None:
     read, write = pipe
     sent = _converted([b'{"ord":%d}' % i for i in range(50)])
-    split._write_all(write, split._done_message(sent))
+    pipes.write_all(write, split._done_message(sent))
     _same(sent, _received(read))
 
 
@@ -100,7 +100,7 @@ def test_a_converted_chunk_larger_than_its_pipe_arrives_whole_however_the_pipe_c
         pipe: tuple[int, int]) -> None:
     read, write = pipe
     sent = _converted([b"x" * 3000 + b"%d" % i for i in range(2000)])  # 6 MB: several pipes' worth
-    writer = threading.Thread(target=split._write_all, args=(write, split._done_message(sent)))
+    writer = threading.Thread(target=pipes.write_all, args=(write, split._done_message(sent)))
     writer.start()
     got = _received(read)
     writer.join()
@@ -110,14 +110,14 @@ def test_a_converted_chunk_larger_than_its_pipe_arrives_whole_however_the_pipe_c
 def test_a_chunk_with_no_records_comes_back_empty(pipe: tuple[int, int]) -> None:
     read, write = pipe
     sent = _converted([])
-    split._write_all(write, split._done_message(sent))
+    pipes.write_all(write, split._done_message(sent))
     got = _received(read)
     assert got.lines == b"" and len(got.ends) == 0 and got.first == 7
 
 
 def test_a_conversion_that_failed_comes_back_as_its_text(pipe: tuple[int, int]) -> None:
     read, write = pipe
-    split._write_all(write, split._failed_message("ValueError: a dialect's bug"))
+    pipes.write_all(write, split._failed_message("ValueError: a dialect's bug"))
     assert split._read_done(read) == "ValueError: a dialect's bug"
 
 
@@ -177,7 +177,7 @@ def test_a_worker_that_dies_converting_fails_the_source_by_name_with_its_exit_co
 def test_a_worker_that_dies_in_the_middle_of_sending_a_chunk_back_fails_the_source(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     the_pass = os.getpid()
-    real = split._write_all
+    real = pipes.write_all
 
     def half_then_dies(fd: int, parts: list[Any]) -> None:
         if os.getpid() == the_pass:
@@ -187,7 +187,7 @@ def test_a_worker_that_dies_in_the_middle_of_sending_a_chunk_back_fails_the_sour
         os.write(fd, whole[:len(whole) // 2])
         os._exit(9)
 
-    monkeypatch.setattr(split, "_write_all", half_then_dies)
+    monkeypatch.setattr(split, "write_all", half_then_dies)
     worker = _worker(tmp_path)
     try:
         worker.send(_a_chunk())
