@@ -28,17 +28,19 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import orjson
 from mypy_extensions import mypyc_attr
 
-from asz_core.collect.lines import READ_LIMIT, TAIL_BYTES, LineReader
+from asz_core.collect.lines import READ_LIMIT, TAIL_BYTES, LineReader, TooLong
+from asz_core.collect.prove import proved_lines, proves
 from asz_core.collect.saving import save_state, stat_source
-from asz_core.collect.source import Encoded, LineDialect, converted_lines, line_sha, made_to_fit
+from asz_core.collect.source import Encoded, LineDialect, LineProof, converted_lines, line_sha, made_to_fit
 from asz_core.collect.split import SplitDialect, SplitRecords, split_records, split_workers
 from asz_core.collect.versions import current_place, stream_of
 from asz_core.context import MAX_WINDOWS, AdapterContext
@@ -239,12 +241,15 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSou
     """Land the new lines in files of at most ``max_delta_bytes``; True if any landed.
     ``before`` is the source's bytes before the cursor, which the tail digest may cover;
     ``size`` the source's size. A source with much to land may have its lines converted in
-    worker processes (:mod:`asz_core.collect.split`): the same records, in the same order."""
+    worker processes (:mod:`asz_core.collect.split`), or digested and proved in one
+    (:mod:`asz_core.collect.prove`): the same records, in the same order."""
     limit = ctx.max_delta_bytes
     reader = LineReader(fd, cursor.offset, before, read_limit=max(READ_LIMIT, limit), size=size)
     del before
     workers = split_workers(ctx, source.dialect, size - cursor.offset)
     split: SplitRecords | None = None
+    proofs: deque[LineProof] | None = None  #: each line's, from a prover beside the pass (:mod:`.prove`)
+    prover: Generator[Any, None, None]
     if workers and isinstance(source.dialect, SplitDialect):  # much to land: converted in workers
         header = source.header(ctx.adapter_id)
         header.session = session.id
@@ -253,8 +258,12 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSou
                               workers, whole_above)
         lines: Iterator[Encoded] = iter(())
     else:
-        lines = converted_lines(reader.lines(), cursor.ord + 1, source.dialect, source.path, limit,
-                                reader.read_limit, ctx.warn)
+        read: Iterator[tuple[bytes | TooLong, int]] = reader.lines()
+        if proves(ctx, size - cursor.offset):  # much to land on two CPUs: digested and proved beside
+            proofs = deque()
+            read, prover = proved_lines(reader, cursor.offset, proofs)
+        lines = converted_lines(read, cursor.ord + 1, source.dialect, source.path, limit,
+                                reader.read_limit, ctx.warn, proofs)
     pending = next(lines, None)
     windows = 0
     try:
@@ -281,6 +290,8 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSou
     finally:
         if split is not None:
             split.close()  # its workers end now, not when it is collected
+        if proofs is not None:
+            prover.close()  # and so does a prover
     if reader.waiting > reader.read_limit:
         # A last line with no newline yet is a write in progress; one this long is more likely
         # a writer that died, and it is looked through (never held) on every pass until it ends.

@@ -1,10 +1,11 @@
 """Whole messages on a pipe between the pass's process and one it forked for a large source.
 
-What :mod:`.split` (a source's lines converted in workers) and :mod:`.prove` (its lines digested
-and proved in one process) send each other: a message is written whole, in as few ``writev``
-calls as the pipe takes, and read whole; one cut short is the pipe's end (:class:`EOFError`,
-the other process died or ended), never a shorter message. Both ends are one program forked,
-so they agree on every header's integers, their order and size.
+What the pass's process and the processes it forks for a large source send each other
+(:mod:`.split`'s workers, which convert its lines, and :mod:`.prove`'s prover, which digests and
+proves them): a message is written whole, in as few ``writev`` calls as the pipe takes, and read
+whole; one cut short is the pipe's end (:class:`EOFError`: the other process died or ended),
+never a shorter message. Both ends are one program forked, so they agree on every header's
+integers, their order and size.
 """
 
 from __future__ import annotations

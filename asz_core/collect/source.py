@@ -12,6 +12,7 @@ few fields the file writer and the cursor read (:data:`Encoded`).
 from __future__ import annotations
 
 import hashlib
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Final, Protocol, cast
@@ -21,18 +22,22 @@ from mypy_extensions import mypyc_attr
 from asz_core.collect.lines import TooLong
 from asz_core.sessiondata.errors import NotEncodable, SessionDataError
 from asz_core.sessiondata.fields import PartFields, RecordFields, record, too_large_part, unknown_part
-from asz_core.sessiondata.jsonbytes import JSONLine, NotJSON
+from asz_core.sessiondata.jsonbytes import NOT_PROVED, JSONLine, NotJSON
 from asz_core.sessiondata.model import RawJSON
 from asz_core.sessiondata.writer import encode_fields
 
-__all__ = ["DialectUndeclared", "Encoded", "LineDialect", "NotARecordMapping", "SourceLine", "convert_encoded",
-           "convert_line", "converted_lines", "line_sha", "made_to_fit", "too_long_record"]
+__all__ = ["DialectUndeclared", "Encoded", "LineDialect", "LineProof", "NotARecordMapping", "SourceLine",
+           "convert_encoded", "convert_line", "converted_lines", "line_sha", "made_to_fit", "too_long_record"]
 
 #: A record as the collector lands it: its encoded line, what the file writer and the cursor read
 #: of it, and the record as the dialect made it when its line is so long that a file may not hold
 #: it whole (:data:`WHOLE_WITHIN` of a file's size), else ``None``: ``(line, ord, off, bytes, time,
 #: id, whole)``. A plain tuple: one is made for every line.
 Encoded = tuple[bytes, int, int, int, str | None, str | None, RecordFields | None]
+#: What another process worked out of a line's bytes for the collector (:mod:`.prove`): the digit
+#: of what parsing it proved (:attr:`~asz_core.sessiondata.jsonbytes.JSONLine.proof`), then its
+#: ``sha`` (:func:`line_sha`); empty: nothing was worked out. One string, as it came down the pipe.
+LineProof = str
 #: a line this close to a file's size, or larger, may not fit beside the file's header and closing
 #: line: its record is kept as the dialect made it, to be reduced (:func:`made_to_fit`) without
 #: parsing its line again (which would hold the line, its parse and a slice of it at once)
@@ -40,6 +45,8 @@ WHOLE_WITHIN: Final = 1 << 16
 
 #: the reason an unknown part gives for a line that is not JSON
 NOT_JSON: Final = "the record is not valid JSON"
+#: the code point of the digit 0 (:data:`LineProof`'s first character)
+_ZERO: Final = ord("0")
 #: bound once: compiled, ``hashlib.sha256`` is a name looked up on the module at each line
 _sha256: Final = hashlib.sha256
 
@@ -63,7 +70,8 @@ class SourceLine(JSONLine):
 
     __slots__ = ("_too_large", "error", "is_json", "off", "ord")
 
-    def __init__(self, raw: bytes, ord: int = 1, off: int = 0, *, unread: str | None = None) -> None:
+    def __init__(self, raw: bytes, ord: int = 1, off: int = 0, *, unread: str | None = None,
+                 proved: int = NOT_PROVED) -> None:
         self.ord = ord
         self.off = off
         self.error: str | None = unread
@@ -73,7 +81,7 @@ class SourceLine(JSONLine):
             self.raw, self.value, self.deep, self._canonical = raw, None, False, None
             return
         try:
-            JSONLine.__init__(self, raw)
+            JSONLine.__init__(self, raw, proved)
         except NotJSON as exc:
             self.error = str(exc)
             self.value, self.deep = None, False
@@ -224,8 +232,9 @@ def convert_encoded(dialect: LineDialect, line: SourceLine,
 
 
 def _convert(dialect: LineDialect, line: SourceLine, larger_than: int | None, reads: bool,
-             convert: _Convert) -> tuple[Encoded, str | None]:
-    """:func:`convert_encoded`, ``reads`` and ``convert`` as :func:`_record` takes them."""
+             convert: _Convert, sha: str = "") -> tuple[Encoded, str | None]:
+    """:func:`convert_encoded`, ``reads`` and ``convert`` as :func:`_record` takes them; ``sha``
+    the line's :func:`line_sha` when it is known already."""
     raw = line.raw
     size = len(raw)
     large = larger_than is not None and size > larger_than
@@ -235,7 +244,7 @@ def _convert(dialect: LineDialect, line: SourceLine, larger_than: int | None, re
             return _too_large_record(line, size, digest), None
         line.too_large_to_land(digest)  # the dialect describes it, its bytes are never escaped
     fields = _record(dialect, line, reads, convert)
-    place = line.ord, line.off, digest[:12] if large else line_sha(raw), size
+    place = line.ord, line.off, digest[:12] if large else sha or line_sha(raw), size
     deep = line.deep
     line.release(keep_bytes=not large)
     del raw
@@ -303,7 +312,8 @@ def made_to_fit(encoded: Encoded, budget: int) -> Encoded:
 
 
 def converted_lines(lines: Iterable[tuple[bytes | TooLong, int]], first: int, dialect: LineDialect,
-                    source: Path, limit: int, read_limit: int, warn: Callable[[str], None]) -> Iterator[Encoded]:
+                    source: Path, limit: int, read_limit: int, warn: Callable[[str], None],
+                    proofs: deque[LineProof] | None = None) -> Iterator[Encoded]:
     """Each ``(line, offset)`` of ``source``, numbered from ``first``, as it lands
     (:data:`Encoded`), its warning given to ``warn`` before it is handed out, as every collector
     of lines converts them, in its process or a worker's.
@@ -315,18 +325,25 @@ def converted_lines(lines: Iterable[tuple[bytes | TooLong, int]], first: int, di
     would if it did not decode (:func:`convert_encoded`, ``limit`` the most a file holds). Both
     with the warning given. One generator between the reader and the file: each line passes
     through no other layer on its way.
+
+    ``proofs``: each line's :data:`LineProof`, taken from the left as its line is taken from
+    ``lines`` (which put it there: :func:`~.prove.proved_lines`).
     """
     reads = reads_non_json(dialect)  # once for the source: an undeclared dialect is refused here
     convert = dialect.convert
+    sha, proved = "", NOT_PROVED
     for ordinal, (raw, offset) in enumerate(lines, first):
+        if proofs is not None:
+            proof = proofs.popleft()
+            sha, proved = (proof[1:], ord(proof[0]) - _ZERO) if proof else ("", NOT_PROVED)
         if isinstance(raw, TooLong):
             encoded, reason = too_long_record(raw, ordinal, offset, read_limit)
             warn(f"{source}: line {ordinal}: {reason}")
             yield encoded
             continue
-        line = SourceLine(raw, ordinal, offset)
+        line = SourceLine(raw, ordinal, offset, proved=proved)
         del raw
-        encoded, why = _convert(dialect, line, limit, reads, convert)
+        encoded, why = _convert(dialect, line, limit, reads, convert, sha)
         del line
         if why is not None:
             warn(f"{source}: line {ordinal}: {why}; it lands as a line that does not decode, its bytes kept whole")

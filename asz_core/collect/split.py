@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from asz_core.root.landing import LandingFile
 
 __all__ = ["CHUNKS_AHEAD", "CHUNK_BYTES", "SPLIT_FROM_BYTES", "SPLIT_FROM_CPUS", "ConversionFailed", "SplitDialect",
-           "SplitRecords", "split_records", "split_workers"]
+           "SplitRecords", "helper_cpus", "split_records", "split_workers"]
 
 #: A source splits once it has at least this many new bytes to land (``collector.split_from_bytes``
 #: sets another; 0: never). Below it, starting the workers costs more than they save
@@ -86,7 +86,8 @@ MOST_WORKERS = 4
 #: A source splits only where this process may use this many CPUs or more. On two, the pass's
 #: process (reading, writing every record, the sources too small to split) and its workers
 #: share them, and a split landing took more wall time than one process, quiet and loaded
-#: (figures: benchmarks/README.md, "Figures behind the code's constants").
+#: (figures: benchmarks/README.md, "Figures behind the code's constants"): there a prover
+#: takes the lines' digests and proofs off the pass's process instead (:mod:`.prove`).
 SPLIT_FROM_CPUS = 3
 
 
@@ -115,13 +116,15 @@ class ConversionFailed(RuntimeError):
     """A worker converting a source's lines died or failed: the source lands no further this pass."""
 
 
-def split_workers(ctx: AdapterContext, dialect: LineDialect, new_bytes: int) -> int:
-    """How many worker processes convert a source with ``new_bytes`` to land in ``dialect``:
-    one for each CPU this process may use (at most :data:`MOST_WORKERS`) when it may use
-    :data:`SPLIT_FROM_CPUS` or more, or 0 (no split)."""
+def helper_cpus(ctx: AdapterContext, new_bytes: int) -> int:
+    """The CPUs this process may use, when a source with ``new_bytes`` to land may have processes
+    of its own beside the pass's (to convert its lines here, or to prove them: :mod:`.prove`);
+    0 when it may not: fewer new bytes than ``collector.split_from_bytes`` (default
+    :data:`SPLIT_FROM_BYTES`; 0: never), not Linux, a pass told to use one process, or a session's
+    worker process, whose siblings have the other CPUs."""
     collector = ctx.options.get("collector", {})
     split_from = collector.get("split_from_bytes", SPLIT_FROM_BYTES)
-    if not split_from or new_bytes < split_from or not isinstance(dialect, SplitDialect):
+    if not split_from or new_bytes < split_from:
         return 0
     if sys.platform != "linux":  # as for sessions in workers (:mod:`asz_core.workers`)
         return 0
@@ -131,7 +134,16 @@ def split_workers(ctx: AdapterContext, dialect: LineDialect, new_bytes: int) -> 
 
     if multiprocessing.current_process().daemon or "fork" not in multiprocessing.get_all_start_methods():
         return 0  # a session's worker process: its siblings have the other CPUs
-    cpus = len(os.sched_getaffinity(0))
+    return len(os.sched_getaffinity(0))
+
+
+def split_workers(ctx: AdapterContext, dialect: LineDialect, new_bytes: int) -> int:
+    """How many worker processes convert a source with ``new_bytes`` to land in ``dialect``:
+    one for each CPU this process may use (at most :data:`MOST_WORKERS`) when it may use
+    :data:`SPLIT_FROM_CPUS` or more (:func:`helper_cpus`), or 0 (no split)."""
+    if not isinstance(dialect, SplitDialect):
+        return 0
+    cpus = helper_cpus(ctx, new_bytes)
     return min(cpus, MOST_WORKERS) if cpus >= SPLIT_FROM_CPUS else 0
 
 

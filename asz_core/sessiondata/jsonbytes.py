@@ -28,6 +28,9 @@ import orjson
 __all__ = [
     "MAX_DEPTH",
     "RECORD_DATA_DEPTH",
+    "NOT_PROVED",
+    "PROVED_CANONICAL",
+    "PROVED_NOT_CANONICAL",
     "JSONLine",
     "NotJSON",
     "compact",
@@ -133,6 +136,14 @@ _ENCODER_PROVES_SHALLOW: Final = _encoder_refuses_depth(RECORD_DATA_DEPTH + 2)
 #: :class:`JSONLine` encodes a line shorter than this whole as it parses it; a longer one is not,
 #: so its encoding is never held beside its bytes and its parse (it is proved as it is needed)
 _PROVE_WHOLE_BELOW = 1 << 20
+
+#: What parsing a line proves of it with the one encoding :class:`JSONLine` makes
+#: (:attr:`JSONLine.proof`): nothing (it is not JSON, too long to encode whole, or the encoder
+#: refused it), or that it nests no deeper than a record holds and re-encodes to its own bytes,
+#: or to other bytes.
+NOT_PROVED: Final = 0
+PROVED_CANONICAL: Final = 1
+PROVED_NOT_CANONICAL: Final = 2
 
 
 def loads_strict(raw: bytes) -> Any:
@@ -284,7 +295,10 @@ class JSONLine:
 
     __slots__ = ("_canonical", "deep", "raw", "value")
 
-    def __init__(self, raw: bytes) -> None:
+    def __init__(self, raw: bytes, proved: int = NOT_PROVED) -> None:
+        """Parse ``raw``. ``proved``: what :attr:`proof` of a parse of these very bytes said, in
+        another process (:mod:`asz_core.collect.prove`), so that this one does not encode the
+        line again to learn it."""
         self.raw = raw
         self._canonical: bool | None = None
         try:  # :func:`_parse`, written out: this runs for every line
@@ -297,6 +311,9 @@ class JSONLine:
         #: whether the line nests deeper than :data:`RECORD_DATA_DEPTH`, so that a slice of it
         #: put inside a record could nest too deep there (a record is checked only then)
         self.deep = False
+        if proved:
+            self._canonical = proved == PROVED_CANONICAL
+            return
         if _ENCODER_PROVES_SHALLOW and len(raw) < _PROVE_WHOLE_BELOW:
             # One encoding of the line, inside one more list, answers both questions asked of
             # it: whether it nests too deep (:func:`_deeper_than_a_record_holds`), and whether
@@ -311,6 +328,14 @@ class JSONLine:
                 return
         if isinstance(value, (dict, list)) and _may_nest_deeper(raw, RECORD_DATA_DEPTH):
             self.deep = _deeper_than_a_record_holds(value)
+
+    @property
+    def proof(self) -> int:
+        """What parsing the line proved of it (:data:`NOT_PROVED`, :data:`PROVED_CANONICAL`,
+        :data:`PROVED_NOT_CANONICAL`): what another parse of the same bytes may be told."""
+        if self._canonical is None or self.deep:
+            return NOT_PROVED
+        return PROVED_CANONICAL if self._canonical else PROVED_NOT_CANONICAL
 
     @property
     def canonical(self) -> bool:

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import shutil
 from pathlib import Path
+from typing import Any
+
+from asz_core.context import PassSummary
+from asz_core.testing import PassRunner
+from tests.helpers import records_of
 
 ADAPTER = "claude-code-local"
 
@@ -28,3 +34,37 @@ def copy_session(projects: Path, slug: str, session: str, target: Path) -> Path:
     if (projects / slug / session).is_dir():
         shutil.copytree(projects / slug / session, dest / session)
     return dest
+
+
+def fixed_clock_runner(work: Path, projects: Path, **collector: Any) -> PassRunner:
+    """A runner landing ``projects`` into ``work/root`` with ``collector``'s options, on a clock
+    that runs the same for every runner: two landings of the same sources name their files and
+    write their times alike, so their roots can be compared byte for byte."""
+    work.mkdir(parents=True, exist_ok=True)
+    runner = PassRunner(work, work / "root")
+    tick = itertools.count(1_800_000_000_000_000_000, 1_000_000_007)
+    runner.clock = lambda: next(tick)
+    runner.configure(adapters=[{"name": ADAPTER, "source_root": str(projects), "exclude": [],
+                                "collector": collector}], metrics={"enabled": False})
+    return runner
+
+
+def land_until_done(runner: PassRunner) -> list[PassSummary]:
+    """Passes until nothing is pending."""
+    summaries = [runner.run()]
+    while summaries[-1].totals.pending:
+        summaries.append(runner.run())
+    return summaries
+
+
+def session_files(root: Path) -> dict[str, bytes]:
+    """Every file under every session of ``root``, by its path there."""
+    return {str(path.relative_to(root)): path.read_bytes()
+            for session in root.iterdir() if session.is_dir() and not session.name.startswith(("_", "."))
+            for path in sorted(session.rglob("*")) if path.is_file()}
+
+
+def landed_records(root: Path, session: str) -> list[tuple[int, str, str]]:
+    """Each landed record of ``session`` (of any of its streams) as ``(ord, sha, id)``, sorted:
+    a record lost or landed twice changes it."""
+    return sorted((record.ord, record.sha or "", record.id or "") for _, record in records_of(root, session))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,12 +15,24 @@ from cc_helpers import ADAPTER, OTHER_SESSION, OTHER_SLUG, SUBAGENTS_SESSION, SU
 from asz_core.context import PassSummary
 from asz_core.root import storage
 from asz_core.testing import PassRunner
+from tests.helpers import REPO
 
 
 @pytest.fixture(scope="session")
 def cc_projects(corpus: Path) -> Path:
     """The shared corpus's ``projects/`` (read only: copy it to change it)."""
     return corpus / "claude-code" / "projects"
+
+
+@pytest.fixture(scope="session")
+def generated_200_mb(shared: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The ``projects/`` of ``benchmarks/corpus.py``'s 200 MB transcript (one session: real lines
+    of the shared corpus, so without it this skips as the corpus tests do), made once a run."""
+    generated = tmp_path_factory.mktemp("generated") / "huge"
+    subprocess.run([sys.executable, str(REPO / "benchmarks" / "corpus.py"), "generate", str(generated),
+                    "--preset", "huge-transcript"], check=True, capture_output=True,
+                   env={**os.environ, "ASZ_SHARED": str(shared)})
+    return generated / ".claude" / "projects"
 
 
 @pytest.fixture

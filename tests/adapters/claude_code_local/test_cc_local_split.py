@@ -14,19 +14,16 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cc_helpers import ADAPTER
+from cc_helpers import fixed_clock_runner, land_until_done, landed_records, session_files
 
 from asz_core.collect import split
 from asz_core.context import PassSummary
 from asz_core.root import faults
-from asz_core.testing import PassRunner
-from tests.helpers import REPO, records_of, run_cli_forked
+from tests.helpers import REPO, run_cli_forked
 
 pytestmark = pytest.mark.corpus
 
@@ -66,36 +63,11 @@ def largest(cc_projects: Path, sessions: dict[str, str], tmp_path_factory: pytes
     return target
 
 
-def _runner(work: Path, projects: Path, **collector: Any) -> PassRunner:
-    work.mkdir(parents=True, exist_ok=True)
-    runner = PassRunner(work, work / "root")
-    tick = itertools.count(1_800_000_000_000_000_000, 1_000_000_007)  # the same clock for every landing
-    runner.clock = lambda: next(tick)
-    runner.configure(adapters=[{"name": ADAPTER, "source_root": str(projects), "exclude": [],
-                                "collector": collector}], metrics={"enabled": False})
-    return runner
-
-
-def _land(runner: PassRunner) -> list[PassSummary]:
-    """Passes until nothing is pending."""
-    summaries = [runner.run()]
-    while summaries[-1].totals.pending:
-        summaries.append(runner.run())
-    return summaries
-
-
-def _session_files(root: Path) -> dict[str, bytes]:
-    """Every file under every session of ``root``, by its path there."""
-    return {str(path.relative_to(root)): path.read_bytes()
-            for session in root.iterdir() if session.is_dir() and not session.name.startswith(("_", "."))
-            for path in sorted(session.rglob("*")) if path.is_file()}
-
-
 def _same_root(projects: Path, tmp_path: Path, **collector: Any) -> tuple[list[PassSummary], list[PassSummary]]:
-    one = _runner(tmp_path / "one", projects, split_from_bytes=0, **collector)
-    many = _runner(tmp_path / "split", projects, split_from_bytes=1, **collector)
-    landed_one, landed_split = _land(one), _land(many)
-    files_one, files_split = _session_files(one.root), _session_files(many.root)
+    one = fixed_clock_runner(tmp_path / "one", projects, split_from_bytes=0, **collector)
+    many = fixed_clock_runner(tmp_path / "split", projects, split_from_bytes=1, **collector)
+    landed_one, landed_split = land_until_done(one), land_until_done(many)
+    files_one, files_split = session_files(one.root), session_files(many.root)
     assert files_one.keys() == files_split.keys()
     changed = sorted(name for name in files_one if files_one[name] != files_split[name])
     assert not changed, f"{len(changed)} files differ, e.g. {changed[:5]}"
@@ -137,15 +109,15 @@ def test_a_source_below_the_threshold_told_one_process_or_on_two_cpus_is_not_spl
         return real(*args, **kwargs)
 
     monkeypatch.setattr("asz_core.collect.append.split_records", spy)
-    _land(_runner(tmp_path / "a", largest, split_from_bytes=4 << 20))
-    _land(_runner(tmp_path / "b", largest, split_from_bytes=1, workers=1))
+    land_until_done(fixed_clock_runner(tmp_path / "a", largest, split_from_bytes=4 << 20))
+    land_until_done(fixed_clock_runner(tmp_path / "b", largest, split_from_bytes=1, workers=1))
     monkeypatch.setattr(split.os, "sched_getaffinity", lambda pid: {0})
-    _land(_runner(tmp_path / "c", largest, split_from_bytes=1))
+    land_until_done(fixed_clock_runner(tmp_path / "c", largest, split_from_bytes=1))
     monkeypatch.setattr(split.os, "sched_getaffinity", lambda pid: {0, 1})  # slower split than not
-    _land(_runner(tmp_path / "d", largest, split_from_bytes=1))
+    land_until_done(fixed_clock_runner(tmp_path / "d", largest, split_from_bytes=1))
     assert not started
     monkeypatch.setattr(split.os, "sched_getaffinity", lambda pid: {0, 1, 2})
-    _land(_runner(tmp_path / "e", largest, split_from_bytes=1))
+    land_until_done(fixed_clock_runner(tmp_path / "e", largest, split_from_bytes=1))
     assert started
 
 
@@ -161,15 +133,15 @@ def test_a_worker_that_dies_fails_its_source_by_name_and_the_rest_lands_next_pas
         return real(*args)
 
     monkeypatch.setattr(split, "_convert_chunk", dies_on_its_third)
-    runner = _runner(tmp_path / "split", largest, split_from_bytes=1, max_delta_bytes=65536)
+    runner = fixed_clock_runner(tmp_path / "split", largest, split_from_bytes=1, max_delta_bytes=65536)
     messages = [error.message for error in runner.run().errors]
     assert messages, "a worker died and no source failed"
     assert all("a worker process converting its lines died (exit code 3)" in message
                and ".jsonl: " in message for message in messages)
     monkeypatch.setattr(split, "_convert_chunk", real)
-    _land(runner)
+    land_until_done(runner)
     for session, records in landed_in_one_process.items():
-        assert _records(runner.root, session) == records
+        assert landed_records(runner.root, session) == records
 
 
 def test_a_conversion_that_fails_in_a_worker_fails_its_source_by_name(
@@ -178,15 +150,10 @@ def test_a_conversion_that_fails_in_a_worker_fails_its_source_by_name(
         raise ValueError("a dialect's bug")
 
     monkeypatch.setattr(split, "_convert_chunk", fails)
-    messages = [error.message for error in _runner(tmp_path / "split", largest, split_from_bytes=1).run().errors]
+    runner = fixed_clock_runner(tmp_path / "split", largest, split_from_bytes=1)
+    messages = [error.message for error in runner.run().errors]
     assert len(messages) == len(sessions)
     assert all("converting its lines failed: ValueError: a dialect's bug" in m for m in messages)
-
-
-def _records(root: Path, session: str) -> list[tuple[int, str, str]]:
-    """Each landed record of ``session`` (of any of its streams) as ``(ord, sha, id)``, sorted:
-    a record lost or landed twice changes it."""
-    return sorted((record.ord, record.sha or "", record.id or "") for _, record in records_of(root, session))
 
 
 @pytest.fixture(scope="module")
@@ -195,9 +162,9 @@ def landed_in_one_process(largest: Path, sessions: dict[str, str],
     """:func:`_records` of each of ``sessions``, landed in one process in 64 KiB files: what
     a split pass killed or losing a worker must end with (landed once for the module, not once a
     test: each landing of the largest sessions costs seconds of CPU)."""
-    one = _runner(tmp_path_factory.mktemp("one"), largest, split_from_bytes=0, max_delta_bytes=65536)
-    _land(one)
-    return {session: _records(one.root, session) for session in sessions.values()}
+    one = fixed_clock_runner(tmp_path_factory.mktemp("one"), largest, split_from_bytes=0, max_delta_bytes=65536)
+    land_until_done(one)
+    return {session: landed_records(one.root, session) for session in sessions.values()}
 
 
 #: the step a split pass is killed at in the default lane, a record's write with chunks out in
@@ -211,23 +178,18 @@ _QUICK_STEPS = ("temp-write",)
 def test_a_split_pass_killed_at_each_step_loses_nothing_and_lands_nothing_twice(
         step: str, largest: Path, landed_in_one_process: dict[str, list[tuple[int, str, str]]], tmp_path: Path,
         assert_root_verifies: Any) -> None:
-    runner = _runner(tmp_path / "split", largest, split_from_bytes=1, max_delta_bytes=65536)
+    runner = fixed_clock_runner(tmp_path / "split", largest, split_from_bytes=1, max_delta_bytes=65536)
     # a write of records (a chunk's that fit in a file at a time): deep in the first source, its
     # chunks out in the workers
     env = {**os.environ, "ASZ_FAULT": f"kill:{step}:{30 if step == 'temp-write' else 3}"}
     killed = run_cli_forked("run", "--config", str(runner.config_path), env=env, cwd=REPO, timeout=300)
     assert killed.returncode == -9, killed.stderr.decode()[-2000:]
-    _land(runner)
+    land_until_done(runner)
     assert_root_verifies(runner.root)
     for session, records in landed_in_one_process.items():
-        assert _records(runner.root, session) == records
+        assert landed_records(runner.root, session) == records
 
 
 @pytest.mark.slow
-def test_a_generated_200_mb_transcript_lands_the_same_bytes_split(shared: Path, tmp_path: Path) -> None:
-    # the generator writes real lines of the shared corpus: without it, this skips as the others do
-    generated = tmp_path / "huge"
-    subprocess.run([sys.executable, str(REPO / "benchmarks" / "corpus.py"), "generate", str(generated),
-                    "--preset", "huge-transcript"], check=True, capture_output=True,
-                   env={**os.environ, "ASZ_SHARED": str(shared)})
-    _same_root(generated / ".claude" / "projects", tmp_path)
+def test_a_generated_200_mb_transcript_lands_the_same_bytes_split(generated_200_mb: Path, tmp_path: Path) -> None:
+    _same_root(generated_200_mb, tmp_path)

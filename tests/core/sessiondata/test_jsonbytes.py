@@ -9,6 +9,9 @@ from hypothesis import strategies as st
 
 from asz_core.sessiondata import jsonbytes
 from asz_core.sessiondata.jsonbytes import (
+    NOT_PROVED,
+    PROVED_CANONICAL,
+    PROVED_NOT_CANONICAL,
     JSONLine,
     NotJSON,
     compact,
@@ -18,6 +21,23 @@ from asz_core.sessiondata.jsonbytes import (
     loads_strict,
 )
 from tests.helpers import examples
+
+
+@pytest.mark.parametrize(("raw", "proof"), [
+    (b'{"a":[1,{"b":"x"}],"c":"\xc3\xa9"}', PROVED_CANONICAL),
+    (b'{"a": [1, {"b": "x"}], "c": "d"}', PROVED_NOT_CANONICAL),  # whitespace between tokens
+    (b'{"c":"\\u00e9","n":1.0e2}', PROVED_NOT_CANONICAL),  # an escape and a number written otherwise
+    (b"[" * 255 + b"]" * 255, NOT_PROVED),  # nests deeper than a record holds
+    (b'["' + b"x" * (1 << 20) + b'"]', NOT_PROVED),  # too long to be encoded whole as it is parsed
+])
+def test_a_parse_says_what_it_proved_and_a_parse_told_so_reads_the_line_alike(raw: bytes, proof: int) -> None:
+    parsed = JSONLine(raw)
+    assert parsed.proof == proof
+    told = JSONLine(raw, proved=parsed.proof)
+    assert (told.value, told.deep, told.canonical) == (parsed.value, parsed.deep, parsed.canonical)
+    assert told.raw_at() == parsed.raw_at()
+    if isinstance(parsed.value, dict):
+        assert [told.raw_at(key) for key in parsed.value] == [parsed.raw_at(key) for key in parsed.value]
 
 
 def test_canonical_line_takes_the_fast_path_and_slices_exactly() -> None:
