@@ -91,7 +91,9 @@ def _blocks(reader: LineReader, offset: int,
     try:
         more = True
         while True:
-            while more and len(out) < BLOCKS_AHEAD:
+            # no block is read ahead of a line longer than a block: such a line is held once, as
+            # one process landing alone holds it
+            while more and len(out) < BLOCKS_AHEAD and not (out and not out[-1][2]):
                 read = next(runs, None)
                 if read is None:
                     more = False
@@ -99,6 +101,7 @@ def _blocks(reader: LineReader, offset: int,
                 data, at, run = read
                 sent = prover.send(data, run) if prover is not None and run else -1
                 out.append((data, at, run, sent))
+                del read, data
             if not out:
                 break
             data, at, run, sent = out.popleft()
@@ -107,6 +110,7 @@ def _blocks(reader: LineReader, offset: int,
             if not run:  # one line longer than a block
                 proofs.append("")
                 yield ((data, at),)
+                del data  # converted and let go of by the collector: not held while reading on
                 continue
             assert type(data) is bytes
             proved = prover.take(sent, run) if prover is not None and sent >= 0 else None
@@ -115,6 +119,7 @@ def _blocks(reader: LineReader, offset: int,
                 prover = None
             proofs.extend(proved if proved is not None else repeat("", data.count(b"\n", 0, run)))
             yield whole_lines(data, at)
+            del data
         finished = True
     finally:
         if prover is not None:
