@@ -50,7 +50,8 @@ __all__ = ["BLOCKS_AHEAD", "proved_lines", "proves"]
 
 #: Blocks sent to the prover and not yet proved back: it has the next to work on as it sends one
 #: back, and a pass that got ahead of it (the prover parses a line as the pass does) does not
-#: send it more than it can catch up with.
+#: send it more than it can catch up with (figures: benchmarks/README.md, "Figures behind the
+#: code's constants").
 BLOCKS_AHEAD = 3
 #: a block sent: its size (-1: no more blocks); a block proved: its size and its lines
 _SENT = struct.Struct("=q")
