@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
 
-__all__ = ["PIPE_BYTES", "read_exactly", "widen", "write_all"]
+__all__ = ["PIPE_BYTES", "PipedProcess", "read_exactly", "widen", "write_all"]
 
 #: How much a pipe to or from a forked process holds (Linux's default most for a process that is
 #: not privileged): a message of either kind fits, most of the time.
@@ -61,3 +62,50 @@ def widen(fd: int) -> None:
 
     with contextlib.suppress(OSError, AttributeError):
         fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+
+
+class PipedProcess:
+    """A process forked for a source, the pipe the pass writes to it on (``outbox``) and the one
+    it writes back on (``inbox``).
+
+    ``target(their_inbox, their_outbox, the_pass_ends, *args)`` runs in it: it closes the pass's
+    ends, which it was forked with (those of processes forked before it too: ``others``). Its
+    end of the pipe back is open in it alone (the pass closes its copy once it is forked), so
+    the pass reads the end of that pipe, never a message, when it dies.
+    """
+
+    def __init__(self, context: Any, target: Callable[..., None], args: tuple[Any, ...],
+                 others: tuple[int, ...] = ()) -> None:
+        theirs, self.outbox = os.pipe()
+        self.inbox, mine = os.pipe()
+        widen(self.outbox)
+        widen(self.inbox)
+        try:
+            self.process = context.Process(target=target, daemon=True,
+                                           args=(theirs, mine, (*others, self.outbox, self.inbox), *args))
+            self.process.start()
+        except BaseException:
+            os.close(self.outbox)
+            os.close(self.inbox)
+            raise
+        finally:
+            os.close(theirs)
+            os.close(mine)
+
+    @property
+    def fds(self) -> tuple[int, int]:
+        """The pass's ends of its pipes (a process forked after it closes them)."""
+        return self.outbox, self.inbox
+
+    def end(self, goodbye: bytes | None) -> None:
+        """End it: send it ``goodbye`` and let it end by itself, or, with none (or if it does not
+        end within a minute), kill it; it holds nothing the pass needs."""
+        if goodbye is not None and self.process.is_alive():
+            with contextlib.suppress(OSError):
+                write_all(self.outbox, [goodbye])
+            self.process.join(timeout=60)
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+        os.close(self.outbox)
+        os.close(self.inbox)

@@ -27,7 +27,6 @@ The prover dies with the pass (``PR_SET_PDEATHSIG``) and is ended when the sourc
 
 from __future__ import annotations
 
-import contextlib
 import os
 import select
 import struct
@@ -37,7 +36,7 @@ from itertools import chain, repeat
 from typing import TYPE_CHECKING, Any
 
 from asz_core.collect.lines import LineReader, TooLong, whole_lines
-from asz_core.collect.pipes import read_exactly, widen, write_all
+from asz_core.collect.pipes import PipedProcess, read_exactly, write_all
 from asz_core.collect.source import LineProof, line_sha
 from asz_core.collect.split import helper_cpus
 from asz_core.forking import follow_the_pass, ready_to_fork
@@ -141,7 +140,7 @@ def _proved(block: bytes) -> bytes:
     return _PROVED.pack(len(block), count) + "".join(out).encode("ascii")
 
 
-def _serve(inbox: int, outbox: int, others: tuple[int, int]) -> None:
+def _serve(inbox: int, outbox: int, others: tuple[int, ...]) -> None:
     """The prover: prove each block of its inbox and send it back, in the order received, until
     the pass says there are no more (or has ended). ``others``: the pass's ends of the pipes,
     which it forked with."""
@@ -161,28 +160,14 @@ def _serve(inbox: int, outbox: int, others: tuple[int, int]) -> None:
         os.close(outbox)
 
 
-class _Prover:
-    """The prover process, the pipe blocks go out on and the one proofs come back on (its end of
-    the pipe back is open in it alone, so the pass reads that pipe's end when it dies), and how
-    many blocks it was sent and has sent back."""
+class _Prover(PipedProcess):
+    """The prover process and its pipes (:class:`~.pipes.PipedProcess`), and how many blocks it
+    was sent and has sent back."""
 
     def __init__(self) -> None:
         import multiprocessing
 
-        theirs, self.outbox = os.pipe()
-        self.inbox, mine = os.pipe()
-        widen(self.outbox)
-        try:
-            self.process: Any = multiprocessing.get_context("fork").Process(
-                target=_serve, args=(theirs, mine, (self.outbox, self.inbox)), daemon=True)
-            self.process.start()
-        except BaseException:
-            os.close(self.outbox)
-            os.close(self.inbox)
-            raise
-        finally:
-            os.close(theirs)
-            os.close(mine)
+        super().__init__(multiprocessing.get_context("fork"), _serve, ())
         self.sent = 0  #: blocks sent
         self.back = 0  #: blocks whose proofs were read (taken or let go)
         self.dead = False
@@ -228,12 +213,4 @@ class _Prover:
 
     def stop(self, finished: bool) -> None:
         """End it: let it end by itself when it was ``finished`` with, else kill it."""
-        if finished and not self.dead and self.process.is_alive():
-            with contextlib.suppress(OSError):
-                write_all(self.outbox, [_SENT.pack(-1)])
-            self.process.join(timeout=60)
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join()
-        os.close(self.outbox)
-        os.close(self.inbox)
+        self.end(_SENT.pack(-1) if finished and not self.dead else None)

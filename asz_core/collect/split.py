@@ -44,7 +44,6 @@ a dialect that is no :class:`SplitDialect`.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import pickle
 import struct
@@ -57,7 +56,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from asz_core.collect.lines import LineReader, TooLong, whole_lines
-from asz_core.collect.pipes import read_exactly, widen, write_all
+from asz_core.collect.pipes import PipedProcess, read_exactly, write_all
 from asz_core.collect.source import Encoded, LineDialect, SourceLine, converted_lines, made_to_fit
 from asz_core.context import AdapterContext
 from asz_core.forking import explicit_workers, follow_the_pass, ready_to_fork
@@ -361,44 +360,20 @@ def _serve(inbox: int, outbox: int, others: tuple[int, ...], dialect: SplitDiale
         os.close(outbox)
 
 
-class _Worker:
+class _Worker(PipedProcess):
     """A worker process, the pipe its chunks go out on and the one they come back on.
 
     The pass sends a worker a chunk only while it has fewer than :data:`CHUNKS_AHEAD` out, and
     so at most one it has not started: the worker reads that one as soon as it has sent the one
     before back, waiting for nothing the pass does. So the pass never waits long sending, and
     never while the worker waits for the pass to read.
-
-    A worker's end of its pipe back is open in it alone (the pass closes its copy once the
-    worker is forked, before it forks the next), so the pass reads the end of that pipe,
-    never a message, when it dies.
     """
 
     def __init__(self, context: Any, dialect: SplitDialect, path: Path, limit: int, read_limit: int,
                  whole_above: int, others: tuple[int, ...]) -> None:
-        theirs, self.outbox = os.pipe()
-        self.inbox, mine = os.pipe()
-        widen(self.outbox)
-        widen(self.inbox)
-        try:
-            self.process = context.Process(
-                target=_serve, daemon=True,
-                args=(theirs, mine, (*others, self.outbox, self.inbox), dialect, path, limit, read_limit, whole_above))
-            self.process.start()
-        except BaseException:
-            os.close(self.outbox)
-            os.close(self.inbox)
-            raise
-        finally:
-            os.close(theirs)
-            os.close(mine)
+        super().__init__(context, _serve, (dialect, path, limit, read_limit, whole_above), others)
         self.path = path
         self.out = 0  #: chunks sent and not received back
-
-    @property
-    def fds(self) -> tuple[int, int]:
-        """The pass's ends of its pipes (a worker forked after it closes them)."""
-        return self.outbox, self.inbox
 
     def send(self, chunk: _Chunk) -> None:
         """Hand it ``chunk``; :class:`ConversionFailed` if it died."""
@@ -427,16 +402,8 @@ class _Worker:
 
     def stop(self, finished: bool) -> None:
         """End it: let it end by itself when it was ``finished`` with (nothing is left for it to
-        send), else kill it (it holds nothing the pass needs)."""
-        if finished and self.process.is_alive():
-            with contextlib.suppress(OSError):
-                write_all(self.outbox, [_NO_MORE])
-            self.process.join(timeout=60)
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join()
-        os.close(self.outbox)
-        os.close(self.inbox)
+        send), else kill it."""
+        self.end(_NO_MORE if finished else None)
 
 
 def _chunks(reader: LineReader, ordinal: int) -> Iterator[_Chunk]:

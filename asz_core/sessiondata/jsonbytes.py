@@ -27,10 +27,10 @@ import orjson
 
 __all__ = [
     "MAX_DEPTH",
-    "RECORD_DATA_DEPTH",
     "NOT_PROVED",
     "PROVED_CANONICAL",
     "PROVED_NOT_CANONICAL",
+    "RECORD_DATA_DEPTH",
     "JSONLine",
     "NotJSON",
     "compact",

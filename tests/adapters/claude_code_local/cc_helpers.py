@@ -64,6 +64,17 @@ def session_files(root: Path) -> dict[str, bytes]:
             for path in sorted(session.rglob("*")) if path.is_file()}
 
 
+def land_both_alike(first: PassRunner, second: PassRunner) -> tuple[list[PassSummary], list[PassSummary]]:
+    """Land with each runner until nothing is pending: every file of every session of the two
+    roots must be the same bytes. Their passes, in order."""
+    landed_first, landed_second = land_until_done(first), land_until_done(second)
+    files_first, files_second = session_files(first.root), session_files(second.root)
+    assert files_first.keys() == files_second.keys()
+    changed = sorted(name for name in files_first if files_first[name] != files_second[name])
+    assert not changed, f"{len(changed)} files differ, e.g. {changed[:5]}"
+    return landed_first, landed_second
+
+
 def landed_records(root: Path, session: str) -> list[tuple[int, str, str]]:
     """Each landed record of ``session`` (of any of its streams) as ``(ord, sha, id)``, sorted:
     a record lost or landed twice changes it."""

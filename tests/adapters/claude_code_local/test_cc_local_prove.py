@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cc_helpers import copy_session, fixed_clock_runner, land_until_done, landed_records, session_files
+from cc_helpers import copy_session, fixed_clock_runner, land_both_alike, land_until_done, landed_records
 
 from asz_core.collect import prove, split
 from asz_core.context import PassSummary
@@ -64,13 +64,9 @@ def taken(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
 
 
 def _same_root(projects: Path, tmp_path: Path, **collector: Any) -> tuple[list[PassSummary], list[PassSummary]]:
-    alone = fixed_clock_runner(tmp_path / "alone", projects, split_from_bytes=0, **collector)
-    proved = fixed_clock_runner(tmp_path / "proved", projects, split_from_bytes=1, **collector)
-    landed_alone, landed_proved = land_until_done(alone), land_until_done(proved)
-    files_alone, files_proved = session_files(alone.root), session_files(proved.root)
-    assert files_alone.keys() == files_proved.keys()
-    changed = sorted(name for name in files_alone if files_alone[name] != files_proved[name])
-    assert not changed, f"{len(changed)} files differ, e.g. {changed[:5]}"
+    landed_alone, landed_proved = land_both_alike(
+        fixed_clock_runner(tmp_path / "alone", projects, split_from_bytes=0, **collector),
+        fixed_clock_runner(tmp_path / "proved", projects, split_from_bytes=1, **collector))
     assert not any(summary.errors for summary in landed_alone + landed_proved)
     return landed_alone, landed_proved
 

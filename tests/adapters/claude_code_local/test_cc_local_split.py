@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cc_helpers import fixed_clock_runner, land_until_done, landed_records, session_files
+from cc_helpers import fixed_clock_runner, land_both_alike, land_until_done, landed_records
 
 from asz_core.collect import split
 from asz_core.context import PassSummary
@@ -64,14 +64,8 @@ def largest(cc_projects: Path, sessions: dict[str, str], tmp_path_factory: pytes
 
 
 def _same_root(projects: Path, tmp_path: Path, **collector: Any) -> tuple[list[PassSummary], list[PassSummary]]:
-    one = fixed_clock_runner(tmp_path / "one", projects, split_from_bytes=0, **collector)
-    many = fixed_clock_runner(tmp_path / "split", projects, split_from_bytes=1, **collector)
-    landed_one, landed_split = land_until_done(one), land_until_done(many)
-    files_one, files_split = session_files(one.root), session_files(many.root)
-    assert files_one.keys() == files_split.keys()
-    changed = sorted(name for name in files_one if files_one[name] != files_split[name])
-    assert not changed, f"{len(changed)} files differ, e.g. {changed[:5]}"
-    return landed_one, landed_split
+    return land_both_alike(fixed_clock_runner(tmp_path / "one", projects, split_from_bytes=0, **collector),
+                           fixed_clock_runner(tmp_path / "split", projects, split_from_bytes=1, **collector))
 
 
 @pytest.fixture(autouse=True)
