@@ -22,7 +22,7 @@ has them worked out by one forked process beside the pass's, the prover:
    are worked out by the pass's process itself (proofs that come back late are read and let
    go). A prover only ever saves work, and a source never fails for it.
 
-The prover dies with the pass (``PR_SET_PDEATHSIG``) and is ended when the source is.
+The prover dies with the pass (``PR_SET_PDEATHSIG``) and is killed when the source is done with.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ __all__ = ["BLOCKS_AHEAD", "proved_lines", "proves"]
 #: send it more than it can catch up with (figures: benchmarks/README.md, "Figures behind the
 #: code's constants").
 BLOCKS_AHEAD = 3
-#: a block sent: its size (-1: no more blocks); a block proved: its size and its lines
+#: a block sent: its size; a block proved: its size and its lines
 _SENT = struct.Struct("=q")
 _PROVED = struct.Struct("=qq")
 #: a line's proof as it comes back: the proof's digit and the line's ``sha``
@@ -87,7 +87,6 @@ def _blocks(reader: LineReader, offset: int,
     prover: _Prover | None = _Prover()
     out: deque[tuple[bytes | TooLong, int, int, int]] = deque()  #: read: data, offset, run, number sent (-1: not)
     runs = reader.runs()
-    finished = False
     try:
         more = True
         while True:
@@ -115,15 +114,14 @@ def _blocks(reader: LineReader, offset: int,
             assert type(data) is bytes
             proved = prover.take(sent, run) if prover is not None and sent >= 0 else None
             if prover is not None and prover.dead:
-                prover.stop(False)
+                prover.stop()
                 prover = None
             proofs.extend(proved if proved is not None else repeat("", data.count(b"\n", 0, run)))
             yield whole_lines(data, at)
             del data
-        finished = True
     finally:
         if prover is not None:
-            prover.stop(finished)
+            prover.stop()
 
 
 def _proved(block: bytes) -> bytes:
@@ -142,8 +140,7 @@ def _proved(block: bytes) -> bytes:
 
 def _serve(inbox: int, outbox: int, others: tuple[int, ...]) -> None:
     """The prover: prove each block of its inbox and send it back, in the order received, until
-    the pass says there are no more (or has ended). ``others``: the pass's ends of the pipes,
-    which it forked with."""
+    it is ended. ``others``: the pass's ends of the pipes, which it forked with."""
     follow_the_pass()
     for fd in others:
         os.close(fd)
@@ -151,9 +148,7 @@ def _serve(inbox: int, outbox: int, others: tuple[int, ...]) -> None:
         while True:
             try:
                 (size,) = _SENT.unpack(read_exactly(inbox, _SENT.size))
-            except EOFError:
-                return
-            if size < 0:
+            except EOFError:  # the pass has ended
                 return
             write_all(outbox, [_proved(read_exactly(inbox, size))])
     finally:
@@ -211,6 +206,8 @@ class _Prover(PipedProcess):
         self.back += 1
         return size, text
 
-    def stop(self, finished: bool) -> None:
-        """End it: let it end by itself when it was ``finished`` with, else kill it."""
-        self.end(_SENT.pack(-1) if finished and not self.dead else None)
+    def stop(self) -> None:
+        """End it, killed: it holds nothing the pass needs, and proofs it still has to send back
+        (of blocks the pass has worked out itself) could fill its pipe, where it would wait for
+        a goodbye it never reads."""
+        self.end(None)
