@@ -248,8 +248,7 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSou
     del before
     workers = split_workers(ctx, source.dialect, size - cursor.offset)
     split: SplitRecords | None = None
-    proofs: deque[LineProof] | None = None  #: each line's, from a prover beside the pass (:mod:`.prove`)
-    prover: Generator[Any, None, None]
+    prover: Generator[Any, None, None] | None = None  #: one beside the pass (:mod:`.prove`), ended here
     if workers and isinstance(source.dialect, SplitDialect):  # much to land: converted in workers
         header = source.header(ctx.adapter_id)
         header.session = session.id
@@ -259,6 +258,7 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSou
         lines: Iterator[Encoded] = iter(())
     else:
         read: Iterator[tuple[bytes | TooLong, int]] = reader.lines()
+        proofs: deque[LineProof] | None = None  #: each line's, as the prover put it there
         if proves(ctx, size - cursor.offset):  # much to land on two CPUs: digested and proved beside
             proofs = deque()
             read, prover = proved_lines(reader, cursor.offset, proofs)
@@ -290,7 +290,7 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSou
     finally:
         if split is not None:
             split.close()  # its workers end now, not when it is collected
-        if proofs is not None:
+        if prover is not None:
             prover.close()  # and so does a prover
     if reader.waiting > reader.read_limit:
         # A last line with no newline yet is a write in progress; one this long is more likely
