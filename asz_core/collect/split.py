@@ -139,11 +139,15 @@ def helper_cpus(ctx: AdapterContext, new_bytes: int) -> int:
 def split_workers(ctx: AdapterContext, dialect: LineDialect, new_bytes: int) -> int:
     """How many worker processes convert a source with ``new_bytes`` to land in ``dialect``:
     one for each CPU this process may use (at most :data:`MOST_WORKERS`) when it may use
-    :data:`SPLIT_FROM_CPUS` or more (:func:`helper_cpus`), or 0 (no split)."""
-    if not isinstance(dialect, SplitDialect):
-        return 0
+    :data:`SPLIT_FROM_CPUS` or more (:func:`helper_cpus`), or 0 (no split).
+
+    The CPUs are asked first: for almost every source the size alone says no, and asking a
+    runtime-checkable protocol whether the dialect is one walks its members in Python, tens of
+    microseconds a source (figures: benchmarks/README.md, round 26)."""
     cpus = helper_cpus(ctx, new_bytes)
-    return min(cpus, MOST_WORKERS) if cpus >= SPLIT_FROM_CPUS else 0
+    if cpus < SPLIT_FROM_CPUS or not isinstance(dialect, SplitDialect):
+        return 0
+    return min(cpus, MOST_WORKERS)
 
 
 #: a line without its newline, or a line too long to read, as the reader hands them out

@@ -234,3 +234,34 @@ def test_chunks_number_their_lines_whether_a_block_of_short_or_of_long_lines_cam
     for chunk in chunks:
         assert chunk.first == data.count(b"\n", 0, chunk.start) + 1
     assert sum(len(list(chunk.lines())) for chunk in chunks) == len(lines)
+
+
+class _WholeOnly:
+    """A dialect that keeps what it keeps in one piece: it cannot be split."""
+
+    name = "test/1"
+    reads_non_json = False
+
+    def convert(self, line: SourceLine) -> RecordFields:
+        return record(from_="runtime", parts=[data_part(line.data_at())])
+
+
+class _Options:
+    """What :func:`split.split_workers` reads of an adapter's context: its options."""
+
+    def __init__(self, split_from_bytes: int) -> None:
+        self.options = {"collector": {"split_from_bytes": split_from_bytes}}
+
+
+@pytest.mark.parametrize(("cpus", "new_bytes", "dialect", "workers"), [
+    (3, 1 << 20, _Counting(), 3),   # large enough, CPUs enough, a dialect that splits
+    (8, 1 << 20, _Counting(), split.MOST_WORKERS),
+    (3, 1 << 20, _WholeOnly(), 0),  # a dialect that cannot be split never is
+    (2, 1 << 20, _Counting(), 0),   # two CPUs: a prover's, not a split's
+    (3, 1023, _Counting(), 0),      # below the threshold
+])
+def test_a_source_splits_from_the_threshold_on_three_cpus_and_only_in_a_dialect_that_splits(
+        cpus: int, new_bytes: int, dialect: Any, workers: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ASZ_WORKERS", raising=False)
+    monkeypatch.setattr(split.os, "sched_getaffinity", lambda pid: set(range(cpus)))
+    assert split.split_workers(_Options(1024), dialect, new_bytes) == workers  # type: ignore[arg-type]
