@@ -1,0 +1,177 @@
+"""Where a new session's CPU goes: one pass in this process, its per-session seams timed.
+
+The ``many-small`` row of ``pass.py --table`` is 2,000 new sessions of about 17 lines each, and
+most of its CPU is what a session costs whatever its lines hold. This script says where that
+goes, seam by seam, so a change to the per-session path is aimed before it is made:
+
+1. the sessions are ``corpus.py``'s ``many-small`` (generated into ``--work`` once, as the table
+   does), each transcript cut to its first ``--lines`` lines (default 2, so the lines' own work is
+   small; 0 keeps them whole) into ``--work/first-N``, every session new to the root;
+2. one pass lands them with ``collector.workers: 1`` in this process, with the functions a
+   session's landing goes through wrapped: each call's thread CPU (user and system: this
+   filesystem's creates are part of a seam's cost) is summed per seam. A wrapper costs about a
+   microsecond of its own, counted in the seams around it;
+3. each round lands into a new root under ``--work/roots``, never deleted while the script runs
+   (a deletion makes the next creates dearer for minutes: ``create_cost.py``); this run's roots
+   go at the end, so a run right after another meets that deletion (wait a few minutes);
+4. printed: microseconds a session for each seam, indented as they nest, the medians of
+   ``--rounds`` rounds, beside the whole pass's CPU a session.
+
+``session_syscalls.py`` gives the same sessions' system calls alone, with no asz code: the
+difference is the Python around them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import gc
+import importlib
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpus as corpus_gen
+
+#: the seams timed, as they nest in a new session's landing: (depth, module, attribute, label);
+#: an attribute with a dot is a class's method
+SEAMS = [
+    (0, "asz_core.land", "land_claim", "land_claim: one session, start to group"),
+    (1, "asz_core.root.storage", "SessionHandle.__enter__", "the session's directory and lock"),
+    (1, "asz_core.host", "PluginHost.land", "the adapter's asz_land"),
+    (2, "asz_adapters.claude_code_local.sources", "collect_append", "collect_append"),
+    (3, "asz_core.collect.append", "current_place", "the cursor's place, read"),
+    (3, "asz_core.collect.append", "stat_source", "the source's lstat"),
+    (3, "asz_core.root.storage", "SessionHandle.begin", "a landing file begun (its directories)"),
+    (3, "asz_core.root.storage", "SessionHandle.commit", "the landing file closed"),
+    (3, "asz_core.collect.append", "save_state", "the cursor queued"),
+    (2, "asz_adapters.claude_code_local.sources", "add_landed", "the session's index"),
+    (0, "asz_core.root.storage", "SessionHandle.install_queued", "group: files renamed"),
+    (0, "asz_core.root.storage", "SessionHandle.write_queued_states", "group: cursors' copies written"),
+    (0, "asz_core.root.storage", "SessionHandle.move_queued_states", "group: cursors renamed"),
+    (0, "asz_core.land", "_settle", "the settled entry"),
+    (0, "asz_core.root.storage", "SessionHandle._release", "the session let go (state note, lock)"),
+    (0, "asz_core.pipeline", "_merge", "the pass merges the outcome"),
+]
+
+
+def cut_corpus(projects: Path, lines: int, out: Path) -> Path:
+    """``projects``' main transcripts, each cut to its first ``lines`` lines, under ``out``
+    (made once); subagent transcripts are left out, so each session has one source."""
+    if not (out / ".done").is_file():
+        shutil.rmtree(out, ignore_errors=True)
+        for path in sorted(projects.glob("*/*.jsonl")):
+            target = out / path.relative_to(projects)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "rb") as f:
+                kept = [f.readline() for _ in range(lines)]
+            target.write_bytes(b"".join(kept))
+        (out / ".done").touch()
+    return out
+
+
+@contextlib.contextmanager
+def timed_seams() -> Iterator[tuple[collections.Counter[str], collections.Counter[str]]]:
+    """Each of :data:`SEAMS` wrapped where its callers look it up, for as long as this lasts:
+    the nanoseconds of thread CPU it took and the calls it had, by label."""
+    spent: collections.Counter[str] = collections.Counter()
+    calls: collections.Counter[str] = collections.Counter()
+    clock = time.thread_time_ns
+    undo: list[tuple[Any, str, Any]] = []
+    for _, module_name, attribute, label in SEAMS:
+        owner: Any = importlib.import_module(module_name)
+        *classes, name = attribute.split(".")
+        for cls in classes:
+            owner = getattr(owner, cls)
+        timed = getattr(owner, name)
+
+        def wrapper(*args: Any, _timed: Callable[..., Any] = timed, _label: str = label, **kwargs: Any) -> Any:
+            started = clock()
+            try:
+                return _timed(*args, **kwargs)
+            finally:
+                spent[_label] += clock() - started
+                calls[_label] += 1
+
+        undo.append((owner, name, owner.__dict__[name]))
+        setattr(owner, name, wrapper)
+    try:
+        yield spent, calls
+    finally:
+        for owner, name, original in reversed(undo):
+            setattr(owner, name, original)
+
+
+def land_once(config: Path, spent: collections.Counter[str]) -> tuple[float, int, dict[str, float]]:
+    """One pass of ``config`` in this process: its thread CPU, the sessions it landed, and each
+    seam's thread CPU in it (seconds), from ``spent`` as :func:`timed_seams` sums it."""
+    from asz_core.config import load_config
+    from asz_core.host import PluginHost
+    from asz_core.pipeline import run_pass
+
+    host = PluginHost().load_entry_points()
+    loaded = load_config(host, str(config))
+    gc.collect()
+    before = dict(spent)
+    started = time.thread_time()
+    summary = run_pass(host, loaded).as_dict()
+    cpu = time.thread_time() - started
+    return cpu, int(summary["sessions"]), {k: (spent[k] - before.get(k, 0)) / 1e9 for k in spent}
+
+
+def config_for(root: Path, projects: Path) -> dict[str, object]:
+    """A configuration landing ``projects`` into ``root`` in one process, nothing else on."""
+    return {"storage": {"root": str(root)}, "metrics": {"enabled": False},
+            "adapters": [{"name": "claude-code-local", "source_root": str(projects), "exclude": [],
+                          "collector": {"workers": 1}},
+                         {"name": "claude-code-provider", "enabled": False}, {"name": "kiro", "enabled": False},
+                         {"name": "changes", "enabled": False}]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "asz-session-phases",
+                        help="where the corpus is generated and the roots land (kept between runs)")
+    parser.add_argument("--lines", type=int, default=2, help="lines kept of each transcript (0: all)")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    generated = args.work / "many-small"
+    if not (generated / "corpus.json").is_file():
+        print(f"generating the many-small corpus into {generated} ...", file=sys.stderr)
+        corpus_gen.generate(generated, corpus_gen.Spec(seed=0, **corpus_gen.PRESETS["many-small"]))  # type: ignore[arg-type]
+    projects = generated / ".claude" / "projects"
+    if args.lines:
+        projects = cut_corpus(projects, args.lines, args.work / f"first-{args.lines}")
+    roots = args.work / "roots" / str(time.time_ns())  # this run's: another's are not deleted here
+    roots.mkdir(parents=True)
+    rounds: list[tuple[float, int, dict[str, float]]] = []
+    try:
+        with timed_seams() as (spent, _):
+            for n in range(args.rounds + 1):  # the first warms the caches and is not counted
+                config = roots / f"asz-{n}.yaml"
+                config.write_text(json.dumps(config_for(roots / str(n), projects)), "utf-8")
+                landed = land_once(config, spent)
+                if n:
+                    rounds.append(landed)
+    finally:
+        shutil.rmtree(roots, ignore_errors=True)
+    sessions = rounds[0][1]
+    whole = statistics.median(cpu for cpu, _, _ in rounds) / sessions * 1e6
+    kept = f"the first {args.lines} lines of each transcript" if args.lines else "whole transcripts"
+    print(f"{sessions:,} new sessions ({kept}), one process, medians of {args.rounds} rounds: "
+          f"the pass {whole:.0f} µs of CPU a session")
+    for depth, _, _, label in SEAMS:
+        each = statistics.median(seams.get(label, 0.0) for _, _, seams in rounds) / sessions * 1e6
+        print(f"{each:8.1f} µs  {'  ' * depth}{label}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""``benchmarks/session_phases.py``: each seam it times is still where a landing calls it, every
+seam is timed once a session, and the wrappers go when it is done."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import shutil
+from pathlib import Path
+
+from tests.benchmarks import load_script
+
+session_phases = load_script("session_phases")
+
+
+def _three_sessions(corpus: Path, out: Path) -> Path:
+    """Three of the shared corpus's main transcripts, cut to their first two lines."""
+    projects = corpus / "claude-code" / "projects"
+    picked = sorted(projects.glob("*/*.jsonl"))[:3]
+    source = out / "projects"
+    for path in picked:
+        target = source / path.relative_to(projects)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+    return session_phases.cut_corpus(source, 2, out / "first-2")
+
+
+def test_every_seam_is_timed_once_a_new_session_and_let_go_after(corpus: Path, tmp_path: Path) -> None:
+    projects = _three_sessions(corpus, tmp_path)
+    assert all(len(p.read_bytes().splitlines()) <= 2 for p in projects.glob("*/*.jsonl"))
+    originals = {label: _resolve(module, attribute) for _, module, attribute, label in session_phases.SEAMS}
+    config = tmp_path / "asz.yaml"
+    config.write_text(json.dumps(session_phases.config_for(tmp_path / "root", projects)), "utf-8")
+    with session_phases.timed_seams() as (spent, calls):
+        cpu, sessions, seams = session_phases.land_once(config, spent)
+    assert sessions == 3
+    assert {label: calls[label] for label in originals} == dict.fromkeys(originals, 3)
+    assert all(seams[label] > 0 for label in originals) and cpu > max(seams.values())
+    assert all(_resolve(module, attribute) is originals[label]
+               for _, module, attribute, label in session_phases.SEAMS)
+
+
+def _resolve(module: str, attribute: str) -> object:
+    owner: object = importlib.import_module(module)
+    for name in attribute.split("."):
+        owner = getattr(owner, name)
+    return owner
