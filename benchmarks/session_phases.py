@@ -4,9 +4,10 @@ The ``many-small`` row of ``pass.py --table`` is 2,000 new sessions of about 17 
 most of its CPU is what a session costs whatever its lines hold. This script says where that
 goes, seam by seam, so a change to the per-session path is aimed before it is made:
 
-1. the sessions are ``corpus.py``'s ``many-small`` (generated into ``--work`` once, as the table
-   does), each transcript cut to its first ``--lines`` lines (default 2, so the lines' own work is
-   small; 0 keeps them whole) into ``--work/first-N``, every session new to the root;
+1. the sessions are ``corpus.py``'s ``many-small`` (generated into ``--work`` once, by the
+   table's own ``table_corpus``), each transcript cut to its first ``--lines`` lines (default 2,
+   so the lines' own work is small; 0 keeps them whole) into ``--work/first-N``, every session
+   new to the root, landed with the table's configuration (``land_config``);
 2. one pass lands them with ``collector.workers: 1`` in this process, with the functions a
    session's landing goes through wrapped: each call's thread CPU (user and system: this
    filesystem's creates are part of a seam's cost) is summed per seam. A wrapper costs about a
@@ -28,7 +29,6 @@ import collections
 import contextlib
 import gc
 import importlib
-import json
 import shutil
 import statistics
 import sys
@@ -39,7 +39,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import corpus as corpus_gen
+#: ``pass.py`` (a keyword, so imported by name): the table's corpus and its configuration
+bench_pass = importlib.import_module("pass")
 
 #: the seams timed, as they nest in a new session's landing: (depth, module, attribute, label);
 #: an attribute with a dot is a class's method
@@ -127,13 +128,10 @@ def land_once(config: Path, spent: collections.Counter[str]) -> tuple[float, int
     return cpu, int(summary["sessions"]), {k: (spent[k] - before.get(k, 0)) / 1e9 for k in spent}
 
 
-def config_for(root: Path, projects: Path) -> dict[str, object]:
-    """A configuration landing ``projects`` into ``root`` in one process, nothing else on."""
-    return {"storage": {"root": str(root)}, "metrics": {"enabled": False},
-            "adapters": [{"name": "claude-code-local", "source_root": str(projects), "exclude": [],
-                          "collector": {"workers": 1}},
-                         {"name": "claude-code-provider", "enabled": False}, {"name": "kiro", "enabled": False},
-                         {"name": "changes", "enabled": False}]}
+def write_config(path: Path, root: Path, projects: Path) -> Path:
+    """A configuration landing ``projects`` into ``root`` in one process, nothing else on: the
+    table's own (``pass.land_config``)."""
+    return bench_pass.land_config(path, root, {"claude-code-local": projects}, 1)
 
 
 def main() -> None:
@@ -143,11 +141,7 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=2, help="lines kept of each transcript (0: all)")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    generated = args.work / "many-small"
-    if not (generated / "corpus.json").is_file():
-        print(f"generating the many-small corpus into {generated} ...", file=sys.stderr)
-        corpus_gen.generate(generated, corpus_gen.Spec(seed=0, **corpus_gen.PRESETS["many-small"]))  # type: ignore[arg-type]
-    projects = generated / ".claude" / "projects"
+    projects = bench_pass.table_corpus("many-small", args.work)
     if args.lines:
         projects = cut_corpus(projects, args.lines, args.work / f"first-{args.lines}")
     roots = args.work / "roots" / str(time.time_ns())  # this run's: another's are not deleted here
@@ -156,8 +150,7 @@ def main() -> None:
     try:
         with timed_seams() as (spent, _):
             for n in range(args.rounds + 1):  # the first warms the caches and is not counted
-                config = roots / f"asz-{n}.yaml"
-                config.write_text(json.dumps(config_for(roots / str(n), projects)), "utf-8")
+                config = write_config(roots / f"asz-{n}.yaml", roots / str(n), projects)
                 landed = land_once(config, spent)
                 if n:
                     rounds.append(landed)

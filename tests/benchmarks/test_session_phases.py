@@ -4,7 +4,6 @@ seam is timed once a session, and the wrappers go when it is done."""
 from __future__ import annotations
 
 import importlib
-import json
 import shutil
 from pathlib import Path
 
@@ -29,8 +28,7 @@ def test_every_seam_is_timed_once_a_new_session_and_let_go_after(corpus: Path, t
     projects = _three_sessions(corpus, tmp_path)
     assert all(len(p.read_bytes().splitlines()) <= 2 for p in projects.glob("*/*.jsonl"))
     originals = {label: _resolve(module, attribute) for _, module, attribute, label in session_phases.SEAMS}
-    config = tmp_path / "asz.yaml"
-    config.write_text(json.dumps(session_phases.config_for(tmp_path / "root", projects)), "utf-8")
+    config = session_phases.write_config(tmp_path / "asz.yaml", tmp_path / "root", projects)
     with session_phases.timed_seams() as (spent, calls):
         cpu, sessions, seams = session_phases.land_once(config, spent)
     assert sessions == 3
