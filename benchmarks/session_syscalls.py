@@ -1,7 +1,8 @@
 """What the kernel alone charges for a new session's files: the floor under ``many-small``.
 
 A new Claude Code session lands as the storage root's layout has it (upstream's): a directory
-for the session with ``.lock``, ``session.state`` and ``index/ids`` in it, ``streams/main/``, and
+for the session with ``.lock`` and ``session.state`` in it (no ``index/``: a new session gets
+none, its reader begins one when it first needs it), ``streams/main/``, and
 the transcript's ``.sd`` file and its cursor there, each written to a temporary name first and
 renamed, and a ``syncfs`` for each group of sessions (:data:`~asz_core.root.group.GROUP_SESSIONS`)
 before the renames and one after; its source is stat-ed, opened and read whole, and its lock
@@ -35,8 +36,8 @@ from asz_core.root.durable import can_sync_filesystem, sync_filesystem
 from asz_core.root.group import GROUP_SESSIONS
 
 #: ``many-small``'s sizes a session: its source (48.1 MB over 2,000), the landed file (44.4 MB over
-#: 2,000), the ids index, the cursor and the state note
-SOURCE_BYTES, SD_BYTES, IDS_BYTES, CURSOR_BYTES, STATE_BYTES = 24_050, 22_200, 136, 336, 53
+#: 2,000), the cursor and the state note
+SOURCE_BYTES, SD_BYTES, CURSOR_BYTES, STATE_BYTES = 24_050, 22_200, 336, 53
 DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -77,10 +78,6 @@ def _session(root: int, name: str, source: str) -> tuple[int, int, int]:
     main = os.open("main", DIRECTORY, dir_fd=streams)
     os.close(streams)
     _write_new(".tmp-transcript.sd", SD_BYTES, main, 0o400)
-    os.mkdir("index", 0o700, dir_fd=session)
-    index = os.open("index", DIRECTORY, dir_fd=session)
-    _write_new("ids", IDS_BYTES, index)
-    os.close(index)
     return session, main, lock
 
 
