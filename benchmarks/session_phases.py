@@ -18,8 +18,9 @@ goes, seam by seam, so a change to the per-session path is aimed before it is ma
 4. printed: microseconds a session for each seam, indented as they nest, the medians of
    ``--rounds`` rounds, beside the whole pass's CPU a session.
 
-``session_syscalls.py`` gives the same sessions' system calls alone, with no asz code: the
-difference is the Python around them.
+``session_syscalls.py`` gives the same sessions' system calls alone, with no asz code, and
+``composed_landing.py`` the same sessions landed to the same bytes with asz's per-line code and
+nothing around it, step by step: the difference is the Python around them.
 """
 
 from __future__ import annotations

@@ -1,0 +1,63 @@
+"""``benchmarks/composed_landing.py``: the composed landing lands asz's bytes, in one process or
+several, times each of its steps, and says so when it does not."""
+
+from __future__ import annotations
+
+import collections
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.benchmarks import load_script
+
+composed_landing = load_script("composed_landing")
+session_phases = load_script("session_phases")
+
+
+def _three_sessions(corpus: Path, out: Path) -> Path:
+    """Three of the shared corpus's main transcripts, cut to their first two lines."""
+    projects = corpus / "claude-code" / "projects"
+    source = out / "projects"
+    for path in sorted(projects.glob("*/*.jsonl"))[:3]:
+        target = source / path.relative_to(projects)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+    return session_phases.cut_corpus(source, 2, out / "first-2")
+
+
+def test_the_composed_landing_lands_the_bytes_asz_lands_and_times_every_step(corpus: Path, tmp_path: Path) -> None:
+    projects = _three_sessions(corpus, tmp_path)
+    roots = tmp_path / "roots"
+    roots.mkdir()
+    sessions, passes, composed, steps = composed_landing.measure(projects, roots, 1)
+    assert sessions == 3 and len(passes) == len(composed) == len(steps) == 1
+    assert set(steps[0]) == set(composed_landing.STEPS) and all(cpu > 0 for cpu in steps[0].values())
+    assert len(list((roots / "composed-1").glob("*/streams/main/*.sd"))) == 3
+
+
+def test_workers_deal_the_sessions_out_and_land_the_same_bytes(corpus: Path, tmp_path: Path) -> None:
+    projects = _three_sessions(corpus, tmp_path)
+    config = session_phases.write_config(tmp_path / "asz.yaml", tmp_path / "asz", projects)
+    session_phases.land_once(config, collections.Counter())
+    todo = composed_landing.sources(projects)
+    composed_landing.land_root(tmp_path / "composed", todo, 2, composed_landing.pass_ns_of(tmp_path / "asz"))
+    assert list(composed_landing.differences(tmp_path / "composed", tmp_path / "asz")) == []
+    table = (tmp_path / "composed" / ".settled-claude-code-local.state").read_bytes().splitlines()
+    assert len(table) == 1 + len(todo)
+
+
+def test_a_byte_that_differs_from_asz_s_is_named(corpus: Path, tmp_path: Path) -> None:
+    projects = _three_sessions(corpus, tmp_path)
+    config = session_phases.write_config(tmp_path / "asz.yaml", tmp_path / "asz", projects)
+    session_phases.land_once(config, collections.Counter())
+    composed_landing.land_root(tmp_path / "composed", composed_landing.sources(projects), 1,
+                               composed_landing.pass_ns_of(tmp_path / "asz") + 1)  # another stamp: other names
+    wrong = list(composed_landing.differences(tmp_path / "composed", tmp_path / "asz"))
+    assert len(wrong) == 3 and all(line.endswith(".sd is missing") for line in wrong)
+
+
+def test_a_corpus_with_more_than_main_transcripts_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "project" / "0a0a0a0a-0000-4000-8000-000000000000" / "subagents").mkdir(parents=True)
+    with pytest.raises(SystemExit, match="only main transcripts"):
+        composed_landing.sources(tmp_path)
