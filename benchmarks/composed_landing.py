@@ -76,6 +76,32 @@ ADAPTER = f"claude-code-local/{VERSION}"
 STEPS = ("the directory and lock", "the source read, its lines converted", "streams/main/ and the file written",
          "the cursor made", "the group's first syncfs", "the renames, the cursors' copies", "the group's second syncfs",
          "the cursors renamed, the settled entries", "the state notes, the sessions let go")
+#: each row printed: the composed steps it sums, and the seams of asz's pass (``session_phases.SEAMS``'
+#: labels) that do the same, with a sign (a seam nested in another is taken out of it); ``None``:
+#: what the pass spends outside every seam. The ``syncfs`` run in a thread of their own in the
+#: pass, whose CPU the pass's thread does not count
+ROWS: tuple[tuple[str, tuple[str, ...], tuple[tuple[int, str | None], ...]], ...] = (
+    ("the directory and lock", ("the directory and lock",), ((1, "the session's directory and lock"),)),
+    ("the source read, its lines converted, the cursor made",
+     ("the source read, its lines converted", "the cursor made"),
+     ((1, "collect_append"), (-1, "a landing file begun (its directories)"), (-1, "the landing file closed"))),
+    ("streams/main/ and the file written", ("streams/main/ and the file written",),
+     ((1, "a landing file begun (its directories)"), (1, "the landing file closed"))),
+    ("the group's two syncfs", ("the group's first syncfs", "the group's second syncfs"), ()),
+    ("the renames, the cursors' copies", ("the renames, the cursors' copies",),
+     ((1, "group: files renamed"), (1, "group: cursors' copies written"))),
+    ("the cursors renamed, the settled entries", ("the cursors renamed, the settled entries",),
+     ((1, "group: cursors renamed"), (1, "the settled entry"))),
+    ("the state notes, the sessions let go", ("the state notes, the sessions let go",),
+     ((1, "the session let go (state note, lock)"),)),
+    ("the adapter's own (dialect, sources, places gone, index)", (),
+     ((1, "the adapter's asz_land"), (-1, "collect_append"))),
+    ("land_claim's own (outcome, hooks, context)", (),
+     ((1, "land_claim: one session, start to group"), (-1, "the session's directory and lock"),
+      (-1, "the adapter's asz_land"))),
+    ("the merge, and the pass outside every seam (discovery, claims, groups)", (),
+     ((1, "the pass merges the outcome"), (1, None))),
+)
 
 
 class Source(NamedTuple):
@@ -306,29 +332,41 @@ def pass_ns_of(root: Path) -> int:
     return started
 
 
-def measure(projects: Path, roots: Path, rounds: int) -> tuple[int, list[float], list[float], list[dict[str, float]]]:
-    """Rounds of asz's pass and the composed landing over ``projects``: the sessions, each
-    round's CPU a session (the pass's, the composed landing's) and the composed steps'."""
+def measure(projects: Path, roots: Path, rounds: int) -> tuple[int, list[dict[str | None, float]], list[dict[str | None, float]]]:
+    """Rounds of asz's pass and the composed landing over ``projects``, in this process: the
+    sessions, and for each round, in µs of thread CPU a session, the pass's seams (``None``: the
+    whole pass) and the composed landing's steps (``None``: all of it)."""
     todo = sources(projects)
-    passes: list[float] = []
-    composed: list[float] = []
-    steps: list[dict[str, float]] = []
-    for n in range(rounds + 1):  # the first warms the caches and is not counted
-        config = session_phases.write_config(roots / f"asz-{n}.yaml", roots / f"asz-{n}", projects)
-        cpu, landed, _ = session_phases.land_once(config, collections.Counter())
-        if landed != len(todo):
-            raise SystemExit(f"asz's pass landed {landed} sessions of {len(todo)}")
-        started = time.thread_time()
-        spent = land_root(roots / f"composed-{n}", todo, 1, pass_ns_of(roots / f"asz-{n}"))
-        whole = time.thread_time() - started
-        wrong = list(differences(roots / f"composed-{n}", roots / f"asz-{n}"))
-        if wrong:
-            raise SystemExit("the composed landing does not land asz's bytes: " + "; ".join(wrong[:5]))
-        if n:
-            passes.append(cpu / len(todo) * 1e6)
-            composed.append(whole / len(todo) * 1e6)
-            steps.append({label: spent[label] / 1e3 / len(todo) for label in STEPS})
-    return len(todo), passes, composed, steps
+    passes: list[dict[str | None, float]] = []
+    composed: list[dict[str | None, float]] = []
+    with session_phases.timed_seams() as (spent, _):
+        for n in range(rounds + 1):  # the first warms the caches and is not counted
+            config = session_phases.write_config(roots / f"asz-{n}.yaml", roots / f"asz-{n}", projects)
+            cpu, landed, seams = session_phases.land_once(config, spent)
+            if landed != len(todo):
+                raise SystemExit(f"asz's pass landed {landed} sessions of {len(todo)}")
+            started = time.thread_time()
+            steps = land_root(roots / f"composed-{n}", todo, 1, pass_ns_of(roots / f"asz-{n}"))
+            whole = time.thread_time() - started
+            wrong = list(differences(roots / f"composed-{n}", roots / f"asz-{n}"))
+            if wrong:
+                raise SystemExit("the composed landing does not land asz's bytes: " + "; ".join(wrong[:5]))
+            if n:
+                passes.append({**{k: v * 1e6 / len(todo) for k, v in seams.items()}, None: cpu * 1e6 / len(todo)})
+                composed.append({**{k: steps[k] / 1e3 / len(todo) for k in STEPS}, None: whole * 1e6 / len(todo)})
+    return len(todo), passes, composed
+
+
+def rows(passes: list[dict[str | None, float]], composed: list[dict[str | None, float]]) -> list[tuple[str, float, float]]:
+    """:data:`ROWS` as printed: each label with the medians of the pass's seams and of the
+    composed steps it sums, µs a session."""
+    def seam_sum(seams: dict[str | None, float], terms: tuple[tuple[int, str | None], ...]) -> float:
+        outside = seams[None] - sum(seams[label] for depth, _, _, label in session_phases.SEAMS if depth == 0)
+        return sum(sign * (outside if label is None else seams.get(label, 0.0)) for sign, label in terms)
+
+    return [(label, statistics.median(seam_sum(seams, terms) for seams in passes),
+             statistics.median(sum(steps[step] for step in ours) for steps in composed))
+            for label, ours, terms in ROWS]
 
 
 def main() -> None:
@@ -352,18 +390,19 @@ def main() -> None:
     roots = args.work / "roots" / str(time.time_ns())  # this run's: another's are not deleted here
     roots.mkdir(parents=True)
     try:
-        sessions, passes, composed, steps = measure(projects, roots, args.rounds)
+        sessions, passes, composed = measure(projects, roots, args.rounds)
     finally:
         shutil.rmtree(roots, ignore_errors=True)
     kept = f"the first {args.lines} lines of each transcript" if args.lines else "whole transcripts"
-    print(f"{sessions:,} new sessions ({kept}), one process, medians of {args.rounds} rounds, "
-          "µs of thread CPU a session; the same bytes landed both ways")
-    for label in STEPS:
-        print(f"{statistics.median(step[label] for step in steps):8.1f}  {label}")
-    pass_cpu, composed_cpu = statistics.median(passes), statistics.median(composed)
-    print(f"{composed_cpu:8.1f}  the composed landing in all")
-    print(f"{pass_cpu:8.1f}  asz's pass (session_phases.py: where it goes), {pass_cpu / composed_cpu:.2f}x")
-
+    print(f"{sessions:,} new sessions ({kept}), one process, medians of {args.rounds} rounds, µs of thread CPU "
+          "a session; the same bytes landed both ways")
+    print(f"{'':72} {'asz':>7} {'composed':>9}")
+    for label, theirs, ours in rows(passes, composed):
+        print(f"{label:72} {theirs:7.1f} {ours:9.1f}")
+    whole = statistics.median(seams[None] for seams in passes)
+    least = statistics.median(steps[None] for steps in composed)
+    total = "in all (the pass's syncfs run in threads its own does not count)"
+    print(f"{total:72} {whole:7.1f} {least:9.1f}")
 
 if __name__ == "__main__":
     main()

@@ -30,10 +30,16 @@ def test_the_composed_landing_lands_the_bytes_asz_lands_and_times_every_step(cor
     projects = _three_sessions(corpus, tmp_path)
     roots = tmp_path / "roots"
     roots.mkdir()
-    sessions, passes, composed, steps = composed_landing.measure(projects, roots, 1)
-    assert sessions == 3 and len(passes) == len(composed) == len(steps) == 1
-    assert set(steps[0]) == set(composed_landing.STEPS) and all(cpu > 0 for cpu in steps[0].values())
+    sessions, passes, composed = composed_landing.measure(projects, roots, 1)
+    assert sessions == 3 and len(passes) == len(composed) == 1
+    assert set(composed[0]) == {*composed_landing.STEPS, None} and all(cpu > 0 for cpu in composed[0].values())
     assert len(list((roots / "composed-1").glob("*/streams/main/*.sd"))) == 3
+    rows = composed_landing.rows(passes, composed)
+    assert [label for label, _, _ in rows] == [label for label, _, _ in composed_landing.ROWS]
+    # every seam of the pass is in one row, and the rows add up to the whole pass
+    assert all(theirs > 0 for label, theirs, _ in rows if label != "the group's two syncfs")
+    assert sum(theirs for _, theirs, _ in rows) == pytest.approx(passes[0][None])
+    assert sum(ours for _, _, ours in rows) <= composed[0][None]
 
 
 def test_workers_deal_the_sessions_out_and_land_the_same_bytes(corpus: Path, tmp_path: Path) -> None:
