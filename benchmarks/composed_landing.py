@@ -104,6 +104,10 @@ ROWS: tuple[tuple[str, tuple[str, ...], tuple[tuple[int, str | None], ...]], ...
 )
 
 
+#: µs a session by seam or step label; ``None``: the whole pass, or the whole composed landing
+Figures = dict[str | None, float]
+
+
 class Source(NamedTuple):
     """A session's one transcript: its id, its path relative to the projects, and its path."""
 
@@ -332,13 +336,13 @@ def pass_ns_of(root: Path) -> int:
     return started
 
 
-def measure(projects: Path, roots: Path, rounds: int) -> tuple[int, list[dict[str | None, float]], list[dict[str | None, float]]]:
+def measure(projects: Path, roots: Path, rounds: int) -> tuple[int, list[Figures], list[Figures]]:
     """Rounds of asz's pass and the composed landing over ``projects``, in this process: the
     sessions, and for each round, in µs of thread CPU a session, the pass's seams (``None``: the
     whole pass) and the composed landing's steps (``None``: all of it)."""
     todo = sources(projects)
-    passes: list[dict[str | None, float]] = []
-    composed: list[dict[str | None, float]] = []
+    passes: list[Figures] = []
+    composed: list[Figures] = []
     with session_phases.timed_seams() as (spent, _):
         for n in range(rounds + 1):  # the first warms the caches and is not counted
             config = session_phases.write_config(roots / f"asz-{n}.yaml", roots / f"asz-{n}", projects)
@@ -357,10 +361,10 @@ def measure(projects: Path, roots: Path, rounds: int) -> tuple[int, list[dict[st
     return len(todo), passes, composed
 
 
-def rows(passes: list[dict[str | None, float]], composed: list[dict[str | None, float]]) -> list[tuple[str, float, float]]:
+def rows(passes: list[Figures], composed: list[Figures]) -> list[tuple[str, float, float]]:
     """:data:`ROWS` as printed: each label with the medians of the pass's seams and of the
     composed steps it sums, µs a session."""
-    def seam_sum(seams: dict[str | None, float], terms: tuple[tuple[int, str | None], ...]) -> float:
+    def seam_sum(seams: Figures, terms: tuple[tuple[int, str | None], ...]) -> float:
         outside = seams[None] - sum(seams[label] for depth, _, _, label in session_phases.SEAMS if depth == 0)
         return sum(sign * (outside if label is None else seams.get(label, 0.0)) for sign, label in terms)
 
