@@ -36,12 +36,10 @@ from __future__ import annotations
 import argparse
 import collections
 import fcntl
-import importlib
 import os
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,22 +48,20 @@ from typing import NamedTuple
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-#: ``pass.py`` (a keyword, so imported by name): the table's corpus and configuration
-bench_pass = importlib.import_module("pass")
-import session_phases  # noqa: E402 - after the path it is found on
+import session_phases  # found on the path just given: the sessions, asz's pass and its seams
 
-from asz_adapters.claude_code_local.adapter import VERSION  # noqa: E402
-from asz_adapters.claude_code_local.dialect import ClaudeCodeDialect  # noqa: E402
-from asz_adapters.claude_code_local.source_facts import SourceFacts  # noqa: E402
-from asz_core.collect.lines import READ_LIMIT, LineReader  # noqa: E402
-from asz_core.collect.source import converted_lines  # noqa: E402
-from asz_core.root.cursors import AppendCursor  # noqa: E402
-from asz_core.root.durable import sync_filesystem  # noqa: E402
-from asz_core.root.group import GROUP_SESSIONS  # noqa: E402
-from asz_core.root.layout import file_name  # noqa: E402
-from asz_core.sessiondata.model import Header  # noqa: E402
-from asz_core.sessiondata.times import format_instant, parse_instant, stamp  # noqa: E402
-from asz_core.sessiondata.writer import SessionDataWriter  # noqa: E402
+from asz_adapters.claude_code_local.adapter import VERSION
+from asz_adapters.claude_code_local.dialect import ClaudeCodeDialect
+from asz_adapters.claude_code_local.source_facts import SourceFacts
+from asz_core.collect.lines import READ_LIMIT, LineReader
+from asz_core.collect.source import converted_lines
+from asz_core.root.cursors import AppendCursor
+from asz_core.root.durable import sync_filesystem
+from asz_core.root.group import GROUP_SESSIONS
+from asz_core.root.layout import file_name
+from asz_core.sessiondata.model import Header
+from asz_core.sessiondata.times import format_instant, parse_instant, stamp
+from asz_core.sessiondata.writer import SessionDataWriter
 
 DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
@@ -382,17 +378,8 @@ def main() -> None:
         args = parser.parse_args(sys.argv[2:])
         land_root(args.root, sources(args.projects), args.workers, time.time_ns())
         return
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "asz-session-phases",
-                        help="where the corpus is generated and the roots land (kept between runs)")
-    parser.add_argument("--lines", type=int, default=2, help="lines kept of each transcript (0: all)")
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
-    projects = bench_pass.table_corpus("many-small", args.work)
-    if args.lines:
-        projects = session_phases.cut_corpus(projects, args.lines, args.work / f"first-{args.lines}")
-    roots = args.work / "roots" / str(time.time_ns())  # this run's: another's are not deleted here
-    roots.mkdir(parents=True)
+    args = session_phases.options(__doc__.splitlines()[0])
+    projects, roots = session_phases.sessions_and_roots(args)
     try:
         sessions, passes, composed = measure(projects, roots, args.rounds)
     finally:

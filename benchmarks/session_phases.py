@@ -132,21 +132,34 @@ def land_once(config: Path, spent: collections.Counter[str]) -> tuple[float, int
 def write_config(path: Path, root: Path, projects: Path) -> Path:
     """A configuration landing ``projects`` into ``root`` in one process, nothing else on: the
     table's own (``pass.land_config``)."""
-    return bench_pass.land_config(path, root, {"claude-code-local": projects}, 1)
+    return Path(bench_pass.land_config(path, root, {"claude-code-local": projects}, 1))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def options(description: str) -> argparse.Namespace:
+    """The command line of this script and of ``composed_landing.py``, which land the same
+    sessions: ``--work``, ``--lines`` and ``--rounds``."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "asz-session-phases",
                         help="where the corpus is generated and the roots land (kept between runs)")
     parser.add_argument("--lines", type=int, default=2, help="lines kept of each transcript (0: all)")
     parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def sessions_and_roots(args: argparse.Namespace) -> tuple[Path, Path]:
+    """The sessions ``args`` ask for (``many-small``'s, cut to ``--lines``) and a new directory
+    for this run's roots, which the caller removes once it is done."""
     projects = bench_pass.table_corpus("many-small", args.work)
     if args.lines:
         projects = cut_corpus(projects, args.lines, args.work / f"first-{args.lines}")
     roots = args.work / "roots" / str(time.time_ns())  # this run's: another's are not deleted here
     roots.mkdir(parents=True)
+    return projects, roots
+
+
+def main() -> None:
+    args = options(__doc__.splitlines()[0])
+    projects, roots = sessions_and_roots(args)
     rounds: list[tuple[float, int, dict[str, float]]] = []
     try:
         with timed_seams() as (spent, _):

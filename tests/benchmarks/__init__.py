@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import sys
+from pathlib import Path
 from types import ModuleType
 
 from tests.helpers import REPO
@@ -17,3 +19,16 @@ def load_script(name: str) -> ModuleType:
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def three_sessions(corpus: Path, out: Path) -> Path:
+    """Three of the shared corpus's main transcripts, cut to their first two lines
+    (``session_phases.cut_corpus``), under ``out``: what the scripts that land ``many-small``'s
+    sessions are tested on."""
+    projects = corpus / "claude-code" / "projects"
+    source = out / "projects"
+    for path in sorted(projects.glob("*/*.jsonl"))[:3]:
+        target = source / path.relative_to(projects)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+    return load_script("session_phases").cut_corpus(source, 2, out / "first-2")

@@ -4,30 +4,18 @@ several, times each of its steps, and says so when it does not."""
 from __future__ import annotations
 
 import collections
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.benchmarks import load_script
+from tests.benchmarks import load_script, three_sessions
 
 composed_landing = load_script("composed_landing")
 session_phases = load_script("session_phases")
 
 
-def _three_sessions(corpus: Path, out: Path) -> Path:
-    """Three of the shared corpus's main transcripts, cut to their first two lines."""
-    projects = corpus / "claude-code" / "projects"
-    source = out / "projects"
-    for path in sorted(projects.glob("*/*.jsonl"))[:3]:
-        target = source / path.relative_to(projects)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
-    return session_phases.cut_corpus(source, 2, out / "first-2")
-
-
 def test_the_composed_landing_lands_the_bytes_asz_lands_and_times_every_step(corpus: Path, tmp_path: Path) -> None:
-    projects = _three_sessions(corpus, tmp_path)
+    projects = three_sessions(corpus, tmp_path)
     roots = tmp_path / "roots"
     roots.mkdir()
     sessions, passes, composed = composed_landing.measure(projects, roots, 1)
@@ -43,7 +31,7 @@ def test_the_composed_landing_lands_the_bytes_asz_lands_and_times_every_step(cor
 
 
 def test_workers_deal_the_sessions_out_and_land_the_same_bytes(corpus: Path, tmp_path: Path) -> None:
-    projects = _three_sessions(corpus, tmp_path)
+    projects = three_sessions(corpus, tmp_path)
     config = session_phases.write_config(tmp_path / "asz.yaml", tmp_path / "asz", projects)
     session_phases.land_once(config, collections.Counter())
     todo = composed_landing.sources(projects)
@@ -54,7 +42,7 @@ def test_workers_deal_the_sessions_out_and_land_the_same_bytes(corpus: Path, tmp
 
 
 def test_a_byte_that_differs_from_asz_s_is_named(corpus: Path, tmp_path: Path) -> None:
-    projects = _three_sessions(corpus, tmp_path)
+    projects = three_sessions(corpus, tmp_path)
     config = session_phases.write_config(tmp_path / "asz.yaml", tmp_path / "asz", projects)
     session_phases.land_once(config, collections.Counter())
     composed_landing.land_root(tmp_path / "composed", composed_landing.sources(projects), 1,

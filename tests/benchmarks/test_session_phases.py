@@ -4,28 +4,15 @@ seam is timed once a session, and the wrappers go when it is done."""
 from __future__ import annotations
 
 import importlib
-import shutil
 from pathlib import Path
 
-from tests.benchmarks import load_script
+from tests.benchmarks import load_script, three_sessions
 
 session_phases = load_script("session_phases")
 
 
-def _three_sessions(corpus: Path, out: Path) -> Path:
-    """Three of the shared corpus's main transcripts, cut to their first two lines."""
-    projects = corpus / "claude-code" / "projects"
-    picked = sorted(projects.glob("*/*.jsonl"))[:3]
-    source = out / "projects"
-    for path in picked:
-        target = source / path.relative_to(projects)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
-    return session_phases.cut_corpus(source, 2, out / "first-2")
-
-
 def test_every_seam_is_timed_once_a_new_session_and_let_go_after(corpus: Path, tmp_path: Path) -> None:
-    projects = _three_sessions(corpus, tmp_path)
+    projects = three_sessions(corpus, tmp_path)
     assert all(len(p.read_bytes().splitlines()) <= 2 for p in projects.glob("*/*.jsonl"))
     originals = {label: _resolve(module, attribute) for _, module, attribute, label in session_phases.SEAMS}
     config = session_phases.write_config(tmp_path / "asz.yaml", tmp_path / "root", projects)
