@@ -217,7 +217,7 @@ def _session(root_fd: int, source: Source, at: str, temp: str, clock: _Clock) ->
         for line, ord_, off, size, when, record_id, _ in converted_lines(
                 reader.lines(), 1, dialect, Path(source.path), LIMIT, READ_LIMIT, _unexpected):
             writer.write(line, ord_, off, size, when)
-            last_id = record_id or last_id
+            last_id = record_id or ""  # the last record's, none when it has none (as the collector)
         summary = writer.close()
         clock.mark("the source read, its lines converted")
         os.mkdir("streams", 0o700, dir_fd=directory)

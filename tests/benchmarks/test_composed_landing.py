@@ -41,6 +41,25 @@ def test_workers_deal_the_sessions_out_and_land_the_same_bytes(corpus: Path, tmp
     assert len(table) == 1 + len(todo)
 
 
+def test_a_cursor_names_the_id_of_the_last_record_even_when_that_record_has_none(corpus: Path,
+                                                                                tmp_path: Path) -> None:
+    projects = corpus / "claude-code" / "projects"
+    mine = tmp_path / "projects"
+    for path in sorted(projects.glob("*/*.jsonl"))[:3]:  # a line with an id, then one without
+        lines = path.read_bytes().splitlines()
+        target = mine / path.relative_to(projects)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(next(line for line in lines if b'"uuid"' in line) + b"\n"
+                           + next(line for line in lines if b'"uuid"' not in line) + b"\n")
+    config = session_phases.write_config(tmp_path / "asz.yaml", tmp_path / "asz", mine)
+    session_phases.land_once(config, collections.Counter())
+    cursors = list((tmp_path / "asz").glob("*/streams/main/transcript.cursor"))
+    assert len(cursors) == 3 and all(b"\nlast_uuid \n" in cursor.read_bytes() for cursor in cursors)
+    composed_landing.land_root(tmp_path / "composed", composed_landing.sources(mine), 1,
+                               composed_landing.pass_ns_of(tmp_path / "asz"))
+    assert list(composed_landing.differences(tmp_path / "composed", tmp_path / "asz")) == []
+
+
 def test_a_byte_that_differs_from_asz_s_is_named(corpus: Path, tmp_path: Path) -> None:
     projects = three_sessions(corpus, tmp_path)
     config = session_phases.write_config(tmp_path / "asz.yaml", tmp_path / "asz", projects)
