@@ -21,8 +21,9 @@ around it:
 3. every ``.sd`` file of the composed root is compared with the pass's, byte for byte (a cursor,
    but for its ``updated_at``): a difference ends the script, since the two would not be doing the
    same work;
-4. printed: each step's thread CPU a session (medians of ``--rounds``), the composed landing's
-   whole CPU a session beside the pass's.
+4. printed, in µs of thread CPU a session (medians of ``--rounds``): each row of :data:`ROWS`,
+   the pass's seams (``session_phases.SEAMS``, timed in the same rounds) that do what its
+   composed steps do beside those steps, and both landings in all.
 
 ``python benchmarks/composed_landing.py land ROOT PROJECTS [--workers N]`` lands ``PROJECTS``
 into the new ``ROOT`` and nothing more (``--workers``: that many forked processes, the sessions
