@@ -334,21 +334,29 @@ def pass_ns_of(root: Path) -> int:
 
 
 def measure(projects: Path, roots: Path, rounds: int) -> tuple[int, list[Figures], list[Figures]]:
-    """Rounds of asz's pass and the composed landing over ``projects``, in this process: the
-    sessions, and for each round, in µs of thread CPU a session, the pass's seams (``None``: the
-    whole pass) and the composed landing's steps (``None``: all of it)."""
+    """Rounds of asz's pass and the composed landing over ``projects``, in this process, both
+    stamped alike: the sessions, and for each round, in µs of thread CPU a session, the pass's
+    seams (``None``: the whole pass) and the composed landing's steps (``None``: all of it).
+
+    Which of the two lands first changes from round to round, so that whatever one leaves the
+    next (memory let go, pages to write back, the file system's state) weighs on both sides
+    alike, not always on the same one."""
     todo = sources(projects)
     passes: list[Figures] = []
     composed: list[Figures] = []
     with session_phases.timed_seams() as (spent, _):
         for n in range(rounds + 1):  # the first warms the caches and is not counted
-            config = session_phases.write_config(roots / f"asz-{n}.yaml", roots / f"asz-{n}", projects)
-            cpu, landed, seams = session_phases.land_once(config, spent)
-            if landed != len(todo):
-                raise SystemExit(f"asz's pass landed {landed} sessions of {len(todo)}")
-            started = time.thread_time()
-            steps = land_root(roots / f"composed-{n}", todo, 1, pass_ns_of(roots / f"asz-{n}"))
-            whole = time.thread_time() - started
+            started_ns = time.time_ns()
+            for asz_turn in ((True, False) if n % 2 else (False, True)):
+                if asz_turn:
+                    config = session_phases.write_config(roots / f"asz-{n}.yaml", roots / f"asz-{n}", projects)
+                    cpu, landed, seams = session_phases.land_once(config, spent, started_ns)
+                    if landed != len(todo):
+                        raise SystemExit(f"asz's pass landed {landed} sessions of {len(todo)}")
+                else:
+                    started = time.thread_time()
+                    steps = land_root(roots / f"composed-{n}", todo, 1, started_ns)
+                    whole = time.thread_time() - started
             wrong = list(differences(roots / f"composed-{n}", roots / f"asz-{n}"))
             if wrong:
                 raise SystemExit("the composed landing does not land asz's bytes: " + "; ".join(wrong[:5]))

@@ -112,9 +112,12 @@ def timed_seams() -> Iterator[tuple[collections.Counter[str], collections.Counte
             setattr(owner, name, original)
 
 
-def land_once(config: Path, spent: collections.Counter[str]) -> tuple[float, int, dict[str, float]]:
+def land_once(config: Path, spent: collections.Counter[str],
+              started_ns: int | None = None) -> tuple[float, int, dict[str, float]]:
     """One pass of ``config`` in this process: its thread CPU, the sessions it landed, and each
-    seam's thread CPU in it (seconds), from ``spent`` as :func:`timed_seams` sums it."""
+    seam's thread CPU in it (seconds), from ``spent`` as :func:`timed_seams` sums it.
+    ``started_ns``: the pass's start as its files are named (the clock's first reading), so
+    another landing can be given the same stamp before it."""
     from asz_core.config import load_config
     from asz_core.host import PluginHost
     from asz_core.pipeline import run_pass
@@ -124,7 +127,8 @@ def land_once(config: Path, spent: collections.Counter[str]) -> tuple[float, int
     gc.collect()
     before = dict(spent)
     started = time.thread_time()
-    summary = run_pass(host, loaded).as_dict()
+    readings = [] if started_ns is None else [started_ns]
+    summary = run_pass(host, loaded, clock=lambda: readings.pop() if readings else time.time_ns()).as_dict()
     cpu = time.thread_time() - started
     return cpu, int(summary["sessions"]), {k: (spent[k] - before.get(k, 0)) / 1e9 for k in spent}
 
