@@ -9,8 +9,9 @@ around it:
 1. the sessions are ``corpus.py``'s ``many-small`` (the table's own ``table_corpus``), each
    transcript cut to its first ``--lines`` lines (0: whole; ``session_phases.cut_corpus``), each a
    main transcript and nothing else (a subagent or sidecar is refused: this landing knows none);
-2. each round, asz's pass lands them in this process (``collector.workers: 1``), then the
-   composed landing lands them into a root of its own, with the pass's stamp: per session its
+2. each round, asz's pass lands them in this process (``collector.workers: 1``) and the
+   composed landing into a root of its own, the two taking turns at going first and given the
+   same stamp: per session its
    directory and lock, the source read whole, its lines converted and written by asz's per-line
    code (``LineReader``, ``converted_lines``, ``SessionDataWriter``), ``streams/main/`` and the
    temporary file, the cursor (``AppendCursor``); per group of
@@ -60,8 +61,9 @@ from asz_core.root.cursors import AppendCursor
 from asz_core.root.durable import sync_filesystem
 from asz_core.root.group import GROUP_SESSIONS
 from asz_core.root.layout import file_name
+from asz_core.root.settled import SETTLED_PREFIX, make_entry
 from asz_core.sessiondata.model import Header
-from asz_core.sessiondata.times import format_instant, parse_instant, stamp
+from asz_core.sessiondata.times import format_instant, stamp
 from asz_core.sessiondata.writer import SessionDataWriter
 
 DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -259,15 +261,16 @@ def _settled_entry(root: Path, held: Held) -> bytes:
     if st.st_size != held.cursor.offset:
         raise SystemExit(f"{path} grew while it landed: the composed landing measures a quiet corpus")
     cursor = os.stat("transcript.cursor", dir_fd=held.main, follow_symlinks=False)
-    return orjson.dumps({held.source.session: [
-        "sources=1 gone=0", 1, path, path, [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns],
-        f"{root}/{held.source.session}/streams/main/transcript.cursor",
-        [cursor.st_dev, cursor.st_ino, cursor.st_size, cursor.st_mtime_ns]]})
+    entry = make_entry([path], [(path, [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]),
+                                (f"{root}/{held.source.session}/streams/main/transcript.cursor",
+                                 [cursor.st_dev, cursor.st_ino, cursor.st_size, cursor.st_mtime_ns])],
+                       {"sources": 1, "gone": 0})
+    return orjson.dumps({held.source.session: entry})
 
 
 def write_table(root: Path, entries: list[bytes]) -> None:
     """The settled table, written once, fsynced."""
-    fd = os.open(root / ".settled-claude-code-local.state", NEW, 0o600)
+    fd = os.open(root / f"{SETTLED_PREFIX}claude-code-local.state", NEW, 0o600)
     try:
         os.write(fd, b"".join(line + b"\n" for line in [orjson.dumps({"format": 4, "version": VERSION}), *entries]))
         os.fsync(fd)
@@ -323,14 +326,6 @@ def _alike(mine: Path, theirs: Path) -> bool:
 
 def _but_updated(cursor: Path) -> list[bytes]:
     return [line for line in cursor.read_bytes().splitlines() if not line.startswith(b"updated_at ")]
-
-
-def pass_ns_of(root: Path) -> int:
-    """When asz's pass that landed ``root`` started, as its files' names and headers say."""
-    landed = next(root.glob("*/streams/main/*.sd"))
-    started = parse_instant(orjson.loads(landed.read_bytes().split(b"\n", 1)[0])["at"])
-    assert started is not None
-    return started
 
 
 def measure(projects: Path, roots: Path, rounds: int) -> tuple[int, list[Figures], list[Figures]]:

@@ -127,7 +127,7 @@ def land_once(config: Path, spent: collections.Counter[str],
     gc.collect()
     before = dict(spent)
     started = time.thread_time()
-    readings = [] if started_ns is None else [started_ns]
+    readings = [] if started_ns is None else [started_ns]  # the first reading, then the real clock
     summary = run_pass(host, loaded, clock=lambda: readings.pop() if readings else time.time_ns()).as_dict()
     cpu = time.thread_time() - started
     return cpu, int(summary["sessions"]), {k: (spent[k] - before.get(k, 0)) / 1e9 for k in spent}

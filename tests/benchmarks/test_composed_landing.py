@@ -4,6 +4,7 @@ several, times each of its steps, and says so when it does not."""
 from __future__ import annotations
 
 import collections
+import time
 from pathlib import Path
 
 import pytest
@@ -33,9 +34,10 @@ def test_the_composed_landing_lands_the_bytes_asz_lands_and_times_every_step(cor
 def test_workers_deal_the_sessions_out_and_land_the_same_bytes(corpus: Path, tmp_path: Path) -> None:
     projects = three_sessions(corpus, tmp_path)
     config = session_phases.write_config(tmp_path / "asz.yaml", tmp_path / "asz", projects)
-    session_phases.land_once(config, collections.Counter())
+    started_ns = time.time_ns()
+    session_phases.land_once(config, collections.Counter(), started_ns)
     todo = composed_landing.sources(projects)
-    composed_landing.land_root(tmp_path / "composed", todo, 2, composed_landing.pass_ns_of(tmp_path / "asz"))
+    composed_landing.land_root(tmp_path / "composed", todo, 2, started_ns)
     assert list(composed_landing.differences(tmp_path / "composed", tmp_path / "asz")) == []
     table = (tmp_path / "composed" / ".settled-claude-code-local.state").read_bytes().splitlines()
     assert len(table) == 1 + len(todo)
@@ -52,20 +54,21 @@ def test_a_cursor_names_the_id_of_the_last_record_even_when_that_record_has_none
         target.write_bytes(next(line for line in lines if b'"uuid"' in line) + b"\n"
                            + next(line for line in lines if b'"uuid"' not in line) + b"\n")
     config = session_phases.write_config(tmp_path / "asz.yaml", tmp_path / "asz", mine)
-    session_phases.land_once(config, collections.Counter())
+    started_ns = time.time_ns()
+    session_phases.land_once(config, collections.Counter(), started_ns)
     cursors = list((tmp_path / "asz").glob("*/streams/main/transcript.cursor"))
     assert len(cursors) == 3 and all(b"\nlast_uuid \n" in cursor.read_bytes() for cursor in cursors)
-    composed_landing.land_root(tmp_path / "composed", composed_landing.sources(mine), 1,
-                               composed_landing.pass_ns_of(tmp_path / "asz"))
+    composed_landing.land_root(tmp_path / "composed", composed_landing.sources(mine), 1, started_ns)
     assert list(composed_landing.differences(tmp_path / "composed", tmp_path / "asz")) == []
 
 
 def test_a_byte_that_differs_from_asz_s_is_named(corpus: Path, tmp_path: Path) -> None:
     projects = three_sessions(corpus, tmp_path)
     config = session_phases.write_config(tmp_path / "asz.yaml", tmp_path / "asz", projects)
-    session_phases.land_once(config, collections.Counter())
+    started_ns = time.time_ns()
+    session_phases.land_once(config, collections.Counter(), started_ns)
     composed_landing.land_root(tmp_path / "composed", composed_landing.sources(projects), 1,
-                               composed_landing.pass_ns_of(tmp_path / "asz") + 1)  # another stamp: other names
+                               started_ns + 1)  # another stamp: other names
     wrong = list(composed_landing.differences(tmp_path / "composed", tmp_path / "asz"))
     assert len(wrong) == 3 and all(line.endswith(".sd is missing") for line in wrong)
 
