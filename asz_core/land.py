@@ -156,5 +156,5 @@ def _entry(session: SessionHandle, claim: SessionClaim, outcome: SessionOutcome)
     assert claim.settled_by is not None
     # each cursor's path as the session joined it for its collector (``SessionHandle.path``)
     sources = [(s.source, session.path(s.subdir, cursor_name(s.kind)), s.append) for s in claim.settled_by]
-    return settled_entry(session.dir, sources,
-                         {"sources": outcome.counters.sources, "gone": outcome.counters.gone})
+    return settled_entry(session.dir, sources, {"sources": outcome.counters.sources, "gone": outcome.counters.gone},
+                         session.states_saved if session.fresh else None)

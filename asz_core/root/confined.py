@@ -48,7 +48,7 @@ from typing import Any, NamedTuple
 from asz_core.root import libc
 
 __all__ = ["Entry", "LinkRefused", "RootRefused", "check_owner", "dir_descriptor", "enter", "held_count", "hold",
-           "know", "known", "listdir", "mkdir", "open_dir", "open_path", "release_held", "rename",
+           "know", "known", "listdir", "make_held", "mkdir", "open_dir", "open_path", "release_held", "rename",
            "rename_noreplace_at", "scandir", "unlink", "walk"]
 
 _SEP = os.sep
@@ -259,6 +259,27 @@ def _register(key: str) -> None:
         directory, name = split(directory)
     _below[key] = []
     _shortest_top = min(_shortest_top, len(key))
+
+
+def make_held(parent: str, name: str, mode: int) -> str:
+    """Make the directory ``name`` in ``parent``, a held and known directory (rule 4), and hold
+    it: one ``mkdirat`` and one ``openat`` through the parent's descriptor, and what was made
+    noted as :func:`mkdir` and :func:`hold` note it, with no path split or looked up on the
+    way. Its path, as a string. A name there all the same is ``FileExistsError``, and the
+    parent is no longer known."""
+    fd = _held[parent]
+    try:
+        os.mkdir(name, mode, dir_fd=fd)
+    except FileExistsError:
+        _distrust(parent)
+        raise
+    _known[parent][name] = True
+    held = os.open(name, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC | _O_NONBLOCK, dir_fd=fd)
+    path = parent + _SEP + name
+    _held[path] = held
+    _known[path] = {}  # made here: it holds nothing yet
+    _register(path)
+    return path
 
 
 def held_count() -> int:

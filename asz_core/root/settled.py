@@ -127,6 +127,24 @@ def _names(directory: str) -> list[str]:
         return []
 
 
+def _cursor_files(session_dir: Path, written: Sequence[str] | None) -> list[str]:
+    """Every cursor of the session: in its places (``streams/*``, ``runs/*``), in the order a
+    listing of them gives. ``written``: the state files the session's landing wrote, when they
+    are all it holds (a session that landing made): the cursors among them, with no listing."""
+    top = os.fspath(session_dir)
+    sep = os.sep
+    if written is None:
+        return [f"{directory}{sep}{name}" for directory in _cursor_dirs(session_dir)
+                for name in _names(directory) if name.endswith(CURSOR_SUFFIX)]
+    prefix = top + sep
+    found: list[tuple[int, str, str, str]] = []  # sorted as the listing is: group, place, name
+    for path in written:
+        parts = path[len(prefix):].split(sep) if path.startswith(prefix) else []
+        if len(parts) == 3 and parts[0] in PLACE_GROUPS and parts[1] and parts[2].endswith(CURSOR_SUFFIX):
+            found.append((PLACE_GROUPS.index(parts[0]), parts[1], parts[2], path))
+    return [path for *_, path in sorted(found)]
+
+
 def _cursor_dirs(session_dir: Path) -> list[str]:
     """Each directory in ``streams`` and ``runs``: where a session's cursors live (as strings:
     they are only listed, and the table holds the paths as strings)."""
@@ -179,12 +197,14 @@ def _stamp(path: str) -> Stamp:
 
 
 def settled_entry(session_dir: Path, sources: Sequence[tuple[str | Path, Path, bool]],
-                  counters: Mapping[str, int]) -> SettledEntry | None:
+                  counters: Mapping[str, int], written: Sequence[str] | None = None) -> SettledEntry | None:
     """``session_dir``'s entry, if the session is settled: ``sources`` are ``(source, its
     cursor, append?)`` as discovery listed them, ``counters`` what landing it counted. The
     check and the recorded lstat of each source are one and the same ``lstat``, so a source
     that grows meanwhile is never recorded as landed. ``None``: a source is not landed to its
-    end. Made under the session's lock, by whichever process landed it."""
+    end. Made under the session's lock, by whichever process landed it. ``written``: the state
+    files the landing wrote, given when they are all the session holds (a session the landing
+    made, ``SessionHandle.fresh``), so that its places are not listed for its cursors."""
     files: list[tuple[str, Stamp]] = []
     for source, cursor_path, append in sources:
         text = os.fspath(source)
@@ -195,11 +215,8 @@ def settled_entry(session_dir: Path, sources: Sequence[tuple[str | Path, Path, b
         if not _landed_to(cursor_path, st, append):
             return None
         files.append((text, _stamp_of(st)))
-    for directory in _cursor_dirs(session_dir):
-        for name in _names(directory):
-            if name.endswith(CURSOR_SUFFIX):
-                cursor = f"{directory}{os.sep}{name}"
-                files.append((cursor, _stamp(cursor)))
+    for cursor in _cursor_files(session_dir, written):
+        files.append((cursor, _stamp(cursor)))
     return make_entry([os.fspath(s[0]) for s in sources], files, counters)
 
 

@@ -237,6 +237,14 @@ class SessionHandle:
         self.after_commit: Callable[[], None] | None = None
         #: in a group: told what failed in its steps (the session's error)
         self.on_failure: Callable[[BaseException], None] | None = None
+        #: this writer made the session's directory and its lock in this landing (never in a dry
+        #: run): the directory holds nothing but what this landing writes, so no cursor, landed
+        #: file, index or place is there to look for but those it wrote (:attr:`states_saved`)
+        self.fresh = False
+        #: every state file (cursor) :meth:`save_state` was given, in the order it was given
+        self.states_saved: list[str] = []
+        #: in a fresh session: each place made, and each level of it (``streams``, ``streams/main``)
+        self._places_made: set[str] = set()
         self.id = session
         self.dir = root.path / session
         #: :attr:`dir` as a string: what the session's own steps join, split and open
@@ -282,7 +290,7 @@ class SessionHandle:
             # a directory this writer has just made holds nothing but its lock: nothing to scan
             # (another writer's file there would only make an install refuse, never replace)
             on_disk = 0 if fresh else self._scan()
-            self._index_checked = fresh  # nor an upstream ``index/`` to drop
+            self._index_checked = self.fresh = fresh  # nor an upstream ``index/`` to drop
             self._next_seq = max(on_disk, self.root.dry_seq.get(self.id, 0)) + 1
         except BaseException:
             self._release()
@@ -425,6 +433,8 @@ class SessionHandle:
         if not self._index_checked and not self.root.dry_run:
             self._index_checked = True
             drop_upstream_index(self.dir)  # before the first file is added, as the format says
+        if self.fresh and subdir not in self._places_made:
+            self._make_place(subdir)
         header.seq = self._next_seq
         header.at = self.root.at
         header.session = self.id
@@ -433,6 +443,27 @@ class SessionHandle:
         # cursor's replacement each go through one descriptor
         return LandingFile(self.root.path, self.id, subdir, header, self.root.stamp,
                            dry_run=self.root.dry_run, directory=self.path(subdir), hold=True)
+
+    def _make_place(self, subdir: str) -> None:
+        """Make and hold ``subdir`` and the levels above it that are not made yet, in a session
+        this writer made (:attr:`fresh`): each through its parent's descriptor
+        (:func:`~asz_core.root.confined.make_held`), where a landing file would have made it by
+        its path. Outside a group, each new level's parent is fsynced before a state names it."""
+        parent, level = self.dir_text, ""
+        for name in subdir.split("/"):
+            level = f"{level}/{name}" if level else name
+            if level not in self._places_made:
+                try:
+                    confined.make_held(parent, name, OWNER_DIR)
+                except FileExistsError:
+                    # another writer's, lock or not: the session holds more than this landing
+                    # wrote, and what lands next is made, and looked for, by its path
+                    self.fresh = False
+                    return
+                self._places_made.add(level)
+                if self.group is None:
+                    self._created.add(Path(parent))
+            parent = f"{parent}{os.sep}{name}"
 
     def commit(self, landing: LandingFile) -> LandedFile:
         """Install a file begun with :meth:`begin` and report it.
@@ -459,11 +490,13 @@ class SessionHandle:
         """Replace the state file ``path`` (a cursor) that refers to what landed: after every
         name landed is durable, through a temporary file fsynced before its rename. In a group,
         the group's commit writes it (this process reads ``data`` there meanwhile)."""
+        key = os.fspath(path)
+        if key not in self.states_saved:
+            self.states_saved.append(key)
         if self.group is None:
             self.sync()
             write_replace(path, data, sync_dir=False)
             return
-        key = os.fspath(path)
         self.queued_states[key] = DEFERRED[key] = data
         self.group.queued(self)
 
