@@ -82,13 +82,24 @@ def format_pairs(pairs: Iterable[tuple[str, object]]) -> bytes:
 
 C = TypeVar("C", bound="Cursor")
 
-#: the fields of the cursor files read lately, by class and bytes: a session's cursor is read
-#: back after it is written (its index, its settled entry) from the very bytes the group keeps
-#: (:data:`~asz_core.root.durable.DEFERRED`), so the same bytes are parsed once. The bytes are
-#: the key, so an entry can never say what a file does not
+#: the fields of the cursor files read or written lately, by class and bytes: a session's cursor
+#: is read back after it is written (its index, its settled entry) from the very bytes the group
+#: keeps (:data:`~asz_core.root.durable.DEFERRED`), so they are parsed at most once. The bytes
+#: are the key, so an entry can never say what a file does not
 _READ: dict[tuple[type[Cursor], bytes], dict[str, object]] = {}
-#: ... at most this many (a commit group's sessions' cursors, with room)
-_READ_MOST = 64
+#: ... at most this many: the cursors of a commit group and of the group committing behind it,
+#: each written before its settled entry reads it back (two groups of 32 sessions, a cursor or
+#: a few each; ``root/group.py``), with room
+_READ_MOST = 256
+
+
+def _remember(cls: type[Cursor], data: bytes, values: dict[str, object]) -> dict[str, object]:
+    """Keep ``values`` as what ``data`` reads as, at most :data:`_READ_MOST` of them (the
+    oldest go first: what a pass reads back it wrote or read lately)."""
+    _READ[(cls, data)] = values
+    if len(_READ) > _READ_MOST:
+        del _READ[next(iter(_READ))]
+    return values
 
 
 class CursorUnreadable(ValueError):
@@ -166,12 +177,9 @@ class Cursor:
             raise CursorUnreadable(path, exc.strerror or str(exc)) from None
         if data is None:
             return None
-        key = (cls, data)
-        values = _READ.get(key)
+        values = _READ.get((cls, data))
         if values is None:
-            values = _READ[key] = cls._parse(path, data)
-            if len(_READ) > _READ_MOST:
-                del _READ[next(iter(_READ))]  # the oldest: what a pass reads back is recent
+            values = _remember(cls, data, cls._parse(path, data))
         return cls(**values)  # type: ignore[arg-type]
 
     @classmethod
@@ -211,10 +219,19 @@ class Cursor:
         write_replace(path, self.encode(), sync_dir=False)
 
     def encode(self) -> bytes:
-        """The cursor file's bytes."""
+        """The cursor file's bytes. What a read of them gives is remembered (:data:`_READ`): a
+        cursor written is read back in the same landing (its settled entry), from the very bytes
+        the group keeps. Its fields are what a read gives when each has the type the file says
+        and no text has blanks around it (a read strips them); else the bytes are parsed when
+        read, as any other."""
+        ints = self.FIELDS
         when_set = self._WHEN_SET
-        return format_pairs([(name, value) for name in self.FIELDS
-                             if (value := getattr(self, name)) or name not in when_set])
+        fields = {name: getattr(self, name) for name in ints}
+        data = format_pairs([(name, value) for name, value in fields.items() if value or name not in when_set])
+        if all(type(value) is int if ints[name] else type(value) is str and value == value.strip(" \t")
+               for name, value in fields.items()):
+            _remember(type(self), data, fields)
+        return data
 
 
 class AppendCursor(Cursor):

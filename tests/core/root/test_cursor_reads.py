@@ -68,3 +68,21 @@ def test_a_settled_entry_refuses_a_nul_and_a_counter_that_is_no_word() -> None:
     assert settled.make_entry(["/src/a\0.jsonl"], files, {"sources": 1}) is None
     assert settled.make_entry(["/src/a.jsonl"], [("/src/a\0.jsonl", None)], {"sources": 1}) is None
     assert settled.make_entry(["/src/a.jsonl"], files, {"not a word": 1}) is None
+
+
+def test_a_cursor_written_reads_back_as_it_was_written_without_a_parse(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    saved = _saved(tmp_path / "transcript.cursor", size=120, tail_sha256="cd" * 32)
+
+    def parse(*args: object) -> None:
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(AppendCursor, "_parse", parse)
+    assert AppendCursor.read(tmp_path / "transcript.cursor") == saved
+
+
+def test_a_text_with_blanks_around_it_reads_back_as_its_bytes_say(tmp_path: Path) -> None:
+    path = tmp_path / "transcript.cursor"
+    AppendCursor(source=" a.jsonl\t", offset=3).save(path)
+    read = AppendCursor.read(path)
+    assert read is not None and read.source == "a.jsonl" and read.offset == 3
