@@ -55,7 +55,6 @@ SEAMS = [
     (3, "asz_core.root.storage", "SessionHandle.begin", "a landing file begun (its directories)"),
     (3, "asz_core.root.storage", "SessionHandle.commit", "the landing file closed"),
     (3, "asz_core.collect.append", "save_state", "the cursor queued"),
-    (2, "asz_adapters.claude_code_local.sources", "add_landed", "the session's index"),
     (0, "asz_core.root.storage", "SessionHandle.install_queued", "group: files renamed"),
     (0, "asz_core.root.storage", "SessionHandle.write_queued_states", "group: cursors' copies written"),
     (0, "asz_core.root.storage", "SessionHandle.move_queued_states", "group: cursors renamed"),

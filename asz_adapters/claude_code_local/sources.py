@@ -48,13 +48,16 @@ def land_session(ctx: AdapterContext, sources: SessionSources, session: SessionH
             collect_snapshot(ctx, session, SnapshotSource(
                 path=source.path, src=source.src, subdir=source.subdir, kind=source.kind,
                 dialect=dialect, stream=source.stream, batch=source.run))
-    for place in landed_places(session.dir, skip={source.place for source in sources.files}):
-        mark_gone(ctx, session, sources.root, place)
+    # a session its landing made has no place landed before (none to mark gone) and no index
+    # (only its reader makes one, from landed files)
+    if not session.fresh:
+        for place in landed_places(session.dir, skip={source.place for source in sources.files}):
+            mark_gone(ctx, session, sources.root, place)
     if not session.landed:
         return
     if ctx.dry_run:
         ctx.hand_back(_would_index, (session.id, _landed_ids(ctx, session, sources, transcripts)))
-    else:
+    elif not session.fresh:
         seqs = [landed.seq for landed in session.landed]
         add_landed(session.dir_text, partial(_landed_ids, ctx, session, sources, transcripts), min(seqs), max(seqs))
 

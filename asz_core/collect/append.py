@@ -139,6 +139,8 @@ def collect_append(ctx: AdapterContext, session: SessionHandle, source: AppendSo
     st = stat_source(ctx, session, cursor, path, source.path)
     if st is None:
         return
+    # nothing of it has landed in a session its landing made, unless it wrote the place's cursor
+    first = cursor is None and session.fresh
     if cursor is None:
         cursor = AppendCursor(source=source.src)
     if cursor.state == ACTIVE and st.st_size == cursor.offset and (st.st_dev, st.st_ino) == (cursor.dev, cursor.ino):
@@ -157,7 +159,7 @@ def collect_append(ctx: AdapterContext, session: SessionHandle, source: AppendSo
             counters.unreadable += 1
             ctx.warn(f"cannot open {source.path}: it is no longer a regular file")
             return
-        reconciled = _reconcile(session, source, cursor, fd, st.st_size)
+        reconciled = cursor if first else _reconcile(session, source, cursor, fd, st.st_size)
         if reconciled is None:
             if cursor.state != CONFLICT:  # kept so, as any conflict, for `conflicts` to list
                 cursor.state = CONFLICT

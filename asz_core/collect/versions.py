@@ -26,6 +26,7 @@ brought forward from its landed files).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Generic, TypeVar
 
@@ -70,6 +71,8 @@ def current_place(ctx: AdapterContext, session: SessionHandle, subdir: str, kind
     """The place a source first landed in ``subdir`` lands in now: ``subdir`` itself unless its
     cursor was accepted, else the accepted version's, followed to the last."""
     path = session.path(subdir, cursor_name(kind))
+    if session.fresh and os.fspath(path) not in session.states_saved:
+        return Place(subdir, path, None)  # a session its landing made has no cursor it did not write
     cursor = load_cursor(ctx, cls, path)
     for _ in range(MAX_VERSIONS):
         if cursor is None or cursor.state != ACCEPTED:

@@ -10,10 +10,12 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cc_helpers import ADAPTER, OTHER_SESSION, OTHER_SLUG, SUBAGENTS_SESSION, SUBAGENTS_SLUG
 
+from asz_adapters.claude_code_local import sources
 from asz_core.context import PassSummary
 from asz_core.root.settled import SETTLED_PREFIX
 from asz_core.testing import PassRunner
@@ -156,3 +158,28 @@ def test_a_dry_run_writes_no_table(two_sessions: Path, run_local: Callable[..., 
     table.unlink()
     asz_pass.run(dry_run=True)
     assert not table.exists()
+
+
+def test_a_session_its_landing_made_looks_for_no_place_gone_nor_index_and_one_landed_before_does(
+        two_sessions: Path, run_local: Callable[..., PassSummary], asz_pass: PassRunner,
+        monkeypatch: pytest.MonkeyPatch, assert_root_verifies: Callable[[Path], None]) -> None:
+    looked: list[tuple[str, str]] = []
+    places, index = sources.landed_places, sources.add_landed
+
+    def landed_places(session_dir: Path, **kwargs: Any) -> Any:
+        looked.append(("places gone", session_dir.name))
+        return places(session_dir, **kwargs)
+
+    def add_landed(session_dir: str, *args: Any) -> None:
+        looked.append(("index", Path(session_dir).name))
+        index(session_dir, *args)
+
+    monkeypatch.setattr(sources, "landed_places", landed_places)
+    monkeypatch.setattr(sources, "add_landed", add_landed)
+    assert run_local(two_sessions).totals.landed >= 4 and looked == []
+    transcript = two_sessions / OTHER_SLUG / f"{OTHER_SESSION}.jsonl"
+    with open(transcript, "ab") as f:
+        f.write(transcript.read_bytes().splitlines(keepends=True)[-1])
+    assert asz_pass.run().totals.records == 1
+    assert looked == [("places gone", OTHER_SESSION), ("index", OTHER_SESSION)]
+    assert_root_verifies(asz_pass.root)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from asz_core.collect import versions
+from asz_core.context import AdapterContext, PassContext
 from asz_core.root import confined, durable, storage
 from asz_core.root.cursors import AppendCursor, SnapshotCursor
 from asz_core.root.group import CommitGroup
@@ -121,3 +123,19 @@ def test_a_fresh_sessions_settled_entry_names_the_cursors_it_wrote_as_a_listing_
         "streams/agent-a/transcript.cursor", "streams/main/meta.cursor", "streams/main/transcript.cursor",
         "streams/main-2/transcript.cursor", "runs/r1/journal.cursor")]
 
+
+def test_a_fresh_session_reads_no_cursor_it_did_not_write(root: StorageRoot, monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = AdapterContext(name="test", options={}, pass_ctx=PassContext(root=root))
+    reads: list[Path] = []
+    real = versions.load_cursor
+    monkeypatch.setattr(versions, "load_cursor", lambda *args: reads.append(args[2]) or real(*args))
+    with root.open_session("s1") as session:
+        place = versions.current_place(ctx, session, "streams/main", "transcript", AppendCursor)
+        assert place.cursor is None and reads == []
+        durable.make_dirs(session.path("streams/main"))
+        session.save_state(place.path, AppendCursor(source="a.jsonl", offset=12, ord=1).encode())
+        again = versions.current_place(ctx, session, "streams/main", "transcript", AppendCursor)
+        assert again.cursor is not None and again.cursor.offset == 12 and reads == [place.path]
+    with root.open_session("s1") as session:
+        kept = versions.current_place(ctx, session, "streams/main", "transcript", AppendCursor)
+        assert kept.cursor is not None and kept.cursor.offset == 12 and len(reads) == 2
