@@ -138,15 +138,21 @@ def write_config(path: Path, root: Path, projects: Path) -> Path:
     return Path(bench_pass.land_config(path, root, {"claude-code-local": projects}, 1))
 
 
+def parser(description: str) -> argparse.ArgumentParser:
+    """The command line of the scripts that land these sessions (this one,
+    ``composed_landing.py``, ``session_instructions.py``): ``--work`` and ``--lines``."""
+    made = argparse.ArgumentParser(description=description)
+    made.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "asz-session-phases",
+                      help="where the corpus is generated and the roots land (kept between runs)")
+    made.add_argument("--lines", type=int, default=2, help="lines kept of each transcript (0: all)")
+    return made
+
+
 def options(description: str) -> argparse.Namespace:
-    """The command line of this script and of ``composed_landing.py``, which land the same
-    sessions: ``--work``, ``--lines`` and ``--rounds``."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "asz-session-phases",
-                        help="where the corpus is generated and the roots land (kept between runs)")
-    parser.add_argument("--lines", type=int, default=2, help="lines kept of each transcript (0: all)")
-    parser.add_argument("--rounds", type=int, default=3)
-    return parser.parse_args()
+    """:func:`parser`'s command line and ``--rounds``, for the scripts that time rounds."""
+    made = parser(description)
+    made.add_argument("--rounds", type=int, default=3)
+    return made.parse_args()
 
 
 def sessions_and_roots(args: argparse.Namespace) -> tuple[Path, Path]:
