@@ -222,14 +222,14 @@ class Cursor:
         """The cursor file's bytes. What a read of them gives is remembered (:data:`_READ`): a
         cursor written is read back in the same landing (its settled entry), from the very bytes
         the group keeps. Its fields are what a read gives when each has the type the file says
-        and no text has blanks around it (a read strips them); else the bytes are parsed when
-        read, as any other."""
+        and every text is printable with no space around it (a read strips blanks, and splits
+        lines at more than ``\n``); else the bytes are parsed when read, as any other."""
         ints = self.FIELDS
         when_set = self._WHEN_SET
         fields = {name: getattr(self, name) for name in ints}
         data = format_pairs([(name, value) for name, value in fields.items() if value or name not in when_set])
-        if all(type(value) is int if ints[name] else type(value) is str and value == value.strip(" \t")
-               for name, value in fields.items()):
+        if all(type(value) is int if ints[name] else type(value) is str and value.isprintable()
+               and value == value.strip(" ") for name, value in fields.items()):
             _remember(type(self), data, fields)
         return data
 

@@ -86,3 +86,11 @@ def test_a_text_with_blanks_around_it_reads_back_as_its_bytes_say(tmp_path: Path
     AppendCursor(source=" a.jsonl\t", offset=3).save(path)
     read = AppendCursor.read(path)
     assert read is not None and read.source == "a.jsonl" and read.offset == 3
+
+
+@pytest.mark.parametrize("source", ["a\x0cb.jsonl", "a\u2028b.jsonl", "a\x85b.jsonl"])
+def test_a_text_a_read_splits_into_lines_reads_back_as_its_bytes_say(tmp_path: Path, source: str) -> None:
+    path = tmp_path / "transcript.cursor"
+    AppendCursor(source=source, offset=3).save(path)
+    read = AppendCursor.read(path)
+    assert read is not None and read.source == "a" and read.offset == 3
