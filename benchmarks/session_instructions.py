@@ -17,7 +17,13 @@ creates, the page cache) is not counted: whole-process pairs measure that.
    ``children.py land`` with ``collector.workers: 1`` and ``PYTHONHASHSEED=0``, each into a new
    root;
 3. printed: each landing's instructions, and their difference over the difference of their
-   sessions: a session's, the start-up (the same in both) cancelled.
+   sessions: a session's, the start-up (the same in both) cancelled. With ``--workers N`` the
+   sessions land in N forked processes and the count is the pass's own process's (callgrind
+   counts each forked process on its own, a worker's from what the pass had run when it forked):
+   what the pass spends a session beside its workers. That count is not exact as the others
+   are: how many claims a task holds is sized from the CPU its workers report, and what the pass
+   does while it waits for them follows their timing, so runs of the same build differ by up to
+   a fifth.
 
 It needs valgrind (an OS package); the roots go at the end, as ``session_phases.py``'s do.
 """
@@ -35,8 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import session_phases  # found on the path just given: the sessions and the configuration
 
 CHILDREN = Path(__file__).resolve().parent / "children.py"
-#: what callgrind says when the process it ran ends
-_COLLECTED = re.compile(rb"Collected : (\d+)")
+#: what callgrind says when a process it ran ends: its pid and its count
+_COLLECTED = re.compile(rb"^==(\d+)== Collected : (\d+)", re.MULTILINE)
 
 
 def subset(projects: Path, sessions: int, out: Path) -> tuple[Path, int]:
@@ -58,7 +64,8 @@ def subset(projects: Path, sessions: int, out: Path) -> tuple[Path, int]:
 
 
 def instructions(config: Path, root: Path, scratch: Path) -> int:
-    """The user-space instructions of one landing of ``config`` (into ``root``) under callgrind."""
+    """The user-space instructions of one landing of ``config`` (into ``root``) under callgrind:
+    the process it starts (not its workers)."""
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     command = [sys.executable, str(CHILDREN), "land", str(config)]
     subprocess.run(command, env=env, check=True, capture_output=True)  # uncounted: see step 2
@@ -67,16 +74,20 @@ def instructions(config: Path, root: Path, scratch: Path) -> int:
     done = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *command], env=env,
                           check=True, capture_output=True)
     out.unlink(missing_ok=True)
-    found = _COLLECTED.findall(done.stderr)
-    if not found:
+    counts = dict(_COLLECTED.findall(done.stderr))
+    started = re.search(rb"^==(\d+)==", done.stderr, re.MULTILINE)  # the process valgrind started
+    if started is None or started.group(1) not in counts:
         raise SystemExit(f"callgrind said no count: {done.stderr[-500:].decode(errors='replace')}")
-    return int(found[-1])
+    return int(counts[started.group(1)])
 
 
 def main() -> None:
     parser = session_phases.parser(__doc__.splitlines()[0])
     parser.add_argument("--few", type=int, default=100, help="sessions of the smaller landing (at least)")
     parser.add_argument("--many", type=int, default=400, help="sessions of the larger landing (at least)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="collector.workers (more than 1: the pass's own process is counted, "
+                             "to a fifth: its work follows its workers' timing)")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
@@ -85,7 +96,8 @@ def main() -> None:
     try:
         for name, wanted in (("few", args.few), ("many", args.many)):
             chosen, sessions = subset(projects, wanted, args.work / f"subset-{args.lines or 'all'}-{wanted}")
-            config = session_phases.write_config(roots / f"{name}.yaml", roots / name, chosen)
+            config = Path(session_phases.bench_pass.land_config(roots / f"{name}.yaml", roots / name,
+                                                                 {"claude-code-local": chosen}, args.workers))
             counted.append((sessions, instructions(config, roots / name, roots)))
     finally:
         shutil.rmtree(roots, ignore_errors=True)
@@ -93,7 +105,8 @@ def main() -> None:
     if many <= few:
         raise SystemExit(f"--many ({many} sessions) must hold more sessions than --few ({few})")
     kept = f"the first {args.lines} lines of each transcript" if args.lines else "whole transcripts"
-    print(f"new sessions ({kept}), one process, user-space instructions (callgrind, hash seed 0):")
+    where = "one process" if args.workers <= 1 else f"{args.workers} workers, the pass's own process"
+    print(f"new sessions ({kept}), {where}, user-space instructions (callgrind, hash seed 0):")
     print(f"  {few:>6,} sessions  {few_count / 1e9:8.3f} G")
     print(f"  {many:>6,} sessions  {many_count / 1e9:8.3f} G")
     print(f"  a session: {(many_count - few_count) / (many - few) / 1e6:.4f} M instructions")
