@@ -13,9 +13,9 @@ creates, the page cache) is not counted: whole-process pairs measure that.
    to its first ``--lines`` lines, in two sets: the project directories in name order until
    ``--few`` sessions, and until ``--many``;
 2. each set is landed once as it will be measured, uncounted (what an editable install compiles
-   to bytecode is compiled then), then under ``valgrind --tool=callgrind`` by
-   ``children.py land`` with ``collector.workers: 1`` and ``PYTHONHASHSEED=0``, each into a new
-   root;
+   to bytecode is compiled then, and the entry points' cache written: a first landing counted
+   some 0.3 G more), then under ``valgrind --tool=callgrind`` by ``children.py land`` with
+   ``collector.workers`` from ``--workers`` (1) and ``PYTHONHASHSEED=0``, each into a new root;
 3. printed: each landing's instructions, and their difference over the difference of their
    sessions: a session's, the start-up (the same in both) cancelled. With ``--workers N`` the
    sessions land in N forked processes and the count is the pass's own process's (callgrind
