@@ -262,22 +262,29 @@ def _register(key: str) -> None:
 
 
 def make_held(parent: str, name: str, mode: int) -> str:
-    """Make the directory ``name`` in ``parent``, a held and known directory (rule 4), and hold
-    it: one ``mkdirat`` and one ``openat`` through the parent's descriptor, and what was made
-    noted as :func:`mkdir` and :func:`hold` note it, with no path split or looked up on the
-    way. Its path, as a string. A name there all the same is ``FileExistsError``, and the
-    parent is no longer known."""
-    fd = _held[parent]
+    """Make the directory ``name`` in ``parent`` and hold it (:func:`hold`): one ``mkdirat`` and
+    one ``openat`` through the parent's descriptor, what was made noted as :func:`mkdir` notes it,
+    with no path split or looked up on the way. Its path, as a string. A name there all the same
+    is ``FileExistsError``, and a known parent is no longer known (rule 4)."""
+    fd, owned = dir_descriptor(parent)
     try:
-        os.mkdir(name, mode, dir_fd=fd)
-    except FileExistsError:
-        _distrust(parent)
-        raise
-    _known[parent][name] = True
-    held = os.open(name, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC | _O_NONBLOCK, dir_fd=fd)
+        try:
+            os.mkdir(name, mode, dir_fd=fd)
+        except FileExistsError:
+            if _known:
+                _distrust(parent)
+            raise
+        names = _known.get(parent)
+        if names is not None:
+            names[name] = True
+        held = os.open(name, os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC | _O_NONBLOCK, dir_fd=fd)
+    finally:
+        if owned:
+            os.close(fd)
     path = parent + _SEP + name
     _held[path] = held
-    _known[path] = {}  # made here: it holds nothing yet
+    if names is not None:
+        _known[path] = {}  # made here, inside a known directory: it holds nothing yet
     _register(path)
     return path
 

@@ -149,8 +149,8 @@ def make_dirs_text(directory: str, *, hold: bool = False) -> list[str]:
     """:func:`make_dirs` of a path given as a string, which a session's landing makes its
     directories with: joined and split as strings, with no ``Path`` made for each level.
     ``hold``: in a directory a held session's writer knows (a new session's), each directory
-    made is held too (:func:`~asz_core.root.confined.hold`), so the next level is made, and the
-    last opened, through its descriptor, not by a path from the root."""
+    is made and held through its parent's descriptor (:func:`~asz_core.root.confined.make_held`),
+    so the next level is made, and the last opened, through its descriptor, not by a path."""
     # what a known directory says (a new session's) needs no probe; elsewhere mkdir first and
     # the parents only when it says they are missing: most levels already exist, and a stat of
     # each level before its mkdir spent calls finding that out
@@ -158,13 +158,15 @@ def make_dirs_text(directory: str, *, hold: bool = False) -> list[str]:
     if there:
         return []
     if there is False:
-        created = make_dirs_text(confined.split(directory)[0], hold=hold)
+        parent, name = confined.split(directory)
+        created = make_dirs_text(parent, hold=hold)
         try:
-            confined.mkdir(directory, OWNER_DIR)
+            if hold:
+                confined.make_held(parent, name, OWNER_DIR)  # made and held through the parent's descriptor
+            else:
+                confined.mkdir(directory, OWNER_DIR)
         except FileExistsError:
             return created
-        if hold:
-            confined.hold(directory)
         created.append(directory)
         return created
     try:

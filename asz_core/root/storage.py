@@ -243,8 +243,6 @@ class SessionHandle:
         self.fresh = False
         #: every state file (cursor) :meth:`save_state` was given, in the order it was given
         self.states_saved: list[str] = []
-        #: in a fresh session: each place made, and each level of it (``streams``, ``streams/main``)
-        self._places_made: set[str] = set()
         self.id = session
         self.dir = root.path / session
         #: :attr:`dir` as a string: what the session's own steps join, split and open
@@ -433,37 +431,19 @@ class SessionHandle:
         if not self._index_checked and not self.root.dry_run:
             self._index_checked = True
             drop_upstream_index(self.dir)  # before the first file is added, as the format says
-        if self.fresh and subdir not in self._places_made:
-            self._make_place(subdir)
         header.seq = self._next_seq
         header.at = self.root.at
         header.session = self.id
         self._next_seq += 1
         # held: its temporary file's creation, its rename, its directory's fsync and its
         # cursor's replacement each go through one descriptor
-        return LandingFile(self.root.path, self.id, subdir, header, self.root.stamp,
-                           dry_run=self.root.dry_run, directory=self.path(subdir), hold=True)
-
-    def _make_place(self, subdir: str) -> None:
-        """Make and hold ``subdir`` and the levels above it that are not made yet, in a session
-        this writer made (:attr:`fresh`): each through its parent's descriptor
-        (:func:`~asz_core.root.confined.make_held`), where a landing file would have made it by
-        its path. Outside a group, each new level's parent is fsynced before a state names it."""
-        parent, level = self.dir_text, ""
-        for name in subdir.split("/"):
-            level = f"{level}/{name}" if level else name
-            if level not in self._places_made:
-                try:
-                    confined.make_held(parent, name, OWNER_DIR)
-                except FileExistsError:
-                    # another writer's, lock or not: the session holds more than this landing
-                    # wrote, and what lands next is made, and looked for, by its path
-                    self.fresh = False
-                    return
-                self._places_made.add(level)
-                if self.group is None:
-                    self._created.add(Path(parent))
-            parent = f"{parent}{os.sep}{name}"
+        landing = LandingFile(self.root.path, self.id, subdir, header, self.root.stamp,
+                              dry_run=self.root.dry_run, directory=self.path(subdir), hold=True)
+        if self.fresh and confined.known(landing.directory) is not True:
+            # a name another writer made there, lock or not: the session holds more than this
+            # landing wrote, and what is in it is looked for from now on
+            self.fresh = False
+        return landing
 
     def commit(self, landing: LandingFile) -> LandedFile:
         """Install a file begun with :meth:`begin` and report it.
