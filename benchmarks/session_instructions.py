@@ -96,8 +96,7 @@ def main() -> None:
     try:
         for name, wanted in (("few", args.few), ("many", args.many)):
             chosen, sessions = subset(projects, wanted, args.work / f"subset-{args.lines or 'all'}-{wanted}")
-            config = Path(session_phases.bench_pass.land_config(roots / f"{name}.yaml", roots / name,
-                                                                 {"claude-code-local": chosen}, args.workers))
+            config = session_phases.write_config(roots / f"{name}.yaml", roots / name, chosen, args.workers)
             counted.append((sessions, instructions(config, roots / name, roots)))
     finally:
         shutil.rmtree(roots, ignore_errors=True)

@@ -132,10 +132,10 @@ def land_once(config: Path, spent: collections.Counter[str],
     return cpu, int(summary["sessions"]), {k: (spent[k] - before.get(k, 0)) / 1e9 for k in spent}
 
 
-def write_config(path: Path, root: Path, projects: Path) -> Path:
-    """A configuration landing ``projects`` into ``root`` in one process, nothing else on: the
-    table's own (``pass.land_config``)."""
-    return Path(bench_pass.land_config(path, root, {"claude-code-local": projects}, 1))
+def write_config(path: Path, root: Path, projects: Path, workers: int = 1) -> Path:
+    """A configuration landing ``projects`` into ``root`` in ``workers`` processes (one: the
+    pass's own), nothing else on: the table's own (``pass.land_config``)."""
+    return Path(bench_pass.land_config(path, root, {"claude-code-local": projects}, workers))
 
 
 def parser(description: str) -> argparse.ArgumentParser:
