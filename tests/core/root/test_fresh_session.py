@@ -97,14 +97,12 @@ def fresh_in_group(root: StorageRoot) -> Iterator[tuple[SessionHandle, list[str]
     group = CommitGroup.open(root.path, dry_run=False)
     if group is None:
         pytest.skip("group commit needs syncfs (Linux)")
-    session = root.open_session("s1", group=group).__enter__()
-    for state in _STATES:
-        durable.make_dirs(session.path(state.rpartition("/")[0]))
-        cursor = SnapshotCursor(source=state) if state.endswith("meta.cursor") else AppendCursor(source=state)
-        session.save_state(session.path(*state.rsplit("/", 1)), cursor.encode())
-    session.__exit__(None, None, None)
-    written = list(session.states_saved)
-    yield session, written
+    with root.open_session("s1", group=group) as session:
+        for state in _STATES:
+            durable.make_dirs(session.path(state.rpartition("/")[0]))
+            cursor = SnapshotCursor(source=state) if state.endswith("meta.cursor") else AppendCursor(source=state)
+            session.save_state(session.path(*state.rsplit("/", 1)), cursor.encode())
+    yield session, list(session.states_saved)
     group.close()
 
 
