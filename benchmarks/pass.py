@@ -799,7 +799,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--peer-repeat", type=int, help=f"runs of {PEER} (default: --repeat)")
     parser.add_argument("--workers", type=int, default=default_workers(DEFAULT_FROM_SESSIONS),
                         help="also a cold pass with this many worker processes (collector.workers; "
-                             "default: what a pass uses unset, one a CPU, at most 4; 1: not measured)")
+                             "default: what a pass uses unset, one a CPU and one more, at most 4; 1: not measured)")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one cold pass instead")
     parser.add_argument("--table", action="store_true",
                         help="print issue 21's table instead: the shared transcripts, the same x10, 2,000 small "

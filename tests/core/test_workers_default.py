@@ -13,7 +13,7 @@ import pytest
 from asz_core import hookimpl, pipeline, workers
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
 from asz_core.testing import PassRunner
-from asz_core.workers import DEFAULT_FROM_SESSIONS, DEFAULT_MOST, DEFAULT_PER_CPU, configured_workers
+from asz_core.workers import DEFAULT_FROM_SESSIONS, DEFAULT_MOST, DEFAULT_PER_CPU, DEFAULT_SPARE, configured_workers
 
 
 @pytest.fixture(autouse=True)
@@ -29,14 +29,16 @@ def test_what_is_configured_wins(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the default forks only on Linux")
-def test_unset_it_is_one_a_cpu_once_there_are_many_sessions(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unset_it_is_one_a_cpu_and_one_more_once_there_are_many_sessions(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)))
     assert configured_workers({}, DEFAULT_FROM_SESSIONS - 1) == 1
     assert configured_workers({}, DEFAULT_FROM_SESSIONS) == DEFAULT_MOST
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    assert configured_workers({}, 10_000) == DEFAULT_MOST == 4
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
-    assert configured_workers({"collector": {}}, 10_000) == 2 * DEFAULT_PER_CPU == 2
+    assert configured_workers({"collector": {}}, 10_000) == 2 * DEFAULT_PER_CPU + DEFAULT_SPARE == 3
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
-    assert configured_workers({}, 10_000) == 1
+    assert configured_workers({}, 10_000) == 1  # one CPU: the pass's own process, no spare
 
 
 def test_unset_it_is_one_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -48,7 +50,7 @@ def test_unset_it_is_one_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_an_adapter_with_long_sessions_lowers_the_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     assert configured_workers({}, 7, from_sessions=8) == 1
-    assert configured_workers({}, 8, from_sessions=8) == 2
+    assert configured_workers({}, 8, from_sessions=8) == 3
     assert configured_workers({"collector": {"workers": 1}}, 8, from_sessions=8) == 1
 
 
@@ -99,7 +101,7 @@ def test_a_stream_of_claims_is_counted_up_to_the_threshold(asz_pass: PassRunner,
     if sessions < (parallel_from or DEFAULT_FROM_SESSIONS):
         assert calls == []  # landed in this process
     else:
-        assert calls == [(2 * DEFAULT_PER_CPU, [f"s-{i}" for i in range(sessions)])]
+        assert calls == [(2 * DEFAULT_PER_CPU + DEFAULT_SPARE, [f"s-{i}" for i in range(sessions)])]
 
 
 def test_the_pass_imports_what_landing_needs_before_it_forks_its_workers(
