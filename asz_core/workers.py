@@ -71,13 +71,13 @@ __all__ = ["DEFAULT_FROM_SESSIONS", "DEFAULT_MOST", "DEFAULT_PER_CPU", "DEFAULT_
 #: (figures: benchmarks/README.md, "Figures behind the code's constants").
 DEFAULT_FROM_SESSIONS = 32
 #: ... in this many for each CPU the pass may use: with group commit a worker waits for the disk
-#: once a group, not once a session, so a second worker on the CPU has little wait to fill and
+#: once a group, not once a session, so a second worker on every CPU has little wait to fill and
 #: costs CPU to switch to (figures: benchmarks/README.md, "Figures behind the code's constants").
 DEFAULT_PER_CPU = 1
 #: ... and this many more, on more than one CPU: a worker still waits for the disk part of its
-#: time (its group's ``syncfs``, a directory's page being written back when it adds a name to
-#: it), and with as many workers as CPUs a CPU idles meanwhile; one process more fills those
-#: waits (figures: benchmarks/README.md, "Figures behind the code's constants").
+#: time (its group's ``syncfs``, a page it writes to while that page is written back), and with
+#: as many workers as CPUs a CPU idles meanwhile; one process more fills those waits (figures:
+#: benchmarks/README.md, "Figures behind the code's constants").
 DEFAULT_SPARE = 1
 #: ... and in at most this many.
 DEFAULT_MOST = 4
@@ -96,8 +96,8 @@ def configured_workers(options: dict[str, Any], sessions: int = 0,
                        from_sessions: int = DEFAULT_FROM_SESSIONS) -> int:
     """How many processes land this adapter's ``sessions``: ``$ASZ_WORKERS``, else the
     adapter's ``collector.workers``, else on Linux :data:`DEFAULT_PER_CPU` for each CPU this
-    process may use and :data:`DEFAULT_SPARE` more (at most :data:`DEFAULT_MOST`; 1 on one CPU) once there are
-    ``from_sessions`` sessions (the adapter's ``AdapterInfo.parallel_from``, else
+    process may use and :data:`DEFAULT_SPARE` more (at most :data:`DEFAULT_MOST`; 1 on one CPU)
+    once there are ``from_sessions`` sessions (the adapter's ``AdapterInfo.parallel_from``, else
     :data:`DEFAULT_FROM_SESSIONS`), else 1; always 1 where processes cannot be forked (Windows).
 
     The default is Linux's alone: elsewhere a forked process that does not exec is not safe
