@@ -88,9 +88,9 @@ C = TypeVar("C", bound="Cursor")
 #: are the key, so an entry can never say what a file does not
 _READ: dict[tuple[type[Cursor], bytes], dict[str, object]] = {}
 #: ... at most this many: the cursors of a commit group and of the group committing behind it,
-#: each written before its settled entry reads it back (two groups of 32 sessions, a cursor or
+#: each written before its settled entry reads it back (two groups of 64 sessions, a cursor or
 #: a few each; ``root/group.py``), with room
-_READ_MOST = 256
+_READ_MOST = 512
 
 
 def _remember(cls: type[Cursor], data: bytes, values: dict[str, object]) -> dict[str, object]:

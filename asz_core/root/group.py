@@ -57,10 +57,13 @@ if TYPE_CHECKING:
 
 __all__ = ["GROUP_DIRECTORIES", "GROUP_SESSIONS", "CommitGroup"]
 
-#: sessions held before a group commits: enough that two ``syncfs`` cost little per session,
-#: few enough that the descriptors held (a lock and a directory or three each, for this group
-#: and the one committing behind it) stay far below the usual limit of 1,024
-GROUP_SESSIONS = 32
+#: sessions held before a group commits: enough that two ``syncfs`` cost little per session
+#: (their waits are filled by other workers, their kernel work is the caller's CPU: fewer calls
+#: are what a larger group saves), few enough that the descriptors held (a lock and a directory
+#: or three each, for this group and the one committing behind it, whose directories
+#: :data:`GROUP_DIRECTORIES` bounds) stay below half the usual limit of 1,024 (figures:
+#: benchmarks/README.md, "Figures behind the code's constants")
+GROUP_SESSIONS = 64
 #: ... or directories held open by its sessions (one per stream or run a file landed in), the
 #: group's behind it included: a group of sessions with many subagents commits sooner, below
 #: that limit

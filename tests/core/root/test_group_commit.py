@@ -146,38 +146,45 @@ def test_the_outcomes_of_a_group_are_merged_only_once_its_files_are_in_place(
     assert missing == []
 
 
-#: kills with two groups in flight, 40 sessions in groups of 32, each session one file of six
-#: records in one directory with one cursor. The first occurrence of a commit's step is the first
-#: group's, made behind the second group's landing (at least its first session landed); the 35th
-#: is the second group's own (the first has finished), or, for the steps a landing makes, the
-#: third session of the second group's (the first group's steps may still be in flight). The
-#: default lane kills at an install of each; --slow at every step (each kill is two passes).
+#: a group's sessions, and the sessions of the passes killed below: a group and eight more
+_GROUP = group.GROUP_SESSIONS
+_SESSIONS = _GROUP + 8
+#: the third session of the second group
+_THIRD = _GROUP + 3
+
+#: kills with two groups in flight, :data:`_SESSIONS` sessions, each one file of six records in
+#: one directory with one cursor. The first occurrence of a commit's step is the first group's,
+#: made behind the second group's landing (at least its first session landed); the
+#: :data:`_THIRD` is the second group's own (the first has finished), or, for the steps a landing
+#: makes, the third session of the second group's (the first group's steps may still be in
+#: flight). The default lane kills at an install of each; --slow at every step (each kill is two
+#: passes).
 _IN_FLIGHT = [pytest.param(step, nth, marks=() if step == "install" else pytest.mark.slow, id=f"{step}-{nth}")
               for step in ("temp-fsync", "install", "dir-fsync", "state-write", "state-rename", "group-release")
-              for nth in (1, 35)] + [
-    pytest.param("temp-write", 6 * 34 + 1, marks=pytest.mark.slow, id="temp-write-35th-session"),
-    pytest.param("temp-readonly", 35, marks=pytest.mark.slow, id="temp-readonly-35")]
-#: the steps only a commit makes: their 35th is the second group's, after the first has finished
+              for nth in (1, _THIRD)] + [
+    pytest.param("temp-write", 6 * (_THIRD - 1) + 1, marks=pytest.mark.slow, id="temp-write-second-groups-third"),
+    pytest.param("temp-readonly", _THIRD, marks=pytest.mark.slow, id=f"temp-readonly-{_THIRD}")]
+#: the steps only a commit makes: their :data:`_THIRD` is the second group's, after the first
+#: has finished
 _COMMIT_STEPS = {"temp-fsync", "install", "dir-fsync", "state-write", "state-rename", "group-release"}
 
 
 @pytest.mark.parametrize(("step", "nth"), _IN_FLIGHT)
 def test_killed_with_a_group_committing_behind_the_next_a_pass_loses_nothing_and_lands_the_rest_once(
         step: str, nth: int, tmp_path: Path, assert_root_verifies: Callable[[Path], None]) -> None:
-    assert group.GROUP_SESSIONS == 32
     runner = PassRunner(tmp_path, tmp_path / "root")
-    config = runner.configure(**jsonl_config(_source(tmp_path, sessions=40, lines=6, pad=50)))
+    config = runner.configure(**jsonl_config(_source(tmp_path, sessions=_SESSIONS, lines=6, pad=50)))
     # in the pass's own process, whose full groups commit behind the next (a worker's commit at once)
     killed = run_cli_forked("run", "--config", str(config),
                             env={**os.environ, "ASZ_FAULT": f"kill:{step}:{nth}", "ASZ_WORKERS": "1"})
     assert killed.returncode == -9, killed.stderr.decode()
     kept = {path: path.read_bytes() for path in runner.root.rglob("*.sd") if not path.name.startswith(".")}
-    if step in _COMMIT_STEPS and nth == 35:
-        whole = [n for n in range(1, 41) if len(records_of(runner.root, f"s{n}")) == 6]
-        assert len(whole) >= 32  # the first group had finished before the second's steps began
+    if step in _COMMIT_STEPS and nth == _THIRD:
+        whole = [n for n in range(1, _SESSIONS + 1) if len(records_of(runner.root, f"s{n}")) == 6]
+        assert len(whole) >= _GROUP  # the first group had finished before the second's steps began
     finished = run_cli("run", "--config", str(config))  # the pass after the kill: no process of its own needed
     assert finished.returncode == 0, finished.stderr
-    for s in range(1, 41):
+    for s in range(1, _SESSIONS + 1):
         assert [r.ord for _, r in records_of(runner.root, f"s{s}")] == list(range(1, 7)), f"s{s}"
     assert {path: path.read_bytes() for path in kept} == kept  # nothing landed before the kill changed
     assert temp_files(runner.root) == []
