@@ -230,6 +230,10 @@ _below: dict[str, list[str]] = {}
 #: there since they were last empty): a look upwards for a known or held directory above a
 #: path (a session's own, which has none) stops there, not at the file system's root
 _shortest_known = _shortest_top = 1 << 30
+#: ... and no key of :data:`_below` is longer than this one (since it was last empty): a
+#: directory of its length has no other key below it, so letting it go looks at no other
+#: session's entries (a group's sessions are directories of one length, side by side)
+_longest_top = 0
 
 
 def hold(directory: str | Path) -> int:
@@ -247,7 +251,7 @@ def hold(directory: str | Path) -> int:
 def _register(key: str) -> None:
     """File ``key`` under the nearest held directory above it with none held above that, or
     make it one."""
-    global _shortest_top
+    global _shortest_top, _longest_top
     if key in _below:
         return
     directory, name = split(key)
@@ -259,6 +263,7 @@ def _register(key: str) -> None:
         directory, name = split(directory)
     _below[key] = []
     _shortest_top = min(_shortest_top, len(key))
+    _longest_top = max(_longest_top, len(key))
 
 
 def make_held(parent: str, name: str, mode: int) -> str:
@@ -310,7 +315,10 @@ def release_held(under: str | Path) -> None:
     longer known either."""
     top = os.fspath(under)
     below = top + os.sep
-    tops = [key for key in _below if key == top or key.startswith(below)]
+    if top in _below and len(top) >= _longest_top:
+        tops = [top]  # no key is longer, so none is below it
+    else:  # one filed before the directory above it was held, perhaps: every key is looked at
+        tops = [key for key in _below if key == top or key.startswith(below)]
     if top in _below:
         for outer in tops:
             for key in (outer, *_below.pop(outer)):
@@ -329,12 +337,12 @@ def release_held(under: str | Path) -> None:
 
 
 def _forget_shortest() -> None:
-    """Let the shortest marks go once nothing is known or held below them."""
-    global _shortest_known, _shortest_top
+    """Let the shortest (and longest) marks go once nothing is known or held below them."""
+    global _shortest_known, _shortest_top, _longest_top
     if not _known:
         _shortest_known = 1 << 30
     if not _below:
-        _shortest_top = 1 << 30
+        _shortest_top, _longest_top = 1 << 30, 0
 
 
 def known(path: str | Path) -> bool | None:

@@ -89,6 +89,44 @@ def test_letting_one_session_go_leaves_every_other_held_session_as_it_was(tmp_pa
     assert confined.known(second.path("streams")) is None
 
 
+class _NotWalked(dict[str, list[str]]):
+    """``confined``'s held directories, which may be looked up but not walked."""
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        raise AssertionError("walked every held directory")
+
+
+def test_letting_a_session_go_looks_at_no_other_sessions_held_directories(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = StorageRoot(tmp_path / "root")
+    root.ensure()
+    held = confined.held_count()
+    sessions = [root.open_session(f"s{n}").__enter__() for n in range(3)]
+    for session in sessions:
+        make_dirs(session.path("streams/main"))
+        confined.hold(session.path("streams/main"))
+    original = confined._below
+    with monkeypatch.context() as m:
+        m.setattr(confined, "_below", _NotWalked(original))
+        for session in sessions:
+            session._release()
+        left = dict(confined._below)
+    original.clear()
+    original.update(left)
+    assert confined.held_count() == held and left == {}
+
+
+def test_a_directory_held_before_the_one_above_it_is_let_go_with_it(tmp_path: Path) -> None:
+    root = StorageRoot(tmp_path / "root")
+    root.ensure()
+    (root.path / "s1" / "streams" / "main").mkdir(parents=True)
+    held = confined.held_count()
+    confined.hold(root.path / "s1" / "streams" / "main")  # nothing above it held yet: filed on its own
+    confined.hold(root.path / "s1")
+    confined.release_held(root.path / "s1")
+    assert confined.held_count() == held
+
+
 @pytest.mark.parametrize("path", ["/a/b/c", "/a/b/", "/a", "/", "a", "a/b", "", "//a", "/a//b", "/a/b//c/"])
 def test_a_path_splits_as_os_path_splits_it(path: str) -> None:
     assert confined.split(path) == os.path.split(path)
