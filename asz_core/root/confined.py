@@ -315,29 +315,28 @@ def release_held(under: str | Path) -> None:
     longer known either."""
     top = os.fspath(under)
     below = top + os.sep
-    if top in _below and len(top) >= _longest_top:
-        tops = [top]  # no key is longer, so none is below it
-    else:  # one filed before the directory above it was held, perhaps: every key is looked at
-        tops = [key for key in _below if key == top or key.startswith(below)]
     if top in _below:
+        tops = [top]  # no key longer than it, none below it; else one filed before it was held may be
+        if len(top) < _longest_top:
+            tops += [key for key in _below if key.startswith(below)]
         for outer in tops:
             for key in (outer, *_below.pop(outer)):
                 fd = _held.pop(key, None)
                 if fd is not None:
                     os.close(fd)
                 _known.pop(key, None)
-    else:
-        for outer in tops:  # below a held directory, or none held: every entry is looked at
+    else:  # below a held directory, or none held: every entry is looked at
+        for outer in [key for key in _below if key.startswith(below)]:
             del _below[outer]
         for key in [key for key in _held if key == top or key.startswith(below)]:
             os.close(_held.pop(key))
         for key in [key for key in _known if key == top or key.startswith(below)]:
             del _known[key]
-    _forget_shortest()
+    _forget_marks()
 
 
-def _forget_shortest() -> None:
-    """Let the shortest (and longest) marks go once nothing is known or held below them."""
+def _forget_marks() -> None:
+    """Let the shortest and longest marks go once nothing is known or held below them."""
     global _shortest_known, _shortest_top, _longest_top
     if not _known:
         _shortest_known = 1 << 30

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         accepted_at: str
 
 from asz_core.root.durable import read_small, write_replace
+from asz_core.root.group import GROUP_SESSIONS
 
 __all__ = [
     "ACCEPTED",
@@ -88,9 +89,9 @@ C = TypeVar("C", bound="Cursor")
 #: are the key, so an entry can never say what a file does not
 _READ: dict[tuple[type[Cursor], bytes], dict[str, object]] = {}
 #: ... at most this many: the cursors of a commit group and of the group committing behind it,
-#: each written before its settled entry reads it back (two groups of 64 sessions, a cursor or
-#: a few each; ``root/group.py``), with room
-_READ_MOST = 512
+#: each written before its settled entry reads it back (two groups, a cursor or a few a
+#: session), with room
+_READ_MOST = 8 * GROUP_SESSIONS
 
 
 def _remember(cls: type[Cursor], data: bytes, values: dict[str, object]) -> dict[str, object]:
