@@ -261,7 +261,7 @@ def _land_windows(ctx: AdapterContext, session: SessionHandle, source: AppendSou
     else:
         read: Iterator[tuple[bytes | TooLong, int]] = reader.lines()
         proofs: deque[LineProof] | None = None  #: each line's, as the prover put it there
-        if proves(ctx, size - cursor.offset):  # much to land on two CPUs: digested and proved beside
+        if proves(ctx, size - cursor.offset):  # much to land, no split: digested and proved beside
             proofs = deque()
             read, prover = proved_lines(reader, cursor.offset, proofs)
         lines = converted_lines(read, cursor.ord + 1, source.dialect, source.path, limit,

@@ -3,9 +3,9 @@
 For each line the collector's process parses it, encodes it once more to prove what slicing it
 needs (that it re-encodes to its own bytes and nests no deeper than a record holds:
 :attr:`~asz_core.sessiondata.jsonbytes.JSONLine.proof`), and takes its ``sha``; the last two
-depend on the line's bytes alone. Where a split does not pay (:mod:`.split`: on two CPUs its
-pipes cost more than its workers give back), a source with as many new bytes as a split needs
-has them worked out by one forked process beside the pass's, the prover:
+depend on the line's bytes alone. Where a source cannot split (:mod:`.split`: its dialect keeps
+what it keeps in one piece), one with as many new bytes as a split needs has them worked out by
+one forked process beside the pass's, the prover:
 
 1. the pass's process reads the source as it always does (:meth:`~.lines.LineReader.runs`) and
    sends the prover each block's whole lines before converting them, while the prover has fewer

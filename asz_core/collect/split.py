@@ -8,19 +8,24 @@ lands, byte for byte, and every guarantee about a crash stay those of one proces
   very bytes landed) and cuts its complete lines into chunks of about :data:`CHUNK_BYTES`, a
   block of lines as it was read (:meth:`~.lines.LineReader.runs`): the worker splits them into
   lines, not the pass's process.
-* Each chunk goes, in turn, to one of the worker processes forked for the source, which hold the
-  source's dialect as the source made it (inherited, never pickled). A worker converts and
-  encodes each line as the pass's process would (:func:`~.source.converted_lines`), with a
-  part of the dialect of its own (:meth:`SplitDialect.split`), and sends back the encoded lines
-  joined, where each ends, what the file writer reads of each record (its place, size, id and
-  time, and which times sort after the one before: :func:`~asz_core.sessiondata.writer.times_following`;
-  a record whole where a file's size may have to reduce it), the chunk's warnings and the
-  dialect's part.
+* Each chunk goes, in turn, to one of the worker processes forked for the source (one for each
+  CPU but the pass's), which hold the source's dialect as the source made it (inherited, never
+  pickled). A worker converts and encodes each line as the pass's process would
+  (:func:`~.source.converted_lines`), with a part of the dialect of its own
+  (:meth:`SplitDialect.split`), and sends back the encoded lines joined, where each ends, what
+  the file writer reads of each record (its place, size, id and time, and which times sort after
+  the one before: :func:`~asz_core.sessiondata.writer.times_following`; a record whole where a
+  file's size may have to reduce it), the chunk's warnings and the dialect's part.
 * Both ways a message is raw bytes on a pipe of the worker's own, written with one ``writev``:
   a header of 64-bit integers, then the bytes it counts, the lines as they are and each
   record's numbers as ``array("q")``; only the few small objects of a chunk are pickled (the
   framing is set out above :func:`_write_all`). A message cut short is the pipe's end, never
   a shorter chunk.
+* The pass's process converts chunks too, on the CPU no worker has: when the chunk it is to land
+  next has not begun to come back from its worker, it reads the next chunk and converts it at
+  once, with a part of the dialect of its own, rather than wait (at most :data:`PASS_AHEAD` such
+  chunks held, converted and not yet landed). So no process waits while a line is left to
+  convert, and how many chunks each converts follows how fast each is, not a fixed share.
 * The pass's process takes the chunks back in line order, joins each part into the source's
   dialect (:meth:`SplitDialect.join`, so what it keeps by line, for an index, is what it would
   have kept converting them itself) and fills the files as the collector does for lines it
@@ -33,19 +38,22 @@ lands, byte for byte, and every guarantee about a crash stay those of one proces
   reader keeps the bytes a tail digest may need from the first line not yet landed
   (:meth:`~.lines.LineReader.hold`), however far ahead the chunks are read.
 * A worker dies with the pass (``PR_SET_PDEATHSIG``); one that dies alone, or whose conversion
-  fails, fails the source by name (:class:`ConversionFailed`): what landed of it is complete,
-  and the rest lands next pass, as after any failure in the middle of a source.
+  fails, fails the source by name (:class:`ConversionFailed`), and a chunk the pass's process
+  fails to convert fails it as in one process: what landed of it is complete, and the rest lands
+  next pass, as after any failure in the middle of a source.
 
-Splitting pays only for a source with much to land, on a machine with CPUs to spare
+Splitting pays only for a source with much to land, on a machine with a CPU to spare
 (:func:`split_workers`): never on fewer than :data:`SPLIT_FROM_CPUS`, in a pass told to use one
 process, inside a worker process that lands sessions (its siblings use the other CPUs), nor for
-a dialect that is no :class:`SplitDialect`.
+a dialect that is no :class:`SplitDialect` (a prover takes what it can off the pass's process
+instead: :mod:`.prove`).
 """
 
 from __future__ import annotations
 
 import os
 import pickle
+import select
 import struct
 import sys
 from array import array
@@ -80,14 +88,18 @@ SPLIT_FROM_BYTES = 16 << 20
 CHUNK_BYTES = 1 << 19
 #: Chunks out at once per worker: one it converts, one waiting for it.
 CHUNKS_AHEAD = 2
+#: Chunks the pass's process converted itself while the chunk it lands next was in a worker, held
+#: until their turn: the memory a split may hold beyond its workers' chunks (figures:
+#: benchmarks/README.md, "Figures behind the code's constants").
+PASS_AHEAD = 2
 #: ... in at most this many workers.
 MOST_WORKERS = 4
-#: A source splits only where this process may use this many CPUs or more. On two, the pass's
-#: process (reading, writing every record, the sources too small to split) and its workers
-#: share them, and a split landing took more wall time than one process, quiet and loaded
-#: (figures: benchmarks/README.md, "Figures behind the code's constants"): there a prover
-#: takes the lines' digests and proofs off the pass's process instead (:mod:`.prove`).
-SPLIT_FROM_CPUS = 3
+#: A source splits only where this process may use this many CPUs or more: one for the pass's
+#: process, which reads, writes every record and converts chunks too, and one for each worker.
+#: With two CPUs and the pass converting, one worker beside it took a fifth off the 200 MB
+#: transcript's wall (figures: benchmarks/README.md, "Figures behind the code's constants"),
+#: where two workers beside a pass that only waited for them had taken longer than one process.
+SPLIT_FROM_CPUS = 2
 
 
 @runtime_checkable
@@ -138,8 +150,8 @@ def helper_cpus(ctx: AdapterContext, new_bytes: int) -> int:
 
 def split_workers(ctx: AdapterContext, dialect: LineDialect, new_bytes: int) -> int:
     """How many worker processes convert a source with ``new_bytes`` to land in ``dialect``:
-    one for each CPU this process may use (at most :data:`MOST_WORKERS`) when it may use
-    :data:`SPLIT_FROM_CPUS` or more (:func:`helper_cpus`), or 0 (no split).
+    one for each CPU this process may use but its own (at most :data:`MOST_WORKERS`) when it may
+    use :data:`SPLIT_FROM_CPUS` or more (:func:`helper_cpus`), or 0 (no split).
 
     The CPUs are asked first: for almost every source the size alone says no, and asking a
     runtime-checkable protocol whether the dialect is one walks its members in Python, tens of
@@ -147,7 +159,7 @@ def split_workers(ctx: AdapterContext, dialect: LineDialect, new_bytes: int) -> 
     cpus = helper_cpus(ctx, new_bytes)
     if cpus < SPLIT_FROM_CPUS or not isinstance(dialect, SplitDialect):
         return 0
-    return min(cpus, MOST_WORKERS)
+    return min(cpus - 1, MOST_WORKERS)
 
 
 #: a line without its newline, or a line too long to read, as the reader hands them out
@@ -398,6 +410,10 @@ class _Worker(PipedProcess):
             raise ConversionFailed(f"{self.path}: converting its lines failed: {done}")
         return done
 
+    def ready(self) -> bool:
+        """Whether the next chunk it converted has begun to come back (never waits)."""
+        return bool(select.select([self.inbox], [], [], 0)[0])
+
     def _died(self) -> ConversionFailed:
         self.process.join()
         return ConversionFailed(
@@ -572,9 +588,13 @@ def _converted_chunks(reader: LineReader, offset: int, ordinal: int, dialect: Sp
     context = multiprocessing.get_context("fork")
     read_limit = reader.read_limit
     started: list[_Worker] = []
-    out: deque[tuple[_Chunk, _Worker | None]] = deque()  #: read, in line order, not yet handed on
+    #: read, in line order, not yet handed on: where each chunk starts, and the worker converting
+    #: it, the chunk converted here ahead, or one long line to convert here at its turn
+    out: deque[tuple[int, _Worker | _Converted | _Chunk]] = deque()
+    most_out = CHUNKS_AHEAD * workers + PASS_AHEAD
     chunks = _chunks(reader, ordinal)
     turn = 0
+    held = 0  #: chunks converted here ahead, in ``out``
     finished = False
     try:
         for _ in range(workers):
@@ -582,29 +602,45 @@ def _converted_chunks(reader: LineReader, offset: int, ordinal: int, dialect: Sp
                                    tuple(fd for worker in started for fd in worker.fds)))
         more = True
         while True:
-            while more and len(out) < CHUNKS_AHEAD * workers and started[turn % workers].out < CHUNKS_AHEAD:
+            while more and len(out) < most_out and started[turn % workers].out < CHUNKS_AHEAD:
                 chunk = next(chunks, None)
                 if chunk is None:
                     more = False
                     break
                 if chunk.local:
-                    out.append((chunk, None))
+                    out.append((chunk.start, chunk))
                     continue
                 worker = started[turn % workers]
                 turn += 1
                 worker.send(chunk)
-                out.append((_Chunk(chunk.first, chunk.start, []), worker))  # its runs are the worker's now
+                out.append((chunk.start, worker))  # its runs are the worker's now
                 del chunk
             if not out:
                 break
-            chunk, owner = out.popleft()
+            start, head = out[0]
+            if isinstance(head, _Worker) and more and held < PASS_AHEAD and len(out) < most_out and not head.ready():
+                # the chunk to land next is still in its worker: convert the next one here meanwhile
+                chunk = next(chunks, None)
+                if chunk is None:
+                    more = False
+                elif chunk.local:
+                    out.append((chunk.start, chunk))
+                else:
+                    out.append((chunk.start, _convert_chunk(dialect, chunk, path, limit, read_limit, whole_above)))
+                    held += 1
+                del chunk
+                continue
+            out.popleft()
             # the collector lands nothing before this chunk from now on: the lines read ahead
             # of it must not drop what a tail digest there needs
-            reader.hold(chunk.start)
-            if owner is None:  # one long line, converted here at its turn
-                yield _gather(dialect, chunk, path, limit, read_limit, whole_above)
+            reader.hold(start)
+            if isinstance(head, _Chunk):  # one long line, converted here at its turn
+                yield _gather(dialect, head, path, limit, read_limit, whole_above)
                 continue
-            done = owner.receive()
+            if isinstance(head, _Worker):
+                done = head.receive()
+            else:
+                done, held = head, held - 1
             assert done.part is not None
             dialect.join(done.part)
             done.part = None

@@ -1,7 +1,10 @@
 """A large source digested and proved in a second process lands what one process lands, byte for byte.
 
-On two CPUs a source with as many new bytes as a split needs has a prover beside the pass's
-process (:mod:`asz_core.collect.prove`); here every source has one (``split_from_bytes: 1``),
+A source whose dialect does not split, with as many new bytes as a split needs, has a prover
+beside the pass's process on two CPUs or more (:mod:`asz_core.collect.prove`). The Claude Code
+dialect splits; here it is taken as one that does not (the collector is told no source splits),
+so that the prover's work is checked against the corpus. Every source has one
+(``split_from_bytes: 1``),
 landed beside a landing with none (``split_from_bytes: 0``) on the same clock: every file of
 every session must be the same bytes. A prover that dies, sends back late, or sends back the
 proofs of other bytes only leaves more of the work to the pass, which lands the same bytes.
@@ -40,12 +43,17 @@ def largest(cc_projects: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     return target
 
 
+def _splits_nothing(*args: Any) -> int:
+    """:func:`~asz_core.collect.split.split_workers` for a dialect that does not split."""
+    return 0
+
+
 @pytest.fixture(autouse=True)
-def _two_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
-    """As on a machine with two CPUs (where a source has a prover, not a split), whatever this
-    one has."""
+def _two_cpus_no_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a machine with two CPUs, whatever this one has, with a dialect that does not split."""
     monkeypatch.delenv("ASZ_WORKERS", raising=False)
     monkeypatch.setattr(split.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr("asz_core.collect.append.split_workers", _splits_nothing)
 
 
 @pytest.fixture
@@ -125,7 +133,7 @@ def test_proofs_of_other_bytes_are_not_believed(largest: Path, tmp_path: Path, t
     assert not any(taken)
 
 
-def test_a_source_has_a_prover_on_two_cpus_from_the_split_threshold_and_never_told_one_process(
+def test_a_source_that_does_not_split_has_a_prover_from_the_threshold_on_two_cpus_never_told_one_process(
         largest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     started: list[str] = []
     real_prover, real_split = prove._Prover.__init__, split.split_records
@@ -149,8 +157,7 @@ def test_a_source_has_a_prover_on_two_cpus_from_the_split_threshold_and_never_to
     land_until_done(fixed_clock_runner(tmp_path / "d", largest, split_from_bytes=1))
     assert set(started) == {"prover"}
     started.clear()
-    monkeypatch.setattr(split.os, "sched_getaffinity", lambda pid: {0, 1, 2})  # a split instead
-    monkeypatch.setattr(split, "MOST_WORKERS", 2)
+    monkeypatch.setattr("asz_core.collect.append.split_workers", split.split_workers)  # a dialect that splits
     land_until_done(fixed_clock_runner(tmp_path / "e", largest, split_from_bytes=1))
     assert set(started) == {"split"}
 

@@ -37,9 +37,11 @@ SESSIONS = {
 }
 
 
+#: the largest session's project and the small one's
+_LARGEST = "-home-marco-projects-spotter-worktrees-spotter-a0y"
+_SMALL = "-Users-ingo-projects-irrlicht--claude-worktrees-228"
 #: the default lane's: the largest and the small one (``--slow`` lands all of :data:`SESSIONS`)
-_QUICK_SESSIONS = ("-home-marco-projects-spotter-worktrees-spotter-a0y",
-                   "-Users-ingo-projects-irrlicht--claude-worktrees-228")
+_QUICK_SESSIONS = (_LARGEST, _SMALL)
 
 
 @pytest.fixture(scope="module")
@@ -70,12 +72,11 @@ def _same_root(projects: Path, tmp_path: Path, **collector: Any) -> tuple[list[P
 
 @pytest.fixture(autouse=True)
 def _three_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Split as on a machine with three CPUs (the fewest a source splits on), whatever this one
-    has, in this process; in two workers, as many as the tests need (each landing of the
-    largest sessions costs seconds of CPU in every process it forks)."""
+    """Split as on a machine with three CPUs, whatever this one has, in this process: in two
+    workers beside the pass (each landing of the largest sessions costs seconds of CPU in every
+    process it forks)."""
     monkeypatch.delenv("ASZ_WORKERS", raising=False)
     monkeypatch.setattr(split.os, "sched_getaffinity", lambda pid: {0, 1, 2})
-    monkeypatch.setattr(split, "MOST_WORKERS", 2)
 
 
 def test_the_largest_transcripts_land_the_same_bytes_split(largest: Path, tmp_path: Path,
@@ -93,7 +94,7 @@ def test_small_files_land_the_same_bytes_split_over_passes(largest: Path, tmp_pa
     assert len(one) == len(many) > 1
 
 
-def test_a_source_below_the_threshold_told_one_process_or_on_two_cpus_is_not_split(
+def test_a_source_below_the_threshold_told_one_process_or_on_one_cpu_is_not_split(
         largest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     started: list[int] = []
     real = split.split_records
@@ -107,11 +108,9 @@ def test_a_source_below_the_threshold_told_one_process_or_on_two_cpus_is_not_spl
     land_until_done(fixed_clock_runner(tmp_path / "b", largest, split_from_bytes=1, workers=1))
     monkeypatch.setattr(split.os, "sched_getaffinity", lambda pid: {0})
     land_until_done(fixed_clock_runner(tmp_path / "c", largest, split_from_bytes=1))
-    monkeypatch.setattr(split.os, "sched_getaffinity", lambda pid: {0, 1})  # slower split than not
-    land_until_done(fixed_clock_runner(tmp_path / "d", largest, split_from_bytes=1))
     assert not started
-    monkeypatch.setattr(split.os, "sched_getaffinity", lambda pid: {0, 1, 2})
-    land_until_done(fixed_clock_runner(tmp_path / "e", largest, split_from_bytes=1))
+    monkeypatch.setattr(split.os, "sched_getaffinity", lambda pid: {0, 1})  # one worker beside the pass
+    land_until_done(fixed_clock_runner(tmp_path / "d", largest, split_from_bytes=1))
     assert started
 
 
@@ -120,9 +119,10 @@ def test_a_worker_that_dies_fails_its_source_by_name_and_the_rest_lands_next_pas
         monkeypatch: pytest.MonkeyPatch) -> None:
     real = split._convert_chunk
     calls = itertools.count()
+    the_pass = os.getpid()
 
     def dies_on_its_third(*args: Any) -> Any:  # each forked worker counts its own chunks
-        if next(calls) == 2:
+        if os.getpid() != the_pass and next(calls) == 2:
             os._exit(3)
         return real(*args)
 
@@ -140,14 +140,64 @@ def test_a_worker_that_dies_fails_its_source_by_name_and_the_rest_lands_next_pas
 
 def test_a_conversion_that_fails_in_a_worker_fails_its_source_by_name(
         largest: Path, sessions: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def fails(*args: Any) -> Any:
-        raise ValueError("a dialect's bug")
+    the_pass = os.getpid()
+    real = split._convert_chunk
 
-    monkeypatch.setattr(split, "_convert_chunk", fails)
+    def fails_in_a_worker(*args: Any) -> Any:
+        if os.getpid() != the_pass:
+            raise ValueError("a dialect's bug")
+        return real(*args)
+
+    monkeypatch.setattr(split, "_convert_chunk", fails_in_a_worker)
     runner = fixed_clock_runner(tmp_path / "split", largest, split_from_bytes=1)
     messages = [error.message for error in runner.run().errors]
     assert len(messages) == len(sessions)
     assert all("converting its lines failed: ValueError: a dialect's bug" in m for m in messages)
+
+
+def test_a_conversion_that_fails_in_a_chunk_of_the_pass_s_own_fails_its_session_as_in_one_process(
+        largest: Path, sessions: dict[str, str], landed_in_one_process: dict[str, list[tuple[int, str, str]]],
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    the_pass = os.getpid()
+    real = split._convert_chunk
+
+    def fails_in_the_pass(*args: Any) -> Any:
+        if os.getpid() == the_pass:
+            raise ValueError("a dialect's bug")
+        return real(*args)
+
+    monkeypatch.setattr(split, "_convert_chunk", fails_in_the_pass)
+    monkeypatch.setattr(split._Worker, "ready", lambda self: False)  # the pass converts whenever it may
+    runner = fixed_clock_runner(tmp_path / "split", largest, split_from_bytes=1, max_delta_bytes=65536)
+    # a large session's main transcript reads in many chunks, so the pass converts some of them;
+    # the small one's is one chunk, its worker's
+    failed = {error.session: error.message for error in runner.run().errors}
+    assert set(failed.values()) == {"ValueError: a dialect's bug"}
+    assert sessions[_LARGEST] in failed and sessions[_SMALL] not in failed
+    monkeypatch.undo()
+    land_until_done(runner)
+    for session, records in landed_in_one_process.items():
+        assert landed_records(runner.root, session) == records
+
+
+@pytest.mark.parametrize("worker_ready", [False, True])
+def test_the_largest_transcripts_land_the_same_bytes_whichever_chunks_the_pass_converts_itself(
+        worker_ready: bool, largest: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a worker never back in time: the pass converts every chunk it may; always: none
+    the_pass = os.getpid()
+    here: list[int] = []
+    real = split._convert_chunk
+
+    def spy(*args: Any) -> Any:
+        if os.getpid() == the_pass:
+            here.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(split, "_convert_chunk", spy)
+    monkeypatch.setattr(split._Worker, "ready", lambda self: worker_ready)
+    one, many = _same_root(largest, tmp_path)
+    assert not any(summary.errors for summary in one + many)
+    assert bool(here) is not worker_ready
 
 
 @pytest.fixture(scope="module")

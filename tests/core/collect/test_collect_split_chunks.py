@@ -6,6 +6,7 @@ instead of landing less."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import multiprocessing
 import os
 import select
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from asz_core.collect import SourceLine, pipes, split
@@ -254,14 +256,54 @@ class _Options:
 
 
 @pytest.mark.parametrize(("cpus", "new_bytes", "dialect", "workers"), [
-    (3, 1 << 20, _Counting(), 3),   # large enough, CPUs enough, a dialect that splits
+    (2, 1 << 20, _Counting(), 1),   # large enough, a CPU beside the pass's, a dialect that splits
+    (3, 1 << 20, _Counting(), 2),   # a worker for each CPU but the pass's
     (8, 1 << 20, _Counting(), split.MOST_WORKERS),
-    (3, 1 << 20, _WholeOnly(), 0),  # a dialect that cannot be split never is
-    (2, 1 << 20, _Counting(), 0),   # two CPUs: a prover's, not a split's
+    (2, 1 << 20, _WholeOnly(), 0),  # a dialect that cannot be split never is
+    (1, 1 << 20, _Counting(), 0),   # one CPU: the pass's alone
     (3, 1023, _Counting(), 0),      # below the threshold
 ])
-def test_a_source_splits_from_the_threshold_on_three_cpus_and_only_in_a_dialect_that_splits(
+def test_a_source_splits_from_the_threshold_in_a_worker_for_each_cpu_but_the_pass_s_and_only_in_a_dialect_that_splits(
         cpus: int, new_bytes: int, dialect: Any, workers: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ASZ_WORKERS", raising=False)
     monkeypatch.setattr(split.os, "sched_getaffinity", lambda pid: set(range(cpus)))
     assert split.split_workers(_Options(1024), dialect, new_bytes) == workers  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("worker_ready", [False, True])
+def test_the_pass_converts_chunks_itself_while_the_next_is_in_a_worker_and_hands_all_on_in_line_order(
+        worker_ready: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a chunk a block as read, and a worker that never (or always) says its chunk is back: the
+    # pass converts every chunk it may (or none) itself; either way every line, in order, once
+    monkeypatch.setattr(split, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(split._Worker, "ready", lambda self: worker_ready)
+    the_pass = os.getpid()
+    here = []
+    real = split._convert_chunk
+
+    def spy(*args: Any) -> Any:
+        if os.getpid() == the_pass:
+            here.append(args[1].first)
+        return real(*args)
+
+    monkeypatch.setattr(split, "_convert_chunk", spy)
+    lines = [b'{"n":%d,"pad":"%s"}' % (i, b"p" * (i % 200)) for i in range(20_000)]  # 2.2 MB: 9 blocks
+    source = tmp_path / "source.jsonl"
+    data = b"\n".join(lines) + b"\n"
+    source.write_bytes(data)
+    dialect = _Counting()
+    fd = os.open(source, os.O_RDONLY)
+    try:
+        converted = list(split._converted_chunks(LineReader(fd, 0, size=len(data)), 0, 0, dialect, source,
+                                                 1 << 20, 1, 1 << 19))
+    finally:
+        os.close(fd)
+    assert [chunk.first for chunk in converted] == list(itertools.accumulate(
+        [1] + [len(chunk.ends) for chunk in converted[:-1]]))
+    landed = b"\n".join(chunk.lines for chunk in converted).split(b"\n")
+    assert [orjson.loads(line)["parts"][0]["data"]["n"] for line in landed] == list(range(20_000))
+    assert dialect.seen == 20_000  # every part joined, the pass's own too
+    if worker_ready:
+        assert not here
+    else:
+        assert 0 < len(here) < len(converted)  # the worker converted its share meanwhile
