@@ -33,7 +33,8 @@ lands, byte for byte, and every guarantee about a crash stay those of one proces
   saying each warning as its record is written; the collector makes the files durable and
   moves the cursor exactly as for lines it converted (:func:`~.append._land_windows`).
 * A line longer than a chunk is converted in the pass's process at its turn, with the source's
-  dialect: no process holds it more often than one process landing alone would.
+  dialect, and no chunk is read beyond it before then: no process holds it, or more such lines at
+  once, more often than one process landing alone would.
 * At most :data:`CHUNKS_AHEAD` chunks a worker are out at once, so memory stays bounded, and the
   reader keeps the bytes a tail digest may need from the first line not yet landed
   (:meth:`~.lines.LineReader.hold`), however far ahead the chunks are read.
@@ -426,6 +427,13 @@ class _Worker(PipedProcess):
         self.end(_NO_MORE if finished else None)
 
 
+def _reads_on(out: deque[tuple[int, _Worker | _Converted | _Chunk]], most: int) -> bool:
+    """Whether :func:`_converted_chunks` may read another chunk ahead: fewer than ``most`` are
+    out, and the last one read is no long line (held whole until its turn: no chunk is read
+    beyond it before then, so the pass holds one such line at a time, as one process does)."""
+    return len(out) < most and not (out and isinstance(out[-1][1], _Chunk))
+
+
 def _chunks(reader: LineReader, ordinal: int) -> Iterator[_Chunk]:
     """The reader's complete lines in chunks of at most :data:`CHUNK_BYTES` (runs of lines as
     the reader read them, counted, not split), the first line numbered ``ordinal + 1``; a line
@@ -602,7 +610,7 @@ def _converted_chunks(reader: LineReader, offset: int, ordinal: int, dialect: Sp
                                    tuple(fd for worker in started for fd in worker.fds)))
         more = True
         while True:
-            while more and len(out) < most_out and started[turn % workers].out < CHUNKS_AHEAD:
+            while more and _reads_on(out, most_out) and started[turn % workers].out < CHUNKS_AHEAD:
                 chunk = next(chunks, None)
                 if chunk is None:
                     more = False
@@ -618,7 +626,8 @@ def _converted_chunks(reader: LineReader, offset: int, ordinal: int, dialect: Sp
             if not out:
                 break
             start, head = out[0]
-            if isinstance(head, _Worker) and more and held < PASS_AHEAD and len(out) < most_out and not head.ready():
+            if (isinstance(head, _Worker) and more and held < PASS_AHEAD and _reads_on(out, most_out)
+                    and not head.ready()):
                 # the chunk to land next is still in its worker: convert the next one here meanwhile
                 chunk = next(chunks, None)
                 if chunk is None:

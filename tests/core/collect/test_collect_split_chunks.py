@@ -307,3 +307,46 @@ def test_the_pass_converts_chunks_itself_while_the_next_is_in_a_worker_and_hands
         assert not here
     else:
         assert 0 < len(here) < len(converted)  # the worker converted its share meanwhile
+
+
+@pytest.mark.parametrize("worker_ready", [False, True])
+def test_no_chunk_is_read_beyond_a_long_line_before_its_turn(
+        worker_ready: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # lines longer than a chunk among short ones: each is held whole until the pass converts it
+    # at its turn, so at most one is held at a time, whoever converts the chunks around it
+    monkeypatch.setattr(split, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(split._Worker, "ready", lambda self: worker_ready)
+    the_pass = os.getpid()
+    held = [0]
+    most = [0]
+    real_chunks, real_gather = split._chunks, split._gather
+
+    def counted_chunks(*args: Any) -> Iterator[split._Chunk]:
+        for chunk in real_chunks(*args):
+            if chunk.local:
+                held[0] += 1
+                most[0] = max(most[0], held[0])
+            yield chunk
+
+    def counted_gather(*args: Any) -> Any:
+        if os.getpid() == the_pass and args[1].local:
+            held[0] -= 1
+        return real_gather(*args)
+
+    monkeypatch.setattr(split, "_chunks", counted_chunks)
+    monkeypatch.setattr(split, "_gather", counted_gather)
+    lines = []
+    for i in range(3_000):
+        pad = b"q" * (300_000 if i % 100 == 50 else i % 200)  # 30 lines longer than a block
+        lines.append(b'{"n":%d,"pad":"%s"}' % (i, pad))
+    source = tmp_path / "source.jsonl"
+    data = b"\n".join(lines) + b"\n"
+    source.write_bytes(data)
+    fd = os.open(source, os.O_RDONLY)
+    try:
+        converted = list(split._converted_chunks(LineReader(fd, 0, size=len(data)), 0, 0, _Counting(), source,
+                                                 1 << 20, 1, 1 << 19))
+    finally:
+        os.close(fd)
+    assert sum(len(chunk.ends) for chunk in converted) == 3_000
+    assert most == [1] and held == [0]
