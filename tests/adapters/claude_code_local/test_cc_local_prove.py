@@ -4,9 +4,8 @@ A source whose dialect does not split, with as many new bytes as a split needs, 
 beside the pass's process on two CPUs or more (:mod:`asz_core.collect.prove`). The Claude Code
 dialect splits; here it is taken as one that does not (the collector is told no source splits),
 so that the prover's work is checked against the corpus. Every source has one
-(``split_from_bytes: 1``),
-landed beside a landing with none (``split_from_bytes: 0``) on the same clock: every file of
-every session must be the same bytes. A prover that dies, sends back late, or sends back the
+(``split_from_bytes: 1``), landed beside a landing with none (``split_from_bytes: 0``) on the
+same clock: every file of every session must be the same bytes. A prover that dies, sends back late, or sends back the
 proofs of other bytes only leaves more of the work to the pass, which lands the same bytes.
 """
 

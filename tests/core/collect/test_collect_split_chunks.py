@@ -270,13 +270,31 @@ def test_a_source_splits_from_the_threshold_in_a_worker_for_each_cpu_but_the_pas
     assert split.split_workers(_Options(1024), dialect, new_bytes) == workers  # type: ignore[arg-type]
 
 
+def _one_block_chunks_and_a_worker(monkeypatch: pytest.MonkeyPatch, ready: bool) -> None:
+    """Chunks of one block as read, and a worker that never (or always) says its chunk is back:
+    the pass converts every chunk it may (or none) itself."""
+    monkeypatch.setattr(split, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(split._Worker, "ready", lambda self: ready)
+
+
+def _split_in_one_worker(tmp_path: Path, lines: list[bytes], dialect: _Counting) -> list[split._Converted]:
+    """``lines`` written to a source, converted by one worker and the pass, in the order handed on."""
+    source = tmp_path / "source.jsonl"
+    data = b"\n".join(lines) + b"\n"
+    source.write_bytes(data)
+    fd = os.open(source, os.O_RDONLY)
+    try:
+        return list(split._converted_chunks(LineReader(fd, 0, size=len(data)), 0, 0, dialect, source, 1 << 20, 1,
+                                            1 << 19))
+    finally:
+        os.close(fd)
+
+
 @pytest.mark.parametrize("worker_ready", [False, True])
 def test_the_pass_converts_chunks_itself_while_the_next_is_in_a_worker_and_hands_all_on_in_line_order(
         worker_ready: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # a chunk a block as read, and a worker that never (or always) says its chunk is back: the
-    # pass converts every chunk it may (or none) itself; either way every line, in order, once
-    monkeypatch.setattr(split, "CHUNK_BYTES", 4096)
-    monkeypatch.setattr(split._Worker, "ready", lambda self: worker_ready)
+    # either way every line, in order, once
+    _one_block_chunks_and_a_worker(monkeypatch, worker_ready)
     the_pass = os.getpid()
     here = []
     real = split._convert_chunk
@@ -288,16 +306,8 @@ def test_the_pass_converts_chunks_itself_while_the_next_is_in_a_worker_and_hands
 
     monkeypatch.setattr(split, "_convert_chunk", spy)
     lines = [b'{"n":%d,"pad":"%s"}' % (i, b"p" * (i % 200)) for i in range(20_000)]  # 2.2 MB: 9 blocks
-    source = tmp_path / "source.jsonl"
-    data = b"\n".join(lines) + b"\n"
-    source.write_bytes(data)
     dialect = _Counting()
-    fd = os.open(source, os.O_RDONLY)
-    try:
-        converted = list(split._converted_chunks(LineReader(fd, 0, size=len(data)), 0, 0, dialect, source,
-                                                 1 << 20, 1, 1 << 19))
-    finally:
-        os.close(fd)
+    converted = _split_in_one_worker(tmp_path, lines, dialect)
     assert [chunk.first for chunk in converted] == list(itertools.accumulate(
         [1] + [len(chunk.ends) for chunk in converted[:-1]]))
     landed = b"\n".join(chunk.lines for chunk in converted).split(b"\n")
@@ -314,8 +324,7 @@ def test_no_chunk_is_read_beyond_a_long_line_before_its_turn(
         worker_ready: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # lines longer than a chunk among short ones: each is held whole until the pass converts it
     # at its turn, so at most one is held at a time, whoever converts the chunks around it
-    monkeypatch.setattr(split, "CHUNK_BYTES", 4096)
-    monkeypatch.setattr(split._Worker, "ready", lambda self: worker_ready)
+    _one_block_chunks_and_a_worker(monkeypatch, worker_ready)
     the_pass = os.getpid()
     held = [0]
     most = [0]
@@ -339,14 +348,6 @@ def test_no_chunk_is_read_beyond_a_long_line_before_its_turn(
     for i in range(3_000):
         pad = b"q" * (300_000 if i % 100 == 50 else i % 200)  # 30 lines longer than a block
         lines.append(b'{"n":%d,"pad":"%s"}' % (i, pad))
-    source = tmp_path / "source.jsonl"
-    data = b"\n".join(lines) + b"\n"
-    source.write_bytes(data)
-    fd = os.open(source, os.O_RDONLY)
-    try:
-        converted = list(split._converted_chunks(LineReader(fd, 0, size=len(data)), 0, 0, _Counting(), source,
-                                                 1 << 20, 1, 1 << 19))
-    finally:
-        os.close(fd)
+    converted = _split_in_one_worker(tmp_path, lines, _Counting())
     assert sum(len(chunk.ends) for chunk in converted) == 3_000
     assert most == [1] and held == [0]
