@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -91,6 +92,11 @@ class PipedProcess:
         finally:
             os.close(theirs)
             os.close(mine)
+
+    def ready(self) -> bool:
+        """Whether a message it sent has begun to arrive (never waits): reading it then waits only
+        for the rest of a message under way."""
+        return bool(select.select([self.inbox], [], [], 0)[0])
 
     @property
     def fds(self) -> tuple[int, int]:

@@ -28,7 +28,6 @@ The prover dies with the pass (``PR_SET_PDEATHSIG``) and is killed when the sour
 from __future__ import annotations
 
 import os
-import select
 import struct
 from collections import deque
 from collections.abc import Generator, Iterable, Iterator
@@ -184,9 +183,9 @@ class _Prover(PipedProcess):
         of those of earlier blocks that came back late; ``None`` if they are not back yet (they
         are let go of later) or it has died."""
         try:
-            while self.back < number and self._ready():
+            while self.back < number and self.ready():
                 self._read()
-            if self.back == number and self._ready():
+            if self.back == number and self.ready():
                 proved_size, text = self._read()
                 if proved_size == size:  # else the proofs of other bytes: never, but never landed if so
                     return [text[at:at + _PROOF_CHARS] for at in range(0, len(text), _PROOF_CHARS)]
@@ -194,9 +193,6 @@ class _Prover(PipedProcess):
         except (EOFError, OSError, struct.error, UnicodeDecodeError):
             self.dead = True
         return None
-
-    def _ready(self) -> bool:
-        return bool(select.select([self.inbox], [], [], 0)[0])
 
     def _read(self) -> tuple[int, str]:
         size, count = _PROVED.unpack(read_exactly(self.inbox, _PROVED.size))

@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import select
 import struct
 import sys
 from array import array
@@ -410,10 +409,6 @@ class _Worker(PipedProcess):
         if isinstance(done, str):
             raise ConversionFailed(f"{self.path}: converting its lines failed: {done}")
         return done
-
-    def ready(self) -> bool:
-        """Whether the next chunk it converted has begun to come back (never waits)."""
-        return bool(select.select([self.inbox], [], [], 0)[0])
 
     def _died(self) -> ConversionFailed:
         self.process.join()
