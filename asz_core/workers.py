@@ -238,6 +238,7 @@ class _Process:
         theirs.close()
         self.pending: dict[int, str] = {}  #: index → session
         self.tasks = 0  #: tasks sent that it has not reported landed
+        self._asked_to_end = False
 
     def send(self, task: list[tuple[int, SessionClaim]]) -> None:
         self.inbox.put(task)
@@ -253,10 +254,16 @@ class _Process:
         """Whether it has landed every task it was sent and holds sessions not committed."""
         return not self.tasks and bool(self.pending)
 
+    def ask_to_end(self) -> None:
+        """Ask it to commit what it holds and end, without waiting for it (:meth:`stop` waits)."""
+        if not self._asked_to_end and self.process.is_alive():
+            self.inbox.put(None)
+            self._asked_to_end = True
+
     def stop(self) -> None:
         """Let it commit what it holds and end (or end it, if it does not)."""
         if self.process.is_alive():
-            self.inbox.put(None)
+            self.ask_to_end()
             self.process.join(timeout=60)
             if self.process.is_alive():
                 self.process.kill()
@@ -353,5 +360,14 @@ def land_in_workers(host: PluginHost, actx: AdapterContext, claims: Iterable[Ses
                 if worker.process.sentinel in ready and not worker.process.is_alive():
                     died(worker)
     finally:
-        for worker in alive:
-            worker.stop()
+        _end_all(alive)
+
+
+def _end_all(workers: list[_Process]) -> None:
+    """Let every worker commit what it holds and end: each is asked before any is waited for, so
+    they commit and end side by side (asked in turn, each once the one before had ended, the pass
+    waited for their ends one after the other)."""
+    for worker in workers:
+        worker.ask_to_end()
+    for worker in workers:
+        worker.stop()

@@ -1,5 +1,6 @@
-"""The order in which a pass sends its claims to the workers: largest first within each block of
-a few groups' worth, every claim once, with the index that merges it back in claim order."""
+"""The order in which a pass sends its claims to the workers (largest first within each block of
+a few groups' worth, every claim once, with the index that merges it back in claim order), and
+in which it ends them (all asked, then each waited for)."""
 
 from __future__ import annotations
 
@@ -53,3 +54,20 @@ def test_a_later_block_is_not_taken_before_the_first_is_sent(tmp_path: Path) -> 
     for block in range(3):
         part = rest[block * workers._ORDERED_AHEAD:(block + 1) * workers._ORDERED_AHEAD]
         assert {index // workers._ORDERED_AHEAD for index, _ in part} == {block}
+
+
+def test_every_worker_is_asked_to_end_before_the_pass_waits_for_any() -> None:
+    calls: list[str] = []
+
+    class Worker:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def ask_to_end(self) -> None:
+            calls.append(f"ask {self.name}")
+
+        def stop(self) -> None:
+            calls.append(f"wait {self.name}")
+
+    workers._end_all([Worker("a"), Worker("b"), Worker("c")])  # type: ignore[list-item]
+    assert calls == ["ask a", "ask b", "ask c", "wait a", "wait b", "wait c"]
