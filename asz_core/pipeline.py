@@ -33,7 +33,7 @@ from asz_core.root.locks import LockBusy
 from asz_core.root.owed import METRICS, PARSE, PassOwed, forget_log
 from asz_core.root.storage import StorageRoot
 from asz_core.tally import AdapterCounters, PassSummary, SessionOutcome
-from asz_core.workers import DEFAULT_FROM_SESSIONS, configured_workers, land_in_workers
+from asz_core.workers import DECIDED_BY, DEFAULT_FROM_SESSIONS, configured_workers, land_in_workers
 
 __all__ = ["PassRefused", "describe_failure", "hold_root", "run_pass"]
 
@@ -258,14 +258,15 @@ def _processes(info: AdapterInfo, actx: AdapterContext, to_land: Iterator[Sessio
     known = total
     from_sessions = info.parallel_from or DEFAULT_FROM_SESSIONS
     if not known and explicit_workers(actx.options) is None:
-        to_land, known = _look_ahead(to_land, from_sessions)
+        to_land, known = _look_ahead(to_land, max(from_sessions, DECIDED_BY))
     return to_land, configured_workers(actx.options, known, from_sessions)
 
 
 def _look_ahead(claims: Iterator[SessionClaim], most: int) -> tuple[Iterator[SessionClaim], int]:
     """``claims`` unchanged, and how many there are up to ``most``: the default number of
-    worker processes depends on whether a pass has that many sessions to land, and a stream of
-    claims only says so once that many have been taken from it (and are held meanwhile)."""
+    worker processes depends on how many sessions a pass has to land, up to so many
+    (:data:`~asz_core.workers.DECIDED_BY`), and a stream of claims only says so once that many
+    have been taken from it (and are held meanwhile)."""
     head = list(islice(claims, most))
     return chain(head, claims), len(head)
 

@@ -32,11 +32,12 @@ and when the pass hears of it:
   past what landed), and the others land on.
 
 ``collector.workers`` (or ``$ASZ_WORKERS``) sets how many; one lands in the pass's own process.
-Unset, a pass on Linux with many sessions to land uses one process for each CPU it may use and
-one more (at most four): since a worker's sessions share one group commit, a landing waits for
-the disk only a small part of its time, which one process more than the CPUs fills, where a
-second process on every CPU only adds the cost of switching between them; a pass with a few
-sessions to land is not slowed by starting them (:func:`configured_workers`).
+Unset, a pass on Linux with many sessions to land uses one process for each CPU it may use and,
+once each would land more than a group, one more (at most four): since a worker's sessions share
+one group commit, a landing waits for the disk only a small part of its time, which one process
+more than the CPUs fills, where a second process on every CPU only adds the cost of switching
+between them; a pass with a few sessions to land is not slowed by starting them
+(:func:`configured_workers`).
 """
 
 from __future__ import annotations
@@ -62,8 +63,8 @@ if TYPE_CHECKING:
     from multiprocessing import Queue
     from multiprocessing.connection import Connection
 
-__all__ = ["DEFAULT_FROM_SESSIONS", "DEFAULT_MOST", "DEFAULT_PER_CPU", "DEFAULT_SPARE", "configured_workers",
-           "default_workers", "land_in_workers"]
+__all__ = ["DECIDED_BY", "DEFAULT_FROM_SESSIONS", "DEFAULT_MOST", "DEFAULT_PER_CPU", "DEFAULT_SPARE",
+           "configured_workers", "default_workers", "land_in_workers"]
 
 
 #: With no number configured, a pass lands in worker processes only with at least this many
@@ -74,31 +75,43 @@ DEFAULT_FROM_SESSIONS = 32
 #: once a group, not once a session, so a second worker on every CPU has little wait to fill and
 #: costs CPU to switch to (figures: benchmarks/README.md, "Figures behind the code's constants").
 DEFAULT_PER_CPU = 1
-#: ... and this many more, on more than one CPU: a worker still waits for the disk part of its
-#: time (its group's ``syncfs``, a page it writes to while that page is written back), and with
-#: as many workers as CPUs a CPU idles meanwhile; one process more fills those waits (figures:
-#: benchmarks/README.md, "Figures behind the code's constants").
+#: ... and this many more, on more than one CPU, once each worker would land more sessions than a
+#: group holds (:data:`~asz_core.root.group.GROUP_SESSIONS`): a worker still waits for the disk
+#: part of its time (its group's ``syncfs``, a page it writes to while that page is written
+#: back), and with as many workers as CPUs a CPU idles meanwhile; one process more fills those
+#: waits. With fewer sessions each worker commits once, at its end, and a process more only
+#: shares the CPUs (figures: benchmarks/README.md, "Figures behind the code's constants").
 DEFAULT_SPARE = 1
 #: ... and in at most this many.
 DEFAULT_MOST = 4
+#: How many sessions to land decide the default: with this many (or more), every number of
+#: workers the default may choose lands more than a group in each. A pass given its claims one
+#: at a time takes up to this many before it forks (:func:`~asz_core.pipeline.run_pass`).
+DECIDED_BY = DEFAULT_MOST * GROUP_SESSIONS + 1
 
 
 def default_workers(sessions: int, from_sessions: int = DEFAULT_FROM_SESSIONS) -> int:
     """How many processes land ``sessions`` when none is asked for (see :func:`configured_workers`):
     on Linux, from ``from_sessions`` sessions on, :data:`DEFAULT_PER_CPU` for each CPU this process
-    may use and :data:`DEFAULT_SPARE` more, at most :data:`DEFAULT_MOST`; else 1."""
+    may use, and :data:`DEFAULT_SPARE` more when each of them all would land more sessions than
+    a group holds, at most :data:`DEFAULT_MOST`; else 1."""
     linux = sys.platform == "linux" and sessions >= max(from_sessions, 1)
     cpus = len(os.sched_getaffinity(0)) if linux else 1
-    return min(DEFAULT_PER_CPU * cpus + DEFAULT_SPARE, DEFAULT_MOST) if cpus > 1 else 1
+    if cpus <= 1:
+        return 1
+    busy = min(DEFAULT_PER_CPU * cpus, DEFAULT_MOST)
+    spared = min(busy + DEFAULT_SPARE, DEFAULT_MOST)
+    return spared if sessions > spared * GROUP_SESSIONS else busy
 
 
 def configured_workers(options: dict[str, Any], sessions: int = 0,
                        from_sessions: int = DEFAULT_FROM_SESSIONS) -> int:
     """How many processes land this adapter's ``sessions``: ``$ASZ_WORKERS``, else the
     adapter's ``collector.workers``, else on Linux :data:`DEFAULT_PER_CPU` for each CPU this
-    process may use and :data:`DEFAULT_SPARE` more (at most :data:`DEFAULT_MOST`; 1 on one CPU)
-    once there are ``from_sessions`` sessions (the adapter's ``AdapterInfo.parallel_from``, else
-    :data:`DEFAULT_FROM_SESSIONS`), else 1; always 1 where processes cannot be forked (Windows).
+    process may use and :data:`DEFAULT_SPARE` more for many sessions (:func:`default_workers`; at
+    most :data:`DEFAULT_MOST`; 1 on one CPU) once there are ``from_sessions`` sessions (the
+    adapter's ``AdapterInfo.parallel_from``, else :data:`DEFAULT_FROM_SESSIONS`), else 1; always 1
+    where processes cannot be forked (Windows).
 
     The default is Linux's alone: elsewhere a forked process that does not exec is not safe
     with every system library (macOS), or there is no fork at all.

@@ -62,7 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus as corpus_gen
 from _common import REPO, table
 
-from asz_core.workers import DEFAULT_FROM_SESSIONS, default_workers
+from asz_core.workers import DECIDED_BY, DEFAULT_FROM_SESSIONS, default_workers
 
 if TYPE_CHECKING:
     from quiet import Quiet, Settling
@@ -595,7 +595,7 @@ def _landing(scratch: Path, kind: str, tag: str, config: Path) -> Run:
                      inner=lambda text: float(json.loads(text)["elapsed_s"]))
 
 
-def issue_table(work: Path, scratch: Path, repeat: int, workers: int, with_strace: bool, quiet: Quiet,
+def issue_table(work: Path, scratch: Path, repeat: int, with_strace: bool, quiet: Quiet,
                 only: set[str] | None = None) -> TableReport:
     """Issue 21's table: each corpus's floor, a cold landing in one process and with default
     workers (CPU and wall), in rotation round by round, system calls and fsyncs per session, the
@@ -603,7 +603,8 @@ def issue_table(work: Path, scratch: Path, repeat: int, workers: int, with_strac
     import pressure
     from table_report import TableReport, inodes_in_use
 
-    made = TableReport(workers, repeat, inodes=inodes_in_use(scratch))
+    made = TableReport((default_workers(DEFAULT_FROM_SESSIONS), default_workers(DECIDED_BY)), repeat,
+                       inodes=inodes_in_use(scratch))
     if not quiet.pressure:
         made.notes.append(f"I/O and CPU pressure not read, the create cost alone decides: {pressure.unavailable()}")
     run_child([str(Path(sys.executable).with_name("asz-pipeline")), "--version"])  # writes bytecode
@@ -797,9 +798,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--adapters", default=",".join(ADAPTERS), help="comma-separated (default: all three)")
     parser.add_argument("--no-peer", action="store_true", help=f"do not run {PEER}")
     parser.add_argument("--peer-repeat", type=int, help=f"runs of {PEER} (default: --repeat)")
-    parser.add_argument("--workers", type=int, default=default_workers(DEFAULT_FROM_SESSIONS),
+    parser.add_argument("--workers", type=int, default=default_workers(DECIDED_BY),
                         help="also a cold pass with this many worker processes (collector.workers; "
-                             "default: what a pass uses unset, one a CPU and one more, at most 4; 1: not measured)")
+                             "default: what a pass of many sessions uses unset, one a CPU and one more, at most "
+                             "4; 1: not measured)")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of one cold pass instead")
     parser.add_argument("--table", action="store_true",
                         help="print issue 21's table instead: the shared transcripts, the same x10, 2,000 small "
@@ -842,7 +844,7 @@ def main(argv: list[str] | None = None) -> int:
 
             levels = quiet_machine.Levels(args.quiet_create_us, args.quiet_io_pct, args.quiet_cpu_pct)
             quiet = quiet_machine.Quiet(work, levels, args.quiet_wait, pressure=pressure.unavailable() is None)
-            made = issue_table(corpora, work, args.repeat, args.workers, not args.no_strace, quiet,
+            made = issue_table(corpora, work, args.repeat, not args.no_strace, quiet,
                                set(args.only.split(",")) if args.only else None)
             made.print()
             if args.readme:

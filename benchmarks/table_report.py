@@ -25,7 +25,9 @@ from quiet import Quiet, Settling
 class TableReport:
     """What ``--table`` measured: printed under each other, and the README's generated part."""
 
-    workers: int
+    #: the default number of workers on this machine for a pass whose workers would each land a
+    #: group of sessions or fewer, and for one of more sessions (``default_workers``)
+    workers: tuple[int, int]
     repeat: int
     rows: list[tuple[str, ...]] = field(default_factory=list)
     rounds: list[str] = field(default_factory=list)    #: each row's ratio round by round, a phrase each
@@ -39,7 +41,7 @@ class TableReport:
     @property
     def heads(self) -> tuple[str, ...]:
         return ("corpus", "sessions", "MB", "floor CPU / wall (s)", "1 process CPU / wall (s)", "% of floor",
-                f"{self.workers} workers CPU / wall (s)", "% of floor (wall)", "syscalls / session",
+                "default workers CPU / wall (s)", "% of floor (wall)", "syscalls / session",
                 "fsyncs / session", "target 1 process / workers")
 
     @property
@@ -51,10 +53,18 @@ class TableReport:
         return (f"asz landing claude-code-local's transcripts (no parse, no metrics derivation) beside the floor "
                 f"(read + orjson.loads + SHA-256 of every line, one process); CPU (user + system, workers "
                 f"included) / wall seconds, medians of {self.repeat} rounds, each round the floor, one process "
-                f"and the default workers ({self.workers} on this machine) in rotation, each run once the machine "
+                f"and the default workers ({self.workers_said()}) in rotation, each run once the machine "
                 f"is quiet (a create's CPU, I/O and CPU pressure); % of the floor: the median of the per-round "
                 f"ratios, the floor's CPU over asz's in one process and the floor's wall over asz's with workers; "
                 f"system calls and fsyncs per session: one more landing in one process under strace -f -c")
+
+    def workers_said(self) -> str:
+        """The default workers on this machine, in words."""
+        few, many = self.workers
+        if few == many:
+            return f"{many} on this machine"
+        return (f"on this machine {few} where each would land a group of sessions or fewer, as the shared "
+                f"transcripts' do, {many} for more")
 
     def print(self) -> None:
         print(self.method())

@@ -19,7 +19,7 @@ LOUD = quiet.Settling((quiet.Reading(30.0, 41.0, 0.0),) * 31, 90.0, ("I/O",))
 
 
 def _made(*settlings: object, floor_cpu: float = 0.22) -> object:
-    made = table_report.TableReport(workers=4, repeat=3, started=datetime(2026, 12, 2, 4, 10, tzinfo=UTC))
+    made = table_report.TableReport(workers=(2, 3), repeat=3, started=datetime(2026, 12, 2, 4, 10, tzinfo=UTC))
     made.rows.append(("shared transcripts", "62", "16.7", f"{floor_cpu:.2f} / 0.24", "0.60 / 0.67", "34.8 %",
                       "0.74 / 0.52", "41.9 %", "111", "0.05 (0.02 a file)", "≥ 25 % / ≥ 40 %"))
     made.rounds.append("shared transcripts 37.1, 32.3, 34.8 % in one process and 24.7, 41.9, 45.6 % with workers")
@@ -67,7 +67,7 @@ def test_the_generated_part_says_when_where_how_quiet_and_each_rounds_ratio(tmp_
     assert "I/O pressure 0\N{EN DASH}1 %" in text
     assert "1 of 2 runs waited for it, 3 s in all; every run started quiet (2 in all)." in text
     assert "(their own workers and fsyncs included): I/O pressure 6 %, CPU pressure 48 %." in " ".join(text.split())
-    assert "| corpus | sessions | MB | floor CPU / wall (s) |" in text and "| 4 workers CPU / wall (s) |" in text
+    assert "| corpus | sessions | MB | floor CPU / wall (s) |" in text and "| default workers CPU / wall (s) |" in text
     assert "Each round's ratio, in order: shared transcripts 37.1, 32.3, 34.8 % in one process" in " ".join(
         text.split())
     assert all(len(line) <= 100 for line in text.splitlines() if not line.startswith(("|", "`")))

@@ -12,8 +12,16 @@ import pytest
 
 from asz_core import hookimpl, pipeline, workers
 from asz_core.plugin import AdapterInfo, Found, SessionClaim
+from asz_core.root.group import GROUP_SESSIONS
 from asz_core.testing import PassRunner
-from asz_core.workers import DEFAULT_FROM_SESSIONS, DEFAULT_MOST, DEFAULT_PER_CPU, DEFAULT_SPARE, configured_workers
+from asz_core.workers import (
+    DECIDED_BY,
+    DEFAULT_FROM_SESSIONS,
+    DEFAULT_MOST,
+    DEFAULT_PER_CPU,
+    DEFAULT_SPARE,
+    configured_workers,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -41,6 +49,21 @@ def test_unset_it_is_one_a_cpu_and_one_more_once_there_are_many_sessions(monkeyp
     assert configured_workers({}, 10_000) == 1  # one CPU: the pass's own process, no spare
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="the default forks only on Linux")
+def test_unset_the_spare_comes_only_once_each_worker_would_land_more_than_a_group(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    with_spare = 2 * DEFAULT_PER_CPU + DEFAULT_SPARE
+    # each of three would land a group or less: each commits once, at its end, with no wait to fill
+    assert configured_workers({}, DEFAULT_FROM_SESSIONS) == 2 * DEFAULT_PER_CPU
+    assert configured_workers({}, with_spare * GROUP_SESSIONS) == 2 * DEFAULT_PER_CPU
+    assert configured_workers({}, with_spare * GROUP_SESSIONS + 1) == with_spare
+    assert configured_workers({}, DECIDED_BY) == with_spare
+    # where the CPUs alone make the most, there is no spare to add
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(4)))
+    assert configured_workers({}, DEFAULT_FROM_SESSIONS) == configured_workers({}, 10_000) == DEFAULT_MOST
+
+
 def test_unset_it_is_one_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(workers.sys, "platform", "darwin")
     assert configured_workers({}, 10_000) == 1
@@ -50,7 +73,7 @@ def test_unset_it_is_one_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_an_adapter_with_long_sessions_lowers_the_threshold(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     assert configured_workers({}, 7, from_sessions=8) == 1
-    assert configured_workers({}, 8, from_sessions=8) == 3
+    assert configured_workers({}, 8, from_sessions=8) == 2 * DEFAULT_PER_CPU
     assert configured_workers({"collector": {"workers": 1}}, 8, from_sessions=8) == 1
 
 
@@ -81,11 +104,13 @@ def _streaming_parallel_adapter(sessions: int, parallel_from: int | None = None)
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the default forks only on Linux")
-@pytest.mark.parametrize(("sessions", "parallel_from"), [(3, None), (DEFAULT_FROM_SESSIONS, None), (3, 4), (4, 4)])
-def test_a_stream_of_claims_is_counted_up_to_the_threshold(asz_pass: PassRunner, monkeypatch: pytest.MonkeyPatch,
-                                                           sessions: int, parallel_from: int | None) -> None:
+@pytest.mark.parametrize(("sessions", "parallel_from"), [(3, None), (DEFAULT_FROM_SESSIONS, None), (3, 4), (4, 4),
+                                                      (DECIDED_BY + 5, None), (DECIDED_BY + 5, 4)])
+def test_a_stream_of_claims_is_counted_as_far_as_the_default_depends_on_it(
+        asz_pass: PassRunner, monkeypatch: pytest.MonkeyPatch, sessions: int, parallel_from: int | None) -> None:
     """Claims that come as a generator say how many there are only once taken: the pass looks
-    ahead as far as the threshold, and every claim still lands, once, in order."""
+    ahead as far as the default depends on their number (the threshold, and whether each worker
+    would land more than a group), and every claim still lands, once, in order."""
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     calls: list[tuple[int, list[str]]] = []
 
@@ -101,7 +126,8 @@ def test_a_stream_of_claims_is_counted_up_to_the_threshold(asz_pass: PassRunner,
     if sessions < (parallel_from or DEFAULT_FROM_SESSIONS):
         assert calls == []  # landed in this process
     else:
-        assert calls == [(2 * DEFAULT_PER_CPU + DEFAULT_SPARE, [f"s-{i}" for i in range(sessions)])]
+        spare = DEFAULT_SPARE if sessions > (2 * DEFAULT_PER_CPU + DEFAULT_SPARE) * GROUP_SESSIONS else 0
+        assert calls == [(2 * DEFAULT_PER_CPU + spare, [f"s-{i}" for i in range(sessions)])]
 
 
 def test_the_pass_imports_what_landing_needs_before_it_forks_its_workers(
