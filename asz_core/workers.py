@@ -93,8 +93,8 @@ DECIDED_BY = DEFAULT_MOST * GROUP_SESSIONS + 1
 def default_workers(sessions: int, from_sessions: int = DEFAULT_FROM_SESSIONS) -> int:
     """How many processes land ``sessions`` when none is asked for (see :func:`configured_workers`):
     on Linux, from ``from_sessions`` sessions on, :data:`DEFAULT_PER_CPU` for each CPU this process
-    may use, and :data:`DEFAULT_SPARE` more when each of them all would land more sessions than
-    a group holds, at most :data:`DEFAULT_MOST`; else 1."""
+    may use, and :data:`DEFAULT_SPARE` more once each of the workers with it would land more
+    sessions than a group holds, at most :data:`DEFAULT_MOST`; else 1."""
     linux = sys.platform == "linux" and sessions >= max(from_sessions, 1)
     cpus = len(os.sched_getaffinity(0)) if linux else 1
     if cpus <= 1:
