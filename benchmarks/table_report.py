@@ -63,8 +63,7 @@ class TableReport:
         few, many = self.workers
         if few == many:
             return f"{many} on this machine"
-        return (f"on this machine {few} where each would land a group of sessions or fewer, as the shared "
-                f"transcripts' do, {many} for more")
+        return f"on this machine {few} where each would land a group of sessions or fewer, {many} for more"
 
     def print(self) -> None:
         print(self.method())
