@@ -33,21 +33,15 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import shutil
-import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+# The child imports what ``children.py land`` imports and asz, nothing of the harness: its start
+# is part of what it times. The harness's modules are imported where the harness uses them.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import session_phases  # found on the path just given: the sessions and the configuration
-from _common import table
-
-#: ``pass.py``: the table's configuration and its children's environment
-bench_pass = session_phases.bench_pass
 
 #: the pass's steps marked in the child: (module, attribute, the mark made as it is entered, as
 #: it returns); a wrapper costs a few microseconds, once per pass
@@ -163,10 +157,14 @@ def one_landing(config: Path, report: Path, python: str = sys.executable) -> Lan
     """The child run once (step 2) by ``python``, ``/proc/stat`` read meanwhile (step 4): its
     marks, its processes' figures, its wall and its CPU (the pass's and its workers'), and the
     CPUs' idle share by phase."""
+    import subprocess
+
+    import session_phases  # found on the path given above: ``pass.py``, its children's environment
+
     report.unlink(missing_ok=True)
     started_ns = time.time_ns()
     child_process = subprocess.Popen([python, __file__, "child", str(config), str(started_ns), str(report)],
-                                     stdout=subprocess.DEVNULL, env=bench_pass.child_env())
+                                     stdout=subprocess.DEVNULL, env=session_phases.bench_pass.child_env())
     samples = []
     while child_process.poll() is None:
         samples.append(((time.time_ns() - started_ns) / 1e6, *_stat()))
@@ -191,11 +189,15 @@ def one_landing(config: Path, report: Path, python: str = sys.executable) -> Lan
 
 
 def _median(values: list[float]) -> float:
+    import statistics
+
     return statistics.median(values) if values else float("nan")
 
 
 def summary(landings: list[Landing]) -> str:
     """Step 5: the medians of ``landings``' figures, as three tables and the budget's line."""
+    from _common import table
+
     at = {label: _median([m["marks"][label] for m in landings if label in m["marks"]])
           for label in landings[0]["marks"]}
     marks = [(label, f"{ms:.1f}") for label, ms in sorted(at.items(), key=lambda item: item[1])]
@@ -232,6 +234,11 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "child":
         child(sys.argv[2], int(sys.argv[3]), sys.argv[4])
         return
+    import shutil
+
+    import session_phases  # the sessions, the command line; ``pass.py``: the table's configuration
+
+    bench_pass = session_phases.bench_pass
     made = session_phases.parser(__doc__.splitlines()[0])
     made.add_argument("--corpus", default="many-small", choices=("many-small", "shared", "shared-x10"),
                       help="the table's corpus to land (default: many-small)")
