@@ -8,7 +8,8 @@ timed where it happens, so that a change is aimed at a share that is there:
 1. the sessions are ``many-small``'s (or ``--corpus``, another of the table's corpora: ``shared``,
    ``shared-x10``), whole transcripts as the table lands them (``--lines`` cuts them:
    ``session_phases.cut_corpus``), landed with the table's configuration and default workers
-   (``--workers`` sets a number), each round into a new root, by a child process that lands as
+   (``--workers`` sets a number), each round into a root never used (the last one moved aside, so
+   the configuration is read from its cache, as in the table), by a child process that lands as
    the table's does (``children.py land``) with the marks below;
 2. in the child, the pass's steps around its workers are wrapped (:data:`STEPS`) to say when it
    reached them, in ms of wall from the moment the harness started the child: the configuration
@@ -158,18 +159,27 @@ def one_landing(config: Path, report: Path, python: str = sys.executable) -> Lan
     marks, its processes' figures, its wall and its CPU (the pass's and its workers'), and the
     CPUs' idle share by phase."""
     import subprocess
+    import threading
 
     import session_phases  # found on the path given above: ``pass.py``, its children's environment
 
     report.unlink(missing_ok=True)
+    samples: list[tuple[float, int, int]] = [(0.0, *_stat())]
     started_ns = time.time_ns()
     child_process = subprocess.Popen([python, __file__, "child", str(config), str(started_ns), str(report)],
                                      stdout=subprocess.DEVNULL, env=session_phases.bench_pass.child_env())
-    samples = []
-    while child_process.poll() is None:
-        samples.append(((time.time_ns() - started_ns) / 1e6, *_stat()))
-        time.sleep(0.01)
+    ended = threading.Event()
+
+    def sample() -> None:  # in a thread of its own, so the child's end is seen as it happens
+        while not ended.wait(0.01):
+            samples.append(((time.time_ns() - started_ns) / 1e6, *_stat()))
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    child_process.wait()
     wall = (time.time_ns() - started_ns) / 1e6
+    ended.set()
+    sampler.join()
     samples.append((wall, *_stat()))
     if child_process.returncode:
         raise SystemExit(f"the landing failed (exit {child_process.returncode})")
@@ -181,6 +191,7 @@ def one_landing(config: Path, report: Path, python: str = sys.executable) -> Lan
         marks.setdefault(label, at)
     forks = [at for label, at in the_pass["marks"] if label == "a worker forked"]
     marks["last worker forked"] = forks[-1]
+    marks["first worker ended"] = min(w["ended"] for w in workers)
     marks["last worker ended"] = max(w["ended"] for w in workers)
     marks["process exited"] = wall
     bounds = [0.0, forks[0], marks["last worker ended"], wall]
@@ -255,12 +266,18 @@ def main() -> None:
     roots.mkdir(parents=True)
     pythons = [sys.executable, *([args.vs] if args.vs else [])]
     landings: dict[str, list[Landing]] = {python: [] for python in pythons}
+    # one configuration a build, its root moved aside before each landing (``pass._fresh``): the
+    # same path each time, so the configuration is validated once and read from its cache after,
+    # as the table's landings read theirs
+    configs = {python: bench_pass.land_config(roots / f"asz-{k}.yaml", roots / f"root-{k}",
+                                              {"claude-code-local": projects}, args.workers)
+               for k, python in enumerate(pythons)}
     try:
         for n in range(args.rounds + 1):  # the first warms the caches and is not counted
-            for k, python in enumerate(pythons[n % len(pythons):] + pythons[:n % len(pythons)]):
-                config = bench_pass.land_config(roots / f"asz-{n}-{k}.yaml", roots / f"{n}-{k}",
-                                                {"claude-code-local": projects}, args.workers)
-                landed = one_landing(config, roots / f"report-{n}-{k}.jsonl", python)
+            for python in pythons[n % len(pythons):] + pythons[:n % len(pythons)]:
+                k = pythons.index(python)
+                bench_pass._fresh(roots / f"root-{k}", roots / "used")
+                landed = one_landing(configs[python], roots / f"report-{n}-{k}.jsonl", python)
                 if n:
                     landings[python].append(landed)
     finally:
