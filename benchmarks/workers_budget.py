@@ -14,7 +14,9 @@ timed where it happens, so that a change is aimed at a share that is there:
 2. in the child, the pass's steps around its workers are wrapped (:data:`STEPS`) to say when it
    reached them, in ms of wall from the moment the harness started the child: the configuration
    read, discovery done and the claims looked ahead, ``multiprocessing`` and the landing's modules
-   imported, each worker forked, the first task sent, the last outcome merged, the pass done;
+   imported, each worker forked, the first task sent, the last outcome merged, the pass done (and,
+   from what follows, the first and the last worker's end, and the child's exit as the harness
+   sees it);
 3. each worker, as it ends, says its CPU, its time runnable but waiting for a CPU and its time
    blocked (``/proc/self/schedstat``: the disk's waits, the queue's) and its minor faults; the
    pass says its own CPU, before its workers start and over their landing, its main thread apart
