@@ -276,8 +276,8 @@ def main() -> None:
                for k, python in enumerate(pythons)}
     try:
         for n in range(args.rounds + 1):  # the first warms the caches and is not counted
-            for python in pythons[n % len(pythons):] + pythons[:n % len(pythons)]:
-                k = pythons.index(python)
+            for k in bench_pass.rotated(range(len(pythons)), n):  # round n starts with build n, as the table's
+                python = pythons[k]
                 bench_pass._fresh(roots / f"root-{k}", roots / "used")
                 landed = one_landing(configs[python], roots / f"report-{n}-{k}.jsonl", python)
                 if n:
