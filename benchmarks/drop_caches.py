@@ -21,6 +21,9 @@ With ``--drop-caches``, before each row the harness:
    no timed run reads its sources, or asz's modules, from the disk.
 
 Writing that file needs root; where it cannot be written the table does not start.
+
+With or without it, the table's notes say for each row how much free memory the host still backed
+as its rounds began (:func:`unreported_free_mb`), the gauge of what its landings write into.
 """
 
 from __future__ import annotations
@@ -48,3 +51,26 @@ def drop_page_cache(control: Path = DROP_CACHES) -> None:
     the disk again when next asked for, and the pages are free."""
     os.sync()  # a dirty page is not dropped: written back first, it is
     control.write_text(PAGE_CACHE, "ascii")
+
+
+#: the order (in pages, a power of two) of the free blocks this guest reports to its host
+#: (``page_reporting``, Linux 5.14 and later, loaded with a balloon that asks for it)
+REPORTING_ORDER = Path("/sys/module/page_reporting/parameters/page_reporting_order")
+BUDDYINFO = Path("/proc/buddyinfo")
+
+
+def unreported_free_mb(buddyinfo: Path = BUDDYINFO, reporting_order: Path = REPORTING_ORDER) -> float | None:
+    """The free memory in blocks smaller than those the guest reports to its host, in MB: pages
+    the host still backs, which the kernel hands out first (it splits a larger block only when no
+    smaller one is free), so what a landing can write into before its pages cost a host's fault.
+    A drop of the page cache frees such blocks by the gigabyte (scattered pages seldom join into a
+    block large enough to be reported); a landing's writes use them up. ``None`` where the guest
+    reports no free pages to a host, or Linux does not say how its free memory lies."""
+    try:
+        order = int(reporting_order.read_text("ascii"))
+        # a line a zone, "Node 0, zone   Normal  19511  12185 ...": its free blocks of each order
+        zones = [line.split()[4:] for line in buddyinfo.read_text("ascii").splitlines()]
+        pages = sum(int(blocks) << k for counts in zones for k, blocks in enumerate(counts[:order]))
+    except (OSError, ValueError):
+        return None
+    return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
