@@ -595,31 +595,16 @@ def _landing(scratch: Path, kind: str, tag: str, config: Path) -> Run:
                      inner=lambda text: float(json.loads(text)["elapsed_s"]))
 
 
-def row_start(drop: bool, warm_up: Sequence[Callable[[], object]]) -> None:
-    """What comes before a row's first timed run: with ``drop``, the page cache dropped
-    (``drop_caches.py``: so the row does not write into pages the rows before it left the host to
-    fault in), then each of ``warm_up``, untimed (the row's corpus read, and with ``drop`` landed
-    once, so that no timed run reads its sources or asz's modules from the disk)."""
-    if drop:
-        import drop_caches
-
-        drop_caches.drop_page_cache()
-    for run in warm_up:
-        run()
-
-
 def issue_table(work: Path, scratch: Path, repeat: int, with_strace: bool, quiet: Quiet,
-                only: set[str] | None = None, drop: bool = False) -> TableReport:
+                only: set[str] | None = None) -> TableReport:
     """Issue 21's table: each corpus's floor, a cold landing in one process and with default
     workers (CPU and wall), in rotation round by round, system calls and fsyncs per session, the
-    no-op ``run`` at 2,000 sessions beside a stat-only process, and the peer; with ``drop``, the
-    page cache dropped before each row (:func:`row_start`)."""
-    import drop_caches
+    no-op ``run`` at 2,000 sessions beside a stat-only process, and the peer."""
     import pressure
     from table_report import TableReport, inodes_in_use
 
     made = TableReport((default_workers(DEFAULT_FROM_SESSIONS), default_workers(DECIDED_BY)), repeat,
-                       inodes=inodes_in_use(scratch), dropped=drop)
+                       inodes=inodes_in_use(scratch))
     if not quiet.pressure:
         made.notes.append(f"I/O and CPU pressure not read, the create cost alone decides: {pressure.unavailable()}")
     run_child([str(Path(sys.executable).with_name("asz-pipeline")), "--version"])  # writes bytecode
@@ -636,9 +621,7 @@ def issue_table(work: Path, scratch: Path, repeat: int, with_strace: bool, quiet
         size = sum(p.stat().st_size for p in files)
         ranges = [(str(p), 0) for p in files]
         configs = _configs(scratch, kind, {"claude-code-local": projects})
-        row_start(drop, [partial(floor_child, ranges, scratch)]  # the transcripts in the page cache
-                  + ([partial(_landing, scratch, kind, "1", configs[1])] if drop else []))
-        backed = drop_caches.unreported_free_mb()
+        floor_child(ranges, scratch)  # a warm-up, untimed: the transcripts in the page cache
         (floors, one, many), settlings = in_rotation(
             [partial(floor_child, ranges, scratch), partial(_landing, scratch, kind, "1", configs[1]),
              partial(_landing, scratch, kind, "w", configs[None])], repeat, quiet)
@@ -657,9 +640,8 @@ def issue_table(work: Path, scratch: Path, repeat: int, with_strace: bool, quiet
         sharen_wall = per_round_ratio([r.wall for r in floors], [r.wall for r in many])
         each_one = [f"{f.cpu / o.cpu * 100:.1f}" for f, o in zip(floors, one, strict=True)]
         each_many = [f"{f.wall / m.wall * 100:.1f}" for f, m in zip(floors, many, strict=True)]
-        pool = "" if backed is None else f"free memory the host still backs as its rounds began {backed:,.0f} MB; "
         made.notes.append(f"{title}: each round's % of the floor, 1 process {', '.join(each_one)}; workers (wall) "
-                          f"{', '.join(each_many)}; {pool}{quiet.describe(settlings)}")
+                          f"{', '.join(each_many)}; {quiet.describe(settlings)}")
         made.rounds.append(f"{title} {', '.join(each_one)} % in one process and {', '.join(each_many)} % "
                            f"with workers")
         made.rows.append((title, f"{sessions:,}", f"{size / MB:.1f}",
@@ -670,14 +652,12 @@ def issue_table(work: Path, scratch: Path, repeat: int, with_strace: bool, quiet
                           f"{counts[1] / sessions:.2f} ({counts[1] / files_landed:.2f} a file)" if counts else "-",
                           " / ".join(f"≥ {t} %" if t else "–" for t in (target_one, target_many))))  # noqa: RUF001
     if with_noop:
-        row_start(drop, [])  # the no-op row's first run, untimed, reads what the others will
         noop_row(work, scratch, repeat, with_strace, quiet, made)
     cmd = peer_installed()
     if cmd is None:
         made.notes.append(f"{PEER}: not installed; to compare, `python -m venv {PEER_VENV.name} && "
                           f"{PEER_VENV.name}/bin/pip install {PEER}` (or set CLAUDE_CODE_LOG to its command)")
     elif shared_cold is not None:
-        row_start(drop, [])  # the peer's first run is its warm-up (``repeated``)
         try:
             peer_run = repeated(max(1, repeat - 1),
                                 partial(_peer_cold, cmd, table_corpus("shared", work), scratch, itertools.count()))
@@ -839,9 +819,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet-cpu-pct", type=float, default=10.0,
                         help="with --table: and when some task waited for a CPU at most this %% of that window "
                              "(default 10; /proc/pressure/cpu)")
-    parser.add_argument("--drop-caches", action="store_true",
-                        help="with --table: drop the page cache before each row, so that no row writes into pages "
-                             "the rows before it left the host to fault in (needs root; see drop_caches.py)")
     parser.add_argument("--quiet-wait", type=float, default=90.0,
                         help="with --table: seconds to wait for all three at most before each run (default 90)")
     parser.add_argument("--readme", type=Path,
@@ -853,13 +830,6 @@ def main(argv: list[str] | None = None) -> int:
         refused = readme_refusal(args)
         if refused:
             print(refused, file=sys.stderr)
-            return 2
-    if args.drop_caches:
-        import drop_caches
-
-        cannot = drop_caches.unavailable()
-        if cannot:
-            print(f"--drop-caches: {cannot}", file=sys.stderr)
             return 2
     global _launcher, _cache_home
     work = Path(tempfile.mkdtemp(prefix="asz-bench-pass-"))
@@ -875,7 +845,7 @@ def main(argv: list[str] | None = None) -> int:
             levels = quiet_machine.Levels(args.quiet_create_us, args.quiet_io_pct, args.quiet_cpu_pct)
             quiet = quiet_machine.Quiet(work, levels, args.quiet_wait, pressure=pressure.unavailable() is None)
             made = issue_table(corpora, work, args.repeat, not args.no_strace, quiet,
-                               set(args.only.split(",")) if args.only else None, args.drop_caches)
+                               set(args.only.split(",")) if args.only else None)
             made.print()
             if args.readme:
                 return into_readme(made, quiet, args.readme, sys.argv[1:] if argv is None else argv)

@@ -4,9 +4,8 @@ generated part of the README's "Performance" section (``readme_block.py``).
 The README's part says, in this order: when the run was made, on what machine (with how full its
 file system was as the run began: a landing slows as the file system it lands on fills with
 files, which no look at the machine before a run sees; ``benchmarks/README.md``, round 24) and by
-what command; how quiet the machine was as each run started (``quiet.py``), and whether the page
-cache was dropped before each row (``drop_caches.py``); the table; each round's ratio, so a reader
-sees how far the rounds agree before trusting the median.
+what command; how quiet the machine was as each run started (``quiet.py``); the table; each
+round's ratio, so a reader sees how far the rounds agree before trusting the median.
 """
 
 from __future__ import annotations
@@ -38,8 +37,6 @@ class TableReport:
     started: datetime = field(default_factory=lambda: datetime.now(UTC))
     #: the inodes in use and in all on the file system the roots land on, as the run began
     inodes: tuple[int, int] | None = None
-    #: the page cache was dropped before each row (``drop_caches.py``)
-    dropped: bool = False
 
     @property
     def heads(self) -> tuple[str, ...]:
@@ -59,9 +56,7 @@ class TableReport:
                 f"and the default workers ({self.workers_said()}) in rotation, each run once the machine "
                 f"is quiet (a create's CPU, I/O and CPU pressure); % of the floor: the median of the per-round "
                 f"ratios, the floor's CPU over asz's in one process and the floor's wall over asz's with workers; "
-                f"system calls and fsyncs per session: one more landing in one process under strace -f -c"
-                + ("; the page cache dropped before each row, whose corpus is then read and landed once, untimed"
-                   if self.dropped else ""))
+                f"system calls and fsyncs per session: one more landing in one process under strace -f -c")
 
     def workers_said(self) -> str:
         """The default workers on this machine, in words."""
@@ -84,9 +79,6 @@ class TableReport:
         summary = quiet.summary(self.settlings)
         if not quiet.pressure:
             summary += " I/O and CPU pressure were not read (this kernel does not report them)."
-        if self.dropped:
-            summary += (" Before each row the page cache was dropped, and the row's corpus read and landed once, "
-                        "untimed (benchmarks/drop_caches.py).")
         where = readme_block.machine(quiet.scratch)
         if self.inodes is not None:
             used, total = self.inodes
