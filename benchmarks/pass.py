@@ -600,6 +600,7 @@ def issue_table(work: Path, scratch: Path, repeat: int, with_strace: bool, quiet
     """Issue 21's table: each corpus's floor, a cold landing in one process and with default
     workers (CPU and wall), in rotation round by round, system calls and fsyncs per session, the
     no-op ``run`` at 2,000 sessions beside a stat-only process, and the peer."""
+    import host_memory
     import pressure
     from table_report import TableReport, inodes_in_use
 
@@ -622,6 +623,7 @@ def issue_table(work: Path, scratch: Path, repeat: int, with_strace: bool, quiet
         ranges = [(str(p), 0) for p in files]
         configs = _configs(scratch, kind, {"claude-code-local": projects})
         floor_child(ranges, scratch)  # a warm-up, untimed: the transcripts in the page cache
+        backed = host_memory.unreported_free_mb()
         (floors, one, many), settlings = in_rotation(
             [partial(floor_child, ranges, scratch), partial(_landing, scratch, kind, "1", configs[1]),
              partial(_landing, scratch, kind, "w", configs[None])], repeat, quiet)
@@ -640,8 +642,9 @@ def issue_table(work: Path, scratch: Path, repeat: int, with_strace: bool, quiet
         sharen_wall = per_round_ratio([r.wall for r in floors], [r.wall for r in many])
         each_one = [f"{f.cpu / o.cpu * 100:.1f}" for f, o in zip(floors, one, strict=True)]
         each_many = [f"{f.wall / m.wall * 100:.1f}" for f, m in zip(floors, many, strict=True)]
+        pool = "" if backed is None else f"free memory the host still backs as its rounds began {backed:,.0f} MB; "
         made.notes.append(f"{title}: each round's % of the floor, 1 process {', '.join(each_one)}; workers (wall) "
-                          f"{', '.join(each_many)}; {quiet.describe(settlings)}")
+                          f"{', '.join(each_many)}; {pool}{quiet.describe(settlings)}")
         made.rounds.append(f"{title} {', '.join(each_one)} % in one process and {', '.join(each_many)} % "
                            f"with workers")
         made.rows.append((title, f"{sessions:,}", f"{size / MB:.1f}",
