@@ -813,9 +813,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-strace", action="store_true", help="with --table: no system call counts")
     parser.add_argument("--only", help="with --table: only these rows (shared, shared-x10, many-small, "
                                        "huge-transcript, noop; comma-separated)")
-    parser.add_argument("--quiet-create-us", type=float, default=100.0,
+    parser.add_argument("--quiet-create-us", type=float, default=40.0,
                         help="with --table: the filesystem is quiet when creating a file or directory costs at most "
-                             "this many µs of CPU (default 100; see create_cost.py)")
+                             "this many µs of CPU (default 40; see create_cost.py and quiet.Levels)")
     parser.add_argument("--quiet-io-pct", type=float, default=10.0,
                         help="with --table: and when some task stalled on I/O at most this %% of a 2 s window "
                              "(default 10; /proc/pressure/io)")

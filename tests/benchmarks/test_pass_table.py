@@ -86,6 +86,11 @@ def test_every_run_waits_for_a_quiet_machine_after_a_sync_not_only_a_rounds_firs
 LEVELS = quiet.Levels(create_us=100, io=10, cpu=10)
 
 
+def test_by_default_a_create_as_dear_as_minutes_after_a_large_deletion_is_not_quiet() -> None:
+    assert quiet.Levels().loud(quiet.Reading(62.0, 0.0, 0.0)) == ("create",)  # rounds 32 and 33: a third slower
+    assert quiet.Levels().loud(quiet.Reading(20.0, 0.0, 0.0)) == ()  # a quiet create on this VM: 12-20 µs
+
+
 def test_a_quiet_machine_is_looked_at_once_and_not_waited_for() -> None:
     slept: list[float] = []
     settled = quiet.settle(lambda: quiet.Reading(30.0, 1.0, 2.0), LEVELS, most_wait=90, interval=3,
