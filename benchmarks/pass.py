@@ -793,6 +793,9 @@ def into_readme(made: TableReport, quiet: Quiet, readme: Path, arguments: Sequen
 
 
 def main(argv: list[str] | None = None) -> int:
+    import quiet as quiet_machine  # here, not at the top: see the note under "the table's method"
+
+    quiet_at = quiet_machine.Levels()  # the quiet levels' defaults are the harness's own
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, help="a corpus written by corpus.py (made there when absent)")
     parser.add_argument("--preset", default="10mb", choices=sorted(corpus_gen.PRESETS))
@@ -813,15 +816,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-strace", action="store_true", help="with --table: no system call counts")
     parser.add_argument("--only", help="with --table: only these rows (shared, shared-x10, many-small, "
                                        "huge-transcript, noop; comma-separated)")
-    parser.add_argument("--quiet-create-us", type=float, default=40.0,
+    parser.add_argument("--quiet-create-us", type=float, default=quiet_at.create_us,
                         help="with --table: the filesystem is quiet when creating a file or directory costs at most "
-                             "this many µs of CPU (default 40; see create_cost.py and quiet.Levels)")
-    parser.add_argument("--quiet-io-pct", type=float, default=10.0,
+                             "this many µs of CPU (default %(default)g; see create_cost.py and quiet.Levels)")
+    parser.add_argument("--quiet-io-pct", type=float, default=quiet_at.io,
                         help="with --table: and when some task stalled on I/O at most this %% of a 2 s window "
-                             "(default 10; /proc/pressure/io)")
-    parser.add_argument("--quiet-cpu-pct", type=float, default=10.0,
+                             "(default %(default)g; /proc/pressure/io)")
+    parser.add_argument("--quiet-cpu-pct", type=float, default=quiet_at.cpu,
                         help="with --table: and when some task waited for a CPU at most this %% of that window "
-                             "(default 10; /proc/pressure/cpu)")
+                             "(default %(default)g; /proc/pressure/cpu)")
     parser.add_argument("--quiet-wait", type=float, default=90.0,
                         help="with --table: seconds to wait for all three at most before each run (default 90)")
     parser.add_argument("--readme", type=Path,
@@ -843,7 +846,6 @@ def main(argv: list[str] | None = None) -> int:
             corpora = args.work or work
             corpora.mkdir(parents=True, exist_ok=True)
             import pressure
-            import quiet as quiet_machine
 
             levels = quiet_machine.Levels(args.quiet_create_us, args.quiet_io_pct, args.quiet_cpu_pct)
             quiet = quiet_machine.Quiet(work, levels, args.quiet_wait, pressure=pressure.unavailable() is None)
