@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from asz_core.root import confined, faults
-from asz_core.root.durable import make_dirs, open_private, read_small, write_replace
+from asz_core.root.durable import make_dirs, open_private, read_small, write_replace, write_whole
 from asz_core.root.locks import FileLock
 from asz_core.root.storage import StorageRoot
 
@@ -300,9 +300,7 @@ class SeenTable:
                 # failed write (a full disk) may have left a line cut short
                 self._log_ours = False
                 faults.checkpoint(APPEND_STEP)
-                data = text.encode("utf-8")
-                while data:
-                    data = data[os.write(fd, data):]
+                write_whole(fd, text.encode("utf-8"))
                 os.fsync(fd)
             finally:
                 os.close(fd)

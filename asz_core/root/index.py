@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from asz_core.root import confined
-from asz_core.root.durable import make_dirs_text, open_landed, write_replace
+from asz_core.root.durable import make_dirs_text, open_landed, write_replace, write_whole
 from asz_core.root.layout import parse_file_name
 from asz_core.root.storage import landed_files, noted_next_seq
 
@@ -99,7 +99,7 @@ class SessionIndex:
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 data = "\n" + data  # rule 4: a line cut short stays a line of its own, never joins ours
-            os.write(fd, data.encode("utf-8"))
+            write_whole(fd, data.encode("utf-8"))
         finally:
             os.close(fd)
 

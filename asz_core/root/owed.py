@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from asz_core.root import faults
-from asz_core.root.durable import fsync_dir, open_private, read_small, write_replace
+from asz_core.root.durable import fsync_dir, open_private, read_small, write_replace, write_whole
 from asz_core.root.layout import RefusedId, check_id
 from asz_core.root.locks import FileLock, LockBusy
 
@@ -187,9 +187,7 @@ class PassOwed:
             fd = open_private(path, os.O_WRONLY | os.O_APPEND)
             try:
                 new = os.fstat(fd).st_size == 0
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
+                write_whole(fd, data)
                 os.fsync(fd)
             finally:
                 os.close(fd)

@@ -26,6 +26,7 @@ from asz_core.root.durable import (
     temp_name,
     write_note,
     write_replace,
+    write_whole,
 )
 from asz_core.root.layout import FLAT_PLACE, PLACE_GROUPS, check_id, check_kind, check_place, parse_file_name
 from asz_core.root.locks import FileLock, LockBusy
@@ -503,9 +504,7 @@ class SessionHandle:
                 self._state_temps[path] = temp
                 try:
                     faults.checkpoint("state-write")
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(fd, view):]
+                    write_whole(fd, data)
                 finally:
                     os.close(fd)
         except OSError as exc:

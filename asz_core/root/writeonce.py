@@ -37,7 +37,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from asz_core.root import confined, faults
-from asz_core.root.durable import OWNER_FILE, can_sync_filesystem, fsync_dir, make_dirs, sync_filesystem, temp_name
+from asz_core.root.durable import (
+    OWNER_FILE,
+    can_sync_filesystem,
+    fsync_dir,
+    make_dirs,
+    sync_filesystem,
+    temp_name,
+    write_whole,
+)
 
 __all__ = ["FaultSteps", "Staged", "WriteOnceGroup"]
 
@@ -96,9 +104,7 @@ class WriteOnceGroup:
         fd = confined.open_path(staged.temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_FILE)
         try:
             try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
+                write_whole(fd, data)
                 if self.by_file:  # rule 4
                     faults.checkpoint(self.steps.fsync)
                     os.fsync(fd)

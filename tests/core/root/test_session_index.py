@@ -3,6 +3,7 @@ landed transcripts, never by a landing; what it holds against what the files say
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -118,6 +119,17 @@ def test_a_landing_appends_to_an_index_its_ids_and_seq_so_the_reader_lists_nothi
     assert _lines(session_dir)[-2:] == ["call msg_d", "seq 3"]  # msg_c was there
     monkeypatch.setattr(index, "landed_files", None)  # listing the files would fail
     assert session_ids(session_dir)[CALL] == {"msg_a", "msg_b", "msg_c", "msg_d"}
+
+
+def test_an_append_the_disk_takes_a_few_bytes_at_a_time_holds_every_byte(
+        session_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    session_ids(session_dir)
+    land_transcript(tmp_path, SESSION, "-home-me-one", ["msg_d", "msg_e"])
+    real_write = os.write
+    monkeypatch.setattr(os, "write", lambda fd, data: real_write(fd, bytes(data[:5])))  # a short write each
+    add_landed(session_dir, lambda: [(CALL, "msg_d"), (CALL, "msg_e")], 3, 3)
+    monkeypatch.undo()
+    assert _lines(session_dir)[-3:] == ["call msg_d", "call msg_e", "seq 3"]
 
 
 def test_a_session_with_no_index_costs_a_landing_nothing(session_dir: Path) -> None:
