@@ -47,8 +47,8 @@ from typing import Any, NamedTuple
 
 from asz_core.root import libc
 
-__all__ = ["Entry", "LinkRefused", "RootRefused", "check_owner", "dir_descriptor", "enter", "held_count", "hold",
-           "know", "known", "listdir", "make_held", "mkdir", "open_dir", "open_path", "release_held", "rename",
+__all__ = ["Entry", "LinkRefused", "RootRefused", "check_owner", "dir_descriptor", "enter", "entered", "held_count",
+           "hold", "know", "known", "listdir", "make_held", "mkdir", "open_dir", "open_path", "release_held", "rename",
            "rename_noreplace_at", "scandir", "unlink", "walk"]
 
 _SEP = os.sep
@@ -127,6 +127,19 @@ def enter(root: Path) -> None:
 
 
 _MOST_ROOTS = 8
+
+
+def entered(key: str) -> int:
+    """The descriptor :func:`enter` holds of the root whose absolute path, with a trailing
+    separator, is ``key`` (as it keys them), entering it when it holds none (never entered, or
+    let go for a root entered since); ``FileNotFoundError`` when it is no directory."""
+    fd = _roots.get(key)
+    if fd is None:
+        enter(Path(key))
+        fd = _roots.get(key)
+        if fd is None:
+            raise FileNotFoundError(errno.ENOENT, "the storage root is not a directory", key)
+    return fd
 
 
 def _leave(fd: int) -> None:

@@ -45,17 +45,14 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from asz_core.root import confined, faults
 from asz_core.root.durable import can_sync_filesystem, sync_filesystem
 
-if TYPE_CHECKING:
-    from asz_core.root.storage import SessionHandle
-
-__all__ = ["GROUP_DIRECTORIES", "GROUP_SESSIONS", "CommitGroup"]
+__all__ = ["GROUP_DIRECTORIES", "GROUP_SESSIONS", "CommitGroup", "Member"]
 
 #: sessions held before a group commits: enough that two ``syncfs`` cost little per session
 #: (their waits are filled by other workers, their kernel work is the caller's CPU: fewer calls
@@ -70,14 +67,45 @@ GROUP_SESSIONS = 64
 GROUP_DIRECTORIES = 256
 
 
+class Member(Protocol):
+    """A session a group holds, and the steps the group asks of it, in rule 2's order: a
+    ``SessionHandle``, or a session new to the root landed in one place
+    (:class:`~asz_core.collect.fresh.NewSession`). Each step returns whether the session goes
+    on; a failure drops what is left of it and is the session's error."""
+
+    queued: bool  #: in its group's list of sessions with steps waiting
+
+    @property
+    def queued_files(self) -> Sequence[object]:
+        """Its files closed, not yet durable nor renamed (one ``temp-fsync`` checkpoint each)."""
+
+    def install_queued(self) -> bool:
+        """b: rename each durable file to its name, never replacing one."""
+
+    def write_queued_states(self) -> bool:
+        """c: write each cursor's temporary copy."""
+
+    def checkpoint_dirs(self) -> None:
+        """d's checkpoints: one ``dir-fsync`` for each directory it named a file in."""
+
+    def move_queued_states(self) -> None:
+        """e: rename each durable cursor copy over its cursor."""
+
+    def drop_queued(self, exc: BaseException) -> None:
+        """Remove what is left of its steps; ``exc`` is its error."""
+
+    def release_after_commit(self) -> None:
+        """Rule 4: every step is durable or dropped: settle it and let it go."""
+
+
 class CommitGroup:
     """Several sessions' durable steps, made together (see the module's rules)."""
 
     def __init__(self, root: Path) -> None:
         self._root = root
         self._fd = confined.open_dir(root)  #: this group's descriptor of the root (rule 3)
-        self._queued: list[SessionHandle] = []  #: sessions with steps waiting
-        self._held: list[SessionHandle] = []    #: sessions landed, waiting to be released
+        self._queued: list[Member] = []  #: sessions with steps waiting
+        self._held: list[Member] = []    #: sessions landed, waiting to be released
         self._behind: _Behind | None = None     #: the group committing behind this one's landing
 
     @classmethod
@@ -97,13 +125,13 @@ class CommitGroup:
         :data:`GROUP_DIRECTORIES` directories open."""
         return len(self._held) >= GROUP_SESSIONS or confined.held_count() >= GROUP_DIRECTORIES
 
-    def queued(self, session: SessionHandle) -> None:
+    def queued(self, session: Member) -> None:
         """``session`` has steps waiting (rule 1)."""
         if not session.queued:
             session.queued = True
             self._queued.append(session)
 
-    def hold(self, session: SessionHandle) -> None:
+    def hold(self, session: Member) -> None:
         """``session`` has landed; it is released once the group has committed (rule 4)."""
         self._held.append(session)
 
@@ -158,14 +186,14 @@ class CommitGroup:
             finally:
                 os.close(self._fd)
 
-    def _take_queued(self) -> list[SessionHandle]:
+    def _take_queued(self) -> list[Member]:
         sessions, self._queued = self._queued, []
         for session in sessions:
             session.queued = False
         return sessions
 
 
-def _steps(fd: int, sessions: list[SessionHandle], *, threaded: bool) -> Iterator[_Syncfs]:
+def _steps(fd: int, sessions: list[Member], *, threaded: bool) -> Iterator[_Syncfs]:
     """Rule 2's steps a to e for ``sessions``, through ``fd``: suspended at each ``syncfs``,
     which is yielded started (in a thread, if ``threaded``), and resumed once it has returned."""
     if not sessions:
@@ -191,7 +219,7 @@ def _steps(fd: int, sessions: list[SessionHandle], *, threaded: bool) -> Iterato
         session.move_queued_states()
 
 
-def _synced(fd: int, covered: list[SessionHandle], before: Callable[[], None], *,
+def _synced(fd: int, covered: list[Member], before: Callable[[], None], *,
             threaded: bool) -> Generator[_Syncfs, None, bool]:
     """``before`` (the faults' checkpoints of the steps it covers), then one ``syncfs`` through
     ``fd``, yielded started; whether ``covered``'s steps stand: a failure drops each of them."""
@@ -210,7 +238,7 @@ def _synced(fd: int, covered: list[SessionHandle], before: Callable[[], None], *
     return False
 
 
-def _release(held: list[SessionHandle]) -> None:
+def _release(held: list[Member]) -> None:
     """Rule 4, for ``held`` in the order they landed."""
     for session in held:
         faults.checkpoint("group-release")
@@ -261,7 +289,7 @@ class _Behind:
 
     __slots__ = ("_done", "_steps", "_syncfs", "fd", "held")
 
-    def __init__(self, steps: Iterator[_Syncfs], held: list[SessionHandle], fd: int) -> None:
+    def __init__(self, steps: Iterator[_Syncfs], held: list[Member], fd: int) -> None:
         self._steps = steps
         self.held = held
         self.fd = fd

@@ -155,6 +155,16 @@ class StorageRoot:
 
         return format_instant(self.pass_started_ns)
 
+    @cached_property
+    def _key(self) -> str:
+        """The root's absolute path with a trailing separator, as entered roots are keyed."""
+        return os.path.join(os.path.abspath(self.path), "")
+
+    def descriptor(self) -> int:
+        """The root directory's descriptor (:func:`~asz_core.root.confined.entered`): what a
+        session is made in by name, never following a link there."""
+        return confined.entered(self._key)
+
     def ensure(self) -> None:
         """Create the root (owner-only) and check it is the running user's alone and can be
         written; ``OSError`` if not (:class:`~asz_core.root.confined.RootRefused` for a root
