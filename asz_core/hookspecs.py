@@ -5,7 +5,8 @@ There are two kinds of plugin, loaded from two entry-point groups:
 **Adapters** (group ``asz.adapters``; entry-point name = the adapter's name in ``asz.yaml``)
 turn one runtime's files into Session Data. The host calls the hooks of each adapter named in
 ``asz.yaml`` itself, in the order the file lists them, so an adapter never sees another's
-calls: ``asz_discover`` → ``asz_claim`` → ``asz_land`` (once per claimed session). ``verify``
+calls: ``asz_discover`` → ``asz_claim`` → ``asz_land`` (once per claimed session; for a session
+new to the root, ``asz_new_session`` first, when the adapter has it). ``verify``
 calls ``asz_verify`` of every installed adapter that implements it.
 
 A pass lands each claim as ``asz_claim`` yields it and lets it go before asking for the next. So
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     import argparse
     from pathlib import Path
 
+    from asz_core.collect import AppendSource
     from asz_core.context import AdapterContext, ConfigSections, PassContext
     from asz_core.glossary import Glossary
     from asz_core.plugin import AdapterInfo, Found, SessionClaim
@@ -95,6 +97,23 @@ def asz_claim(ctx: AdapterContext, found: Iterable[Found]) -> Iterable[SessionCl
     A claim that lists its sources in ``settled_by`` gets the host's settled protocol: a
     session whose sources and cursors stat as the pass that settled it left them is counted,
     not locked or landed (:class:`~asz_core.plugin.SettledBy`).
+    """
+
+
+@hookspec(firstresult=True)
+def asz_new_session(ctx: AdapterContext, claim: SessionClaim) -> AppendSource | None:
+    """The one append-only source ``claim`` holds, for a session new to the root; ``None`` when
+    it holds anything else. Optional.
+
+    Asked only when the session's directory is not in the root and the pass lands in a group.
+    The host then lands the source itself, in one place (:mod:`asz_core.collect.fresh`): the
+    bytes, the steps and their order are those ``asz_land`` with
+    :func:`~asz_core.collect.collect_append` would give, without the session handle, the
+    landing file and the collector around each step, which a new session of a few lines pays
+    more for than for its lines. Whatever that landing does not take as it is (the source holds
+    no whole line, a line the dialect warns about, more than one file's worth) and every session
+    already in the root goes to ``asz_land`` as always. Return a source only when landing it
+    alone is everything ``asz_land`` would do for a new session: the host calls nothing else.
     """
 
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import argparse  # annotations only: a landing process never builds a parser
     from pathlib import Path
 
+    from asz_core.collect import AppendSource
     from asz_core.context import AdapterContext, PassContext
     from asz_core.entrypoints import EntryPointSpec
     from asz_core.root.landing import LandedFile
@@ -217,6 +218,12 @@ class PluginHost:
         lands each claim before it asks for the next)."""
         claims: Iterable[SessionClaim] | None = self._caller(name, "asz_claim")(ctx=ctx, found=found)
         return claims or ()
+
+    def new_session(self, name: str, ctx: AdapterContext, claim: SessionClaim) -> AppendSource | None:
+        """The one append source of ``claim``, for a session new to the root, when the adapter
+        names one (``asz_new_session``); else ``None``."""
+        source: AppendSource | None = self._caller(name, "asz_new_session")(ctx=ctx, claim=claim)
+        return source
 
     def land(self, name: str, ctx: AdapterContext, claim: SessionClaim,
              session: SessionHandle) -> None:

@@ -5,6 +5,9 @@ The same function lands a claim in the pass's own process and in a worker proces
 (:mod:`asz_core.workers`), and either way nothing of it reaches the pass but the outcome it
 returns, which the pass merges in claim order (:mod:`asz_core.pipeline`). The steps:
 
+0. a session new to the root whose adapter names its one append-only source
+   (``asz_new_session``) lands in one place, the same steps in the same order
+   (:mod:`asz_core.collect.fresh`); whatever that landing does not take goes on to step 1;
 1. lock the session (another writer holding it: ``busy``, tried next pass);
 2. let the adapter land the claim, its counts, warnings and failures going to the outcome and
    its landed files listed there (an exception is the session's error, not the pass's end);
@@ -125,6 +128,14 @@ def land_claim(host: PluginHost, actx: AdapterContext, claim: SessionClaim,
                group: CommitGroup | None = None) -> SessionOutcome:
     """Land ``claim`` under its session's lock and return what that did. In a ``group``, the
     outcome is complete once the group has committed."""
+    if group is not None:
+        # the collectors and the writer load once a session lands, not on a pass with nothing new
+        from asz_core.collect.fresh import new_to_root
+
+        if new_to_root(actx, claim.session, group):
+            landed = _land_new(host, actx, claim, group)
+            if landed is not None:
+                return landed
     outcome = SessionOutcome(claim.session, settles=claim.settled_by is not None and not actx.dry_run)
     try:
         with actx.root.open_session(claim.session, outcome.landed.append, group) as session, \
@@ -140,6 +151,21 @@ def land_claim(host: PluginHost, actx: AdapterContext, claim: SessionClaim,
     except Exception as exc:  # noqa: BLE001 - isolate each session's failure
         outcome.error(describe_failure(exc))
     return outcome
+
+
+def _land_new(host: PluginHost, actx: AdapterContext, claim: SessionClaim,
+              group: CommitGroup) -> SessionOutcome | None:
+    """Step 0: a session new to the root whose adapter names its one source, landed in one
+    place (:mod:`asz_core.collect.fresh`); ``None``: nothing was made, ``asz_land`` lands it."""
+    from asz_core.collect.fresh import land_new_session
+
+    try:
+        source = host.new_session(actx.name, actx, claim)
+        return None if source is None else land_new_session(actx, claim, source, group)
+    except Exception as exc:  # noqa: BLE001 - isolate each session's failure, as below
+        outcome = SessionOutcome(claim.session)
+        outcome.error(describe_failure(exc))
+        return outcome
 
 
 def _settle(session: SessionHandle, claim: SessionClaim, outcome: SessionOutcome) -> None:

@@ -47,19 +47,14 @@ bench_pass = importlib.import_module("pass")
 #: an attribute with a dot is a class's method
 SEAMS = [
     (0, "asz_core.land", "land_claim", "land_claim: one session, start to group"),
-    (1, "asz_core.root.storage", "SessionHandle.__enter__", "the session's directory and lock"),
-    (1, "asz_core.host", "PluginHost.land", "the adapter's asz_land"),
-    (2, "asz_adapters.claude_code_local.sources", "collect_append", "collect_append"),
-    (3, "asz_core.collect.append", "current_place", "the cursor's place, read"),
-    (3, "asz_core.collect.append", "stat_source", "the source's lstat"),
-    (3, "asz_core.root.storage", "SessionHandle.begin", "a landing file begun (its directories)"),
-    (3, "asz_core.root.storage", "SessionHandle.commit", "the landing file closed"),
-    (3, "asz_core.collect.append", "save_state", "the cursor queued"),
-    (0, "asz_core.root.storage", "SessionHandle.install_queued", "group: files renamed"),
-    (0, "asz_core.root.storage", "SessionHandle.write_queued_states", "group: cursors' copies written"),
-    (0, "asz_core.root.storage", "SessionHandle.move_queued_states", "group: cursors renamed"),
-    (0, "asz_core.land", "_settle", "the settled entry"),
-    (0, "asz_core.root.storage", "SessionHandle._release", "the session let go (state note, lock)"),
+    (1, "asz_core.host", "PluginHost.new_session", "the adapter names its source (asz_new_session)"),
+    (1, "asz_core.collect.fresh", "_convert", "the source read, its lines converted"),
+    (1, "asz_core.collect.fresh", "_make", "the session's directory, lock and place"),
+    (1, "asz_core.collect.fresh", "NewSession.write", "the file written, the cursor made"),
+    (0, "asz_core.collect.fresh", "NewSession.install_queued", "group: files renamed"),
+    (0, "asz_core.collect.fresh", "NewSession.write_queued_states", "group: cursors' copies written"),
+    (0, "asz_core.collect.fresh", "NewSession.move_queued_states", "group: cursors renamed"),
+    (0, "asz_core.collect.fresh", "NewSession.release_after_commit", "the settled entry, the session let go"),
     (0, "asz_core.pipeline", "_merge", "the pass merges the outcome"),
 ]
 

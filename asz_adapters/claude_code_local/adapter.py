@@ -45,6 +45,7 @@ from asz_core import hookimpl
 from asz_core.plugin import AdapterInfo, Found, SessionClaim, SettledBy
 
 if TYPE_CHECKING:
+    from asz_core.collect import AppendSource
     from asz_core.context import AdapterContext
     from asz_core.glossary import Glossary
     from asz_core.root.settled import SettledSessions
@@ -191,6 +192,14 @@ def _pruned(ctx: AdapterContext, discovered: set[str]) -> list[SessionClaim]:
             claims.append(SessionClaim(session, [Found(kind="pruned", key=session, session=session,
                                                        sources=0, payload=Pruned(root, found.pending))]))
     return claims
+
+
+@hookimpl
+def asz_new_session(claim: SessionClaim) -> AppendSource | None:
+    # what asz_land would land into a new session, when that is one main or subagent transcript
+    from asz_adapters.claude_code_local.sources import lone_transcript
+
+    return lone_transcript(claim)
 
 
 @hookimpl

@@ -26,10 +26,11 @@ from asz_adapters.claude_code_local.source_facts import SourceFacts
 from asz_core.collect import AppendSource, SnapshotSource, collect_append, collect_snapshot
 from asz_core.collect.append import landed_ord
 from asz_core.context import AdapterContext
+from asz_core.plugin import SessionClaim
 from asz_core.root.index import CALL, DIRECTORY, add_landed
 from asz_core.root.storage import SessionHandle
 
-__all__ = ["land_session"]
+__all__ = ["land_session", "lone_transcript"]
 
 
 def land_session(ctx: AdapterContext, sources: SessionSources, session: SessionHandle) -> None:
@@ -60,6 +61,23 @@ def land_session(ctx: AdapterContext, sources: SessionSources, session: SessionH
     elif not session.fresh:
         seqs = [landed.seq for landed in session.landed]
         add_landed(session.dir_text, partial(_landed_ids, ctx, session, sources, transcripts), min(seqs), max(seqs))
+
+
+def lone_transcript(claim: SessionClaim) -> AppendSource | None:
+    """The one source of ``claim``'s session, when it holds one transcript and nothing else:
+    landing it is all :func:`land_session` does for a session new to the root (no place landed
+    before to mark gone, no index to add to), so the host may land it in one place."""
+    if len(claim.found) != 1:
+        return None
+    sources = claim.found[0].payload
+    if not isinstance(sources, SessionSources) or len(sources.files) != 1:
+        return None
+    source = sources.files[0]
+    if source.kind != TRANSCRIPT:
+        return None
+    return AppendSource(path=source.path, src=source.src, subdir=source.subdir, kind=source.kind,
+                        dialect=ClaudeCodeDialect(facts_of(claim.session, source)), stream=source.stream,
+                        batch=source.run)
 
 
 def facts_of(session: str, source: SourceFile) -> SourceFacts:

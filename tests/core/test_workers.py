@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from asz_adapters.claude_code_local import sources as cc_sources
-from asz_core import hookimpl
+from asz_core import hookimpl, land
 from asz_core.context import PassContext
 from asz_core.root.landing import LandedFile
+from asz_core.tally import SessionOutcome
 from asz_core.testing import PassRunner
 
 pytestmark = pytest.mark.corpus
@@ -113,22 +113,24 @@ def test_a_session_failing_or_a_worker_dying_fails_the_pass_and_the_next_pass_co
     # the death, sent last, can take its worker's unreported sessions with it
     by_size = sorted(sessions, key=lambda session: _session_bytes(projects, session))
     failing, dying = by_size[-1], by_size[0]
-    real = cc_sources.land_session  # asz_land imports it when it runs
+    real = land.land_claim  # GroupLanding calls it by its module's name
 
-    def land(ctx: Any, sources: Any, session: Any) -> None:
-        if sources.session == failing:
-            raise RuntimeError("a failure inside one session")
-        if sources.session == dying:
+    def land_claim(host: Any, actx: Any, claim: Any, group: Any = None) -> SessionOutcome:
+        if claim.session == failing:
+            failed = SessionOutcome(claim.session)
+            failed.error("a failure inside one session")
+            return failed
+        if claim.session == dying:
             os._exit(9)  # the worker is killed mid-pass
-        real(ctx, sources, session)
+        return real(host, actx, claim, group)
 
-    monkeypatch.setattr(cc_sources, "land_session", land)  # inherited by the forked workers
+    monkeypatch.setattr(land, "land_claim", land_claim)  # inherited by the forked workers
     runner, summary, _ = _run(tmp_path, projects, "w", 2, monkeypatch)
     assert summary.failed
     messages = [str(e) for e in summary.errors]
     assert any(failing in m and "a failure inside one session" in m for m in messages)
     assert any(dying in m and "worker process died" in m for m in messages)
-    monkeypatch.setattr(cc_sources, "land_session", real)
+    monkeypatch.setattr(land, "land_claim", real)
     again = runner.run()
     assert not again.failed and again.totals.landed > 0
     assert {p.name for p in runner.root.iterdir() if p.is_dir() and not p.name.startswith("_")} == set(sessions)
@@ -139,14 +141,14 @@ def test_workers_start_the_largest_sessions_first_and_announce_them_in_claim_ord
         tmp_path: Path, small_corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     projects = small_corpus / "claude-code" / "projects"
     started = tmp_path / "started"
-    real = cc_sources.land_session
+    real = land.land_claim
 
-    def land(ctx: Any, sources: Any, session: Any) -> None:  # in each worker: they are forks
+    def land_claim(host: Any, actx: Any, claim: Any, group: Any = None) -> SessionOutcome:  # in each worker
         with started.open("a", encoding="utf-8") as out:
-            out.write(f"{os.getpid()} {sources.session}\n")
-        real(ctx, sources, session)
+            out.write(f"{os.getpid()} {claim.session}\n")
+        return real(host, actx, claim, group)
 
-    monkeypatch.setattr(cc_sources, "land_session", land)
+    monkeypatch.setattr(land, "land_claim", land_claim)
     _, serial, seen_one = _run(tmp_path, projects, "one", None, monkeypatch)
     in_claim_order = [line.split()[1] for line in started.read_text("utf-8").splitlines()]
     started.unlink()
@@ -230,19 +232,19 @@ def test_a_worker_landing_a_long_session_does_not_leave_the_others_without_claim
     others = sessions - workers._TASKS_AHEAD
     assert others > workers._MOST_PENDING  # else this corpus shows nothing
     started, waited = tmp_path / "started", tmp_path / "waited"
-    real = cc_sources.land_session
+    real = land.land_claim
 
-    def land(ctx: Any, sources: Any, session: Any) -> None:  # in each worker: they are forks
+    def land_claim(host: Any, actx: Any, claim: Any, group: Any = None) -> SessionOutcome:  # in each worker
         with started.open("a", encoding="utf-8") as out:
-            out.write(f"{sources.session}\n")
-        if started.read_text("utf-8").split()[0] == sources.session:  # the first to start is long
+            out.write(f"{claim.session}\n")
+        if started.read_text("utf-8").split()[0] == claim.session:  # the first to start is long
             deadline = time.monotonic() + 20
             while len(started.read_text("utf-8").split()) < 1 + others and time.monotonic() < deadline:
                 time.sleep(0.01)
             waited.write_text(str(len(started.read_text("utf-8").split()) - 1), "utf-8")
-        real(ctx, sources, session)
+        return real(host, actx, claim, group)
 
-    monkeypatch.setattr(cc_sources, "land_session", land)
+    monkeypatch.setattr(land, "land_claim", land_claim)
     _, summary, _ = _run(tmp_path, projects, "w", 2, monkeypatch)
     assert not summary.failed and summary.totals.landed > 0
     # outcomes merge in claim order, so those landed meanwhile wait behind the long one unmerged:

@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 from cc_helpers import ADAPTER, OTHER_SESSION, OTHER_SLUG, SUBAGENTS_SESSION, SUBAGENTS_SLUG, copy_session
 
+from asz_core.collect import fresh
 from asz_core.context import PassSummary
 from asz_core.root import storage
+from asz_core.tally import SessionOutcome
 from asz_core.testing import PassRunner
 from tests.helpers import REPO
 
@@ -56,14 +58,23 @@ def run_local(asz_pass: PassRunner) -> Callable[..., PassSummary]:
 
 @pytest.fixture
 def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The sessions each pass opens (locks) for landing, in order (in this process: one worker)."""
+    """The sessions each pass opens (locks) for landing, in order (in this process: one worker):
+    through a ``SessionHandle``, or new to the root and landed in one place."""
     monkeypatch.delenv("ASZ_WORKERS", raising=False)
     seen: list[str] = []
     real = storage.SessionHandle.__enter__
+    real_new = fresh.land_new_session
 
     def enter(self: storage.SessionHandle) -> storage.SessionHandle:
         seen.append(self.id)
         return real(self)
 
+    def land_new(actx: Any, claim: Any, source: Any, group: Any) -> SessionOutcome | None:
+        outcome = real_new(actx, claim, source, group)
+        if outcome is not None:
+            seen.append(claim.session)
+        return outcome
+
     monkeypatch.setattr(storage.SessionHandle, "__enter__", enter)
+    monkeypatch.setattr(fresh, "land_new_session", land_new)
     return seen
