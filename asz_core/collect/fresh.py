@@ -48,7 +48,7 @@ from asz_core.failures import describe_failure
 from asz_core.plugin import SessionClaim
 from asz_core.root import confined, faults
 from asz_core.root.cursors import ACTIVE, AppendCursor, format_pairs
-from asz_core.root.durable import OWNER_DIR, OWNER_FILE, temp_name_in, write_whole
+from asz_core.root.durable import DEFERRED, OWNER_DIR, OWNER_FILE, temp_name_in, write_whole
 from asz_core.root.group import CommitGroup
 from asz_core.root.landing import LANDED_FILE, LandedFile
 from asz_core.root.layout import cursor_name, file_name
@@ -293,6 +293,9 @@ class NewSession:
         except OSError as exc:
             self._cursor_temp = temp
             self.drop_queued(exc)
+            return
+        # what the settled entry reads there is what was written (no read back), while it is held
+        DEFERRED[self._cursor_path()] = self._cursor
 
     def drop_queued(self, exc: BaseException) -> None:
         """Remove what is left of its steps; ``exc`` is the session's error."""
@@ -312,7 +315,7 @@ class NewSession:
             if self.outcome.settles and self.outcome.settled_now and claim is not None and claim.settled_by:
                 sep = os.sep
                 cursors = [(s, f"{self._dir_text}{sep}{s.subdir}{sep}{cursor_name(s.kind)}") for s in claim.settled_by]
-                written = f"{self._dir_text}{sep}{self._source.subdir}{sep}{cursor_name(self._source.kind)}"
+                written = self._cursor_path()
                 counters = self.outcome.counters
                 try:  # as land._entry makes it: each cursor named as the session would join it
                     self.outcome.settled = settled_entry(
@@ -323,8 +326,13 @@ class NewSession:
         finally:
             self.let_go()
 
+    def _cursor_path(self) -> str:
+        """The cursor's path, as the session would join it for its collector."""
+        return f"{self._dir_text}{os.sep}{self._source.subdir}{os.sep}{cursor_name(self._source.kind)}"
+
     def let_go(self) -> None:
         """The session's ``session.state`` (once a file landed), its descriptors and lock."""
+        DEFERRED.pop(self._cursor_path(), None)
         try:
             if self.outcome.landed:  # as asz_land's: once a file landed, whatever befell it
                 fd = os.open("session.state", os.O_WRONLY | _CREATE, OWNER_FILE, dir_fd=self._session_fd)
