@@ -48,7 +48,7 @@ from asz_core.failures import describe_failure
 from asz_core.plugin import SessionClaim
 from asz_core.root import confined, faults
 from asz_core.root.cursors import ACTIVE, AppendCursor, format_pairs
-from asz_core.root.durable import DEFERRED, OWNER_DIR, OWNER_FILE, temp_name_in, write_whole
+from asz_core.root.durable import DEFERRED, OWNER_DIR, OWNER_FILE, temp_name_in, write_state_copy, write_whole
 from asz_core.root.group import CommitGroup
 from asz_core.root.landing import LANDED_FILE, LandedFile
 from asz_core.root.layout import cursor_name, file_name
@@ -268,11 +268,7 @@ class NewSession:
             temp = os.path.basename(temp_name_in(self._dir_text, name))
             fd = os.open(temp, os.O_WRONLY | _CREATE, OWNER_FILE, dir_fd=self._place_fd)
             self._cursor_temp = temp
-            try:
-                faults.checkpoint("state-write")
-                write_whole(fd, self._cursor)
-            finally:
-                os.close(fd)
+            write_state_copy(fd, self._cursor)
         except OSError as exc:
             self.drop_queued(exc)
             return False

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFERRED", "OWNER_DIR", "OWNER_FILE", "can_sync_filesystem", "fsync_dir", "install_noreplace",
            "make_dirs", "make_dirs_text", "open_landed", "open_private", "open_read", "read_bytes", "read_small",
            "read_table", "start_writeback", "sync_filesystem", "temp_name", "temp_name_in", "write_note",
-           "write_replace", "write_whole"]
+           "write_replace", "write_state_copy", "write_whole"]
 
 OWNER_DIR: Final = 0o700
 OWNER_FILE: Final = 0o600
@@ -408,6 +408,16 @@ def write_whole(fd: int, data: bytes) -> None:
         # evaluated twice, which wrote every chunk twice
         written = os.write(fd, view)
         view = view[written:]
+
+
+def write_state_copy(fd: int, data: bytes) -> None:
+    """Write a state file's temporary copy whole through ``fd``, which this closes: the group's
+    step c for a cursor (:mod:`~asz_core.root.group`), at its checkpoint, ``state-write``."""
+    try:
+        faults.checkpoint("state-write")
+        write_whole(fd, data)
+    finally:
+        os.close(fd)
 
 
 def _unlink_quietly(path: str | Path) -> None:

@@ -26,7 +26,7 @@ from asz_core.root.durable import (
     temp_name,
     write_note,
     write_replace,
-    write_whole,
+    write_state_copy,
 )
 from asz_core.root.layout import FLAT_PLACE, PLACE_GROUPS, check_id, check_kind, check_place, parse_file_name
 from asz_core.root.locks import FileLock, LockBusy
@@ -512,11 +512,7 @@ class SessionHandle:
                 temp = temp_name(path)
                 fd = confined.open_path(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, OWNER_FILE)
                 self._state_temps[path] = temp
-                try:
-                    faults.checkpoint("state-write")
-                    write_whole(fd, data)
-                finally:
-                    os.close(fd)
+                write_state_copy(fd, data)
         except OSError as exc:
             self.drop_queued(exc)
             return False
