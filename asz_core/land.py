@@ -132,7 +132,7 @@ def land_claim(host: PluginHost, actx: AdapterContext, claim: SessionClaim,
         # the collectors and the writer load once a session lands, not on a pass with nothing new
         from asz_core.collect.fresh import new_to_root
 
-        if new_to_root(actx, claim.session, group):
+        if new_to_root(actx, claim.session):
             landed = _land_new(host, actx, claim, group)
             if landed is not None:
                 return landed

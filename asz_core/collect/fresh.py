@@ -64,9 +64,9 @@ _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CREATE = os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
-def new_to_root(actx: AdapterContext, session: str, group: CommitGroup | None) -> bool:
-    """Step 1: whether ``session`` may land here (no directory of it in the root, a group)."""
-    if group is None or actx.dry_run:
+def new_to_root(actx: AdapterContext, session: str) -> bool:
+    """Step 1 (the caller lands in a group): whether ``session`` has no directory in the root."""
+    if actx.dry_run:
         return False
     try:
         os.stat(session, dir_fd=actx.root.descriptor(), follow_symlinks=False)
@@ -116,16 +116,15 @@ def land_new_session(actx: AdapterContext, claim: SessionClaim, source: AppendSo
         return None
     outcome = SessionOutcome(claim.session, settles=claim.settled_by is not None)
     outcome.counters.sources = 1
-    made = _make(actx, claim.session, source, outcome)
+    made = _make(actx, claim, source, outcome)
     if made is None:
         return None
     try:
-        made.write(converted, root.stamp, actx)
+        made.write(converted, root.stamp)
     except Exception as exc:  # noqa: BLE001 - the session's error, as in asz_land
         made.drop_queued(exc)
         made.let_go()
         return outcome
-    made.claim = claim
     group.queued(made)
     group.hold(made)
     return outcome
@@ -174,9 +173,11 @@ def _convert(actx: AdapterContext, source: AppendSource, header: Header) -> _Con
         os.close(fd)
 
 
-def _make(actx: AdapterContext, session: str, source: AppendSource, outcome: SessionOutcome) -> NewSession | None:
+def _make(actx: AdapterContext, claim: SessionClaim, source: AppendSource,
+          outcome: SessionOutcome) -> NewSession | None:
     """Step 3's directories and lock; ``None`` (what was opened closed) when another writer
     made the session's directory first, or put anything in it."""
+    session = claim.session
     root_fd = actx.root.descriptor()
     try:
         os.mkdir(session, OWNER_DIR, dir_fd=root_fd)
@@ -198,7 +199,7 @@ def _make(actx: AdapterContext, session: str, source: AppendSource, outcome: Ses
         return None  # ``asz_land`` takes it from here, as a session some other writer began
     for fd in opened[2:-1]:  # the directories between the session's and the file's
         os.close(fd)
-    return NewSession(actx, outcome, session, source, opened[0], opened[1], opened[-1])
+    return NewSession(actx, claim, outcome, source, opened[0], opened[1], opened[-1])
 
 
 class NewSession:
@@ -206,22 +207,22 @@ class NewSession:
     its file and cursor wait for the group's ``syncfs``, and it is settled and let go once they
     are durable (the steps of :mod:`asz_core.root.group`, in its rules' order)."""
 
-    def __init__(self, actx: AdapterContext, outcome: SessionOutcome, session: str, source: AppendSource,
+    def __init__(self, actx: AdapterContext, claim: SessionClaim, outcome: SessionOutcome, source: AppendSource,
                  session_fd: int, lock_fd: int, place_fd: int) -> None:
         self.outcome = outcome
-        self.claim: SessionClaim | None = None
         self.queued = False  #: in its group's list of sessions with steps waiting
         self.queued_files: list[str] = []  #: the temporary file, until it is renamed
         self._actx = actx
-        self._session = session
+        self._claim = claim
+        self._session = claim.session
         self._source = source
         self._session_fd, self._lock_fd, self._place_fd = session_fd, lock_fd, place_fd
         self._name = ""
         self._cursor = b""
         self._cursor_temp: str | None = None
-        self._dir_text = f"{os.fspath(actx.root.path)}{os.sep}{session}"
+        self._dir_text = f"{os.fspath(actx.root.path)}{os.sep}{claim.session}"
 
-    def write(self, converted: _Converted, stamp: str, actx: AdapterContext) -> None:
+    def write(self, converted: _Converted, stamp: str) -> None:
         """Step 3's file and cursor: the temporary file written (read-only from its creation),
         the file it will be named, the cursor's bytes."""
         source = self._source
@@ -242,7 +243,7 @@ class NewSession:
             relpath=f"{self._session}/{source.subdir}/{name}", session=self._session, kind=source.kind, seq=1,
             stream=source.stream, batch=source.batch, summary=summary))
         cursor = AppendCursor(source=source.src, state=ACTIVE, dev=converted.dev, ino=converted.ino, size=end,
-                              mtime=converted.mtime, last_seq=1, updated_at=format_instant(actx.now_ns()),
+                              mtime=converted.mtime, last_seq=1, updated_at=format_instant(self._actx.now_ns()),
                               offset=end, ord=summary.last_ord, last_uuid=converted.last_id,
                               tail_sha256=converted.tail)
         self._cursor = cursor.encode()
@@ -307,10 +308,10 @@ class NewSession:
         """Its steps are durable or dropped: its settled entry, its ``session.state``, the
         lock let go."""
         try:
-            claim = self.claim
-            if self.outcome.settles and self.outcome.settled_now and claim is not None and claim.settled_by:
+            settled_by = self._claim.settled_by
+            if self.outcome.settles and self.outcome.settled_now and settled_by:
                 sep = os.sep
-                cursors = [(s, f"{self._dir_text}{sep}{s.subdir}{sep}{cursor_name(s.kind)}") for s in claim.settled_by]
+                cursors = [(s, f"{self._dir_text}{sep}{s.subdir}{sep}{cursor_name(s.kind)}") for s in settled_by]
                 written = self._cursor_path()
                 counters = self.outcome.counters
                 try:  # as land._entry makes it: each cursor named as the session would join it
