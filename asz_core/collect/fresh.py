@@ -231,7 +231,8 @@ class NewSession:
         fd = os.open(temp, os.O_WRONLY | _CREATE, LANDED_FILE, dir_fd=self._place_fd)
         self.queued_files.append(temp)
         try:
-            faults.checkpoint("temp-write")
+            for _ in range(converted.summary.records):  # asz_land's landing file reaches it a record
+                faults.checkpoint("temp-write")
             write_whole(fd, converted.data)
             faults.checkpoint("temp-readonly")
         finally:
