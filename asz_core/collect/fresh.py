@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import io
 import os
 import stat
 from pathlib import Path
@@ -78,30 +79,19 @@ def new_to_root(actx: AdapterContext, session: str) -> bool:
 
 
 class _Converted:
-    """Step 2's result: the file's bytes and what its cursor says of the source."""
+    """Step 2's result: the file's bytes and what its cursor says of the source (``end``: the
+    offset after its last landed line)."""
 
-    __slots__ = ("data", "dev", "ino", "last_id", "mtime", "summary", "tail")
+    __slots__ = ("data", "dev", "end", "ino", "last_id", "mtime", "summary", "tail")
 
     def __init__(self, data: bytes, summary: FileSummary, last_id: str, dev: int, ino: int, mtime: int,
                  tail: str) -> None:
         self.data = data
         self.summary = summary
+        self.end = summary.last_off + summary.last_bytes + 1
         self.last_id = last_id
         self.dev, self.ino, self.mtime = dev, ino, mtime
         self.tail = tail
-
-
-class _Chunks:
-    """Where the writer writes: the file's bytes, kept until its temporary file is made."""
-
-    __slots__ = ("chunks",)
-
-    def __init__(self) -> None:
-        self.chunks: list[bytes] = []
-
-    def write(self, chunk: bytes | memoryview) -> int:
-        self.chunks.append(bytes(chunk))
-        return len(chunk)
 
 
 def land_new_session(actx: AdapterContext, claim: SessionClaim, source: AppendSource,
@@ -149,7 +139,7 @@ def _convert(actx: AdapterContext, source: AppendSource, header: Header) -> _Con
         if not stat.S_ISREG(st.st_mode):
             return None
         reader = LineReader(fd, 0, b"", read_limit=max(READ_LIMIT, limit), size=st.st_size)
-        sink = _Chunks()
+        sink = io.BytesIO()  # the file's bytes, kept until its temporary file is made
         writer = SessionDataWriter(sink, header)
         room = limit - writer.size - CLOSING_ROOM
         warned: list[str] = []
@@ -166,9 +156,8 @@ def _convert(actx: AdapterContext, source: AppendSource, header: Header) -> _Con
         summary = writer.close()
         if not summary.records:
             return None
-        end = summary.last_off + summary.last_bytes + 1
-        return _Converted(b"".join(sink.chunks), summary, last_id, st.st_dev, st.st_ino, os.fstat(fd).st_mtime_ns,
-                          reader.tail_digest(end))
+        return _Converted(sink.getvalue(), summary, last_id, st.st_dev, st.st_ino, os.fstat(fd).st_mtime_ns,
+                          reader.tail_digest(summary.last_off + summary.last_bytes + 1))
     finally:
         os.close(fd)
 
@@ -221,6 +210,8 @@ class NewSession:
         self._cursor = b""
         self._cursor_temp: str | None = None
         self._dir_text = f"{os.fspath(actx.root.path)}{os.sep}{claim.session}"
+        #: the cursor's path, as the session would join it for its collector
+        self._cursor_text = f"{self._dir_text}{os.sep}{source.subdir}{os.sep}{cursor_name(source.kind)}"
 
     def write(self, converted: _Converted, stamp: str) -> None:
         """Step 3's file and cursor: the temporary file written (read-only from its creation),
@@ -237,8 +228,7 @@ class NewSession:
             faults.checkpoint("temp-readonly")
         finally:
             os.close(fd)
-        summary = converted.summary
-        end = summary.last_off + summary.last_bytes + 1
+        summary, end = converted.summary, converted.end
         self.outcome.landed.append(LandedFile(
             path=Path(f"{self._dir_text}{os.sep}{source.subdir}{os.sep}{name}"),
             relpath=f"{self._session}/{source.subdir}/{name}", session=self._session, kind=source.kind, seq=1,
@@ -293,7 +283,7 @@ class NewSession:
             self.drop_queued(exc)
             return
         # what the settled entry reads there is what was written (no read back), while it is held
-        DEFERRED[self._cursor_path()] = self._cursor
+        DEFERRED[self._cursor_text] = self._cursor
 
     def drop_queued(self, exc: BaseException) -> None:
         """Remove what is left of its steps; ``exc`` is the session's error."""
@@ -313,7 +303,7 @@ class NewSession:
             if self.outcome.settles and self.outcome.settled_now and settled_by:
                 sep = os.sep
                 cursors = [(s, f"{self._dir_text}{sep}{s.subdir}{sep}{cursor_name(s.kind)}") for s in settled_by]
-                written = self._cursor_path()
+                written = self._cursor_text
                 counters = self.outcome.counters
                 try:  # as land._entry makes it: each cursor named as the session would join it
                     self.outcome.settled = settled_entry(
@@ -324,13 +314,9 @@ class NewSession:
         finally:
             self.let_go()
 
-    def _cursor_path(self) -> str:
-        """The cursor's path, as the session would join it for its collector."""
-        return f"{self._dir_text}{os.sep}{self._source.subdir}{os.sep}{cursor_name(self._source.kind)}"
-
     def let_go(self) -> None:
         """The session's ``session.state`` (once a file landed), its descriptors and lock."""
-        DEFERRED.pop(self._cursor_path(), None)
+        DEFERRED.pop(self._cursor_text, None)
         try:
             if self.outcome.landed:  # as asz_land's: once a file landed, whatever befell it
                 fd = os.open("session.state", os.O_WRONLY | _CREATE, OWNER_FILE, dir_fd=self._session_fd)
