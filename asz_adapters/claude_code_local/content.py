@@ -49,23 +49,15 @@ from asz_core.sessiondata import (
     text_part,
     unknown_part,
 )
-from asz_core.sessiondata.fields import DroppedFields, PartFields
+from asz_core.sessiondata.fields import DroppedFields, PartFields, utf8_len
 
-__all__ = ["CONTENT_NOT_READ", "SIGNATURE_WHY", "attachment_part", "content_parts", "utf8_len"]
+__all__ = ["CONTENT_NOT_READ", "SIGNATURE_WHY", "attachment_part", "content_parts"]
 
 SIGNATURE_WHY: Final = "a provider verifies it; a reader cannot read it"
 CONTENT_NOT_READ: Final = "the content is neither text nor a list of blocks"
 BLOCK_NOT_READ: Final = "the block is not an object"
 
 _Path = tuple[str | int, ...]
-
-
-def utf8_len(text: str) -> int:
-    """The size of ``text`` in UTF-8, an unpaired surrogate counted as the three bytes of the
-    U+FFFD upstream holds in its place."""
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def attachment_part(line: SourceLine, record: Fields, written: Any) -> PartFields:

@@ -23,7 +23,7 @@ from asz_core.collect.lines import TooLong
 from asz_core.sessiondata.errors import NotEncodable, SessionDataError
 from asz_core.sessiondata.fields import PartFields, RecordFields, record, too_large_part, unknown_part
 from asz_core.sessiondata.jsonbytes import NOT_PROVED, JSONLine, NotJSON
-from asz_core.sessiondata.model import RawJSON
+from asz_core.sessiondata.rawjson import RawJSON
 from asz_core.sessiondata.writer import encode_fields
 
 __all__ = ["DialectUndeclared", "Encoded", "LineDialect", "LineProof", "NotARecordMapping", "SourceLine",

@@ -35,7 +35,8 @@ from asz_core.providerbody.manifest import CopySeg, LitSeg, Manifest, PartSeg, P
 from asz_core.providerbody.pieces import MIN_STRING, Span, find_pieces
 from asz_core.providerbody.store import BodyStore
 from asz_core.sessiondata.jsonbytes import NotJSON, compact, is_compact, loads_strict
-from asz_core.sessiondata.model import Part, RawJSON, Record, raw_json_of
+from asz_core.sessiondata.model import Part, Record
+from asz_core.sessiondata.rawjson import RawJSON, raw_json_of
 
 __all__ = ["DEFAULT_DEPTH_LIMIT", "NOT_PARSED", "BodyInfo", "CutRules", "common_prefix", "encode_body", "uncuttable",
            "whole_record"]

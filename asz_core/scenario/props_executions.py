@@ -33,7 +33,8 @@ from asz_core.scenario.plan import Event, Plan, format_ms
 from asz_core.scenario.properties import Property, register
 from asz_core.scenario.workspace import Workspace, read_landed, remove_tree
 from asz_core.scenario.write_sd import land_records, mock_header
-from asz_core.sessiondata.model import Part, RawJSON, Record
+from asz_core.sessiondata.model import Part, Record
+from asz_core.sessiondata.rawjson import RawJSON
 from asz_core.view import build_view
 from asz_core.view.walk import walk
 

@@ -41,16 +41,8 @@ import orjson
 from asz_core.scenario.changes import runtime_record
 from asz_core.scenario.model import EDITING_TOOLS
 from asz_core.scenario.plan import MODEL, Event, Plan, RunPlan, StreamPlan, format_ms
-from asz_core.sessiondata.model import (
-    FROM_AGENT,
-    FROM_EXTERNAL,
-    FROM_RUNTIME,
-    Dropped,
-    Part,
-    RawJSON,
-    Record,
-    Usage,
-)
+from asz_core.sessiondata.model import FROM_AGENT, FROM_EXTERNAL, FROM_RUNTIME, Dropped, Part, Record, Usage
+from asz_core.sessiondata.rawjson import RawJSON
 
 __all__ = ["event_record", "finish", "journal_record", "manifest_record", "meta_record", "script_record"]
 

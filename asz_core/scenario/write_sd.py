@@ -48,7 +48,8 @@ from asz_core.scenario.records import (
     script_record,
 )
 from asz_core.scenario.sd_sources import land_sources
-from asz_core.sessiondata.model import Header, Part, RawJSON, Record
+from asz_core.sessiondata.model import Header, Part, Record
+from asz_core.sessiondata.rawjson import RawJSON
 from asz_core.sessiondata.writer import record_line
 
 __all__ = ["MOCK_ADAPTER", "MOCK_DIALECT", "land_records", "mock_header", "write_sd"]

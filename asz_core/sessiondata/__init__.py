@@ -32,10 +32,12 @@ if TYPE_CHECKING:
         reasoning_part,
         record,
         result_part,
+        split_mcp_name,
         text_part,
         token_usage,
         too_large_part,
         unknown_part,
+        utf8_len,
     )
     from asz_core.sessiondata.model import (
         FROM_AGENT,
@@ -46,15 +48,10 @@ if TYPE_CHECKING:
         Dropped,
         Header,
         Part,
-        RawJSON,
         Record,
         Usage,
-        raw_json_marshal,
-        raw_json_of,
-        raw_json_value,
-        split_mcp_name,
-        utf8_len,
     )
+    from asz_core.sessiondata.rawjson import RawJSON, raw_json_marshal, raw_json_of, raw_json_value
     from asz_core.sessiondata.reader import SessionDataFile, check_file, decode_record, open_file, read_records
     from asz_core.sessiondata.reduce import reduce_to_fit
     from asz_core.sessiondata.times import format_instant, parse_instant
@@ -116,11 +113,11 @@ _MODULES = {
     "SessionDataError": "errors",
     "NotEncodable": "errors",
     **dict.fromkeys(("FROM_AGENT", "FROM_EXTERNAL", "FROM_RUNTIME", "PART_KINDS", "STATES", "Dropped", "Header",
-                     "Part", "RawJSON", "Record", "Usage", "raw_json_marshal", "raw_json_of",
-                     "raw_json_value", "split_mcp_name", "utf8_len"), "model"),
+                     "Part", "Record", "Usage"), "model"),
+    **dict.fromkeys(("RawJSON", "raw_json_marshal", "raw_json_of", "raw_json_value"), "rawjson"),
     **dict.fromkeys(("DroppedFields", "PartFields", "RecordFields", "UsageFields", "call_part", "data_part",
-                     "dropped_entry", "media_part", "reasoning_part", "record", "result_part", "text_part",
-                     "token_usage", "too_large_part", "unknown_part"), "fields"),
+                     "dropped_entry", "media_part", "reasoning_part", "record", "result_part", "split_mcp_name",
+                     "text_part", "token_usage", "too_large_part", "unknown_part", "utf8_len"), "fields"),
     **dict.fromkeys(("SessionDataFile", "check_file", "decode_record", "open_file", "read_records"), "reader"),
     "reduce_to_fit": "reduce",
     "format_instant": "times",

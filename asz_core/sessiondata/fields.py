@@ -11,7 +11,7 @@ makes no object on the way. The rules are those of :meth:`~asz_core.sessiondata.
 * a field ``None``, ``""``, an empty list or a count of 0 is left out; ``usage`` is written
   whenever the runtime reported one, ``{}`` when every count in it is 0; a part's ``failed``
   whenever it is set;
-* a part's ``data`` is :data:`~asz_core.sessiondata.model.RawJSON`, the exact bytes of one JSON
+* a part's ``data`` is :data:`~asz_core.sessiondata.rawjson.RawJSON`, the exact bytes of one JSON
   value (:meth:`~asz_core.collect.SourceLine.data_at`), landed as they are;
 * a part's ``bytes`` is the size of the original it describes.
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 import base64
 from typing import Final, NotRequired, TypedDict
 
-from asz_core.sessiondata.model import RawJSON, raw_json_marshal, split_mcp_name, utf8_len
+from asz_core.sessiondata.rawjson import RawJSON, raw_json_marshal
 
 __all__ = [
     "DroppedFields",
@@ -38,10 +38,12 @@ __all__ = [
     "reasoning_part",
     "record",
     "result_part",
+    "split_mcp_name",
     "text_part",
     "too_large_part",
     "unknown_part",
     "token_usage",
+    "utf8_len",
 ]
 
 AVAILABLE: Final = "available"
@@ -190,7 +192,7 @@ def reasoning_part(text: str | None, state: str = AVAILABLE, bytes: int | None =
 
 def call_part(id: str | None, name: str | None, data: RawJSON | None, *, mcp: bool = True) -> PartFields:
     """A tool call and its input. With ``mcp``, a name ``mcp__<server>__<tool>`` is also given as
-    its ``server`` and ``server_tool`` (:func:`~asz_core.sessiondata.model.split_mcp_name`)."""
+    its ``server`` and ``server_tool`` (:func:`split_mcp_name`)."""
     out: PartFields = {"k": "call"}
     if data:
         out["data"] = data
@@ -288,3 +290,39 @@ def too_large_part(size: int, sha256: str, reason: str) -> PartFields:
     if sha256:
         out["sha256"] = sha256
     return out
+
+
+def split_mcp_name(name: str) -> tuple[str | None, str | None]:
+    """``mcp__<server>__<tool>`` split only when exactly one ``__`` follows ``mcp__``.
+
+    Overlapping occurrences count, so ``foo___bar`` (two overlapping ``__``) stays whole.
+    """
+    if not name.startswith("mcp__"):
+        return None, None
+    rest = name[5:]
+    hits = [i for i in range(len(rest) - 1) if rest[i] == "_" and rest[i + 1] == "_"]
+    if len(hits) != 1:
+        return None, None
+    server, tool = rest[: hits[0]], rest[hits[0] + 2 :]
+    if not server or not tool:
+        return None, None
+    return server, tool
+
+
+#: a text is encoded this many characters at a time to be measured, so a long one is never
+#: copied whole just to count its bytes
+_MEASURE_SLICE = 1 << 20
+
+
+def utf8_len(text: str) -> int:
+    """The size of ``text`` in UTF-8, a lone surrogate counted as its three-byte form."""
+    if text.isascii():  # no copy: an ASCII str's length is its UTF-8 size
+        return len(text)
+    if len(text) > _MEASURE_SLICE:
+        # each code point encodes on its own, so the slices' sizes add up to the whole's
+        return sum(len(text[i:i + _MEASURE_SLICE].encode("utf-8", "surrogatepass"))
+                   for i in range(0, len(text), _MEASURE_SLICE))
+    try:
+        return len(text.encode("utf-8"))
+    except UnicodeEncodeError:  # a lone surrogate: count it as its three-byte form
+        return len(text.encode("utf-8", "surrogatepass"))

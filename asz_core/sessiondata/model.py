@@ -11,12 +11,22 @@ from __future__ import annotations
 import base64
 import builtins
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, NewType
+from typing import Any, Final
 
-from asz_core.sessiondata.jsonbytes import encode_value, loads_strict, marshal_value
-
-if TYPE_CHECKING:
-    from asz_core.sessiondata.fields import DroppedFields, PartFields, RecordFields, UsageFields
+from asz_core.sessiondata.fields import (
+    DroppedFields,
+    PartFields,
+    RecordFields,
+    UsageFields,
+    call_part,
+    data_part,
+    media_part,
+    reasoning_part,
+    result_part,
+    text_part,
+    unknown_part,
+)
+from asz_core.sessiondata.rawjson import RawJSON, raw_json_marshal, raw_json_value
 
 __all__ = [
     "FROM_AGENT",
@@ -27,14 +37,8 @@ __all__ = [
     "Dropped",
     "Header",
     "Part",
-    "RawJSON",
     "Record",
     "Usage",
-    "raw_json_marshal",
-    "raw_json_of",
-    "raw_json_value",
-    "split_mcp_name",
-    "utf8_len",
 ]
 
 PART_KINDS: Final = frozenset({"text", "reasoning", "call", "result", "media", "data", "unknown"})
@@ -44,29 +48,6 @@ STATES: Final = frozenset(
 FROM_AGENT: Final = "agent"
 FROM_EXTERNAL: Final = "external"
 FROM_RUNTIME: Final = "runtime"
-
-
-#: The bytes of exactly one JSON value, landed as they are. A type for the checker only, not a
-#: ``bytes`` subclass: building a subclass always copies what it is made from, and a part's data
-#: can be a screenshot of tens of MB held beside its line and its parse.
-RawJSON = NewType("RawJSON", bytes)
-
-
-def raw_json_of(value: Any) -> RawJSON:
-    """Encode a value the adapter built, by the writer's rules (``<``, ``>``, ``&`` literal), as
-    upstream encodes the fields it owns and a provider body's manifest."""
-    return RawJSON(encode_value(value))
-
-
-def raw_json_marshal(value: Any) -> RawJSON:
-    """Encode a value as upstream's ``json.Marshal`` does (``<``, ``>``, ``&`` escaped): an
-    unknown part's string, a media part's base64, a derived ``changes/1`` record."""
-    return RawJSON(marshal_value(value))
-
-
-def raw_json_value(data: RawJSON) -> Any:
-    """The parsed value of one JSON value's bytes."""
-    return loads_strict(data)
 
 
 @dataclass(slots=True)
@@ -140,49 +121,35 @@ class Part:
 
     @classmethod
     def text_part(cls, text: str) -> Part:
-        from asz_core.sessiondata.fields import text_part  # it imports this module
-
         return cls(**text_part(text))
 
     @classmethod
     def reasoning(cls, text: str | None, state: str = "available", bytes: int | None = None) -> Part:
         """A thought. ``state`` says ``unavailable`` when the runtime kept none, ``redacted``
         when it hid it; ``bytes`` then says how large the original was, when known."""
-        from asz_core.sessiondata.fields import reasoning_part  # it imports this module
-
         return cls(**reasoning_part(text, state, bytes))
 
     @classmethod
     def call(cls, id: str | None, name: str | None, data: RawJSON | None) -> Part:
-        from asz_core.sessiondata.fields import call_part  # it imports this module
-
         return cls(**call_part(id, name, data))
 
     @classmethod
     def result(cls, of: str | None, text: str | None = None, data: RawJSON | None = None,
                failed: bool | None = None) -> Part:
-        from asz_core.sessiondata.fields import result_part  # it imports this module
-
         return cls(**result_part(of, text, data, failed))
 
     @classmethod
     def media_part(cls, media_type: str | None, base64_text: str) -> Part:
-        from asz_core.sessiondata.fields import media_part  # it imports this module
-
         return cls(**media_part(media_type, raw_json_marshal(base64_text), len(base64_text)))
 
     @classmethod
     def data_part(cls, data: RawJSON) -> Part:
-        from asz_core.sessiondata.fields import data_part  # it imports this module
-
         return cls(**data_part(data))
 
     @classmethod
     def unknown(cls, raw: builtins.bytes, reason: str) -> Part:
         """Bytes the dialect cannot describe, kept whole: one JSON string as ``json.Marshal``
         writes it, or their base64 (``encoding``) when they are not valid UTF-8."""
-        from asz_core.sessiondata.fields import unknown_part  # it imports this module
-
         return cls(**unknown_part(raw, reason))
 
     # -- reading ---------------------------------------------------------------------------
@@ -234,23 +201,6 @@ class Part:
         if self.sha256:
             out["sha256"] = self.sha256
         return out
-
-
-def split_mcp_name(name: str) -> tuple[str | None, str | None]:
-    """``mcp__<server>__<tool>`` split only when exactly one ``__`` follows ``mcp__``.
-
-    Overlapping occurrences count, so ``foo___bar`` (two overlapping ``__``) stays whole.
-    """
-    if not name.startswith("mcp__"):
-        return None, None
-    rest = name[5:]
-    hits = [i for i in range(len(rest) - 1) if rest[i] == "_" and rest[i + 1] == "_"]
-    if len(hits) != 1:
-        return None, None
-    server, tool = rest[: hits[0]], rest[hits[0] + 2 :]
-    if not server or not tool:
-        return None, None
-    return server, tool
 
 
 @dataclass(slots=True)
@@ -370,22 +320,3 @@ class Header:
             out["batch"] = self.batch
         out.update(self.extra)
         return out
-
-
-#: a text is encoded this many characters at a time to be measured, so a long one is never
-#: copied whole just to count its bytes
-_MEASURE_SLICE = 1 << 20
-
-
-def utf8_len(text: str) -> int:
-    """The size of ``text`` in UTF-8, a lone surrogate counted as its three-byte form."""
-    if text.isascii():  # no copy: an ASCII str's length is its UTF-8 size
-        return len(text)
-    if len(text) > _MEASURE_SLICE:
-        # each code point encodes on its own, so the slices' sizes add up to the whole's
-        return sum(len(text[i:i + _MEASURE_SLICE].encode("utf-8", "surrogatepass"))
-                   for i in range(0, len(text), _MEASURE_SLICE))
-    try:
-        return len(text.encode("utf-8"))
-    except UnicodeEncodeError:  # a lone surrogate: count it as its three-byte form
-        return len(text.encode("utf-8", "surrogatepass"))

@@ -22,7 +22,8 @@ import orjson
 
 from asz_core.sessiondata.errors import SessionDataError
 from asz_core.sessiondata.jsonbytes import JSONLine, NotJSON, loads_strict, slice_at
-from asz_core.sessiondata.model import STATES, Dropped, Part, RawJSON, Record, Usage
+from asz_core.sessiondata.model import STATES, Dropped, Part, Record, Usage
+from asz_core.sessiondata.rawjson import RawJSON
 from asz_core.sessiondata.writer import check_header
 
 __all__ = ["SessionDataFile", "check_file", "decode_record", "open_file", "read_records"]

@@ -26,7 +26,8 @@ from typing import Any
 import orjson
 
 from asz_core.sessiondata.jsonbytes import NotJSON
-from asz_core.sessiondata.model import Part, Record, raw_json_marshal, raw_json_value
+from asz_core.sessiondata.model import Part, Record
+from asz_core.sessiondata.rawjson import raw_json_marshal, raw_json_value
 from asz_core.sessiondata.writer import encode_record
 
 __all__ = ["KEPT_SCHEMAS", "reduce_to_fit"]

@@ -23,7 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from asz_core.sessiondata.model import Header, Part, Record, raw_json_of, raw_json_value
+from asz_core.sessiondata.model import Header, Part, Record
+from asz_core.sessiondata.rawjson import raw_json_of, raw_json_value
 from asz_core.sessiondata.reader import open_file
 from asz_core.sessiondata.writer import FileSummary, SessionDataWriter, record_line
 

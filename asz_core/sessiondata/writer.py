@@ -15,7 +15,8 @@ import orjson
 from asz_core.sessiondata.errors import NotEncodable, SessionDataError
 from asz_core.sessiondata.fields import RecordFields
 from asz_core.sessiondata.jsonbytes import MAX_DEPTH, compact, depth_exceeds, encode_value, holds_separator
-from asz_core.sessiondata.model import Header, RawJSON, Record
+from asz_core.sessiondata.model import Header, Record
+from asz_core.sessiondata.rawjson import RawJSON
 from asz_core.sessiondata.times import parse_instant, same_sort, sorts_after, sorts_as_instant
 
 __all__ = ["SPLICE_FROM", "ByteSink", "FileSummary", "NotEncodable", "SessionDataWriter", "check_header",

@@ -13,7 +13,8 @@ from asz_core.assembly.chain import Chain
 from asz_core.assembly.chaincheck import check_chain
 from asz_core.assembly.parse import parse_root, parse_session
 from asz_core.root.landing import LandingFile
-from asz_core.sessiondata.model import Header, Part, RawJSON, Record
+from asz_core.sessiondata.model import Header, Part, Record
+from asz_core.sessiondata.rawjson import RawJSON
 from asz_core.sessiondata.writer import record_line
 from asz_core.testing import PassRunner, run_sdcheck
 from asz_core.verify import verify_root
