@@ -44,7 +44,6 @@ from asz_adapters.claude_code_local.source_facts import TRANSCRIPT, SourceFacts
 from asz_core.collect.lines import LineReader, TooLong
 from asz_core.collect.source import SourceLine, convert_line, line_sha
 from asz_core.sessiondata import Header, SessionDataWriter
-from asz_core.sessiondata.jsonbytes import NOT_PROVED, JSONLine, NotJSON
 from asz_core.sessiondata.writer import encode_fields
 
 #: what a line that is not an object is asked for its id and time
@@ -95,14 +94,18 @@ def main(argv: list[str] | None = None) -> int:
                     sink.write(encoded)
                     off += len(chunk)
 
-    def proof_of(raw: bytes) -> int:
-        try:
-            return JSONLine(raw).proof
-        except NotJSON:
-            return NOT_PROVED
-
+    count = size = 0
+    types: collections.Counter[str | None] = collections.Counter()
     #: each line's proof, in the order read, as a prover hands them to a pass
-    proofs = [proof_of(raw) for path in files for raw in _lines(path) if not isinstance(raw, TooLong)]
+    proofs: list[int] = []
+    for path in files:
+        for raw in _lines(path):
+            count += 1
+            size += (raw.size if isinstance(raw, TooLong) else len(raw)) + 1
+            if not isinstance(raw, TooLong):
+                line = SourceLine(raw)
+                types[_type_of(line)] += 1
+                proofs.append(line.proof)
 
     def told() -> None:
         """The parse of each line told what it proves (:mod:`asz_core.collect.prove`)."""
@@ -145,14 +148,6 @@ def main(argv: list[str] | None = None) -> int:
                 writer.close()
         return run
 
-    count = size = 0
-    types: collections.Counter[str | None] = collections.Counter()
-    for path in files:
-        for raw in _lines(path):
-            count += 1
-            size += (raw.size if isinstance(raw, TooLong) else len(raw)) + 1
-            if not isinstance(raw, TooLong):
-                types[_type_of(SourceLine(raw))] += 1
     stages = ["read the files into lines", "parse (SourceLine)", "convert (claude-code/1)",
               "the record's sha", "encode the record", "write it (digest, times)"]
     jobs: list[tuple[str, Callable[[], object]]] = [("floor", floor), ("minimal", minimal_loop), ("told", told)]
